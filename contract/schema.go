@@ -1,0 +1,167 @@
+package contract
+
+import (
+	"bytes"
+	"encoding/json"
+	"go/ast"
+	"reflect"
+	"strconv"
+	"strings"
+)
+
+// node is a JSON schema node whose properties keep the order of Input's fields,
+// so the schema a person or a model reads follows the source.
+type node struct {
+	Type                 string   `json:"type,omitempty"`
+	Description          string   `json:"description,omitempty"`
+	Properties           props    `json:"properties,omitempty"`
+	Required             []string `json:"required,omitempty"`
+	Items                *node    `json:"items,omitempty"`
+	AdditionalProperties any      `json:"additionalProperties,omitempty"`
+}
+
+type prop struct {
+	name string
+	node *node
+}
+
+type props []prop
+
+func (p props) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, pr := range p {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(pr.name)
+		v, err := json.Marshal(pr.node)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+var basic = map[string]string{
+	"string": "string", "bool": "boolean",
+	"int": "integer", "int8": "integer", "int16": "integer", "int32": "integer", "int64": "integer",
+	"uint": "integer", "uint8": "integer", "uint16": "integer", "uint32": "integer", "uint64": "integer",
+	"float32": "number", "float64": "number", "rune": "integer", "byte": "integer",
+}
+
+const maxDepth = 8
+
+// schema derives the JSON schema of a Go type expression declared in the tool.
+func (c *checker) schema(e ast.Expr, depth int) *node {
+	if depth > maxDepth {
+		c.problem(e.Pos(), "Input nests deeper than %d levels (or refers to itself)", maxDepth)
+		return &node{}
+	}
+	switch t := e.(type) {
+	case *ast.Ident:
+		if typ, ok := basic[t.Name]; ok {
+			return &node{Type: typ}
+		}
+		if t.Name == "any" {
+			return &node{}
+		}
+		if ts, ok := c.types[t.Name]; ok {
+			return c.schema(ts.Type, depth+1)
+		}
+		c.problem(t.Pos(), "Input uses type %s, which a JSON schema cannot describe; use basic types, slices, maps with string keys and structs declared in the tool", t.Name)
+	case *ast.StarExpr:
+		return c.schema(t.X, depth+1)
+	case *ast.ArrayType:
+		if isIdent(t.Elt, "byte") {
+			return &node{Type: "string", Description: "base64-encoded bytes"}
+		}
+		return &node{Type: "array", Items: c.schema(t.Elt, depth+1)}
+	case *ast.MapType:
+		if !isIdent(t.Key, "string") {
+			c.problem(t.Pos(), "Input maps must have string keys")
+		}
+		return &node{Type: "object", AdditionalProperties: c.schema(t.Value, depth+1)}
+	case *ast.InterfaceType:
+		if t.Methods == nil || len(t.Methods.List) == 0 {
+			return &node{}
+		}
+	case *ast.StructType:
+		return c.object(t, depth)
+	}
+	c.problem(e.Pos(), "Input uses a type a JSON schema cannot describe")
+	return &node{}
+}
+
+func (c *checker) object(st *ast.StructType, depth int) *node {
+	n := &node{Type: "object", AdditionalProperties: false}
+	for _, f := range st.Fields.List {
+		if len(f.Names) == 0 {
+			c.problem(f.Pos(), "embedded fields are not supported in Input; name the field")
+			continue
+		}
+		var tag reflect.StructTag
+		if f.Tag != nil {
+			raw, _ := strconv.Unquote(f.Tag.Value)
+			tag = reflect.StructTag(raw)
+		}
+		jsonName, omitempty, skip := jsonTag(tag.Get("json"))
+		for _, id := range f.Names {
+			if skip || !id.IsExported() {
+				continue
+			}
+			name := jsonName
+			if name == "" {
+				name = id.Name
+			}
+			child := c.schema(f.Type, depth+1)
+			if d := describe(tag.Get("jsonschema")); d != "" {
+				child.Description = d
+			} else if f.Doc != nil {
+				child.Description = strings.TrimSpace(f.Doc.Text())
+			} else if f.Comment != nil {
+				child.Description = strings.TrimSpace(f.Comment.Text())
+			}
+			n.Properties = append(n.Properties, prop{name: name, node: child})
+			_, pointer := f.Type.(*ast.StarExpr)
+			if !omitempty && !pointer {
+				n.Required = append(n.Required, name)
+			}
+		}
+	}
+	if n.Properties == nil {
+		n.Properties = props{}
+	}
+	return n
+}
+
+func jsonTag(tag string) (name string, omitempty, skip bool) {
+	if tag == "-" {
+		return "", false, true
+	}
+	parts := strings.Split(tag, ",")
+	for _, opt := range parts[1:] {
+		if opt == "omitempty" || opt == "omitzero" {
+			omitempty = true
+		}
+	}
+	return parts[0], omitempty, false
+}
+
+// describe reads a jsonschema tag: either the description itself, or
+// comma-separated key=value pairs with a description= key.
+func describe(tag string) string {
+	if !strings.Contains(tag, "description=") {
+		return strings.TrimSpace(tag)
+	}
+	for _, kv := range strings.Split(tag, ",") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(kv), "description="); ok {
+			return v
+		}
+	}
+	return ""
+}

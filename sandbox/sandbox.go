@@ -1,0 +1,84 @@
+// Package sandbox runs tools — Go source interpreted by Yaegi — so that
+// model-written code can neither reach past its allowlist nor take the server
+// down. The symbols given to the interpreter are the sandbox: the allowlisted
+// standard packages of package contract and the toolkit's exported calls,
+// nothing else. Runner has two implementations behind one interface: worker
+// processes (the default, which survive out-of-memory, stack overflow and fatal
+// runtime errors in a tool) and in-process (for development and tests).
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Call is one tool invocation.
+type Call struct {
+	// Tool is the tool's name, which is also its package name.
+	Tool string
+	// Source is the tool's Go source; interpreters are cached by its hash.
+	Source []byte
+	// Input is the JSON object of arguments, decoded into the tool's Input.
+	Input json.RawMessage
+	// Timeout caps the call; zero means the runner's default.
+	Timeout time.Duration
+}
+
+// Result is what a successful call returned.
+type Result struct {
+	// Output is the tool's result: the string it returned as is, or any other
+	// value encoded as JSON.
+	Output string `json:"output"`
+	// Duration is the time the call took inside the runner.
+	Duration time.Duration `json:"-"`
+}
+
+// Runner runs tools.
+type Runner interface {
+	// Compile loads the tool in the sandbox without calling it: it fails on a
+	// compile error or a refused import, with the interpreter's message.
+	Compile(ctx context.Context, tool string, source []byte) error
+	// Run calls the tool's Execute with the call's input.
+	Run(ctx context.Context, c Call) (Result, error)
+	// Close stops the runner and its workers.
+	Close() error
+}
+
+// Kind classifies why a call failed.
+type Kind string
+
+// The ways a call can fail.
+const (
+	KindCompile     Kind = "compile"     // the source does not compile or imports what it may not
+	KindInput       Kind = "input"       // the arguments do not decode into Input
+	KindTool        Kind = "tool_error"  // Execute returned an error
+	KindPanic       Kind = "panic"       // Execute panicked
+	KindTimeout     Kind = "timeout"     // the call ran past its time limit
+	KindMemory      Kind = "memory"      // the worker ran past its memory limit
+	KindOutput      Kind = "output"      // the result is larger than the output cap
+	KindCrash       Kind = "crash"       // the worker died (fatal runtime error, stack overflow, exit)
+	KindUnavailable Kind = "unavailable" // the runner is closed or no worker could start
+)
+
+// Error is a failed call, naming the tool and the limit or fault it hit.
+type Error struct {
+	Tool string
+	Kind Kind
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("tool %s: %s: %s", e.Tool, e.Kind, e.Msg)
+}
+
+// KindOf returns the Kind of a sandbox error, or "" for any other error.
+func KindOf(err error) Kind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return ""
+}
