@@ -1,0 +1,162 @@
+// Package llm is AdaptBot's contract with language models: a chat Model that
+// can be forced to call a function with a JSON schema (how we get structured
+// output from any provider), and the helpers built on it. It imports no
+// provider SDK; package llm/provider adapts langchaingo to it.
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+)
+
+// Role is who speaks a message.
+type Role string
+
+// The roles a message can have.
+const (
+	System    Role = "system"
+	User      Role = "user"
+	Assistant Role = "assistant"
+)
+
+// Message is one turn of a conversation.
+type Message struct {
+	Role    Role   `json:"role"`
+	Content string `json:"content"`
+}
+
+// Function is a function the model may call, with its parameters' JSON schema.
+type Function struct {
+	Name        string
+	Description string
+	Parameters  json.RawMessage
+}
+
+// FunctionCall is the model's call of a Function.
+type FunctionCall struct {
+	Name      string
+	Arguments json.RawMessage
+}
+
+// Request is one call of a model.
+type Request struct {
+	Messages  []Message
+	Functions []Function
+	// Force names the function the model must call; empty leaves it free.
+	Force     string
+	MaxTokens int
+}
+
+// Usage counts tokens as the provider reported them.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+}
+
+// Response is what the model said.
+type Response struct {
+	Content string
+	Calls   []FunctionCall
+	Usage   Usage
+}
+
+// Model is a chat model.
+type Model interface {
+	Generate(ctx context.Context, r Request) (Response, error)
+	// Name says which provider and model this is, for people.
+	Name() string
+}
+
+// Embedder turns texts into vectors.
+type Embedder interface {
+	EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error)
+	EmbedQuery(ctx context.Context, text string) ([]float32, error)
+}
+
+// ErrNoModel is returned by everything that needs a model when none is set.
+var ErrNoModel = errors.New("no language model is configured: set OPENAI_API_KEY (or OPENAI_BASE_URL for an OpenAI-compatible server), ANTHROPIC_API_KEY, GOOGLE_API_KEY or OLLAMA_HOST, and optionally ADAPTBOT_LLM_PROVIDER and ADAPTBOT_MODEL")
+
+// Meter wraps a Model and counts its calls and tokens. Make one per request.
+type Meter struct {
+	Model
+	calls, prompt, completion atomic.Int64
+}
+
+// NewMeter returns a Meter around m.
+func NewMeter(m Model) *Meter { return &Meter{Model: m} }
+
+// Generate calls the wrapped model and counts the call.
+func (m *Meter) Generate(ctx context.Context, r Request) (Response, error) {
+	resp, err := m.Model.Generate(ctx, r)
+	m.calls.Add(1)
+	m.prompt.Add(int64(resp.Usage.PromptTokens))
+	m.completion.Add(int64(resp.Usage.CompletionTokens))
+	return resp, err
+}
+
+// Counts returns the calls and tokens so far.
+func (m *Meter) Counts() (calls int, u Usage) {
+	return int(m.calls.Load()), Usage{PromptTokens: int(m.prompt.Load()), CompletionTokens: int(m.completion.Load())}
+}
+
+// Structured asks the model to answer by calling fn and returns the arguments
+// it passed. Models that answer in prose instead are tolerated when the prose
+// holds a JSON object: the first one found is taken.
+func Structured(ctx context.Context, m Model, msgs []Message, fn Function) (json.RawMessage, error) {
+	if m == nil {
+		return nil, ErrNoModel
+	}
+	resp, err := m.Generate(ctx, Request{Messages: msgs, Functions: []Function{fn}, Force: fn.Name})
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range resp.Calls {
+		if c.Name == fn.Name || len(resp.Calls) == 1 {
+			args := json.RawMessage(strings.TrimSpace(string(c.Arguments)))
+			if len(args) == 0 {
+				args = json.RawMessage("{}")
+			}
+			if !json.Valid(args) {
+				return nil, fmt.Errorf("model called %s with invalid JSON: %.200s", fn.Name, args)
+			}
+			return args, nil
+		}
+	}
+	if obj := FirstJSONObject(resp.Content); obj != nil {
+		return obj, nil
+	}
+	return nil, fmt.Errorf("model did not call %s and its reply holds no JSON object: %.200q", fn.Name, resp.Content)
+}
+
+// FirstJSONObject returns the first well-formed JSON object in s, or nil.
+func FirstJSONObject(s string) json.RawMessage {
+	for i := strings.IndexByte(s, '{'); i >= 0; {
+		dec := json.NewDecoder(strings.NewReader(s[i:]))
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err == nil && len(raw) > 0 && raw[0] == '{' {
+			return raw
+		}
+		next := strings.IndexByte(s[i+1:], '{')
+		if next < 0 {
+			break
+		}
+		i += next + 1
+	}
+	return nil
+}
+
+// Text asks the model for a plain reply.
+func Text(ctx context.Context, m Model, msgs []Message) (string, error) {
+	if m == nil {
+		return "", ErrNoModel
+	}
+	resp, err := m.Generate(ctx, Request{Messages: msgs})
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(resp.Content), nil
+}

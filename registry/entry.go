@@ -1,0 +1,74 @@
+package registry
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Origin says where a tool came from.
+type Origin string
+
+// The origins of tools.
+const (
+	Builtin   Origin = "builtin"   // shipped with AdaptBot
+	Generated Origin = "generated" // written by the model through the generator
+	Manual    Origin = "manual"    // dropped in or edited by hand
+)
+
+// Status says whether the tool's file on disk is the version that serves.
+type Status string
+
+// The statuses of an entry.
+const (
+	OK     Status = "ok"     // the file on disk is loaded and serving
+	Broken Status = "broken" // the file on disk fails its checks; the last good version serves, if any
+)
+
+// Entry is one tool as tools_registry.json records it. The fields describe the
+// version that serves; Status and LastError describe the file on disk.
+type Entry struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Category    string          `json:"category"`
+	Source      string          `json:"source"`
+	SHA256      string          `json:"sha256"`
+	Parameters  json.RawMessage `json:"parameters"`
+	TimeoutMS   int64           `json:"timeout_ms,omitempty"`
+	Version     int             `json:"version"`
+	Origin      Origin          `json:"origin"`
+	Status      Status          `json:"status"`
+	LastError   string          `json:"last_error,omitempty"`
+	CreatedAt   time.Time       `json:"created_at"`
+	UpdatedAt   time.Time       `json:"updated_at"`
+}
+
+// Timeout is the tool's own call limit, or zero for the sandbox default.
+func (e Entry) Timeout() time.Duration { return time.Duration(e.TimeoutMS) * time.Millisecond }
+
+// Tool is a serving tool: its entry and the source that runs.
+type Tool struct {
+	Entry
+	Code []byte
+}
+
+// file is the registry file's shape.
+type file struct {
+	Tools []Entry `json:"tools"`
+}
+
+// EventKind says what changed.
+type EventKind string
+
+// The kinds of change the registry announces.
+const (
+	Added   EventKind = "added"
+	Updated EventKind = "updated"
+	Removed EventKind = "removed"
+	Failed  EventKind = "failed" // a file on disk failed its checks; nothing changed in what serves
+)
+
+// Event is one change, announced to subscribers after it is saved.
+type Event struct {
+	Kind  EventKind
+	Entry Entry
+}

@@ -1,0 +1,501 @@
+package registry
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"adaptbot/contract"
+)
+
+// Compiler loads a tool in the sandbox without running it.
+type Compiler interface {
+	Compile(ctx context.Context, tool string, source []byte) error
+}
+
+// Options configures a Registry.
+type Options struct {
+	// ToolsDir holds the tools, one folder each.
+	ToolsDir string
+	// Path is the registry file.
+	Path string
+	// HistoryDir holds every accepted version; default ToolsDir/.history
+	// (a dot folder, which the go tool ignores).
+	HistoryDir string
+	// Compiler checks that a new version loads; nil skips the check.
+	Compiler Compiler
+	// Log receives warnings; nil discards them.
+	Log *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// ExamplesFile is the name of a tool's examples, kept beside its source.
+const ExamplesFile = "examples.json"
+
+// Registry is the set of tools. It is safe for concurrent use.
+type Registry struct {
+	opts Options
+
+	// write serializes every change (checks included), so changes are applied
+	// one at a time in order; mu guards the maps for short reads and swaps.
+	write sync.Mutex
+	mu    sync.RWMutex
+	tools map[string]*record
+
+	warnings    []string
+	lastWritten []byte
+
+	listenMu  sync.RWMutex
+	listeners []func(Event)
+}
+
+type record struct {
+	entry Entry
+	code  []byte // the serving source; nil while no version has passed
+}
+
+// ErrNotFound is returned for a tool the registry does not have.
+var ErrNotFound = errors.New("no such tool")
+
+// Open loads the registry file, reconciles it with the tools folder and saves
+// the result. A missing file is rebuilt from the folder; a corrupt one is
+// moved aside (its name is in Warnings) and the last good copy is used.
+func Open(ctx context.Context, opts Options) (*Registry, error) {
+	if opts.HistoryDir == "" {
+		opts.HistoryDir = filepath.Join(opts.ToolsDir, ".history")
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if err := os.MkdirAll(opts.ToolsDir, 0o755); err != nil {
+		return nil, fmt.Errorf("registry: tools folder: %w", err)
+	}
+	r := &Registry{opts: opts, tools: map[string]*record{}}
+	entries, err := r.readFile()
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		r.tools[e.Name] = &record{entry: e}
+	}
+
+	r.write.Lock()
+	defer r.write.Unlock()
+	names, err := r.scan()
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		r.syncLocked(ctx, name, Manual)
+	}
+	for name, rec := range r.tools {
+		if rec.code == nil && rec.entry.Status == OK {
+			// Listed but gone from disk: removed by hand while we were down.
+			r.warn("tool %s is in the registry but %s is missing; dropped (its versions stay in %s)", name, rec.entry.Source, r.opts.HistoryDir)
+			delete(r.tools, name)
+		}
+	}
+	if err := r.saveLocked(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// readFile loads the registry file, falling back as Open describes.
+func (r *Registry) readFile() ([]Entry, error) {
+	data, err := os.ReadFile(r.opts.Path)
+	if errors.Is(err, os.ErrNotExist) {
+		r.warn("registry %s is missing; rebuilding it from %s", r.opts.Path, r.opts.ToolsDir)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("registry: %w", err)
+	}
+	entries, perr := parseFile(data)
+	if perr == nil {
+		return entries, nil
+	}
+	aside := r.opts.Path + ".corrupt-" + r.opts.Now().UTC().Format("20060102T150405")
+	if err := os.Rename(r.opts.Path, aside); err != nil {
+		return nil, fmt.Errorf("registry %s is corrupt (%v) and could not be moved aside: %w", r.opts.Path, perr, err)
+	}
+	r.warn("registry %s is corrupt (%v); moved it to %s", r.opts.Path, perr, aside)
+	if data, err := os.ReadFile(r.opts.Path + ".bak"); err == nil {
+		if entries, err := parseFile(data); err == nil {
+			r.warn("restored the last good copy from %s.bak", r.opts.Path)
+			return entries, nil
+		}
+	}
+	r.warn("no good copy of the registry; rebuilding it from %s", r.opts.ToolsDir)
+	return nil, nil
+}
+
+func parseFile(data []byte) ([]Entry, error) {
+	var f file
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&f); err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for i, e := range f.Tools {
+		if err := contract.ValidName(e.Name); err != nil {
+			return nil, fmt.Errorf("tools[%d]: %w", i, err)
+		}
+		if seen[e.Name] {
+			return nil, fmt.Errorf("tools[%d]: %s is listed twice", i, e.Name)
+		}
+		seen[e.Name] = true
+	}
+	return f.Tools, nil
+}
+
+// scan lists the tool folders.
+func (r *Registry) scan() ([]string, error) {
+	dirs, err := os.ReadDir(r.opts.ToolsDir)
+	if err != nil {
+		return nil, fmt.Errorf("registry: %w", err)
+	}
+	var names []string
+	for _, d := range dirs {
+		if !d.IsDir() || strings.HasPrefix(d.Name(), ".") || strings.HasPrefix(d.Name(), "_") {
+			continue
+		}
+		if err := contract.ValidName(d.Name()); err != nil {
+			r.warn("skipping folder %s: %v", filepath.Join(r.opts.ToolsDir, d.Name()), err)
+			continue
+		}
+		names = append(names, d.Name())
+	}
+	return names, nil
+}
+
+func (r *Registry) warn(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	r.mu.Lock()
+	r.warnings = append(r.warnings, msg)
+	r.mu.Unlock()
+	r.opts.Log.Warn(msg)
+}
+
+// Warnings returns what went wrong while loading or watching, oldest first.
+func (r *Registry) Warnings() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return append([]string(nil), r.warnings...)
+}
+
+// OnChange registers fn to be called after every saved change.
+func (r *Registry) OnChange(fn func(Event)) {
+	r.listenMu.Lock()
+	r.listeners = append(r.listeners, fn)
+	r.listenMu.Unlock()
+}
+
+func (r *Registry) emit(ev Event) {
+	r.listenMu.RLock()
+	ls := slices.Clone(r.listeners)
+	r.listenMu.RUnlock()
+	for _, fn := range ls {
+		fn(ev)
+	}
+}
+
+// SourcePath returns where the tool's source lives.
+func (r *Registry) SourcePath(name string) string {
+	return filepath.Join(r.opts.ToolsDir, name, name+".go")
+}
+
+// Dir returns the tool's folder.
+func (r *Registry) Dir(name string) string { return filepath.Join(r.opts.ToolsDir, name) }
+
+// List returns every entry, serving or broken, sorted by name.
+func (r *Registry) List() []Entry {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]Entry, 0, len(r.tools))
+	for _, rec := range r.tools {
+		out = append(out, rec.entry)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Serving returns the tools that can be called, sorted by name.
+func (r *Registry) Serving() []Tool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]Tool, 0, len(r.tools))
+	for _, rec := range r.tools {
+		if rec.code != nil {
+			out = append(out, Tool{Entry: rec.entry, Code: rec.code})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Len returns how many tools can be called.
+func (r *Registry) Len() int {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	n := 0
+	for _, rec := range r.tools {
+		if rec.code != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// Entry returns the entry for name, serving or not.
+func (r *Registry) Entry(name string) (Entry, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	rec, ok := r.tools[name]
+	if !ok {
+		return Entry{}, false
+	}
+	return rec.entry, true
+}
+
+// Tool returns the serving version of name.
+func (r *Registry) Tool(name string) (Tool, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	rec, ok := r.tools[name]
+	if !ok || rec.code == nil {
+		return Tool{}, false
+	}
+	return Tool{Entry: rec.entry, Code: rec.code}, true
+}
+
+// Sync re-reads the tool's file and applies what changed: a new version that
+// passes its checks, a failure recorded on the entry, or a removal.
+func (r *Registry) Sync(ctx context.Context, name string) error {
+	if err := contract.ValidName(name); err != nil {
+		return err
+	}
+	r.write.Lock()
+	defer r.write.Unlock()
+	ev, err := r.syncLocked(ctx, name, Manual)
+	if ev == nil {
+		return err
+	}
+	if serr := r.saveLocked(); serr != nil {
+		return serr
+	}
+	r.emit(*ev)
+	return err
+}
+
+// syncLocked does Sync's work without saving; it returns the event to emit.
+func (r *Registry) syncLocked(ctx context.Context, name string, origin Origin) (*Event, error) {
+	src, err := os.ReadFile(r.SourcePath(name))
+	r.mu.RLock()
+	rec := r.tools[name]
+	r.mu.RUnlock()
+	if errors.Is(err, os.ErrNotExist) {
+		if rec == nil {
+			return nil, nil
+		}
+		r.mu.Lock()
+		delete(r.tools, name)
+		r.mu.Unlock()
+		return &Event{Kind: Removed, Entry: rec.entry}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("registry: %w", err)
+	}
+	sum := hash(src)
+	if rec != nil && rec.entry.SHA256 == sum && (rec.code != nil || rec.entry.Status == OK) {
+		changed := rec.entry.Status != OK
+		r.mu.Lock()
+		rec.code = src
+		rec.entry.Status, rec.entry.LastError = OK, ""
+		r.mu.Unlock()
+		r.snapshot(rec.entry, src)
+		if changed {
+			return &Event{Kind: Updated, Entry: rec.entry}, nil
+		}
+		return nil, nil
+	}
+	return r.acceptLocked(ctx, name, src, origin, "")
+}
+
+// acceptLocked checks src and, if it passes, makes it the serving version.
+func (r *Registry) acceptLocked(ctx context.Context, name string, src []byte, origin Origin, category string) (*Event, error) {
+	r.mu.RLock()
+	rec := r.tools[name]
+	r.mu.RUnlock()
+	now := r.opts.Now().UTC()
+	spec, err := r.check(ctx, name, src)
+	if err != nil {
+		r.mu.Lock()
+		if rec == nil {
+			rec = &record{entry: Entry{Name: name, Source: r.relSource(name), Origin: origin, CreatedAt: now}}
+			r.tools[name] = rec
+		}
+		if rec.code == nil {
+			r.restoreLocked(rec)
+		}
+		rec.entry.Status = Broken
+		rec.entry.LastError = err.Error()
+		rec.entry.UpdatedAt = now
+		e := rec.entry
+		r.mu.Unlock()
+		r.opts.Log.Warn("tool rejected", "tool", name, "err", err)
+		return &Event{Kind: Failed, Entry: e}, err
+	}
+	kind := Updated
+	e := Entry{Name: name, CreatedAt: now}
+	if rec != nil {
+		e = rec.entry
+	}
+	// Numbers continue from history, so a tool deleted and brought back never
+	// reuses a version number.
+	e.Version = max(e.Version, r.latestVersion(name)) + 1
+	if rec == nil || rec.code == nil {
+		kind = Added
+	}
+	if category == "" {
+		category = spec.Category
+	}
+	if category == "" && rec != nil {
+		category = rec.entry.Category
+	}
+	e.Description = spec.Description
+	e.Category = category
+	e.Source = r.relSource(name)
+	e.SHA256 = hash(src)
+	e.Parameters = spec.Schema
+	e.TimeoutMS = spec.Timeout.Milliseconds()
+	e.Origin = origin
+	e.Status, e.LastError = OK, ""
+	e.UpdatedAt = now
+	if e.CreatedAt.IsZero() {
+		e.CreatedAt = now
+	}
+	if err := r.snapshot(e, src); err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	r.tools[name] = &record{entry: e, code: src}
+	r.mu.Unlock()
+	return &Event{Kind: kind, Entry: e}, nil
+}
+
+func (r *Registry) check(ctx context.Context, name string, src []byte) (*contract.Spec, error) {
+	spec, err := contract.Parse(name, src)
+	if err != nil {
+		return nil, err
+	}
+	if r.opts.Compiler != nil {
+		if err := r.opts.Compiler.Compile(ctx, name, src); err != nil {
+			return nil, err
+		}
+	}
+	return spec, nil
+}
+
+// restoreLocked loads the entry's recorded version from history, so a tool
+// whose file broke while the server was down still serves its last good code.
+func (r *Registry) restoreLocked(rec *record) {
+	if rec.entry.Version == 0 {
+		return
+	}
+	src, err := os.ReadFile(r.versionPath(rec.entry.Name, rec.entry.Version))
+	if err == nil && hash(src) == rec.entry.SHA256 {
+		rec.code = src
+	}
+}
+
+func (r *Registry) relSource(name string) string {
+	return filepath.ToSlash(filepath.Join(r.opts.ToolsDir, name, name+".go"))
+}
+
+// saveLocked writes the registry file, keeping the previous good copy as .bak.
+func (r *Registry) saveLocked() error {
+	entries := r.List()
+	data, err := json.MarshalIndent(file{Tools: entries}, "", "  ")
+	if err != nil {
+		return err
+	}
+	data = append(data, '\n')
+	if old, err := os.ReadFile(r.opts.Path); err == nil {
+		if bytes.Equal(old, data) {
+			r.lastWritten = data
+			return nil
+		}
+		if _, perr := parseFile(old); perr != nil {
+			aside := r.opts.Path + ".corrupt-" + r.opts.Now().UTC().Format("20060102T150405.000")
+			if err := os.Rename(r.opts.Path, aside); err != nil {
+				return fmt.Errorf("registry %s is corrupt (%v) and could not be moved aside: %w", r.opts.Path, perr, err)
+			}
+			r.warn("registry %s was corrupt (%v); moved it to %s before saving", r.opts.Path, perr, aside)
+		} else if err := writeFileAtomic(r.opts.Path+".bak", old, 0o644); err != nil {
+			return fmt.Errorf("registry: keep last good copy: %w", err)
+		}
+	}
+	if err := writeFileAtomic(r.opts.Path, data, 0o644); err != nil {
+		return fmt.Errorf("registry: save: %w", err)
+	}
+	r.lastWritten = data
+	return nil
+}
+
+// versionPath is where version v of a tool is kept.
+func (r *Registry) versionPath(name string, v int) string {
+	return filepath.Join(r.opts.HistoryDir, name, "v"+strconv.Itoa(v), name+".go")
+}
+
+// snapshot keeps version e.Version of the tool (and its examples, if any) in
+// history, once.
+func (r *Registry) snapshot(e Entry, src []byte) error {
+	if e.Version == 0 {
+		return nil
+	}
+	p := r.versionPath(e.Name, e.Version)
+	if _, err := os.Stat(p); err == nil {
+		return nil
+	}
+	if err := writeFileAtomic(p, src, 0o644); err != nil {
+		return fmt.Errorf("registry: history: %w", err)
+	}
+	meta, _ := json.MarshalIndent(e, "", "  ")
+	if err := writeFileAtomic(filepath.Join(filepath.Dir(p), "entry.json"), meta, 0o644); err != nil {
+		return fmt.Errorf("registry: history: %w", err)
+	}
+	if ex, err := os.ReadFile(filepath.Join(r.Dir(e.Name), ExamplesFile)); err == nil {
+		if err := writeFileAtomic(filepath.Join(filepath.Dir(p), ExamplesFile), ex, 0o644); err != nil {
+			return fmt.Errorf("registry: history: %w", err)
+		}
+	}
+	return nil
+}
+
+// latestVersion is the highest version of name kept in history, or 0.
+func (r *Registry) latestVersion(name string) int {
+	dirs, _ := os.ReadDir(filepath.Join(r.opts.HistoryDir, name))
+	latest := 0
+	for _, d := range dirs {
+		if v, err := strconv.Atoi(strings.TrimPrefix(d.Name(), "v")); err == nil && strings.HasPrefix(d.Name(), "v") {
+			latest = max(latest, v)
+		}
+	}
+	return latest
+}

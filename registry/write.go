@@ -1,0 +1,174 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"adaptbot/contract"
+)
+
+// PutOptions describes a new version written through the registry.
+type PutOptions struct {
+	Origin Origin
+	// Category is used when the source declares none.
+	Category string
+	// Examples, if set, is written to the tool's examples file.
+	Examples []byte
+}
+
+// Put checks src and, if it passes, writes it as the tool's next version and
+// serves it. On failure nothing is written and the serving version, if any,
+// is untouched.
+func (r *Registry) Put(ctx context.Context, name string, src []byte, o PutOptions) (Entry, error) {
+	if err := contract.ValidName(name); err != nil {
+		return Entry{}, err
+	}
+	r.write.Lock()
+	defer r.write.Unlock()
+	if _, err := r.check(ctx, name, src); err != nil {
+		return Entry{}, err
+	}
+	dir := r.Dir(name)
+	if o.Examples != nil {
+		if err := writeFileAtomic(filepath.Join(dir, ExamplesFile), o.Examples, 0o644); err != nil {
+			return Entry{}, fmt.Errorf("registry: write examples: %w", err)
+		}
+	}
+	if err := writeFileAtomic(r.SourcePath(name), src, 0o644); err != nil {
+		return Entry{}, fmt.Errorf("registry: write source: %w", err)
+	}
+	if o.Origin == "" {
+		o.Origin = Manual
+	}
+	ev, err := r.acceptLocked(ctx, name, src, o.Origin, o.Category)
+	if err != nil {
+		return Entry{}, err
+	}
+	if err := r.saveLocked(); err != nil {
+		return Entry{}, err
+	}
+	r.emit(*ev)
+	return ev.Entry, nil
+}
+
+// Delete removes the tool from serving and from the registry. Its folder is
+// moved into history, so nothing is lost and Rollback can bring it back.
+func (r *Registry) Delete(ctx context.Context, name string) (Entry, error) {
+	if err := contract.ValidName(name); err != nil {
+		return Entry{}, err
+	}
+	r.write.Lock()
+	defer r.write.Unlock()
+	r.mu.RLock()
+	rec, ok := r.tools[name]
+	r.mu.RUnlock()
+	if !ok {
+		return Entry{}, fmt.Errorf("%w: %s", ErrNotFound, name)
+	}
+	if rec.code != nil {
+		if err := r.snapshot(rec.entry, rec.code); err != nil {
+			return Entry{}, err
+		}
+	}
+	if _, err := os.Stat(r.Dir(name)); err == nil {
+		aside := filepath.Join(r.opts.HistoryDir, name, "deleted-"+r.opts.Now().UTC().Format("20060102T150405.000000000"))
+		if err := os.MkdirAll(filepath.Dir(aside), 0o755); err != nil {
+			return Entry{}, fmt.Errorf("registry: delete: %w", err)
+		}
+		if err := os.Rename(r.Dir(name), aside); err != nil {
+			return Entry{}, fmt.Errorf("registry: delete: %w", err)
+		}
+	}
+	r.mu.Lock()
+	delete(r.tools, name)
+	r.mu.Unlock()
+	if err := r.saveLocked(); err != nil {
+		return Entry{}, err
+	}
+	r.emit(Event{Kind: Removed, Entry: rec.entry})
+	return rec.entry, nil
+}
+
+// Version is one kept version of a tool.
+type Version struct {
+	Version int       `json:"version"`
+	SHA256  string    `json:"sha256"`
+	SavedAt time.Time `json:"saved_at"`
+	Current bool      `json:"current"`
+}
+
+// Versions lists the kept versions of name, oldest first. It works for a
+// deleted tool too.
+func (r *Registry) Versions(name string) ([]Version, error) {
+	if err := contract.ValidName(name); err != nil {
+		return nil, err
+	}
+	dirs, err := os.ReadDir(filepath.Join(r.opts.HistoryDir, name))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %s has no history", ErrNotFound, name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	cur, serving := r.Tool(name)
+	var out []Version
+	for _, d := range dirs {
+		v, err := strconv.Atoi(strings.TrimPrefix(d.Name(), "v"))
+		if !d.IsDir() || !strings.HasPrefix(d.Name(), "v") || err != nil {
+			continue
+		}
+		p := r.versionPath(name, v)
+		src, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		info, _ := os.Stat(p)
+		sum := hash(src)
+		out = append(out, Version{Version: v, SHA256: sum, SavedAt: info.ModTime().UTC(), Current: serving && cur.Version == v})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
+	return out, nil
+}
+
+// Rollback makes version v serve again, as a new version (history only grows).
+func (r *Registry) Rollback(ctx context.Context, name string, v int) (Entry, error) {
+	if err := contract.ValidName(name); err != nil {
+		return Entry{}, err
+	}
+	src, err := os.ReadFile(r.versionPath(name, v))
+	if errors.Is(err, os.ErrNotExist) {
+		return Entry{}, fmt.Errorf("%w: %s has no version %d", ErrNotFound, name, v)
+	}
+	if err != nil {
+		return Entry{}, err
+	}
+	o := PutOptions{Origin: Manual}
+	var kept Entry
+	if meta, err := os.ReadFile(filepath.Join(filepath.Dir(r.versionPath(name, v)), "entry.json")); err == nil && json.Unmarshal(meta, &kept) == nil {
+		o.Origin, o.Category = kept.Origin, kept.Category
+	}
+	if e, ok := r.Entry(name); ok {
+		o.Origin, o.Category = e.Origin, e.Category
+	}
+	if ex, err := os.ReadFile(filepath.Join(filepath.Dir(r.versionPath(name, v)), ExamplesFile)); err == nil {
+		o.Examples = ex
+	}
+	return r.Put(ctx, name, src, o)
+}
+
+// Examples returns the tool's stored examples file, or nil.
+func (r *Registry) Examples(name string) []byte {
+	if contract.ValidName(name) != nil {
+		return nil
+	}
+	b, _ := os.ReadFile(filepath.Join(r.Dir(name), ExamplesFile))
+	return b
+}
