@@ -1,0 +1,231 @@
+package benchmarks
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// DefaultPath is where the server logs rows unless configured otherwise.
+const DefaultPath = "benchmarks/benchmarks.csv"
+
+// Logger appends rows to one CSV file. It is safe for concurrent use: each
+// row is encoded first and then written with a single write under a mutex, so
+// rows are never torn or interleaved. Use one Logger per file per process.
+type Logger struct {
+	path    string
+	rotated string
+
+	mu sync.Mutex
+	f  *os.File // nil once closed
+}
+
+// Open prepares path for appending rows and returns a Logger for it, creating
+// the file and its parent directories as needed.
+//
+//   - A new or empty file gets the header line.
+//   - A file whose first line is not exactly the current header (for example
+//     the older nine-column format) is never appended to, so columns are never
+//     mixed. Open renames it aside, untouched, to
+//     PATH.YYYYMMDDTHHMMSSZ.bak, starts a new file, and reports the backup's
+//     path through Rotated; the caller should log it. ReadFile still reads
+//     the backup.
+//   - A file whose last line lacks its newline (a write torn by a crash) is
+//     ended first, closing a quoted field left open, so the next row starts
+//     on a line of its own. ReadFile reports the torn line as a bad line.
+func Open(path string) (*Logger, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("benchmarks: %w", err)
+	}
+	rotated, repair, err := inspect(path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("benchmarks: %w", err)
+	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("benchmarks: %w", err)
+	}
+	var prefix []byte
+	if info.Size() == 0 {
+		prefix = encode(header)
+	} else {
+		prefix = repair
+	}
+	if len(prefix) > 0 {
+		if _, err := f.Write(prefix); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("benchmarks: write %s: %w", path, err)
+		}
+	}
+	return &Logger{path: path, rotated: rotated, f: f}, nil
+}
+
+// maxHeaderLen bounds how much of an unknown file Open reads looking for the
+// end of its first line.
+const maxHeaderLen = 64 << 10
+
+// inspect looks at an existing file at path. If its header is not the current
+// one it moves the file aside and returns the new name. Otherwise it returns
+// the bytes needed to end a torn last line, if any.
+func inspect(path string) (rotated string, repair []byte, err error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil, nil
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("benchmarks: %w", err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return "", nil, fmt.Errorf("benchmarks: %w", err)
+	}
+	if info.Size() == 0 {
+		return "", nil, nil
+	}
+
+	first, err := bufio.NewReader(io.LimitReader(f, maxHeaderLen)).ReadString('\n')
+	if err != nil && err != io.EOF {
+		return "", nil, fmt.Errorf("benchmarks: read %s: %w", path, err)
+	}
+	if !isHeader(first) {
+		f.Close() // before renaming, for systems that refuse to rename open files
+		rotated, err := rotate(path)
+		return rotated, nil, err
+	}
+
+	last := make([]byte, 1)
+	if _, err := f.ReadAt(last, info.Size()-1); err != nil {
+		return "", nil, fmt.Errorf("benchmarks: read %s: %w", path, err)
+	}
+	if last[0] == '\n' {
+		return "", nil, nil
+	}
+	// Quotes come in pairs in every complete record, so an odd count means
+	// the torn record stopped inside a quoted field: close it, or the next
+	// rows would be read as part of that field.
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return "", nil, fmt.Errorf("benchmarks: read %s: %w", path, err)
+	}
+	quotes, err := countByte(f, '"')
+	if err != nil {
+		return "", nil, fmt.Errorf("benchmarks: read %s: %w", path, err)
+	}
+	if quotes%2 == 1 {
+		return "", []byte("\"\n"), nil
+	}
+	return "", []byte("\n"), nil
+}
+
+// isHeader reports whether line is exactly the current header.
+func isHeader(line string) bool {
+	line = strings.TrimPrefix(line, "\ufeff")
+	if !strings.HasSuffix(line, "\n") {
+		return false // a torn header, or a first line longer than any header
+	}
+	fields, err := csv.NewReader(strings.NewReader(line)).Read()
+	return err == nil && slices.Equal(fields, header)
+}
+
+// rotate renames the file at path to an unused PATH.<UTC time>.bak name.
+func rotate(path string) (string, error) {
+	stamp := time.Now().UTC().Format("20060102T150405Z")
+	for i := 1; ; i++ {
+		name := path + "." + stamp + ".bak"
+		if i > 1 {
+			name = fmt.Sprintf("%s.%s-%d.bak", path, stamp, i)
+		}
+		if _, err := os.Lstat(name); !errors.Is(err, fs.ErrNotExist) {
+			if err != nil {
+				return "", fmt.Errorf("benchmarks: %w", err)
+			}
+			continue
+		}
+		if err := os.Rename(path, name); err != nil {
+			return "", fmt.Errorf("benchmarks: moving aside a file with an older header: %w", err)
+		}
+		return name, nil
+	}
+}
+
+func countByte(r io.Reader, c byte) (int, error) {
+	buf := make([]byte, 64<<10)
+	n := 0
+	for {
+		m, err := r.Read(buf)
+		n += bytes.Count(buf[:m], []byte{c})
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+}
+
+// encode renders one CSV record, newline included.
+func encode(fields []string) []byte {
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	w.Write(fields) // writes to a bytes.Buffer cannot fail
+	w.Flush()
+	return buf.Bytes()
+}
+
+// Path returns the path of the file the Logger appends to.
+func (l *Logger) Path() string { return l.path }
+
+// Rotated returns where Open moved a file with an older header, or "" if it
+// did not move anything. The caller should log it, so analysts know where
+// their older rows went.
+func (l *Logger) Rotated() string { return l.rotated }
+
+// Log appends r as one line (or more, if a field holds newlines, which CSV
+// quotes). A zero Timestamp is replaced by the current time. Log fails after
+// Close.
+func (l *Logger) Log(r Row) error {
+	if r.Timestamp.IsZero() {
+		r.Timestamp = time.Now()
+	}
+	line := encode(r.record())
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return fmt.Errorf("benchmarks: log to %s: %w", l.path, os.ErrClosed)
+	}
+	if _, err := l.f.Write(line); err != nil {
+		return fmt.Errorf("benchmarks: log to %s: %w", l.path, err)
+	}
+	return nil
+}
+
+// Close closes the file. Rows are written as they are logged, so nothing is
+// buffered; closing twice is not an error.
+func (l *Logger) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return nil
+	}
+	err := l.f.Close()
+	l.f = nil
+	if err != nil {
+		return fmt.Errorf("benchmarks: close %s: %w", l.path, err)
+	}
+	return nil
+}

@@ -1,0 +1,321 @@
+package benchmarks
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Intents, the values of Row.Intent.
+const (
+	IntentChat  = "CHAT"  // a /chat request
+	IntentBuild = "BUILD" // a tool build, modification or deletion
+	IntentRun   = "RUN"   // a direct tool run
+)
+
+// Categories that are not tool names, the values of Row.Category. A chat
+// answered by a tool, and a direct run, use the tool's name as category.
+const (
+	CategoryGeneral     = "general"      // answered by the model alone
+	CategoryNeedTool    = "need_tool"    // no tool fits; the user was offered a build
+	CategoryBuildCreate = "build_create" // a new tool was built
+	CategoryBuildModify = "build_modify" // an existing tool was changed
+	CategoryBuildDelete = "build_delete" // a tool was removed
+)
+
+// Tri is a success flag that may not apply to a request. Its zero value is
+// NA, so a Row that does not set it records N/A.
+type Tri int8
+
+// The three values of a Tri, written to the file as N/A, True and False.
+const (
+	NA Tri = iota
+	True
+	False
+)
+
+// TriOf returns True if ok, else False.
+func TriOf(ok bool) Tri {
+	if ok {
+		return True
+	}
+	return False
+}
+
+// String returns the form written to the file: "N/A", "True" or "False".
+func (t Tri) String() string {
+	switch t {
+	case True:
+		return "True"
+	case False:
+		return "False"
+	case NA:
+		return "N/A"
+	}
+	return fmt.Sprintf("Tri(%d)", int8(t))
+}
+
+// ParseTri reads a Tri as written by String. It is lenient with files written
+// by other tools: case does not matter, true/false/yes/no/1/0 are accepted,
+// and an empty value, "NA", "None" or "null" mean NA.
+func ParseTri(s string) (Tri, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "true", "yes", "1":
+		return True, nil
+	case "false", "no", "0":
+		return False, nil
+	case "", "n/a", "na", "none", "null":
+		return NA, nil
+	}
+	return NA, fmt.Errorf("not True, False or N/A: %q", s)
+}
+
+// NodeTime is the time one graph node took within a request.
+type NodeTime struct {
+	Node     string
+	Duration time.Duration
+}
+
+// Row is one request. Times are durations here and seconds in the file.
+//
+// Column by column, in file order (see Header):
+//
+//	timestamp                     Timestamp, RFC 3339 in UTC with milliseconds;
+//	                              Log fills in the current time when zero
+//	query                         Query, the user's text, quoted by CSV as needed
+//	intent                        Intent: CHAT, BUILD or RUN
+//	category                      Category: general, need_tool, a tool name,
+//	                              build_create, build_modify or build_delete
+//	tool_generation_time_sec      GenerationTime in seconds; left EMPTY when zero,
+//	                              i.e. for every request that is not a build, so
+//	                              spreadsheet and pandas averages skip it
+//	parameter_extraction_success  ParamExtraction: True, False or N/A
+//	tool_execution_success        ToolExecution: True, False or N/A
+//	end_to_end_latency_sec        Latency in seconds, six decimals
+//	error_message                 Error, empty on success
+//	request_id                    RequestID
+//	llm_calls                     LLMCalls
+//	prompt_tokens                 PromptTokens
+//	completion_tokens             CompletionTokens
+//	build_attempts                BuildAttempts
+//	discovery_requests            DiscoveryRequests
+//	tools_loaded                  ToolsLoaded, how many tools were available
+//	node_times                    NodeTimes as name=seconds pairs in the order the
+//	                              nodes ran, separated by semicolons, three
+//	                              decimals, e.g. classifier=0.012;execute=0.300;
+//	                              a node that ran twice appears twice
+type Row struct {
+	Timestamp         time.Time
+	Query             string
+	Intent            string
+	Category          string
+	GenerationTime    time.Duration
+	ParamExtraction   Tri
+	ToolExecution     Tri
+	Latency           time.Duration
+	Error             string
+	RequestID         string
+	LLMCalls          int
+	PromptTokens      int
+	CompletionTokens  int
+	BuildAttempts     int
+	DiscoveryRequests int
+	ToolsLoaded       int
+	NodeTimes         []NodeTime
+}
+
+// Column names, in file order.
+const (
+	colTimestamp         = "timestamp"
+	colQuery             = "query"
+	colIntent            = "intent"
+	colCategory          = "category"
+	colGenerationTime    = "tool_generation_time_sec"
+	colParamExtraction   = "parameter_extraction_success"
+	colToolExecution     = "tool_execution_success"
+	colLatency           = "end_to_end_latency_sec"
+	colError             = "error_message"
+	colRequestID         = "request_id"
+	colLLMCalls          = "llm_calls"
+	colPromptTokens      = "prompt_tokens"
+	colCompletionTokens  = "completion_tokens"
+	colBuildAttempts     = "build_attempts"
+	colDiscoveryRequests = "discovery_requests"
+	colToolsLoaded       = "tools_loaded"
+	colNodeTimes         = "node_times"
+)
+
+var header = []string{
+	colTimestamp, colQuery, colIntent, colCategory, colGenerationTime,
+	colParamExtraction, colToolExecution, colLatency, colError,
+	colRequestID, colLLMCalls, colPromptTokens, colCompletionTokens,
+	colBuildAttempts, colDiscoveryRequests, colToolsLoaded, colNodeTimes,
+}
+
+// Header returns the column names of the file, in order. The first nine are
+// the columns of the original format.
+func Header() []string {
+	return append([]string(nil), header...)
+}
+
+const timeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// record renders r as CSV fields in Header order.
+func (r Row) record() []string {
+	gen := ""
+	if r.GenerationTime != 0 {
+		gen = seconds(r.GenerationTime, 6)
+	}
+	return []string{
+		r.Timestamp.UTC().Format(timeLayout),
+		r.Query,
+		r.Intent,
+		r.Category,
+		gen,
+		r.ParamExtraction.String(),
+		r.ToolExecution.String(),
+		seconds(r.Latency, 6),
+		r.Error,
+		r.RequestID,
+		strconv.Itoa(r.LLMCalls),
+		strconv.Itoa(r.PromptTokens),
+		strconv.Itoa(r.CompletionTokens),
+		strconv.Itoa(r.BuildAttempts),
+		strconv.Itoa(r.DiscoveryRequests),
+		strconv.Itoa(r.ToolsLoaded),
+		formatNodeTimes(r.NodeTimes),
+	}
+}
+
+func seconds(d time.Duration, decimals int) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', decimals, 64)
+}
+
+// nodeNameCleaner keeps node names from breaking the name=seconds;... format.
+var nodeNameCleaner = strings.NewReplacer("=", "_", ";", "_")
+
+func formatNodeTimes(nts []NodeTime) string {
+	var b strings.Builder
+	for i, nt := range nts {
+		if i > 0 {
+			b.WriteByte(';')
+		}
+		b.WriteString(nodeNameCleaner.Replace(nt.Node))
+		b.WriteByte('=')
+		b.WriteString(seconds(nt.Duration, 3))
+	}
+	return b.String()
+}
+
+func parseNodeTimes(s string) ([]NodeTime, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var nts []NodeTime
+	for part := range strings.SplitSeq(s, ";") {
+		name, secs, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok {
+			return nil, fmt.Errorf("%q is not name=seconds", part)
+		}
+		d, err := parseSeconds(secs)
+		if err != nil {
+			return nil, err
+		}
+		nts = append(nts, NodeTime{Node: name, Duration: d})
+	}
+	return nts, nil
+}
+
+// parseSeconds reads a decimal number of seconds. Empty and the placeholders
+// other tools write for a missing number mean zero.
+func parseSeconds(s string) (time.Duration, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "n/a", "na", "nan", "none", "null":
+		return 0, nil
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("%q is not a number of seconds", s)
+	}
+	return time.Duration(math.Round(f * float64(time.Second))), nil
+}
+
+func parseCount(s string) (int, error) {
+	if strings.TrimSpace(s) == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a whole number", s)
+	}
+	return n, nil
+}
+
+// timeLayouts are tried in order; the first is what Log writes, the others
+// are what Python's datetime writes.
+var timeLayouts = []string{
+	time.RFC3339Nano,
+	"2006-01-02T15:04:05.999999999",
+	"2006-01-02 15:04:05.999999999Z07:00",
+	"2006-01-02 15:04:05.999999999",
+}
+
+func parseTimestamp(s string) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return time.Time{}, nil
+	}
+	for _, layout := range timeLayouts {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("%q is not an RFC 3339 timestamp", s)
+}
+
+// setField decodes one column's value into r. Unknown columns are ignored.
+func (r *Row) setField(col, v string) error {
+	var err error
+	switch col {
+	case colTimestamp:
+		r.Timestamp, err = parseTimestamp(v)
+	case colQuery:
+		r.Query = v
+	case colIntent:
+		r.Intent = v
+	case colCategory:
+		r.Category = v
+	case colGenerationTime:
+		r.GenerationTime, err = parseSeconds(v)
+	case colParamExtraction:
+		r.ParamExtraction, err = ParseTri(v)
+	case colToolExecution:
+		r.ToolExecution, err = ParseTri(v)
+	case colLatency:
+		r.Latency, err = parseSeconds(v)
+	case colError:
+		r.Error = v
+	case colRequestID:
+		r.RequestID = v
+	case colLLMCalls:
+		r.LLMCalls, err = parseCount(v)
+	case colPromptTokens:
+		r.PromptTokens, err = parseCount(v)
+	case colCompletionTokens:
+		r.CompletionTokens, err = parseCount(v)
+	case colBuildAttempts:
+		r.BuildAttempts, err = parseCount(v)
+	case colDiscoveryRequests:
+		r.DiscoveryRequests, err = parseCount(v)
+	case colToolsLoaded:
+		r.ToolsLoaded, err = parseCount(v)
+	case colNodeTimes:
+		r.NodeTimes, err = parseNodeTimes(v)
+	}
+	if err != nil {
+		return fmt.Errorf("column %s: %w", col, err)
+	}
+	return nil
+}
