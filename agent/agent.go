@@ -226,6 +226,10 @@ func (a *Agent) Chat(ctx context.Context, req Request) (*Result, error) {
 			return res, nil
 		}
 		res.Response = br.Summary
+		if !br.OK {
+			res.Error = br.Error
+			res.Response = "I could not build that tool: " + br.Error
+		}
 		return res, nil
 	}
 

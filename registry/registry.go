@@ -499,3 +499,17 @@ func (r *Registry) latestVersion(name string) int {
 	}
 	return latest
 }
+
+// ReadEntries reads a registry file without opening a Registry: no checks,
+// no writes. It is for read-only commands.
+func ReadEntries(path string) ([]Entry, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("registry: %w", err)
+	}
+	entries, err := parseFile(data)
+	if err != nil {
+		return nil, fmt.Errorf("registry %s is corrupt: %w", path, err)
+	}
+	return entries, nil
+}

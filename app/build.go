@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"adaptbot/benchmarks"
+	"adaptbot/generator"
+	"adaptbot/llm"
+	"adaptbot/registry"
+)
+
+var errNotExist = os.ErrNotExist
+
+// buildTimeout bounds one build: a few model calls and checks.
+const buildTimeout = 10 * time.Minute
+
+// builder makes, changes and deletes tools; *generator.Generator is one.
+type builder interface {
+	Build(ctx context.Context, req generator.Request, progress func(generator.Event)) (*generator.Result, error)
+}
+
+// buildRow is the benchmark row of one build.
+func buildRow(id string, req generator.Request, res *generator.Result, err error, latency time.Duration) benchmarks.Row {
+	row := benchmarks.Row{RequestID: id, Query: req.Text, Intent: benchmarks.IntentBuild, Latency: latency,
+		ParamExtraction: benchmarks.NA, ToolExecution: benchmarks.NA, GenerationTime: latency}
+	op := req.Op
+	if res != nil {
+		op = res.Op
+		row.BuildAttempts = res.Attempts
+		row.GenerationTime = res.Duration
+		if !res.OK {
+			row.Error = res.Error
+		}
+	}
+	if op == "" {
+		op = generator.Create
+	}
+	row.Category = "build_" + string(op)
+	if err != nil {
+		row.Error = err.Error()
+	}
+	if row.Query == "" {
+		row.Query = string(op) + " " + req.Tool
+	}
+	return row
+}
+
+// runBuild runs one build and logs its row.
+func (s *Server) runBuild(ctx context.Context, req generator.Request, progress func(generator.Event)) (*generator.Result, error) {
+	if s.build == nil {
+		return nil, llm.ErrNoModel
+	}
+	id := newRequestID()
+	began := time.Now()
+	res, err := s.build.Build(ctx, req, progress)
+	s.logRow(buildRow(id, req, res, err, time.Since(began)))
+	return res, err
+}
+
+func buildError(err error) error {
+	switch {
+	case errors.Is(err, generator.ErrConflict):
+		return &apiError{Status: fiber.StatusConflict, Msg: err.Error()}
+	case errors.Is(err, llm.ErrNoModel):
+		return &apiError{Status: fiber.StatusServiceUnavailable, Msg: "Building tools needs a language model. " + err.Error()}
+	case errors.Is(err, registry.ErrNotFound):
+		return notFound(err.Error())
+	}
+	return err
+}
+
+// handleBuild streams a build's progress as Server-Sent Events: "progress"
+// events while it runs, then one "result" (or "error") event.
+func (s *Server) handleBuild() fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		var req generator.Request
+		if err := decodeJSON(c.Body(), &req, true); err != nil {
+			return err
+		}
+		req.Text = strings.TrimSpace(req.Text)
+		if req.Text == "" && req.Tool == "" {
+			return badRequest(`"request" is required: send {"request": "make a tool that ..."}`)
+		}
+		if s.build == nil {
+			return buildError(llm.ErrNoModel)
+		}
+		c.Set(fiber.HeaderContentType, "text/event-stream")
+		c.Set(fiber.HeaderCacheControl, "no-cache")
+		c.Set("X-Accel-Buffering", "no")
+		c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+			ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
+			defer cancel()
+			send := func(event string, v any) {
+				data, _ := json.Marshal(v)
+				fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, data)
+				if err := w.Flush(); err != nil {
+					cancel() // the client went away: stop building
+				}
+			}
+			res, err := s.runBuild(ctx, req, func(ev generator.Event) { send("progress", ev) })
+			if err != nil {
+				msg := err.Error()
+				var ae *apiError
+				if errors.As(buildError(err), &ae) {
+					msg = ae.Msg
+				}
+				send("error", fiber.Map{"error": msg})
+				return
+			}
+			send("result", res)
+		})
+		return nil
+	}
+}
+
+func (s *Server) handleToolDelete() fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		e, err := s.entry(c.Params("name"))
+		if err != nil {
+			return err
+		}
+		var res *generator.Result
+		if s.build != nil {
+			res, err = s.runBuild(c.UserContext(), generator.Request{Op: generator.Delete, Tool: e.Name}, nil)
+		} else {
+			// Deleting needs no model: do it directly, and log it the same way.
+			id, began := newRequestID(), time.Now()
+			_, err = s.reg.Delete(c.UserContext(), e.Name)
+			res = &generator.Result{Op: generator.Delete, Tool: e.Name, OK: err == nil, Summary: "Deleted " + e.Name + "."}
+			s.logRow(buildRow(id, generator.Request{Op: generator.Delete, Tool: e.Name}, res, err, time.Since(began)))
+		}
+		if err != nil {
+			return buildError(err)
+		}
+		return c.JSON(res)
+	}
+}
+
+func (s *Server) handleToolRollback() fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		name := c.Params("name")
+		var req struct {
+			Version int `json:"version"`
+		}
+		if err := decodeJSON(c.Body(), &req, true); err != nil {
+			return err
+		}
+		if req.Version <= 0 {
+			return badRequest(`"version" must be a version number ≥ 1; GET /api/tools/` + name + `/versions lists them`)
+		}
+		if _, err := s.reg.Versions(name); err != nil {
+			return buildError(err)
+		}
+		e, err := s.reg.Rollback(c.UserContext(), name, req.Version)
+		if err != nil {
+			if errors.Is(err, registry.ErrNotFound) {
+				return notFound(err.Error())
+			}
+			return &apiError{Status: fiber.StatusUnprocessableEntity, Msg: err.Error()}
+		}
+		return c.JSON(fiber.Map{"tool": e.Name, "version": e.Version, "restored": req.Version})
+	}
+}

@@ -1,0 +1,323 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"adaptbot/agent"
+	"adaptbot/benchmarks"
+	"adaptbot/contract"
+	"adaptbot/llm"
+	"adaptbot/registry"
+	"adaptbot/sandbox"
+	"adaptbot/templates"
+)
+
+// maxHistory caps the conversation a client may send with a message.
+const maxHistory = 50
+
+func (s *Server) modelName() string {
+	if m := s.agent.Model(); m != nil {
+		return m.Name()
+	}
+	return ""
+}
+
+func (s *Server) handleIndex() fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		var b bytes.Buffer
+		err := templates.Pages.ExecuteTemplate(&b, "index.html", map[string]any{
+			"Model":     s.modelName(),
+			"NoModel":   llm.ErrNoModel.Error(),
+			"Tools":     s.reg.Len(),
+			"BuildOpen": s.buildAllowed(""),
+		})
+		if err != nil {
+			return err
+		}
+		c.Type("html", "utf-8")
+		return c.Send(b.Bytes())
+	}
+}
+
+func (s *Server) handleDashboard() fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		var b bytes.Buffer
+		if err := templates.Pages.ExecuteTemplate(&b, "dashboard.html", map[string]any{"Path": s.cfg.Benchmarks}); err != nil {
+			return err
+		}
+		c.Type("html", "utf-8")
+		return c.Send(b.Bytes())
+	}
+}
+
+func (s *Server) handleHealth() fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		body := fiber.Map{
+			"status": "ok",
+			"model":  nil,
+			"tools":  s.reg.Len(),
+		}
+		if name := s.modelName(); name != "" {
+			body["model"] = name
+		}
+		if st, ok := s.runner.(interface{ Stats() sandbox.Stats }); ok {
+			body["sandbox"] = st.Stats()
+		}
+		if w := s.reg.Warnings(); len(w) > 0 {
+			body["warnings"] = w
+		}
+		return c.JSON(body)
+	}
+}
+
+type chatRequest struct {
+	Message string        `json:"message"`
+	History []llm.Message `json:"history"`
+}
+
+type chatResponse struct {
+	*agent.Result
+	RequestID string `json:"request_id"`
+}
+
+func (s *Server) handleChat() fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		var req chatRequest
+		if err := decodeJSON(c.Body(), &req, false); err != nil {
+			return err
+		}
+		req.Message = strings.TrimSpace(req.Message)
+		if req.Message == "" {
+			return badRequest(`"message" is required: send {"message": "..."}`)
+		}
+		if len(req.History) > maxHistory {
+			return badRequest(fmt.Sprintf(`"history" has %d messages; send at most %d`, len(req.History), maxHistory))
+		}
+		for i, m := range req.History {
+			if m.Role != llm.User && m.Role != llm.Assistant {
+				return badRequest(fmt.Sprintf(`history[%d].role is %q; use "user" or "assistant"`, i, m.Role))
+			}
+		}
+		id := newRequestID()
+		began := time.Now()
+		ctx, cancel := context.WithTimeout(c.UserContext(), chatTimeout)
+		defer cancel()
+		res, err := s.agent.Chat(ctx, agent.Request{Message: req.Message, History: req.History})
+		row := chatRow(id, req.Message, res, err, time.Since(began))
+		s.logRow(row)
+		if errors.Is(err, llm.ErrNoModel) {
+			return &apiError{Status: fiber.StatusServiceUnavailable, Msg: "Chat needs a language model. " + err.Error(), Extra: fiber.Map{"request_id": id}}
+		}
+		if err != nil {
+			s.log.Error("chat failed", "request_id", id, "err", err)
+			return &apiError{Status: fiber.StatusBadGateway, Msg: "the model failed to answer: " + err.Error(), Extra: fiber.Map{"request_id": id}}
+		}
+		return c.JSON(chatResponse{Result: res, RequestID: id})
+	}
+}
+
+func chatRow(id, query string, res *agent.Result, err error, latency time.Duration) benchmarks.Row {
+	row := benchmarks.Row{RequestID: id, Query: query, Intent: benchmarks.IntentChat, Latency: latency}
+	if err != nil {
+		row.Error = err.Error()
+	}
+	if res == nil {
+		return row
+	}
+	row.Intent = res.Intent
+	row.Category = res.Path
+	row.ParamExtraction, row.ToolExecution = tri(res.Extraction), tri(res.Execution)
+	if res.Error != "" && row.Error == "" {
+		row.Error = res.Error
+	}
+	row.LLMCalls, row.PromptTokens, row.CompletionTokens = res.LLMCalls, res.Usage.PromptTokens, res.Usage.CompletionTokens
+	row.DiscoveryRequests, row.ToolsLoaded = len(res.Discovery), len(res.ToolsLoaded)
+	for _, st := range res.Trace {
+		row.NodeTimes = append(row.NodeTimes, benchmarks.NodeTime{Node: st.Node, Duration: st.Duration})
+	}
+	if b := res.ToolBuild; b != nil {
+		row.Category = "build_" + b.Action
+		row.BuildAttempts = b.Attempts
+		row.GenerationTime = latency
+	}
+	return row
+}
+
+// decodeJSON decodes a request body into v with a clear message on failure.
+func decodeJSON(body []byte, v any, strict bool) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return badRequest("request body is empty; send JSON")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if strict {
+		dec.DisallowUnknownFields()
+	}
+	if err := dec.Decode(v); err != nil {
+		return badRequest("request body is not valid JSON: " + err.Error())
+	}
+	if dec.More() {
+		return badRequest("request body has data after the JSON value")
+	}
+	return nil
+}
+
+type toolView struct {
+	registry.Entry
+	Code     string          `json:"code,omitempty"`
+	Serving  bool            `json:"serving"`
+	Examples json.RawMessage `json:"examples,omitempty"`
+}
+
+func (s *Server) handleToolList() fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		entries := s.reg.List()
+		out := make([]toolView, 0, len(entries))
+		for _, e := range entries {
+			_, serving := s.reg.Tool(e.Name)
+			out = append(out, toolView{Entry: e, Serving: serving})
+		}
+		return c.JSON(fiber.Map{"tools": out, "count": len(out)})
+	}
+}
+
+// entry returns the named tool's entry, or a 4xx.
+func (s *Server) entry(name string) (registry.Entry, error) {
+	if err := contract.ValidName(name); err != nil {
+		return registry.Entry{}, badRequest(err.Error())
+	}
+	e, ok := s.reg.Entry(name)
+	if !ok {
+		return registry.Entry{}, notFound(fmt.Sprintf("no tool named %q; GET /api/tools lists them", name))
+	}
+	return e, nil
+}
+
+func (s *Server) handleToolGet() fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		e, err := s.entry(c.Params("name"))
+		if err != nil {
+			return err
+		}
+		v := toolView{Entry: e}
+		if t, ok := s.reg.Tool(e.Name); ok {
+			v.Code, v.Serving = string(t.Code), true
+		}
+		if ex := s.reg.Examples(e.Name); json.Valid(ex) {
+			v.Examples = ex
+		}
+		return c.JSON(v)
+	}
+}
+
+func (s *Server) handleToolRun() fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		e, err := s.entry(c.Params("name"))
+		if err != nil {
+			return err
+		}
+		t, ok := s.reg.Tool(e.Name)
+		if !ok {
+			return &apiError{Status: fiber.StatusConflict, Msg: fmt.Sprintf("tool %s has no working version: %s", e.Name, e.LastError)}
+		}
+		args := bytes.TrimSpace(c.Body())
+		if len(args) == 0 {
+			args = []byte("{}")
+		}
+		id := newRequestID()
+		began := time.Now()
+		row := benchmarks.Row{RequestID: id, Query: string(args), Intent: benchmarks.IntentRun, Category: t.Name, ParamExtraction: benchmarks.NA}
+		if err := contract.Validate(t.Parameters, args); err != nil {
+			row.ToolExecution, row.Error, row.Latency = benchmarks.NA, err.Error(), time.Since(began)
+			s.logRow(row)
+			return &apiError{Status: fiber.StatusBadRequest, Msg: err.Error(), Extra: fiber.Map{"parameters": t.Parameters}}
+		}
+		res, err := s.runner.Run(c.UserContext(), sandbox.Call{Tool: t.Name, Source: t.Code, Input: args, Timeout: t.Timeout()})
+		elapsed := time.Since(began)
+		row.Latency = elapsed
+		row.ToolExecution = benchmarks.TriOf(err == nil)
+		if err != nil {
+			row.Error = err.Error()
+		}
+		s.logRow(row)
+		ms := float64(elapsed.Microseconds()) / 1000
+		if err != nil {
+			status := fiber.StatusUnprocessableEntity
+			if sandbox.KindOf(err) == sandbox.KindUnavailable {
+				status = fiber.StatusServiceUnavailable
+			}
+			return &apiError{Status: status, Msg: err.Error(), Extra: fiber.Map{"tool": t.Name, "kind": sandbox.KindOf(err), "ms": ms, "request_id": id}}
+		}
+		return c.JSON(fiber.Map{"tool": t.Name, "version": t.Version, "output": res.Output, "ms": ms, "request_id": id})
+	}
+}
+
+func (s *Server) handleToolVersions() fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		name := c.Params("name")
+		if err := contract.ValidName(name); err != nil {
+			return badRequest(err.Error())
+		}
+		vs, err := s.reg.Versions(name)
+		if errors.Is(err, registry.ErrNotFound) {
+			return notFound(err.Error())
+		}
+		if err != nil {
+			return err
+		}
+		return c.JSON(fiber.Map{"tool": name, "versions": vs})
+	}
+}
+
+func (s *Server) handleBenchmarks() fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		rows, err := benchmarks.ReadFile(s.cfg.Benchmarks)
+		var bad *benchmarks.BadLinesError
+		if err != nil && !errors.As(err, &bad) {
+			if errors.Is(err, errNotExist) {
+				rows = nil
+			} else {
+				return err
+			}
+		}
+		body := fiber.Map{"path": s.cfg.Benchmarks, "report": benchmarks.Summarize(rows)}
+		if bad != nil {
+			body["warning"] = bad.Error()
+		}
+		return c.JSON(body)
+	}
+}
+
+// buildAllowed reports whether a request with this Authorization header may
+// build, change or run tools directly: always on loopback, otherwise only
+// with the admin token.
+func (s *Server) buildAllowed(auth string) bool {
+	if s.cfg.Loopback() {
+		return true
+	}
+	if s.cfg.AdminToken == "" {
+		return false
+	}
+	token, ok := strings.CutPrefix(auth, "Bearer ")
+	return ok && subtle.ConstantTimeCompare([]byte(token), []byte(s.cfg.AdminToken)) == 1
+}
+
+func (s *Server) requireAdmin() fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		if s.buildAllowed(c.Get(fiber.HeaderAuthorization)) {
+			return c.Next()
+		}
+		if s.cfg.AdminToken == "" {
+			return &apiError{Status: fiber.StatusForbidden, Msg: "building, changing and running tools directly are disabled because the server listens beyond loopback without ADAPTBOT_ADMIN_TOKEN; set it and send Authorization: Bearer <token>"}
+		}
+		return &apiError{Status: fiber.StatusForbidden, Msg: "this operation needs Authorization: Bearer <ADAPTBOT_ADMIN_TOKEN>"}
+	}
+}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/recover"
+
+	"adaptbot/agent"
+	"adaptbot/benchmarks"
+	"adaptbot/registry"
+	"adaptbot/sandbox"
+)
+
+// maxBody caps request bodies; chat messages and tool arguments are small.
+const maxBody = 1 << 20
+
+// chatTimeout bounds one chat request end to end.
+const chatTimeout = 3 * time.Minute
+
+// Server is AdaptBot's HTTP edge. Fiber stays inside package main.
+type Server struct {
+	cfg    Config
+	agent  *agent.Agent
+	reg    *registry.Registry
+	runner sandbox.Runner
+	bench  *benchmarks.Logger
+	build  builder
+	mcp    fiber.Handler
+	log    *slog.Logger
+	app    *fiber.App
+}
+
+// Deps are the server's dependencies; build and mcp may be nil.
+type Deps struct {
+	Config Config
+	Agent  *agent.Agent
+	Reg    *registry.Registry
+	Runner sandbox.Runner
+	Bench  *benchmarks.Logger
+	Build  builder
+	MCP    fiber.Handler
+	Log    *slog.Logger
+}
+
+// NewServer wires the HTTP server.
+func NewServer(d Deps) *Server {
+	s := &Server{cfg: d.Config, agent: d.Agent, reg: d.Reg, runner: d.Runner, bench: d.Bench, build: d.Build, mcp: d.MCP, log: d.Log}
+	s.app = fiber.New(fiber.Config{
+		AppName:               "AdaptBot",
+		BodyLimit:             maxBody,
+		Immutable:             true, // handlers may keep strings past the request
+		DisableStartupMessage: true,
+		ErrorHandler:          errorHandler(d.Log),
+		ReadTimeout:           30 * time.Second,
+		IdleTimeout:           2 * time.Minute,
+	})
+	s.app.Use(recover.New())
+	s.routes()
+	return s
+}
+
+// Shutdown stops accepting requests and waits for those under way.
+func (s *Server) Shutdown(ctx context.Context) error { return s.app.ShutdownWithContext(ctx) }
+
+// logRow appends a benchmark row; a failure to log is logged, never fatal.
+func (s *Server) logRow(r benchmarks.Row) {
+	if s.bench == nil {
+		return
+	}
+	if err := s.bench.Log(r); err != nil {
+		s.log.Error("benchmarks: row not written", "err", err, "request_id", r.RequestID)
+	}
+}
+
+func newRequestID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func tri(b *bool) benchmarks.Tri {
+	if b == nil {
+		return benchmarks.NA
+	}
+	return benchmarks.TriOf(*b)
+}

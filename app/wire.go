@@ -1,0 +1,232 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"adaptbot/agent"
+	"adaptbot/benchmarks"
+	"adaptbot/generator"
+	"adaptbot/llm"
+	"adaptbot/llm/provider"
+	"adaptbot/registry"
+	"adaptbot/router"
+	"adaptbot/sandbox"
+	"adaptbot/toolkit"
+)
+
+// Set by tests so that the test binary itself serves as the sandbox worker.
+var (
+	workerCommand []string
+	workerEnv     []string
+	toolkitHosts  map[string]string
+)
+
+// world is every long-lived piece of AdaptBot, wired from a Config. The
+// server and the command-line tools share it.
+type world struct {
+	cfg    Config
+	log    *slog.Logger
+	model  llm.Model
+	runner sandbox.Runner
+	reg    *registry.Registry
+	finder *finder
+	agent  *agent.Agent
+	gen    *generator.Generator
+}
+
+func openWorld(ctx context.Context, cfg Config, log *slog.Logger) (*world, error) {
+	w := &world{cfg: cfg, log: log}
+	model, err := provider.New(ctx, cfg.LLM)
+	if err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	w.model = model
+
+	mode := sandbox.ModeWorkers
+	if cfg.InProcess {
+		mode = sandbox.ModeInProcess
+	}
+	w.runner, err = sandbox.New(sandbox.Options{
+		Mode:          mode,
+		PoolSize:      cfg.Workers,
+		CallTimeout:   cfg.CallTimeout,
+		Toolkit:       toolkit.Options{Policy: cfg.Egress, Rewrite: toolkitHosts},
+		WorkerCommand: workerCommand,
+		WorkerEnv:     workerEnv,
+		Log:           log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+
+	w.reg, err = registry.Open(ctx, registry.Options{ToolsDir: cfg.ToolsDir, Path: cfg.Registry, Compiler: w.runner, Log: log})
+	if err != nil {
+		w.runner.Close()
+		return nil, err
+	}
+	w.finder = newFinder(w.reg)
+	w.reg.OnChange(w.finder.apply)
+
+	if model != nil {
+		w.gen, err = generator.New(generator.Options{Model: model, Registry: w.reg, Runner: w.runner, MaxAttempts: cfg.BuildAttempts, Log: log})
+		if err != nil {
+			w.runner.Close()
+			return nil, fmt.Errorf("generator: %w", err)
+		}
+	}
+
+	var b agent.Builder
+	if w.gen != nil {
+		b = genBuilder{w.gen}
+	}
+	w.agent, err = agent.New(agent.Deps{Model: model, Tools: w.reg, Finder: w.finder, Runner: w.runner, Builder: b},
+		agent.Config{Shortlist: cfg.Shortlist, MaxDiscovery: cfg.MaxDiscovery, Passive: cfg.Passive})
+	if err != nil {
+		w.runner.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+func (w *world) Close() error { return w.runner.Close() }
+
+// finder adapts the router to the agent, and keeps the router's index in step
+// with the registry: one Upsert or Remove per change, never a rebuild.
+type finder struct {
+	ix     *router.Index
+	mu     sync.Mutex
+	domain map[string]string // tool name → the domain it is indexed under
+}
+
+func newFinder(reg *registry.Registry) *finder {
+	f := &finder{ix: router.New(), domain: map[string]string{}}
+	for _, t := range reg.Serving() {
+		f.upsert(t.Entry)
+	}
+	return f
+}
+
+func (f *finder) upsert(e registry.Entry) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if old, ok := f.domain[e.Name]; ok && old != e.Category {
+		f.ix.Remove(old, e.Name)
+	}
+	f.domain[e.Name] = e.Category
+	f.ix.Upsert(router.Doc{Server: e.Category, Name: e.Name, Description: e.Description, Params: router.ParamsFromSchema(e.Parameters)})
+}
+
+func (f *finder) apply(ev registry.Event) {
+	switch ev.Kind {
+	case registry.Added, registry.Updated:
+		if ev.Entry.Status == registry.OK {
+			f.upsert(ev.Entry)
+		}
+	case registry.Removed:
+		f.mu.Lock()
+		f.ix.Remove(f.domain[ev.Entry.Name], ev.Entry.Name)
+		delete(f.domain, ev.Entry.Name)
+		f.mu.Unlock()
+	}
+}
+
+// Find returns the names of the best local tools for query.
+func (f *finder) Find(query string, k int) []string {
+	var names []string
+	for _, h := range f.ix.Route(query, k) {
+		names = append(names, h.Name)
+	}
+	return names
+}
+
+// genBuilder lets the chat agent run builds for BUILD messages.
+type genBuilder struct{ g *generator.Generator }
+
+func (b genBuilder) Build(ctx context.Context, request string, _ func(string)) (*agent.BuildResult, error) {
+	res, err := b.g.Build(ctx, generator.Request{Text: request}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &agent.BuildResult{Action: string(res.Op), Tool: res.Tool, OK: res.OK, Version: res.Version,
+		Attempts: res.Attempts, Error: res.Error, Summary: res.Summary}, nil
+}
+
+// serve runs the HTTP server until ctx ends.
+func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := loadConfig(getenv)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	w, err := openWorld(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	bench, err := benchmarks.Open(cfg.Benchmarks)
+	if err != nil {
+		return fmt.Errorf("benchmarks: %w", err)
+	}
+	defer bench.Close()
+	if p := bench.Rotated(); p != "" {
+		log.Warn("benchmarks: the CSV had an older header; moved it aside, unchanged", "to", p)
+	}
+	for _, warning := range w.reg.Warnings() {
+		fmt.Fprintln(stdout, "warning:", warning)
+	}
+
+	var build builder
+	if w.gen != nil {
+		build = w.gen
+	}
+	srv := NewServer(Deps{Config: cfg, Agent: w.agent, Reg: w.reg, Runner: w.runner, Bench: bench, Build: build, Log: log})
+
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	watching := make(chan struct{})
+	watchDone := make(chan error, 1)
+	go func() { watchDone <- w.reg.Watch(watchCtx, watching) }()
+	select {
+	case <-watching:
+	case err := <-watchDone:
+		return fmt.Errorf("watch tools: %w", err)
+	}
+
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	fmt.Fprintf(stdout, "AdaptBot is listening on http://%s\n", ln.Addr())
+	if w.model != nil {
+		fmt.Fprintf(stdout, "model: %s\n", w.model.Name())
+	} else {
+		fmt.Fprintf(stdout, "model: none configured; chat answers and tool building are off until one is set (OPENAI_API_KEY or OPENAI_BASE_URL, ANTHROPIC_API_KEY, GOOGLE_API_KEY or OLLAMA_HOST); running tools directly works\n")
+	}
+	fmt.Fprintf(stdout, "tools: %d loaded from %s\n", w.reg.Len(), cfg.ToolsDir)
+	if !cfg.Loopback() && cfg.AdminToken == "" {
+		fmt.Fprintf(stdout, "warning: listening beyond loopback without ADAPTBOT_ADMIN_TOKEN: building, changing and running tools directly are refused (403); chat with existing tools works\n")
+	}
+
+	served := make(chan error, 1)
+	go func() { served <- srv.app.Listener(ln) }()
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err = srv.Shutdown(shutdownCtx)
+	stopWatch()
+	if werr := <-watchDone; werr != nil && !errors.Is(werr, context.Canceled) {
+		log.Warn("watch stopped", "err", werr)
+	}
+	return err
+}
