@@ -40,6 +40,11 @@ type Tools interface {
 	Tool(name string) (registry.Tool, bool)
 }
 
+// Runner runs a tool; the sandbox is one.
+type Runner interface {
+	Run(ctx context.Context, c sandbox.Call) (sandbox.Result, error)
+}
+
 // Finder shortlists tools for a request, best first.
 type Finder interface {
 	Find(query string, k int) []string
@@ -78,7 +83,7 @@ type Agent struct {
 	model   llm.Model
 	tools   Tools
 	finder  Finder
-	runner  sandbox.Runner
+	runner  Runner
 	builder Builder
 	cfg     Config
 	chat    *graph.Compiled[*state]
@@ -89,7 +94,7 @@ type Deps struct {
 	Model   llm.Model
 	Tools   Tools
 	Finder  Finder
-	Runner  sandbox.Runner
+	Runner  Runner
 	Builder Builder
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"adaptbot/contract"
@@ -35,7 +36,21 @@ func (a *Agent) shortlist(query string) []registry.Tool {
 	if a.cfg.Passive || a.finder == nil {
 		return a.tools.Serving()
 	}
-	return a.lookup(a.finder.Find(query, a.cfg.Shortlist), nil)
+	list := a.lookup(a.finder.Find(query, a.cfg.Shortlist), nil)
+	if len(list) < a.cfg.Shortlist {
+		// Fill the shortlist: a lexical router misses paraphrases ("how warm
+		// is it outside"), and with a handful of tools the model should
+		// simply see them all. The prompt stays bounded by Shortlist.
+		for _, t := range a.tools.Serving() {
+			if len(list) == a.cfg.Shortlist {
+				break
+			}
+			if !slices.ContainsFunc(list, func(have registry.Tool) bool { return have.Name == t.Name }) {
+				list = append(list, t)
+			}
+		}
+	}
+	return list
 }
 
 // lookup returns the serving tools among names, skipping those in have.

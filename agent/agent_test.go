@@ -1,0 +1,255 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"adaptbot/llm"
+	"adaptbot/registry"
+	"adaptbot/sandbox"
+)
+
+// fakeModel answers each request with the function its test scripts.
+type fakeModel struct {
+	mu       sync.Mutex
+	generate func(r llm.Request) llm.Response
+	requests []llm.Request
+}
+
+var _ llm.Model = (*fakeModel)(nil)
+
+func (f *fakeModel) Name() string { return "fake" }
+
+func (f *fakeModel) Generate(_ context.Context, r llm.Request) (llm.Response, error) {
+	f.mu.Lock()
+	f.requests = append(f.requests, r)
+	f.mu.Unlock()
+	return f.generate(r), nil
+}
+
+func call(name, args string) llm.Response {
+	return llm.Response{Calls: []llm.FunctionCall{{Name: name, Arguments: json.RawMessage(args)}}, Usage: llm.Usage{PromptTokens: 10, CompletionTokens: 2}}
+}
+
+// fakeTools is a registry of n synthetic tools plus any given ones.
+type fakeTools struct{ tools map[string]registry.Tool }
+
+var _ Tools = (*fakeTools)(nil)
+
+func (f *fakeTools) Serving() []registry.Tool {
+	var out []registry.Tool
+	for _, t := range f.tools {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func (f *fakeTools) Tool(name string) (registry.Tool, bool) {
+	t, ok := f.tools[name]
+	return t, ok
+}
+
+func newTools(ts ...registry.Tool) *fakeTools {
+	f := &fakeTools{tools: map[string]registry.Tool{}}
+	for _, t := range ts {
+		f.tools[t.Name] = t
+	}
+	return f
+}
+
+func tool(name, category, desc string) registry.Tool {
+	return registry.Tool{Entry: registry.Entry{Name: name, Category: category, Description: desc,
+		Parameters: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}},"required":["q"],"additionalProperties":false}`)}}
+}
+
+// fakeFinder finds tools whose description contains a word of the query.
+type fakeFinder struct{ tools *fakeTools }
+
+func (f fakeFinder) Find(query string, k int) []string {
+	var out []string
+	for _, t := range f.tools.Serving() {
+		for _, w := range strings.Fields(strings.ToLower(query)) {
+			if strings.Contains(strings.ToLower(t.Description), w) {
+				out = append(out, t.Name)
+				break
+			}
+		}
+	}
+	if len(out) > k {
+		out = out[:k]
+	}
+	return out
+}
+
+// fakeRunner returns what its test scripts.
+type fakeRunner struct {
+	run func(c sandbox.Call) (sandbox.Result, error)
+}
+
+var _ Runner = (*fakeRunner)(nil)
+
+func (f *fakeRunner) Run(_ context.Context, c sandbox.Call) (sandbox.Result, error) {
+	return f.run(c)
+}
+
+func TestDiscoveryAddsToolsAndIsBounded(t *testing.T) {
+	tools := newTools(tool("greeter", "text", "says hello"), tool("fx_rates", "finance", "converts currency amounts"))
+	var rounds int
+	model := &fakeModel{generate: func(r llm.Request) llm.Response {
+		switch r.Force {
+		case "set_intent":
+			return call(r.Force, `{"intent":"CHAT"}`)
+		case "route":
+			rounds++
+			sys := r.Messages[0].Content
+			switch {
+			case rounds == 1:
+				if strings.Contains(sys, "fx_rates") {
+					t.Errorf("fx_rates was in the first shortlist")
+				}
+				return call("route", `{"decision":"request_tools","tool_request":{"domain":"astronomy","operation":"moon phase"}}`)
+			case rounds == 2:
+				if last := r.Messages[len(r.Messages)-1].Content; !strings.Contains(last, "No more tools found") {
+					t.Errorf("empty discovery reply = %q", last)
+				}
+				return call("route", `{"decision":"request_tools","tool_request":{"domain":"finance","operation":"currency"}}`)
+			default:
+				if !strings.Contains(sys, "fx_rates") {
+					t.Errorf("fx_rates not offered after discovery:\n%s", sys)
+				}
+				return call("route", `{"decision":"fx_rates"}`)
+			}
+		case "fx_rates":
+			return call("fx_rates", `{"q":"10 USD in EUR"}`)
+		}
+		return llm.Response{Content: "10 USD is 9.2 EUR."}
+	}}
+	runner := &fakeRunner{run: func(c sandbox.Call) (sandbox.Result, error) {
+		return sandbox.Result{Output: "9.2 EUR"}, nil
+	}}
+	a, err := New(Deps{Model: model, Tools: tools, Finder: fakeFinder{tools}, Runner: runner}, Config{Shortlist: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Chat(context.Background(), Request{Message: "hello how much is 10 dollars"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Path != "fx_rates" || len(res.Discovery) != 2 || len(res.Discovery[0].Found) != 0 || res.Discovery[1].Found[0] != "fx_rates" {
+		t.Errorf("result = %+v", res)
+	}
+	if res.LLMCalls != 6 || res.Usage.PromptTokens != 50 {
+		t.Errorf("calls, usage = %d, %+v", res.LLMCalls, res.Usage)
+	}
+
+	// A model that keeps asking is cut off after MaxDiscovery requests.
+	rounds = 0
+	model.generate = func(r llm.Request) llm.Response {
+		switch r.Force {
+		case "set_intent":
+			return call(r.Force, `{"intent":"CHAT"}`)
+		case "route":
+			rounds++
+			if strings.Contains(r.Messages[0].Content, "request_tools") {
+				return call("route", `{"decision":"request_tools","tool_request":{"domain":"x","operation":"y"}}`)
+			}
+			return call("route", `{"decision":"need_tool"}`)
+		}
+		return llm.Response{}
+	}
+	a, _ = New(Deps{Model: model, Tools: tools, Finder: fakeFinder{tools}, Runner: runner}, Config{MaxDiscovery: 2})
+	res, err = a.Chat(context.Background(), Request{Message: "something"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Discovery) != 2 || rounds != 3 || res.Path != PathNeedTool {
+		t.Errorf("discovery = %d, rounds = %d, path = %s", len(res.Discovery), rounds, res.Path)
+	}
+}
+
+func TestClassifierDecisions(t *testing.T) {
+	tools := newTools(tool("calculator", "math", "evaluates arithmetic"))
+	tests := []struct {
+		decision, wantPath string
+		wantNeedTool       bool
+	}{
+		{"general", PathGeneral, false},
+		{"need_tool", PathNeedTool, true},
+		{"calculator", "calculator", false},
+		{"made_up_tool", PathNeedTool, true}, // a tool that does not exist is no tool
+	}
+	for _, tt := range tests {
+		model := &fakeModel{generate: func(r llm.Request) llm.Response {
+			switch r.Force {
+			case "set_intent":
+				return call(r.Force, `{"intent":"CHAT"}`)
+			case "route":
+				return call("route", fmt.Sprintf(`{"decision":%q}`, tt.decision))
+			case "calculator":
+				return call("calculator", `{"q":"1+1"}`)
+			}
+			return llm.Response{Content: "ok"}
+		}}
+		runner := &fakeRunner{run: func(sandbox.Call) (sandbox.Result, error) { return sandbox.Result{Output: "2"}, nil }}
+		a, _ := New(Deps{Model: model, Tools: tools, Finder: fakeFinder{tools}, Runner: runner}, Config{})
+		res, err := a.Chat(context.Background(), Request{Message: "1+1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Path != tt.wantPath || res.NeedTool != tt.wantNeedTool {
+			t.Errorf("decision %q: path %q need_tool %v", tt.decision, res.Path, res.NeedTool)
+		}
+	}
+}
+
+func TestToolErrorIsReportedNotDressedUp(t *testing.T) {
+	tools := newTools(tool("calculator", "math", "evaluates arithmetic"))
+	model := &fakeModel{generate: func(r llm.Request) llm.Response {
+		switch r.Force {
+		case "set_intent":
+			return call(r.Force, `{"intent":"CHAT"}`)
+		case "route":
+			return call("route", `{"decision":"calculator"}`)
+		case "calculator":
+			return call("calculator", `{"q":"1/0"}`)
+		}
+		t.Error("the synthesizer asked the model to phrase a failure")
+		return llm.Response{Content: "All good!"}
+	}}
+	runner := &fakeRunner{run: func(sandbox.Call) (sandbox.Result, error) {
+		return sandbox.Result{}, &sandbox.Error{Tool: "calculator", Kind: sandbox.KindTool, Msg: "division by zero"}
+	}}
+	a, _ := New(Deps{Model: model, Tools: tools, Runner: runner}, Config{})
+	res, err := a.Chat(context.Background(), Request{Message: "1/0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *res.Extraction != true || *res.Execution != false || !strings.Contains(res.Response, "division by zero") {
+		t.Errorf("result = %+v", res)
+	}
+}
+
+func TestBuildIntentWithoutBuilder(t *testing.T) {
+	model := &fakeModel{generate: func(r llm.Request) llm.Response { return call("set_intent", `{"intent":"BUILD"}`) }}
+	a, _ := New(Deps{Model: model, Tools: newTools()}, Config{})
+	res, err := a.Chat(context.Background(), Request{Message: "make a tool that flips coins"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Intent != IntentBuild || !strings.Contains(res.Response, "not available") {
+		t.Errorf("result = %+v", res)
+	}
+}
+
+func TestNoModel(t *testing.T) {
+	a, _ := New(Deps{Tools: newTools()}, Config{})
+	if _, err := a.Chat(context.Background(), Request{Message: "hi"}); err != llm.ErrNoModel {
+		t.Errorf("err = %v, want ErrNoModel", err)
+	}
+}
