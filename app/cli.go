@@ -190,7 +190,7 @@ func toolsCommand(ctx context.Context, args []string, getenv func(string) string
 		if err := writeJSON(stdout, rep); err != nil {
 			return err
 		}
-		if !rep.OK() {
+		if !rep.OK {
 			return exitError(1)
 		}
 		return nil

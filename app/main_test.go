@@ -1,0 +1,293 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"adaptbot/llm/llmtest"
+	"adaptbot/sandbox"
+)
+
+// TestMain lets the test binary serve as the sandbox worker, the way the real
+// binary does with `adaptbot worker`.
+func TestMain(m *testing.M) {
+	if os.Getenv("ADAPTBOT_TEST_WORKER") == "1" {
+		if err := sandbox.ServeWorker(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	workerCommand = []string{os.Args[0]}
+	workerEnv = []string{"ADAPTBOT_TEST_WORKER=1"}
+	os.Exit(m.Run())
+}
+
+// instance is AdaptBot started through run(), as `go run ./app` starts it.
+type instance struct {
+	url   string
+	dir   string
+	env   map[string]string
+	out   *syncBuffer
+	stop  func()
+	ended chan error
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// copyTools copies the shipped tools' sources (not their tests) into dir.
+func copyTools(t *testing.T, dir string) {
+	t.Helper()
+	srcs, err := filepath.Glob("../tools/*/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, src := range srcs {
+		name := filepath.Base(filepath.Dir(src))
+		if filepath.Base(src) != name+".go" {
+			continue
+		}
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeTool(t, dir, name, string(b))
+	}
+}
+
+func writeTool(t *testing.T, dir, name, src string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(dir, "tools", name), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Write then rename, as editors do, so the watcher never sees half a file.
+	tmp := filepath.Join(dir, "tools", name, "."+name+".tmp")
+	if err := os.WriteFile(tmp, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, "tools", name, name+".go")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// start runs AdaptBot over a temp directory holding the shipped tools, with
+// env on top of the test defaults, and waits until /healthz answers.
+func start(t *testing.T, env map[string]string, prepare ...func(dir string)) *instance {
+	t.Helper()
+	dir := t.TempDir()
+	copyTools(t, dir)
+	for _, p := range prepare {
+		p(dir)
+	}
+	full := map[string]string{
+		"ADAPTBOT_ADDR":         "127.0.0.1:0",
+		"ADAPTBOT_TOOLS_DIR":    filepath.Join(dir, "tools"),
+		"ADAPTBOT_REGISTRY":     filepath.Join(dir, "tools_registry.json"),
+		"ADAPTBOT_BENCHMARKS":   filepath.Join(dir, "benchmarks", "benchmarks.csv"),
+		"ADAPTBOT_WORKERS":      "2",
+		"ADAPTBOT_TOOL_TIMEOUT": "5s",
+	}
+	for k, v := range env {
+		full[k] = v
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	in := &instance{dir: dir, env: full, out: &syncBuffer{}, ended: make(chan error, 1)}
+	in.stop = sync.OnceFunc(func() {
+		cancel()
+		select {
+		case err := <-in.ended:
+			if err != nil {
+				t.Errorf("run returned %v", err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Error("server did not stop within 20s")
+		}
+	})
+	t.Cleanup(in.stop)
+	stderr := &syncBuffer{}
+	go func() {
+		in.ended <- run(ctx, []string{"adaptbot"}, func(k string) string { return full[k] }, strings.NewReader(""), in.out, stderr)
+	}()
+	re := regexp.MustCompile(`listening on (http://\S+)`)
+	deadline := time.Now().Add(30 * time.Second)
+	for in.url == "" {
+		if m := re.FindStringSubmatch(in.out.String()); m != nil {
+			in.url = m[1]
+			break
+		}
+		select {
+		case err := <-in.ended:
+			t.Fatalf("server exited: %v\nstdout: %s\nstderr: %s", err, in.out, stderr)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server did not start\nstdout: %s\nstderr: %s", in.out, stderr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if code, _ := in.do(t, "GET", "/healthz", ""); code != 200 {
+		t.Fatalf("/healthz = %d", code)
+	}
+	return in
+}
+
+// do sends a request and decodes a JSON reply into a map.
+func (in *instance) do(t *testing.T, method, path, body string) (int, map[string]any) {
+	t.Helper()
+	code, raw := in.raw(t, method, path, body)
+	var out map[string]any
+	if len(raw) > 0 && raw[0] == '{' {
+		if err := json.Unmarshal(raw, &out); err != nil {
+			t.Fatalf("%s %s: reply is not JSON: %v: %s", method, path, err, raw)
+		}
+	}
+	return code, out
+}
+
+func (in *instance) raw(t *testing.T, method, path, body string) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, in.url+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, raw
+}
+
+func (in *instance) chat(t *testing.T, message string) (int, map[string]any) {
+	t.Helper()
+	b, _ := json.Marshal(map[string]string{"message": message})
+	return in.do(t, "POST", "/chat", string(b))
+}
+
+// rows reads the benchmark CSV's data rows as maps by column.
+func (in *instance) rows(t *testing.T) []map[string]string {
+	t.Helper()
+	f, err := os.Open(in.env["ADAPTBOT_BENCHMARKS"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := readCSV(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+func str(v any) string {
+	if v == nil {
+		return ""
+	}
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// scriptedModel answers like a model that routes by keywords in the message:
+// what each test needs, scripted per function the request forces.
+type scriptedModel struct {
+	mu    sync.Mutex
+	route map[string]string // message → decision
+	args  map[string]string // message → arguments (or a sequence separated by "\n---\n")
+	calls map[string]int
+}
+
+func (m *scriptedModel) reply(r llmtest.Request) llmtest.Reply {
+	msg := r.LastUser()
+	switch f := r.Forced(); f {
+	case "set_intent":
+		if strings.HasPrefix(strings.ToLower(msg), "make a tool") {
+			return llmtest.Call(f, `{"intent":"BUILD"}`)
+		}
+		return llmtest.Call(f, `{"intent":"CHAT"}`)
+	case "route":
+		m.mu.Lock()
+		d, ok := m.route[msg]
+		m.mu.Unlock()
+		if !ok {
+			d = "general"
+		}
+		// Prose around the JSON, as some models answer even when asked for a call.
+		return llmtest.Call(f, fmt.Sprintf(`{"decision": %q, "reason": "scripted"}`, d))
+	case "":
+		if strings.Contains(r.System(), "raw output") {
+			return llmtest.Say("Here you go: " + r.LastUser()[strings.Index(r.LastUser(), "Output:\n")+8:])
+		}
+		return llmtest.Say("Hello! I am a scripted model.")
+	default:
+		// Argument extraction: the first user message is the question; later
+		// user messages carry validation errors.
+		first := ""
+		for _, msg := range r.Messages {
+			if msg.Role == "user" {
+				first = msg.Text()
+				break
+			}
+		}
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		seq := strings.Split(m.args[first], "\n---\n")
+		n := m.calls[first]
+		m.calls[first]++
+		if n >= len(seq) {
+			n = len(seq) - 1
+		}
+		return llmtest.Call(f, seq[n])
+	}
+}
+
+func newScript(route, args map[string]string) *scriptedModel {
+	return &scriptedModel{route: route, args: args, calls: map[string]int{}}
+}
+
+func modelEnv(srv *llmtest.Server) map[string]string {
+	return map[string]string{"OPENAI_BASE_URL": srv.BaseURL(), "OPENAI_API_KEY": "test", "ADAPTBOT_MODEL": "scripted"}
+}
