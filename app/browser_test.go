@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"adaptbot/llm/llmtest"
+)
+
+// romanTool is what the scripted model writes when asked for the tool.
+const romanTool = `// Package roman_numerals writes a whole number in Roman numerals.
+package roman_numerals
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// Input holds the number.
+type Input struct {
+	Number int ` + "`json:\"number\" jsonschema:\"a whole number from 1 to 3999\"`" + `
+}
+
+// Execute converts the number.
+func Execute(ctx context.Context, in Input) (string, error) {
+	if in.Number < 1 || in.Number > 3999 {
+		return "", fmt.Errorf("%d is out of range: Roman numerals go from 1 to 3999", in.Number)
+	}
+	values := []int{1000, 900, 500, 400, 100, 90, 50, 40, 10, 9, 5, 4, 1}
+	symbols := []string{"M", "CM", "D", "CD", "C", "XC", "L", "XL", "X", "IX", "V", "IV", "I"}
+	var b strings.Builder
+	n := in.Number
+	for i, v := range values {
+		for n >= v {
+			b.WriteString(symbols[i])
+			n -= v
+		}
+	}
+	return b.String(), nil
+}
+`
+
+// browserPath finds Chromium, or skips the test unless CI requires it.
+func browserPath(t *testing.T) string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("ADAPTBOT_REQUIRE_BROWSER") == "1" {
+		t.Fatal("Chromium is required (ADAPTBOT_REQUIRE_BROWSER=1) but not installed: apt-get install chromium")
+	}
+	t.Skip("Chromium is not installed (apt-get install chromium); .ci/run installs it")
+	return ""
+}
+
+// TestBrowserCreateToolFlow clicks through the page as a person would: a
+// question no tool can answer, Create Tool, live progress, then the answer
+// from the tool that did not exist a moment before.
+func TestBrowserCreateToolFlow(t *testing.T) {
+	chrome := browserPath(t)
+	writeToolArgs, _ := json.Marshal(map[string]any{
+		"source":      "Here is the tool:\n```go\n" + romanTool + "```\nIt handles 1 to 3999.",
+		"description": "Writes a whole number in Roman numerals.",
+		"category":    "text",
+		"examples": []map[string]any{
+			{"input": map[string]any{"number": 12}, "contains": "XII"},
+			{"input": map[string]any{"number": 1994}, "matches": "^MCMXCIV$"},
+		},
+	})
+	llmSrv := llmtest.New(t, func(r llmtest.Request) llmtest.Reply {
+		switch f := r.Forced(); f {
+		case "set_intent":
+			return llmtest.Call(f, `{"intent":"CHAT"}`)
+		case "route":
+			if strings.Contains(r.System(), "roman_numerals") {
+				return llmtest.Call(f, `{"decision":"roman_numerals"}`)
+			}
+			return llmtest.Call(f, `{"decision":"need_tool"}`)
+		case "decide_build":
+			return llmtest.Call(f, `{"op":"CREATE","tool":"roman_numerals","summary":"Convert a whole number to Roman numerals."}`)
+		case "write_tool":
+			return llmtest.Call(f, string(writeToolArgs))
+		case "roman_numerals":
+			return llmtest.Call(f, `{"number": 12}`)
+		case "":
+			if strings.Contains(r.System(), "raw output") {
+				out := r.LastUser()[strings.Index(r.LastUser(), "Output:\n")+8:]
+				return llmtest.Say("12 in Roman numerals is " + out + ".")
+			}
+		}
+		return llmtest.Say("I am not sure.")
+	})
+	in := start(t, modelEnv(llmSrv))
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chrome),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("no-first-run", true),
+	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	defer cancel()
+	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	defer cancelTimeout()
+
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(in.url),
+		chromedp.WaitVisible(chromedp.ID("message")),
+		chromedp.SendKeys(chromedp.ID("message"), "convert 12 to roman numerals"),
+		chromedp.Click(chromedp.ID("send")),
+		chromedp.WaitVisible(chromedp.ID("create-tool")),
+		chromedp.Click(chromedp.ID("create-tool")),
+		// Once the tool is registered the page asks the question again; wait
+		// for that answer.
+		chromedp.Poll[chromedp.Void](`[...document.querySelectorAll('.msg.bot')].some(m => m.textContent.includes('is XII'))`, chromedp.WithPollingTimeout(60*time.Second)),
+	)
+	if err != nil {
+		t.Fatalf("browser: %v\nserver output:\n%s", err, in.out)
+	}
+	progress, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("progress")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, err := chromedp.Run(ctx, chromedp.Evaluate[string](`[...document.querySelectorAll('.msg.bot')].pop().textContent`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dir := os.Getenv("ADAPTBOT_SCREENSHOT_DIR"); dir != "" {
+		os.WriteFile(filepath.Join(dir, "create-tool-flow.png"), shot, 0o644)
+	}
+	for _, want := range []string{"compil", "example 1 of 2", "example 2 of 2", "roman_numerals"} {
+		if !strings.Contains(strings.ToLower(progress), strings.ToLower(want)) {
+			t.Errorf("progress does not show %q:\n%s", want, progress)
+		}
+	}
+	if !strings.Contains(answer, "12 in Roman numerals is XII") || !strings.Contains(answer, "roman_numerals") {
+		t.Errorf("final answer = %q", answer)
+	}
+	code, r := in.do(t, "GET", "/api/tools/roman_numerals", "")
+	if code != 200 || r["origin"] != "generated" || r["version"] != float64(1) {
+		t.Errorf("registered tool = %d %v", code, r)
+	}
+	rows := in.rows(t)
+	var cats []string
+	for _, row := range rows {
+		cats = append(cats, row["category"])
+	}
+	if got := strings.Join(cats, ","); got != "need_tool,build_create,roman_numerals" {
+		t.Errorf("CSV categories = %s", got)
+	}
+	for _, row := range rows {
+		if row["category"] == "build_create" && (row["intent"] != "BUILD" || row["build_attempts"] != "1" || row["tool_generation_time_sec"] == "") {
+			t.Errorf("build row = %v", row)
+		}
+	}
+}
