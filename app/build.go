@@ -90,7 +90,7 @@ func (s *Server) handleBuild() fiber.Handler {
 		if req.Text == "" && req.Tool == "" {
 			return badRequest(`"request" is required: send {"request": "make a tool that ..."}`)
 		}
-		if s.build == nil {
+		if s.build == nil || s.agent.Model() == nil {
 			return buildError(llm.ErrNoModel)
 		}
 		c.Set(fiber.HeaderContentType, "text/event-stream")
@@ -128,18 +128,12 @@ func (s *Server) handleToolDelete() fiber.Handler {
 		if err != nil {
 			return err
 		}
-		var res *generator.Result
-		if s.build != nil {
-			res, err = s.runBuild(c.UserContext(), generator.Request{Op: generator.Delete, Tool: e.Name}, nil)
-		} else {
-			// Deleting needs no model: do it directly, and log it the same way.
-			id, began := newRequestID(), time.Now()
-			_, err = s.reg.Delete(c.UserContext(), e.Name)
-			res = &generator.Result{Op: generator.Delete, Tool: e.Name, OK: err == nil, Summary: "Deleted " + e.Name + "."}
-			s.logRow(buildRow(id, generator.Request{Op: generator.Delete, Tool: e.Name}, res, err, time.Since(began)))
-		}
+		res, err := s.runBuild(c.UserContext(), generator.Request{Op: generator.Delete, Tool: e.Name}, nil)
 		if err != nil {
 			return buildError(err)
+		}
+		if !res.OK {
+			return &apiError{Status: fiber.StatusUnprocessableEntity, Msg: res.Error}
 		}
 		return c.JSON(res)
 	}

@@ -109,10 +109,7 @@ func toolsCommand(ctx context.Context, args []string, getenv func(string) string
 		return fmt.Errorf("benchmarks: %w", err)
 	}
 	defer bench.Close()
-	s := &Server{cfg: cfg, reg: w.reg, bench: bench, log: log}
-	if w.gen != nil {
-		s.build = w.gen
-	}
+	s := &Server{cfg: cfg, reg: w.reg, bench: bench, build: w.gen, log: log}
 	build := func(req generator.Request) error {
 		p := newProgressLine(stderr)
 		res, err := s.runBuild(ctx, req, p.show)
@@ -163,27 +160,12 @@ func toolsCommand(ctx context.Context, args []string, getenv func(string) string
 		if err := need(1, "NAME"); err != nil {
 			return err
 		}
-		if w.gen == nil {
-			e, err := w.reg.Delete(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(stdout, "Deleted %s (version %d is kept in history).\n", e.Name, e.Version)
-			return nil
-		}
 		return build(generator.Request{Op: generator.Delete, Tool: args[0]})
 	case "test":
 		if err := need(1, "NAME"); err != nil {
 			return err
 		}
-		gen := w.gen
-		if gen == nil {
-			// Testing needs no model: a generator without one can run examples.
-			if gen, err = generator.New(generator.Options{Registry: w.reg, Runner: w.runner, Log: log}); err != nil {
-				return err
-			}
-		}
-		rep, err := gen.TestTool(ctx, args[0])
+		rep, err := w.gen.TestTool(ctx, args[0])
 		if err != nil {
 			return err
 		}

@@ -74,16 +74,16 @@ func openWorld(ctx context.Context, cfg Config, log *slog.Logger) (*world, error
 	w.finder = newFinder(w.reg)
 	w.reg.OnChange(w.finder.apply)
 
-	if model != nil {
-		w.gen, err = generator.New(generator.Options{Model: model, Registry: w.reg, Runner: w.runner, MaxAttempts: cfg.BuildAttempts, Log: log})
-		if err != nil {
-			w.runner.Close()
-			return nil, fmt.Errorf("generator: %w", err)
-		}
+	// The generator works without a model for what needs none: deletes and
+	// re-running a tool's examples. Builds say plainly that they need one.
+	w.gen, err = generator.New(generator.Options{Model: model, Registry: w.reg, Runner: w.runner, MaxAttempts: cfg.BuildAttempts, Log: log})
+	if err != nil {
+		w.runner.Close()
+		return nil, fmt.Errorf("generator: %w", err)
 	}
 
 	var b agent.Builder
-	if w.gen != nil {
+	if model != nil {
 		b = genBuilder{w.gen}
 	}
 	w.agent, err = agent.New(agent.Deps{Model: model, Tools: w.reg, Finder: w.finder, Runner: w.runner, Builder: b},
@@ -151,8 +151,11 @@ type genBuilder struct{ g *generator.Generator }
 
 func (b genBuilder) Build(ctx context.Context, request string, _ func(string)) (*agent.BuildResult, error) {
 	res, err := b.g.Build(ctx, generator.Request{Text: request}, nil)
-	if err != nil {
+	if res == nil {
 		return nil, err
+	}
+	if err != nil && res.Error == "" {
+		res.Error = err.Error()
 	}
 	return &agent.BuildResult{Action: string(res.Op), Tool: res.Tool, OK: res.OK, Version: res.Version,
 		Attempts: res.Attempts, Error: res.Error, Summary: res.Summary}, nil
@@ -182,11 +185,17 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 		fmt.Fprintln(stdout, "warning:", warning)
 	}
 
-	var build builder
-	if w.gen != nil {
-		build = w.gen
-	}
-	srv := NewServer(Deps{Config: cfg, Agent: w.agent, Reg: w.reg, Runner: w.runner, Bench: bench, Build: build, Log: log})
+	w.gen.RetestOnChange(ctx, func(rep *generator.ExampleReport, err error) {
+		switch {
+		case err != nil:
+			log.Warn("examples not re-run", "err", err)
+		case !rep.OK:
+			log.Warn("a changed tool fails its examples", "tool", rep.Tool, "version", rep.Version, "failures", rep.Failures())
+		default:
+			log.Info("a changed tool passes its examples", "tool", rep.Tool, "version", rep.Version)
+		}
+	})
+	srv := NewServer(Deps{Config: cfg, Agent: w.agent, Reg: w.reg, Runner: w.runner, Bench: bench, Build: w.gen, Log: log})
 
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()

@@ -1,6 +1,7 @@
 package generator
 
 import (
+	"encoding/json"
 	"errors"
 	"time"
 )
@@ -28,12 +29,18 @@ type Request struct {
 // Event is one step of a build's progress, for people watching it.
 type Event struct {
 	// Stage is one of: decide, write, check, compile, example, repair,
-	// register, delete, done, failed.
+	// register, delete, done, failed (the Stage constants).
 	Stage   string `json:"stage"`
 	Message string `json:"message"`
+	// Attempt and Of place the event in the write-check-repair loop:
+	// attempt 2 of 3. They are set from the write stage until the register.
 	Attempt int    `json:"attempt,omitempty"`
 	Of      int    `json:"of,omitempty"`
 	Tool    string `json:"tool,omitempty"`
+	// Example and Examples say which example runs, in the example stage:
+	// example 1 of 3.
+	Example  int `json:"example,omitempty"`
+	Examples int `json:"examples,omitempty"`
 }
 
 // Attempt is one try at a tool's source, kept in the build log.
@@ -41,6 +48,10 @@ type Attempt struct {
 	Number int      `json:"number"`
 	Errors []string `json:"errors,omitempty"`
 	Source string   `json:"source,omitempty"`
+	// Fixed lists the mechanical corrections the gate made to the model's
+	// source before checking it (a wrong package name, a missing package
+	// comment), so the log shows the source as checked and why it differs.
+	Fixed []string `json:"fixed,omitempty"`
 }
 
 // Result is what a build did.
@@ -58,3 +69,48 @@ type Result struct {
 
 // ErrConflict is returned when a build for the same tool is already running.
 var ErrConflict = errors.New("a build for this tool is already running")
+
+// Example is one check a tool must pass, stored with the tool in
+// examples.json: an input and what the output must contain, or match.
+type Example struct {
+	// Input is the JSON object of arguments passed to Execute.
+	Input json.RawMessage `json:"input"`
+	// Contains is a substring the output must contain.
+	Contains string `json:"contains,omitempty"`
+	// Matches is a regular expression (RE2 syntax) the output must match.
+	Matches string `json:"matches,omitempty"`
+}
+
+// ExampleResult is one example's run.
+type ExampleResult struct {
+	Example
+	// Output is what the tool returned, clipped; empty if it failed.
+	Output string `json:"output,omitempty"`
+	// Error says why the example failed, in words a person or a model can
+	// act on; empty if it passed.
+	Error string `json:"error,omitempty"`
+	OK    bool   `json:"ok"`
+}
+
+// ExampleReport is the outcome of running a tool's stored examples.
+type ExampleReport struct {
+	Tool    string          `json:"tool"`
+	Version int             `json:"version,omitempty"`
+	OK      bool            `json:"ok"`
+	Results []ExampleResult `json:"results"`
+}
+
+// Failures returns the errors of the examples that failed, in order.
+func (r *ExampleReport) Failures() []string {
+	var out []string
+	for _, res := range r.Results {
+		if !res.OK {
+			out = append(out, res.Error)
+		}
+	}
+	return out
+}
+
+// ErrNoExamples is returned by TestTool for a tool without stored examples
+// (a hand-written tool, for one).
+var ErrNoExamples = errors.New("the tool has no stored examples")

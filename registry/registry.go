@@ -372,7 +372,9 @@ func (r *Registry) acceptLocked(ctx context.Context, name string, src []byte, or
 	if rec == nil || rec.code == nil {
 		kind = Added
 	}
-	if category == "" {
+	// The source's own Category wins: it is what a hand edit or a restart
+	// would read again.
+	if spec.Category != "" {
 		category = spec.Category
 	}
 	if category == "" && rec != nil {

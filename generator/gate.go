@@ -1,0 +1,402 @@
+package generator
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/format"
+	"go/parser"
+	"go/scanner"
+	"go/token"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"adaptbot/contract"
+	"adaptbot/sandbox"
+)
+
+// minExamples is how many examples a tool must come with.
+const minExamples = 2
+
+// maxShown caps the output and input quoted back in an error.
+const maxShown = 400
+
+// checked is a candidate that passed every step of the gate.
+type checked struct {
+	source   []byte // gofmt'ed, package clause = tool name
+	spec     *contract.Spec
+	examples []Example
+}
+
+// verdict is what the gate found: the tool if it passed, otherwise the
+// problems, exactly as the model will be shown them.
+type verdict struct {
+	tool     *checked
+	source   string // the source as checked, for the build log
+	fixed    []string
+	problems []string
+}
+
+// gate is the one way into tools/: extract, parse and gofmt, contract,
+// compile, examples. It stops at the first step that fails (a file that does
+// not parse cannot be compiled) but reports every problem of that step, so a
+// repair can fix them all at once. The error is for failures that are not the
+// candidate's: a cancelled build or an unavailable sandbox.
+func (g *Generator) gate(ctx context.Context, name string, c candidate, emit func(Event)) (verdict, error) {
+	emit(Event{Stage: StageCheck, Message: "checking the code"})
+	src := extractSource(c.Source)
+	if src == "" {
+		return verdict{problems: slices.Concat(c.Problems, []string{"no Go source code was found in the reply: put the complete file in the source field of write_tool"})}, nil
+	}
+	formatted, fixed, problems := normalize(name, src, c.Description)
+	v := verdict{source: src, fixed: fixed}
+	if len(problems) > 0 {
+		v.problems = slices.Concat(c.Problems, problems)
+		return v, nil
+	}
+	v.source = string(formatted)
+
+	spec, err := contract.Parse(name, formatted)
+	var ce *contract.Error
+	switch {
+	case errors.As(err, &ce):
+		problems = append(problems, ce.Problems...)
+	case err != nil:
+		problems = append(problems, err.Error())
+	}
+	problems = append(problems, interpreterLint(name, formatted)...)
+	problems = append(problems, checkExamples(c.Examples, spec, err == nil)...)
+	if len(c.Problems)+len(problems) > 0 {
+		v.problems = slices.Concat(c.Problems, problems)
+		return v, nil
+	}
+
+	emit(Event{Stage: StageCompile, Message: "compiling"})
+	if err := g.opts.Runner.Compile(ctx, name, formatted); err != nil {
+		if ierr := infrastructure(ctx, err); ierr != nil {
+			return v, ierr
+		}
+		v.problems = []string{compileProblem(err)}
+		return v, nil
+	}
+
+	results, err := g.runExamples(ctx, name, formatted, c.Examples, emit)
+	if err != nil {
+		return v, err
+	}
+	for _, r := range results {
+		if !r.OK {
+			v.problems = append(v.problems, r.Error)
+		}
+	}
+	if len(v.problems) == 0 {
+		v.tool = &checked{source: formatted, spec: spec, examples: c.Examples}
+	}
+	return v, nil
+}
+
+// infrastructure returns a non-nil error if err says the build cannot go on
+// (cancelled, sandbox unavailable) rather than that the candidate is wrong.
+func infrastructure(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	// Anything but the sandbox's verdict on the code stops the build.
+	if k := sandbox.KindOf(err); k == "" || k == sandbox.KindUnavailable {
+		return err
+	}
+	return nil
+}
+
+// compileProblem words a failed compile for the model, with a hint when the
+// interpreter's own message would not help it.
+func compileProblem(err error) string {
+	msg := err.Error()
+	var se *sandbox.Error
+	if errors.As(err, &se) {
+		msg = se.Msg
+		if se.Kind == sandbox.KindPanic {
+			return "the interpreter failed while compiling (" + msg + "): this usually means a Go feature the interpreter lacks " +
+				"(range over an int or a function, min/max/clear) or generics; rewrite that part with plain loops and helpers"
+		}
+		if se.Kind == sandbox.KindTimeout {
+			return "loading the tool ran past its time limit: package-level variables must not do heavy work or loop"
+		}
+	}
+	if m := undefinedName.FindStringSubmatch(msg); m != nil {
+		for _, p := range contract.AllowedImports() {
+			if p == m[1] || strings.HasSuffix(p, "/"+m[1]) {
+				msg += fmt.Sprintf(" (missing import %q?)", p)
+				break
+			}
+		}
+	}
+	return "compile error: " + msg
+}
+
+var undefinedName = regexp.MustCompile(`undefined: ([a-z0-9]+)\b`)
+
+// normalize parses src, makes the mechanical fixes that need no model (the
+// package name, a missing package clause or package comment) and gofmts it.
+// The fixes are listed; problems are parse errors, one a line.
+func normalize(name, src, description string) (formatted []byte, fixed, problems []string) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, name+".go", src, parser.ParseComments)
+	if err != nil && !hasPackageClause(src) {
+		src = "package " + name + "\n\n" + src
+		fixed = append(fixed, "added the missing package clause `package "+name+"`")
+		f, err = parser.ParseFile(fset, name+".go", src, parser.ParseComments)
+	}
+	if err != nil {
+		return nil, fixed, parseProblems(err)
+	}
+
+	// Edits are made on the text, from the end backwards, so the offsets of
+	// the ones before stay right.
+	type edit struct {
+		from, to int
+		text     string
+	}
+	var edits []edit
+	old := f.Name.Name
+	if old != name {
+		edits = append(edits, edit{fset.Position(f.Name.Pos()).Offset, fset.Position(f.Name.End()).Offset, name})
+		fixed = append(fixed, fmt.Sprintf("renamed package %s to %s: the package name must be the tool name", old, name))
+	}
+	switch {
+	case f.Doc != nil:
+		first := f.Doc.List[0]
+		if lead := "// Package " + old; old != name && strings.HasPrefix(first.Text, lead) {
+			off := fset.Position(first.Pos()).Offset
+			edits = append(edits, edit{off, off + len(lead), "// Package " + name})
+		}
+	case description != "":
+		off := fset.Position(f.Package).Offset
+		edits = append(edits, edit{off, off, "// Package " + name + " " + sentence(description) + "\n"})
+		fixed = append(fixed, "added the package comment from the description")
+	}
+	sort.Slice(edits, func(i, j int) bool { return edits[i].from > edits[j].from })
+	for _, e := range edits {
+		src = src[:e.from] + e.text + src[e.to:]
+	}
+
+	out, err := format.Source([]byte(src))
+	if err != nil {
+		return nil, fixed, parseProblems(err)
+	}
+	return out, fixed, nil
+}
+
+// sentence turns a description into the rest of a package comment:
+// "Converts Roman numerals" becomes "converts Roman numerals."
+func sentence(d string) string {
+	d = strings.Join(strings.Fields(d), " ")
+	r, n := utf8.DecodeRuneInString(d)
+	if next, _ := utf8.DecodeRuneInString(d[n:]); unicode.IsUpper(r) && !unicode.IsUpper(next) {
+		d = string(unicode.ToLower(r)) + d[n:]
+	}
+	if !strings.HasSuffix(d, ".") {
+		d += "."
+	}
+	return d
+}
+
+// parseProblems lists a parser's errors, at most ten.
+func parseProblems(err error) []string {
+	var list scanner.ErrorList
+	if !errors.As(err, &list) {
+		return []string{"the code does not parse: " + err.Error()}
+	}
+	var out []string
+	for i, e := range list {
+		if i == 10 {
+			out = append(out, fmt.Sprintf("… and %d more parse errors", len(list)-10))
+			break
+		}
+		out = append(out, fmt.Sprintf("does not parse: %d:%d: %s", e.Pos.Line, e.Pos.Column, e.Msg))
+	}
+	return out
+}
+
+// interpreterLint finds what the interpreter (Yaegi, Go ≤ 1.21 semantics)
+// does not support but a Go compiler would accept, so the model gets a clear
+// message instead of "undefined: max" or an interpreter panic.
+func interpreterLint(name string, src []byte) []string {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, name+".go", src, 0)
+	if err != nil {
+		return nil
+	}
+	declared := map[string]bool{}
+	for _, d := range f.Decls {
+		if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil {
+			declared[fn.Name.Name] = true
+		}
+	}
+	var out []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.CallExpr:
+			if id, ok := n.Fun.(*ast.Ident); ok && !declared[id.Name] && (id.Name == "min" || id.Name == "max" || id.Name == "clear") {
+				p := fset.Position(n.Pos())
+				out = append(out, fmt.Sprintf("%d:%d: the builtin %s is not available in the interpreter: write a small helper function instead", p.Line, p.Column, id.Name))
+			}
+		case *ast.RangeStmt:
+			if rangesOverInt(n.X) {
+				p := fset.Position(n.Pos())
+				out = append(out, fmt.Sprintf("%d:%d: range over an integer is not supported by the interpreter: use for i := 0; i < n; i++", p.Line, p.Column))
+			}
+			if _, ok := n.X.(*ast.FuncLit); ok {
+				p := fset.Position(n.Pos())
+				out = append(out, fmt.Sprintf("%d:%d: range over a function is not supported by the interpreter: use a plain loop", p.Line, p.Column))
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// rangesOverInt spots the shapes of `range n` that need no type checker:
+// an integer literal, len(x), and arithmetic on either.
+func rangesOverInt(e ast.Expr) bool {
+	switch e := e.(type) {
+	case *ast.BasicLit:
+		return e.Kind == token.INT
+	case *ast.CallExpr:
+		id, ok := e.Fun.(*ast.Ident)
+		return ok && (id.Name == "len" || id.Name == "cap" || id.Name == "int")
+	case *ast.BinaryExpr:
+		return rangesOverInt(e.X) || rangesOverInt(e.Y)
+	case *ast.ParenExpr:
+		return rangesOverInt(e.X)
+	}
+	return false
+}
+
+// checkExamples checks the examples before anything runs: enough of them,
+// each with an expectation, a regexp that compiles and, when the contract
+// passed, an input the tool's schema accepts.
+func checkExamples(examples []Example, spec *contract.Spec, validate bool) []string {
+	var out []string
+	if len(examples) < minExamples {
+		out = append(out, fmt.Sprintf("write_tool needs at least %d examples, each {\"input\": {...}, \"contains\": \"...\"} or with \"matches\" (a regexp); got %d", minExamples, len(examples)))
+	}
+	for i, e := range examples {
+		where := fmt.Sprintf("example %d of %d", i+1, len(examples))
+		if len(e.Input) == 0 || e.Input[0] != '{' {
+			out = append(out, fmt.Sprintf("%s: input must be a JSON object of Input's fields, got %s", where, clipText(string(compact(e.Input)))))
+			continue
+		}
+		if e.Contains == "" && e.Matches == "" {
+			out = append(out, where+": give contains (text the output must contain) or matches (a regexp it must match)")
+		}
+		if e.Matches != "" {
+			if _, err := regexp.Compile(e.Matches); err != nil {
+				out = append(out, fmt.Sprintf("%s: matches is not a valid RE2 regexp: %v", where, err))
+			}
+		}
+		if validate && spec != nil {
+			if err := contract.Validate(spec.Schema, e.Input); err != nil {
+				out = append(out, fmt.Sprintf("%s: input %s does not fit Input: %v", where, clipText(string(compact(e.Input))), err))
+			}
+		}
+	}
+	return out
+}
+
+// runExamples runs each example in the sandbox under the example timeout
+// and checks its expectation. The error is for an unavailable sandbox or a
+// cancelled build; a failing example is a result.
+func (g *Generator) runExamples(ctx context.Context, name string, src []byte, examples []Example, emit func(Event)) ([]ExampleResult, error) {
+	out := make([]ExampleResult, 0, len(examples))
+	for i, e := range examples {
+		emit(Event{Stage: StageExample, Message: fmt.Sprintf("running example %d of %d", i+1, len(examples)), Example: i + 1, Examples: len(examples)})
+		r := ExampleResult{Example: e}
+		where := fmt.Sprintf("example %d of %d (input %s)", i+1, len(examples), clipText(string(compact(e.Input))))
+		res, err := g.opts.Runner.Run(ctx, sandbox.Call{Tool: name, Source: src, Input: e.Input, Timeout: g.opts.ExampleTimeout})
+		if err != nil {
+			if ctx.Err() != nil || sandbox.KindOf(err) == sandbox.KindUnavailable {
+				return out, fmt.Errorf("%s: %w", where, err)
+			}
+			r.Error = where + ": " + runProblem(err)
+			out = append(out, r)
+			continue
+		}
+		r.Output = clipText(res.Output)
+		r.Error = expectation(e, res.Output)
+		if r.Error != "" {
+			r.Error = where + ": " + r.Error
+		}
+		r.OK = r.Error == ""
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// runProblem words a failed run: what kind of failure and the message.
+func runProblem(err error) string {
+	var se *sandbox.Error
+	if !errors.As(err, &se) {
+		return err.Error()
+	}
+	switch se.Kind {
+	case sandbox.KindTool:
+		return "Execute returned an error: " + se.Msg
+	case sandbox.KindPanic:
+		return "Execute panicked (return an error instead of panicking): " + se.Msg
+	case sandbox.KindTimeout:
+		return "timed out: " + se.Msg
+	case sandbox.KindInput:
+		return "the input was rejected: " + se.Msg
+	}
+	return string(se.Kind) + ": " + se.Msg
+}
+
+// expectation says how output fails e, or "" if it passes.
+func expectation(e Example, output string) string {
+	if e.Contains != "" && !strings.Contains(output, e.Contains) {
+		return fmt.Sprintf("the output %s does not contain %q", quoteClip(output), e.Contains)
+	}
+	if e.Matches != "" {
+		re, err := regexp.Compile(e.Matches)
+		if err != nil {
+			return fmt.Sprintf("matches %q is not a valid regexp: %v", e.Matches, err)
+		}
+		if !re.MatchString(output) {
+			return fmt.Sprintf("the output %s does not match the regexp %q", quoteClip(output), e.Matches)
+		}
+	}
+	return ""
+}
+
+func clipText(s string) string { return clip(s, maxShown) }
+
+// clip shortens s to at most n bytes, on a rune boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+func quoteClip(s string) string { return fmt.Sprintf("%q", clipText(s)) }
+
+// encodeExamples is the examples.json the registry stores with the tool.
+func encodeExamples(examples []Example) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	enc.Encode(examples) //nolint:errcheck // raw messages were checked when decoded
+	return b.Bytes()
+}

@@ -1,0 +1,297 @@
+package generator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"adaptbot/contract"
+	"adaptbot/llm"
+	"adaptbot/registry"
+)
+
+// decide settles the operation and the tool's name, asking the model unless
+// the request names both, claims the name for this build, and refuses what
+// cannot be done: a create of a name that exists, a modify or delete of one
+// that does not.
+func (g *Generator) decide(ctx context.Context, b *build) (*build, error) {
+	b.emit(Event{Stage: StageDecide, Message: "working out what to build"})
+	b.summary = strings.TrimSpace(b.req.Text)
+	if (b.op == "" || b.name == "") && b.summary == "" {
+		b.failure = "The request is empty: say what the tool should do."
+		return b, nil
+	}
+	if b.op == "" || b.name == "" {
+		raw, err := llm.Structured(ctx, g.opts.Model, decideMessages(b.req.Text, g.opts.Registry.List()), decideFunction)
+		if err != nil {
+			return b, err
+		}
+		var d struct {
+			Op      string `json:"op"`
+			Tool    string `json:"tool"`
+			Summary string `json:"summary"`
+		}
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return b, fmt.Errorf("decide_build reply %s: %w", clipText(string(raw)), err)
+		}
+		if b.op == "" {
+			b.op = Op(strings.ToLower(strings.TrimSpace(d.Op)))
+		}
+		if b.name == "" {
+			b.name = d.Tool
+		}
+		if s := strings.TrimSpace(d.Summary); s != "" {
+			b.summary = s
+		}
+	}
+	asked := b.name
+	b.name = toolName(asked)
+	if b.summary == "" {
+		b.summary = fmt.Sprintf("%s the tool %s", b.op, b.name)
+	}
+	if err := contract.ValidName(b.name); err != nil {
+		b.failure = fmt.Sprintf("%q cannot name a tool: use lowercase letters, digits and underscores, starting with a letter.", asked)
+		return b, nil
+	}
+	switch b.op {
+	case Create, Modify, Delete:
+	default:
+		b.failure = fmt.Sprintf("I could not tell whether to create, modify or delete a tool (got %q); please rephrase the request.", b.op)
+		return b, nil
+	}
+	if !g.lock(b.name) {
+		return b, fmt.Errorf("%w: %s", ErrConflict, b.name)
+	}
+	b.locked = true
+
+	_, listed := g.opts.Registry.Entry(b.name)
+	switch b.op {
+	case Create:
+		if listed {
+			// A create never replaces a tool: that is what a modify is for,
+			// and it should be asked for by name.
+			b.failure = fmt.Sprintf("A tool named %s already exists. Ask to change it (\"make %s also …\"), or ask for a tool with another name.", b.name, b.name)
+		}
+	case Modify:
+		t, ok := g.opts.Registry.Tool(b.name)
+		switch {
+		case !listed:
+			b.failure = fmt.Sprintf("There is no tool named %s to change. %s", b.name, g.existing())
+		case !ok:
+			b.failure = fmt.Sprintf("%s has no working version to change; fix its file or roll it back first.", b.name)
+		}
+		b.current = t
+	case Delete:
+		if !listed {
+			b.failure = fmt.Sprintf("There is no tool named %s to delete. %s", b.name, g.existing())
+		}
+	}
+	return b, nil
+}
+
+// existing lists the tools' names for a message that names the wrong one.
+func (g *Generator) existing() string {
+	var names []string
+	for _, e := range g.opts.Registry.List() {
+		names = append(names, e.Name)
+	}
+	if len(names) == 0 {
+		return "There are no tools yet."
+	}
+	return "The tools are: " + strings.Join(names, ", ") + "."
+}
+
+var notName = regexp.MustCompile(`[^a-z0-9_]+`)
+
+// toolName turns what a model calls a tool ("Roman-Numerals", "roman numerals")
+// into snake_case. ValidName still has the last word: this never makes a
+// name that could leave tools/.
+func toolName(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	s = notName.ReplaceAllString(s, "_")
+	s = strings.Trim(s, "_")
+	for strings.Contains(s, "__") {
+		s = strings.ReplaceAll(s, "__", "_")
+	}
+	if s != "" && s[0] >= '0' && s[0] <= '9' {
+		s = "tool_" + s
+	}
+	return s
+}
+
+// create asks the model for a new tool.
+func (g *Generator) create(ctx context.Context, b *build) (*build, error) {
+	b.system = writeSystem(g.categories())
+	b.task = createTask(b.name, b.summary, b.req.Text)
+	return g.write(ctx, b, b.task, StageWrite, "writing the code")
+}
+
+// modify asks the model for a new version of a serving tool.
+func (g *Generator) modify(ctx context.Context, b *build) (*build, error) {
+	b.system = writeSystem(g.categories())
+	b.task = modifyTask(b.current, b.summary, b.req.Text, g.opts.Registry.Examples(b.name))
+	return g.write(ctx, b, b.task, StageWrite, "writing the code")
+}
+
+// repair sends the last attempt back with the gate's exact problems.
+func (g *Generator) repair(ctx context.Context, b *build) (*build, error) {
+	prompt := repairTask(b.task, b.attempt, g.opts.MaxAttempts, b.verdict.source, b.verdict.problems, b.cand.Examples)
+	return g.write(ctx, b, prompt, StageRepair, "repairing")
+}
+
+// write is one attempt: one model call, its reply kept as the candidate.
+func (g *Generator) write(ctx context.Context, b *build, task, stage, doing string) (*build, error) {
+	b.attempt++
+	b.emit(Event{Stage: stage, Message: fmt.Sprintf("%s (attempt %d of %d)", doing, b.attempt, g.opts.MaxAttempts),
+		Attempt: b.attempt, Of: g.opts.MaxAttempts})
+	resp, err := g.opts.Model.Generate(ctx, llm.Request{
+		Messages:  []llm.Message{{Role: llm.System, Content: b.system}, {Role: llm.User, Content: task}},
+		Functions: []llm.Function{writeToolFunction},
+		Force:     writeToolName,
+	})
+	if err != nil {
+		return b, fmt.Errorf("attempt %d: %w", b.attempt, err)
+	}
+	b.cand = parseReply(resp)
+	return b, nil
+}
+
+// check runs the candidate through the gate and logs the attempt. A modify
+// is held to the tool's stored examples too: those whose input the model
+// did not send again still run, so a change cannot drop what the tool did.
+func (g *Generator) check(ctx context.Context, b *build) (*build, error) {
+	if b.op == Modify {
+		b.cand.Examples = keepExamples(b.cand.Examples, g.opts.Registry.Examples(b.name))
+	}
+	v, err := g.gate(ctx, b.name, b.cand, func(ev Event) {
+		ev.Attempt, ev.Of = b.attempt, g.opts.MaxAttempts
+		b.emit(ev)
+	})
+	if err != nil {
+		return b, err
+	}
+	b.verdict = v
+	b.log = append(b.log, Attempt{Number: b.attempt, Errors: v.problems, Source: v.source, Fixed: v.fixed})
+	return b, nil
+}
+
+// register saves the checked tool with its examples as the tool's next
+// version; the registry checks it once more and snapshots it in history.
+func (g *Generator) register(ctx context.Context, b *build) (*build, error) {
+	b.emit(Event{Stage: StageRegister, Message: "saving the tool"})
+	if _, exists := g.opts.Registry.Entry(b.name); b.op == Create && exists {
+		b.failure = fmt.Sprintf("A tool named %s appeared while this one was being built; nothing was saved.", b.name)
+		return b, nil
+	}
+	tool := b.verdict.tool
+	category := strings.ToLower(b.cand.Category)
+	if category == "" {
+		category = tool.spec.Category
+	}
+	if category == "" {
+		category = b.current.Category // a modify keeps its category unless changed
+	}
+	e, err := g.opts.Registry.Put(ctx, b.name, tool.source, registry.PutOptions{
+		Origin: registry.Generated, Category: category, Examples: encodeExamples(tool.examples)})
+	if err != nil {
+		if ctx.Err() != nil {
+			return b, err
+		}
+		b.failure = fmt.Sprintf("The registry refused %s: %s. Nothing was saved.", b.name, clipText(err.Error()))
+		return b, nil
+	}
+	b.entry = e
+	return b, nil
+}
+
+// delete removes the tool from serving; its versions stay in history.
+func (g *Generator) delete(ctx context.Context, b *build) (*build, error) {
+	b.emit(Event{Stage: StageDelete, Message: "deleting " + b.name})
+	e, err := g.opts.Registry.Delete(ctx, b.name)
+	if errors.Is(err, registry.ErrNotFound) {
+		b.failure = fmt.Sprintf("There is no tool named %s to delete.", b.name)
+		return b, nil
+	}
+	if err != nil {
+		return b, err
+	}
+	b.entry = e
+	return b, nil
+}
+
+// reject words a refused build for people, if decide has not already.
+func (g *Generator) reject(_ context.Context, b *build) (*build, error) {
+	if b.failure != "" {
+		return b, nil
+	}
+	last := "it did not pass its checks"
+	if n := len(b.log); n > 0 && len(b.log[n-1].Errors) > 0 {
+		last = forPeople(b.log[n-1].Errors[0])
+	}
+	verb, kept := "create", "Nothing was saved."
+	if b.op == Modify {
+		verb, kept = "change", fmt.Sprintf("Nothing was changed: version %d keeps serving.", b.current.Version)
+	}
+	b.failure = fmt.Sprintf("I could not %s %s: after %d attempts the code still fails its checks (%s). %s",
+		verb, b.name, b.attempt, strings.TrimSuffix(last, "."), kept)
+	return b, nil
+}
+
+// keepExamples adds to sent the stored examples whose input sent does not
+// repeat. Sending an input again is how a model changes what it expects.
+func keepExamples(sent []Example, stored []byte) []Example {
+	var old []Example
+	if json.Unmarshal(stored, &old) != nil {
+		return sent
+	}
+	have := map[string]bool{}
+	for _, e := range sent {
+		have[canonical(e.Input)] = true
+	}
+	out := sent
+	for _, e := range old {
+		if !have[canonical(e.Input)] {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// canonical re-encodes JSON with sorted keys and no spaces, so equal inputs
+// compare equal however they were written.
+func canonical(raw json.RawMessage) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+var position = regexp.MustCompile(`^\d+:\d+: `)
+
+// forPeople shortens a problem written for the model to a clause for the
+// failure message: no line:column, no list of allowed imports, 160 bytes.
+func forPeople(problem string) string {
+	p := position.ReplaceAllString(problem, "")
+	p, _, _ = strings.Cut(p, "; allowed: ")
+	return clip(p, 160)
+}
+
+// categories are the categories in use, for the write prompt.
+func (g *Generator) categories() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, e := range g.opts.Registry.List() {
+		if e.Category != "" && !seen[e.Category] {
+			seen[e.Category] = true
+			out = append(out, e.Category)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

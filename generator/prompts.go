@@ -1,0 +1,257 @@
+package generator
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"adaptbot/contract"
+	"adaptbot/llm"
+	"adaptbot/registry"
+)
+
+// Every prompt the generator sends is built in this file, and each is
+// rendered for fixed inputs into testdata/golden (go test -update), so a
+// change to what the model is told shows up in review.
+
+// The functions the model answers through.
+const (
+	decideName    = "decide_build"
+	writeToolName = "write_tool"
+)
+
+var decideFunction = llm.Function{
+	Name:        decideName,
+	Description: "Record what the build must do: create, modify or delete a tool.",
+	Parameters: json.RawMessage(`{"type":"object","properties":{` +
+		`"op":{"type":"string","enum":["CREATE","MODIFY","DELETE"]},` +
+		`"tool":{"type":"string","description":"snake_case name: a new one for CREATE, an existing one for MODIFY and DELETE"},` +
+		`"summary":{"type":"string","description":"one or two sentences: what the tool must do, what to change, or what goes"}},` +
+		`"required":["op","tool","summary"]}`),
+}
+
+var writeToolFunction = llm.Function{
+	Name:        writeToolName,
+	Description: "Submit the tool: its complete Go source, a description, a category and examples that are run before it is saved.",
+	Parameters: json.RawMessage(`{"type":"object","properties":{` +
+		`"source":{"type":"string","description":"the complete Go file, plain text without Markdown fences"},` +
+		`"description":{"type":"string","description":"one sentence: what the tool does"},` +
+		`"category":{"type":"string","description":"an existing category if one fits, else a new short lowercase word"},` +
+		`"examples":{"type":"array","minItems":2,"items":{"type":"object","properties":{` +
+		`"input":{"type":"object","description":"the arguments: a JSON object of Input's fields"},` +
+		`"contains":{"type":"string","description":"text the output must contain"},` +
+		`"matches":{"type":"string","description":"an RE2 regular expression the output must match"}},` +
+		`"required":["input"]}}},` +
+		`"required":["source","description","category","examples"]}`),
+}
+
+// decideMessages asks which operation a request is, given the tools there are.
+func decideMessages(request string, tools []registry.Entry) []llm.Message {
+	var b strings.Builder
+	b.WriteString(`You manage the tools of AdaptBot, a chat assistant that writes its own tools in Go.
+Decide what the user's request asks for, and answer by calling decide_build:
+- CREATE: a new tool. A plain question that no tool can answer ("what is the weather in Paris", "convert 12 to roman numerals") is a CREATE too: of a generic tool that answers that kind of question (the weather for any city, any number in Roman numerals), never one hard-wired to the question.
+- MODIFY: change one of the existing tools below ("make the currency tool also accept lowercase codes").
+- DELETE: remove one of the existing tools below.
+
+tool: for CREATE a new snake_case name that says what the tool does (roman_numerals, weather_forecast), not one of the existing names; for MODIFY and DELETE the exact name of the existing tool.
+summary: for CREATE what the tool must do and the inputs it takes; for MODIFY the change; for DELETE which tool goes.
+
+Existing tools:
+`)
+	if len(tools) == 0 {
+		b.WriteString("(none)\n")
+	}
+	for _, t := range tools {
+		cat := ""
+		if t.Category != "" {
+			cat = " [" + t.Category + "]"
+		}
+		fmt.Fprintf(&b, "- %s%s: %s\n", t.Name, cat, orNone(t.Description))
+	}
+	return []llm.Message{
+		{Role: llm.System, Content: b.String()},
+		{Role: llm.User, Content: request},
+	}
+}
+
+// exampleTool is the complete tool shown to the model as the pattern to follow.
+const exampleTool = `// Package word_stats counts the words, lines and characters of a text and
+// finds its most frequent word. Words are split on spaces and punctuation,
+// compared case-insensitively.
+package word_stats
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"unicode"
+)
+
+// Input is the text to measure.
+type Input struct {
+	Text string ` + "`json:\"text\" jsonschema:\"the text to measure\"`" + `
+	// MinLength is optional: a field with omitempty may be left out.
+	MinLength int ` + "`json:\"min_length,omitempty\" jsonschema:\"only count words at least this long; default 1\"`" + `
+}
+
+// Stats is the result; a struct is returned to the caller as JSON.
+type Stats struct {
+	Words      int    ` + "`json:\"words\"`" + `
+	Lines      int    ` + "`json:\"lines\"`" + `
+	Characters int    ` + "`json:\"characters\"`" + `
+	MostCommon string ` + "`json:\"most_common,omitempty\"`" + `
+}
+
+// Execute measures in.Text.
+func Execute(ctx context.Context, in Input) (Stats, error) {
+	if strings.TrimSpace(in.Text) == "" {
+		return Stats{}, errors.New("text is empty: give the text to measure")
+	}
+	minLength := in.MinLength
+	if minLength < 1 {
+		minLength = 1
+	}
+	words := strings.FieldsFunc(strings.ToLower(in.Text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
+	counts := map[string]int{}
+	stats := Stats{Lines: strings.Count(in.Text, "\n") + 1, Characters: len([]rune(in.Text))}
+	for _, w := range words {
+		if len([]rune(w)) < minLength {
+			continue
+		}
+		stats.Words++
+		counts[w]++
+		if counts[w] > counts[stats.MostCommon] || (counts[w] == counts[stats.MostCommon] && w < stats.MostCommon) {
+			stats.MostCommon = w
+		}
+	}
+	return stats, nil
+}
+`
+
+// writeSystem is the system prompt of every create, modify and repair call:
+// the contract, the imports, the toolkit, the interpreter's Go and the answer
+// format.
+func writeSystem(categories []string) string {
+	var b strings.Builder
+	b.WriteString(`You write tools for AdaptBot, a chat assistant that extends itself. A tool is one Go source file that an interpreter (Yaegi) loads and calls with JSON arguments. Before a tool is saved it is parsed, checked against the contract below, compiled, and its examples are run; any failure comes back to you with the exact errors.
+
+# The contract
+- One file, ` + "`package <name>`" + `, where <name> is the tool name you are given.
+- It starts with a package comment, ` + "`// Package <name> <does what>.`" + `: the tool's description, which decides when the tool is picked, so say what it does and what inputs it accepts.
+- ` + "`type Input struct { ... }`" + ` holds the parameters. Give every exported field a json tag and a ` + "`jsonschema:\"...\"`" + ` tag that describes it (units, formats, examples). Use string, bool, int, float64, slices, maps with string keys and structs declared in the file. Fields without omitempty are required; make a field optional with ` + "`json:\"x,omitempty\"`" + ` when it has a sensible default.
+- ` + "`func Execute(ctx context.Context, in Input) (T, error)`" + ` does the work. T is usually string (returned as is) or a struct (returned as JSON).
+- Optionally ` + "`const Timeout = 5 * time.Second`" + ` lowers the tool's call limit.
+- Make the tool generic: take the specifics of the request (numbers, places, currencies) as Input fields, never hard-wire the question you were given.
+
+A complete tool:
+` + "```go\n" + exampleTool + "```\n" + `
+# Allowed imports
+Only these packages may be imported: ` + strings.Join(contract.AllowedImports(), ", ") + `.
+Anything else is rejected before it runs: no os, os/exec, net, net/http, io/ioutil, syscall, unsafe, reflect, slices or maps.
+
+# Network
+A tool has no network access except through package toolkit, imported as "` + contract.ToolkitPath + `":
+- toolkit.Get(ctx context.Context, url string) (string, error): an HTTP GET that returns the body; it fails on a status outside 2xx, a body over 1 MiB, and private or loopback addresses.
+- toolkit.GetJSON(ctx context.Context, url string, v any) error: a GET that decodes the JSON body into v.
+- toolkit.QueryEscape(s string) string: escapes s for a URL query.
+- toolkit.ErrBlocked is wrapped by the error for a destination the egress policy refuses.
+Pass ctx along. Use public HTTPS APIs that need no key, and decode only the fields you need.
+
+# The Go the interpreter runs
+Yaegi supports the Go language only up to 1.22, and not all of it:
+- no builtins min, max or clear: write a small helper function;
+- no range over an integer (` + "`for i := range 10`" + `) or over a function: write ` + "`for i := 0; i < n; i++`" + `;
+- no generic helper functions from slices or maps (they cannot be imported); avoid declaring generic functions;
+- loop variables follow the pre-1.22 rule, one variable for the whole loop: copy it (` + "`v := v`" + `) before a closure captures it;
+- everything stays in the one file; no init functions and no package-level variables whose initialisation does work; no goroutines are needed.
+
+# Errors
+Return errors, never panic: check indexes, map lookups, nil pointers, divisions by zero and every strconv error. An error message tells the user what was wrong with the input and what is accepted.
+
+# Categories
+`)
+	if len(categories) == 0 {
+		b.WriteString("There are no categories yet: choose a short lowercase word (finance, conversion, text, time, weather, math).\n")
+	} else {
+		b.WriteString("Existing categories: " + strings.Join(categories, ", ") + ". Use one if it fits, otherwise a new short lowercase word.\n")
+	}
+	b.WriteString(`
+# Your answer
+Call write_tool with:
+- source: the complete Go file as plain text, without Markdown fences;
+- description: one sentence on what the tool does;
+- category: as above;
+- examples: at least 2, each {"input": {...}, "contains": "..."} or {"input": {...}, "matches": "..."}. input is a JSON object of Input's fields; contains is text the output must contain, matches an RE2 regular expression it must match. Every example is run before the tool is saved, so pick inputs whose output you are sure of: the main use and an edge case, expecting a short, telling part of the output (a number, a key word), not all of it. For a struct result the output is its JSON encoding. For data from the network, expect its shape, not its value (matches "[0-9]").
+`)
+	return b.String()
+}
+
+// createTask is the user message of a create.
+func createTask(name, summary, request string) string {
+	return fmt.Sprintf(`Write the tool %q.
+What it must do: %s
+The user's request: %s`, name, summary, request)
+}
+
+// modifyTask is the user message of a modify: the change and everything the
+// tool is now.
+func modifyTask(t registry.Tool, summary, request string, examples []byte) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `Change the tool %q. Keep its name and keep everything it already does unless the change says otherwise. Its current examples are run again whether or not you send them: to change what one expects, because the change makes it wrong, send it again with the same input. Add at least one example for the change.
+The change: %s
+The user's request: %s
+Current category: %s
+Current source:
+`+"```go\n%s```\n", t.Name, summary, request, orNone(t.Category), t.Code)
+	if len(examples) > 0 {
+		fmt.Fprintf(&b, "Current examples:\n%s\n", strings.TrimSpace(string(examples)))
+	} else {
+		b.WriteString("Current examples: (none)\n")
+	}
+	return b.String()
+}
+
+// repairTask follows the task with the failed attempt: its source as checked
+// and the exact problems.
+func repairTask(task string, attempt, of int, source string, problems []string, examples []Example) string {
+	var b strings.Builder
+	b.WriteString(task)
+	fmt.Fprintf(&b, `
+
+Attempt %d of %d failed its checks, and nothing was saved. Fix every problem below and call write_tool again with the complete corrected file and all the examples (change an example only if the example itself is wrong).
+
+Problems:
+`, attempt, of)
+	for _, p := range problems {
+		b.WriteString("- " + p + "\n")
+	}
+	if source != "" {
+		b.WriteString("\nThe source as checked:\n```go\n" + strings.TrimRight(source, "\n") + "\n```\n")
+	}
+	if len(examples) > 0 {
+		b.WriteString("\nThe examples as sent:\n")
+		for _, e := range examples {
+			b.WriteString("- " + jsonLine(e) + "\n")
+		}
+	}
+	return b.String()
+}
+
+// jsonLine encodes v on one line, leaving <, > and & as they are.
+func jsonLine(v any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v) //nolint:errcheck // examples hold checked JSON
+	return strings.TrimSpace(b.String())
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}

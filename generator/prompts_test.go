@@ -1,0 +1,132 @@
+package generator
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"adaptbot/llm"
+	"adaptbot/registry"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+
+// render writes a prompt as a reviewer reads it: each message, then the
+// function the model must call.
+func render(msgs []llm.Message, fn llm.Function) string {
+	var b strings.Builder
+	for _, m := range msgs {
+		b.WriteString("=== " + string(m.Role) + " ===\n" + strings.TrimRight(m.Content, "\n") + "\n\n")
+	}
+	var schema any
+	json.Unmarshal(fn.Parameters, &schema) //nolint:errcheck // checked by TestFunctionSchemasAreJSON
+	params, _ := json.MarshalIndent(schema, "", "  ")
+	b.WriteString("=== function " + fn.Name + " ===\n" + fn.Description + "\n" + string(params) + "\n")
+	return b.String()
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name+".txt")
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./generator -run TestPrompts -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("prompt %s changed; if that is intended, run go test ./generator -run TestPrompts -update and review the diff.\ngot:\n%s", name, got)
+	}
+}
+
+func TestPrompts(t *testing.T) {
+	tools := []registry.Entry{
+		{Name: "calculator", Category: "math", Description: "Evaluates arithmetic expressions."},
+		{Name: "currency_converter", Category: "finance", Description: "Converts an amount of money between currencies."},
+		{Name: "notes"},
+	}
+	current := registry.Tool{
+		Entry: registry.Entry{Name: "roman_numerals", Category: "conversion", Version: 2, UpdatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)},
+		Code:  []byte(romanTool("roman_numerals")),
+	}
+	examples := []byte("[\n  " + exNumber + ",\n  " + exRoman + "\n]\n")
+	system := writeSystem([]string{"conversion", "finance", "math"})
+	create := createTask("roman_numerals", "Convert integers to Roman numerals and back.", "convert 2024 to roman numerals")
+	modify := modifyTask(current, "Accept numerals with spaces around them.", "make the roman tool ignore spaces", examples)
+	var ex []Example
+	json.Unmarshal(examples, &ex) //nolint:errcheck // a constant
+	repair := repairTask(create, 1, 3, compileError("roman_numerals"), []string{
+		`compile error: roman_numerals.go:52:9: cannot use total (variable of type int) as string value in return statement`,
+		`example 2 of 2 (input {"roman":"xiv"}): Execute panicked (return an error instead of panicking): runtime error: index out of range [13] with length 13`,
+	}, ex)
+
+	tests := []struct {
+		name string
+		msgs []llm.Message
+		fn   llm.Function
+	}{
+		{"decide", decideMessages("convert 2024 to roman numerals", tools), decideFunction},
+		{"decide_no_tools", decideMessages("make a tool that tells the weather", nil), decideFunction},
+		{"create", []llm.Message{{Role: llm.System, Content: system}, {Role: llm.User, Content: create}}, writeToolFunction},
+		{"create_no_categories", []llm.Message{{Role: llm.System, Content: writeSystem(nil)}, {Role: llm.User, Content: create}}, writeToolFunction},
+		{"modify", []llm.Message{{Role: llm.System, Content: system}, {Role: llm.User, Content: modify}}, writeToolFunction},
+		{"repair", []llm.Message{{Role: llm.System, Content: system}, {Role: llm.User, Content: repair}}, writeToolFunction},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { golden(t, tt.name, render(tt.msgs, tt.fn)) })
+	}
+}
+
+func TestFunctionSchemasAreJSON(t *testing.T) {
+	for _, fn := range []llm.Function{decideFunction, writeToolFunction} {
+		if !json.Valid(fn.Parameters) {
+			t.Errorf("%s parameters are not valid JSON", fn.Name)
+		}
+	}
+}
+
+// TestWriteSystemStatesTheRules guards what the create prompt must say,
+// whatever its wording becomes.
+func TestWriteSystemStatesTheRules(t *testing.T) {
+	p := writeSystem([]string{"finance"})
+	for _, want := range []string{
+		"func Execute(ctx context.Context, in Input) (T, error)", "type Input struct",
+		`"adaptbot/toolkit"`, "toolkit.Get(", "toolkit.GetJSON(", "toolkit.QueryEscape(",
+		"encoding/json, errors, fmt", "os/exec",
+		"up to 1.22", "min, max or clear", "range over an integer", "pre-1.22", "one file", "no init functions", "no goroutines",
+		"Return errors, never panic", "Existing categories: finance",
+		"write_tool", "at least 2", `"contains"`, `"matches"`,
+	} {
+		if !strings.Contains(p, want) {
+			t.Errorf("the write prompt does not say %q", want)
+		}
+	}
+}
+
+// TestExampleToolPassesTheGate keeps the tool the prompt shows honest: it
+// must pass the very checks it teaches.
+func TestExampleToolPassesTheGate(t *testing.T) {
+	f := newFixture(t, nil)
+	c := candidate{Source: exampleTool, Examples: []Example{
+		{Input: json.RawMessage(`{"text": "The cat saw the dog.\nThe end."}`), Contains: `"most_common":"the"`},
+		{Input: json.RawMessage(`{"text": "a bb ccc", "min_length": 2}`), Matches: `"words":2\b`},
+	}}
+	v, err := f.gen.gate(t.Context(), "word_stats", c, func(Event) {})
+	if err != nil || v.tool == nil {
+		t.Fatalf("the example tool fails the gate: %q, %v", v.problems, err)
+	}
+	if len(v.fixed) != 0 {
+		t.Errorf("the example tool needed fixes: %q", v.fixed)
+	}
+}
