@@ -1,0 +1,22 @@
+// Package router finds the few tools worth showing a model out of hundreds or
+// thousands: AdaptBot's own tools plus those of every connected MCP server.
+//
+// An Index holds one Doc per tool, keyed by (Server, Name), where Server is the
+// tool's domain: a local tool's category or an MCP server's name. It ranks tools
+// for a free-text request with a field-weighted BM25 (BM25F) over the tool's
+// name, description, parameters and domain, and with a second BM25 over whole
+// domains; Route fuses the two. Tool names are split (snake_case, camelCase,
+// kebab-case), English words are stemmed, and CJK text is indexed as character
+// bigrams. Upsert and Remove update the postings and the length and document
+// frequency counts in place; IDF is computed at query time, so no change ever
+// rebuilds the index. Reads run concurrently with writes.
+//
+// An optional Embedder (declared here, implemented elsewhere) adds dense scores,
+// fused by reciprocal rank; any embedding failure falls back to the lexical
+// ranking, which stands on its own.
+//
+// The package must not learn from anything but the tools it is given: it has no
+// vocabulary, synonyms or weights drawn from a benchmark. Eval and RunCLI
+// measure it on a catalog and a task file; they import nothing from the rest of
+// AdaptBot.
+package router
