@@ -12,6 +12,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	// Tools call time.LoadLocation; embed the zone database so they work on
+	// hosts without /usr/share/zoneinfo (workers run this same binary).
+	_ "time/tzdata"
 
 	"adaptbot/sandbox"
 )

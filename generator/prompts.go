@@ -166,6 +166,8 @@ Yaegi supports the Go language only up to 1.22, and not all of it:
 - no range over an integer (` + "`for i := range 10`" + `) or over a function: write ` + "`for i := 0; i < n; i++`" + `;
 - no generic helper functions from slices or maps (they cannot be imported); avoid declaring generic functions;
 - loop variables follow the pre-1.22 rule, one variable for the whole loop: copy it (` + "`v := v`" + `) before a closure captures it;
+- ranging over a string (` + "`for _, r := range s`" + `) is slow in the interpreter on long text: range over ` + "`[]rune(s)`" + `, or better leave per-character work to strings, unicode/utf8 and regexp, which run natively;
+- declare one package-level variable per statement (` + "`var a, b = f()`" + ` fails);
 - everything stays in the one file; no init functions and no package-level variables whose initialisation does work; no goroutines are needed.
 
 # Errors
