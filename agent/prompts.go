@@ -5,9 +5,15 @@ import (
 	"fmt"
 	"strings"
 
+	"adaptbot/contract"
 	"adaptbot/llm"
 	"adaptbot/registry"
 )
+
+// maxSummary caps a tool's description in the classifier's prompt: enough to
+// choose by, and it keeps the prompt's size independent of how verbose tool
+// authors are. The extraction step sees the whole description.
+const maxSummary = 160
 
 // maxOutputInPrompt caps how much tool output the synthesizer sees.
 const maxOutputInPrompt = 8000
@@ -81,29 +87,7 @@ func toolLine(t registry.Tool) string {
 	if t.Category != "" {
 		cat = " [" + t.Category + "]"
 	}
-	return fmt.Sprintf("- %s%s: %s\n", t.Name, cat, summary(t.Description))
-}
-
-// maxSummary caps a tool's description in the classifier's prompt: enough to
-// choose by, and it keeps the prompt's size independent of how verbose tool
-// authors are. The extraction step sees the whole description.
-const maxSummary = 160
-
-// summary returns the first sentence of desc, cut at a word to maxSummary.
-func summary(desc string) string {
-	desc = strings.Join(strings.Fields(desc), " ")
-	if i := strings.Index(desc, ". "); i > 0 && i < maxSummary {
-		return desc[:i+1]
-	}
-	r := []rune(desc)
-	if len(r) <= maxSummary {
-		return desc
-	}
-	cut := string(r[:maxSummary])
-	if i := strings.LastIndexByte(cut, ' '); i > maxSummary/2 {
-		cut = cut[:i]
-	}
-	return cut + "…"
+	return fmt.Sprintf("- %s%s: %s\n", t.Name, cat, contract.Summary(t.Description, maxSummary))
 }
 
 func discoveryReply(d Discovery, added []registry.Tool) string {

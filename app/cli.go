@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 
 	"adaptbot/benchmarks"
+	"adaptbot/contract"
 	"adaptbot/generator"
 	"adaptbot/registry"
 	"adaptbot/router"
@@ -70,7 +71,7 @@ func toolsCommand(ctx context.Context, args []string, getenv func(string) string
 			tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tCATEGORY\tVERSION\tORIGIN\tSTATUS\tDESCRIPTION")
 			for _, e := range entries {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", e.Name, e.Category, e.Version, e.Origin, e.Status, e.Description)
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", e.Name, e.Category, e.Version, e.Origin, e.Status, contract.Summary(e.Description, 80))
 			}
 			return tw.Flush()
 		}

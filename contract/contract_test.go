@@ -151,3 +151,22 @@ func TestValidName(t *testing.T) {
 		}
 	}
 }
+
+func TestSummary(t *testing.T) {
+	tests := []struct {
+		desc string
+		max  int
+		want string
+	}{
+		{"Adds numbers. Also subtracts.", 160, "Adds numbers."},
+		{"Short", 160, "Short"},
+		{"one two three four five six", 12, "one two…"},
+		{"  spaced\n  out  text ", 160, "spaced out text"},
+		{"日本語のテキストです", 4, "日本語の…"},
+	}
+	for _, tt := range tests {
+		if got := Summary(tt.desc, tt.max); got != tt.want {
+			t.Errorf("Summary(%q, %d) = %q, want %q", tt.desc, tt.max, got, tt.want)
+		}
+	}
+}

@@ -295,3 +295,21 @@ func isIdent(e ast.Expr, name string) bool {
 	id, ok := e.(*ast.Ident)
 	return ok && id.Name == name
 }
+
+// Summary returns the first sentence of a description, or its first max
+// characters cut at a word, for places that list many tools.
+func Summary(desc string, max int) string {
+	desc = strings.Join(strings.Fields(desc), " ")
+	if i := strings.Index(desc, ". "); i > 0 && i < max {
+		return desc[:i+1]
+	}
+	r := []rune(desc)
+	if len(r) <= max {
+		return desc
+	}
+	cut := string(r[:max])
+	if i := strings.LastIndexByte(cut, ' '); i > max/2 {
+		cut = cut[:i]
+	}
+	return cut + "…"
+}
