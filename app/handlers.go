@@ -69,8 +69,11 @@ func (s *Server) handleHealth() fiber.Handler {
 		if name := s.modelName(); name != "" {
 			body["model"] = name
 		}
-		if st, ok := s.runner.(interface{ Stats() sandbox.Stats }); ok {
-			body["sandbox"] = st.Stats()
+		st := s.runner.Stats()
+		body["sandbox"] = st
+		if st.Live+st.Starting < st.Size {
+			// The pool is replacing workers; calls still queue and run.
+			body["status"] = "degraded"
 		}
 		if w := s.reg.Warnings(); len(w) > 0 {
 			body["warnings"] = w

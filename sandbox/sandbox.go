@@ -3,8 +3,15 @@
 // down. The symbols given to the interpreter are the sandbox: the allowlisted
 // standard packages of package contract and the toolkit's exported calls,
 // nothing else. Runner has two implementations behind one interface: worker
-// processes (the default, which survive out-of-memory, stack overflow and fatal
-// runtime errors in a tool) and in-process (for development and tests).
+// processes (Pool, the default, which survive out-of-memory, stack overflow
+// and fatal runtime errors in a tool, and kill and replace a worker that hits
+// a limit) and in-process (InProcess, for development and tests). README.md
+// lists what a tool can and cannot do, and the limits.
+//
+// The package must never hand an interpreter a symbol the contract's
+// allowlist does not name, nor let a tool see or change how the host
+// configures it (the egress policy, the limits); the server's binary must
+// call ServeWorker when started as a worker.
 package sandbox
 
 import (
@@ -45,6 +52,23 @@ type Runner interface {
 	Run(ctx context.Context, c Call) (Result, error)
 	// Close stops the runner and its workers.
 	Close() error
+	// Stats describes the runner now, for health checks and tests.
+	Stats() Stats
+}
+
+// Stats describes a Runner. For ModeWorkers a healthy pool has
+// Live+Starting == Size; Restarts counts workers replaced after a timeout,
+// crash, limit or leaked goroutine.
+type Stats struct {
+	Mode          Mode  `json:"mode"`
+	Size          int   `json:"size"`           // configured workers (0 in-process)
+	Live          int   `json:"live"`           // worker processes running
+	Busy          int   `json:"busy"`           // of which serving a call
+	Idle          int   `json:"idle"`           // of which free
+	Starting      int   `json:"starting"`       // replacements being started
+	Restarts      int64 `json:"restarts"`       // workers replaced so far
+	StartFailures int64 `json:"start_failures"` // worker starts that failed
+	PIDs          []int `json:"-"`              // the live workers' process IDs
 }
 
 // Kind classifies why a call failed.

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"adaptbot/sandbox"
+	"adaptbot/sandbox/sandboxtest"
+)
+
+// TestHostileToolsCannotTakeTheServerDown drops every tool of the sandbox's
+// hostile corpus into a running server, as a person (or a model) might, and
+// runs each. Each must fail the way the corpus says, and afterwards the
+// server must still answer /healthz with a full worker pool and run a normal
+// tool.
+func TestHostileToolsCannotTakeTheServerDown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the hostile corpus takes a while")
+	}
+	cases, err := sandboxtest.Corpus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	redirect, stop, err := sandboxtest.Redirector()
+	if err != nil {
+		t.Fatalf("redirector: %v", err)
+	}
+	defer stop()
+	toolkitHosts = redirect.Rewrite
+	t.Cleanup(func() { toolkitHosts = nil })
+	in := start(t, map[string]string{
+		"ADAPTBOT_TOOL_TIMEOUT": "2s",
+		"ADAPTBOT_EGRESS_ALLOW": redirect.Policy.AllowNets[0].String(),
+	})
+
+	for _, c := range cases {
+		writeTool(t, in.dir, c.Name, string(c.Source))
+	}
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			var entry map[string]any
+			waitUntil(t, c.Name+" to be checked", func() bool {
+				code, r := in.do(t, "GET", "/api/tools/"+c.Name, "")
+				entry = r
+				return code == 200
+			})
+			if entry["status"] == "broken" {
+				// Refused before it could run: at the contract or while
+				// compiling in the sandbox (an init that never ends).
+				if c.Kind != sandbox.KindCompile && c.Kind != sandbox.KindTimeout {
+					t.Fatalf("refused at load, but the corpus expects %s: %v", c.Kind, entry["last_error"])
+				}
+				if !strings.Contains(str(entry["last_error"]), c.Message) {
+					t.Errorf("last_error %q does not say %q", entry["last_error"], c.Message)
+				}
+				return
+			}
+			code, r := in.do(t, "POST", "/api/tools/"+c.Name+"/run", `{}`)
+			if c.Kind == "" {
+				if code != 200 || !strings.Contains(str(r["output"]), c.Output) {
+					t.Errorf("run = %d %v, want output %q", code, r, c.Output)
+				}
+				return
+			}
+			if code != 422 || r["kind"] != string(c.Kind) || !strings.Contains(str(r["error"]), c.Message) || !strings.Contains(str(r["error"]), c.Name) {
+				t.Errorf("run = %d %v, want kind %s saying %q", code, r, c.Kind, c.Message)
+			}
+		})
+	}
+
+	code, h := in.do(t, "GET", "/healthz", "")
+	if code != 200 || (h["status"] != "ok" && h["status"] != "degraded") {
+		t.Fatalf("/healthz after the corpus = %d %v", code, h)
+	}
+	waitUntil(t, "the pool to be back at its size", func() bool {
+		_, h := in.do(t, "GET", "/healthz", "")
+		var st sandbox.Stats
+		b, _ := json.Marshal(h["sandbox"])
+		json.Unmarshal(b, &st)
+		return st.Size == 2 && st.Live+st.Starting == st.Size && h["status"] == "ok"
+	})
+	if code, r := in.do(t, "POST", "/api/tools/calculator/run", `{"expression": "6*7"}`); code != 200 || !strings.Contains(str(r["output"]), "42") {
+		t.Errorf("a normal call after the corpus = %d %v", code, r)
+	}
+}

@@ -1,0 +1,122 @@
+package sandbox_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"adaptbot/sandbox"
+	"adaptbot/sandbox/sandboxtest"
+)
+
+// TestHostileCorpus runs every tool of testdata/hostile through a real pool
+// and checks each gets its outcome; then that a normal call still succeeds,
+// the pool is back at its configured size, and Close leaves no process.
+func TestHostileCorpus(t *testing.T) {
+	cases, err := sandboxtest.Corpus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := testOptions(t)
+	// Slow machines and the race detector get time for the cases that must
+	// finish; the cases that must time out get one second.
+	opts.CallTimeout = 3 * time.Second
+	redirector, stop, rerr := sandboxtest.Redirector()
+	if rerr == nil {
+		defer stop()
+		opts.Toolkit = redirector
+	}
+	p := newPool(t, opts)
+	seen := map[int]bool{}
+	note := func() {
+		for _, pid := range p.Stats().PIDs {
+			seen[pid] = true
+		}
+	}
+	note()
+
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			if c.Needs == sandboxtest.NeedsRedirector && redirector.Rewrite == nil {
+				t.Skipf("no redirector: %v", rerr)
+			}
+			before := waitFull(t, p)
+			start := time.Now()
+			res, err := p.Run(context.Background(), corpusCall(c))
+			if err := c.Check(res, err); err != nil {
+				t.Error(err)
+			}
+			t.Logf("%v: %v", time.Since(start).Round(time.Millisecond), err)
+			after := waitFull(t, p)
+			note()
+			if c.Recycles && after.Restarts == before.Restarts {
+				t.Errorf("the worker was not replaced after the tool left goroutines running")
+			}
+			// A normal call right after.
+			res, err = run(t, p, "calculator", calculator, `{"a":2,"b":3}`)
+			if err != nil || res.Output != `{"sum":5}` {
+				t.Fatalf("normal call after %s: %q, %v", c.Name, res.Output, err)
+			}
+		})
+	}
+
+	s := waitFull(t, p)
+	t.Logf("after the corpus: %+v", s)
+	if s.Live != opts.PoolSize {
+		t.Errorf("live workers %d, want %d", s.Live, opts.PoolSize)
+	}
+	note()
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for pid := range seen {
+		if !processGone(pid) {
+			t.Errorf("worker %d still exists after Close", pid)
+		}
+	}
+}
+
+// TestHostileCorpusInProcess runs the cases the in-process runner survives.
+func TestHostileCorpusInProcess(t *testing.T) {
+	cases, err := sandboxtest.Corpus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := testOptions(t)
+	// Slow machines and the race detector get time for the cases that must
+	// finish; the cases that must time out get one second.
+	opts.CallTimeout = 3 * time.Second
+	redirector, stop, rerr := sandboxtest.Redirector()
+	if rerr == nil {
+		defer stop()
+		opts.Toolkit = redirector
+	}
+	r := sandbox.NewInProcess(opts)
+	defer r.Close()
+	for _, c := range cases {
+		if !c.InProcess {
+			continue
+		}
+		t.Run(c.Name, func(t *testing.T) {
+			if c.Needs == sandboxtest.NeedsRedirector && redirector.Rewrite == nil {
+				t.Skipf("no redirector: %v", rerr)
+			}
+			res, err := r.Run(context.Background(), corpusCall(c))
+			if err := c.Check(res, err); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	res, err := run(t, r, "calculator", calculator, `{"a":2,"b":3}`)
+	if err != nil || res.Output != `{"sum":5}` {
+		t.Fatalf("normal call after the corpus: %q, %v", res.Output, err)
+	}
+}
+
+func corpusCall(c sandboxtest.Case) sandbox.Call {
+	call := sandbox.Call{Tool: c.Name, Source: c.Source, Input: []byte(`{}`)}
+	if c.Kind == sandbox.KindTimeout {
+		call.Timeout = time.Second
+	}
+	return call
+}

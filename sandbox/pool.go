@@ -1,0 +1,458 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// killSlack is how long past a call's limit and grace the server waits for
+// the worker's own verdict before killing it.
+const killSlack = 400 * time.Millisecond
+
+// Pool is the Runner of ModeWorkers: a fixed number of worker processes,
+// each serving one call at a time. A worker that times out, crashes, runs
+// past a limit or is left with a tool's goroutines is killed (or ends
+// itself) and replaced in the background, so the pool keeps its size.
+type Pool struct {
+	opts    Options
+	command []string
+	env     []string
+	cfg     workerConfig
+	log     *slog.Logger
+	specs   specCache
+
+	closing chan struct{}
+	wg      sync.WaitGroup // replacements being started
+	nextID  atomic.Uint64
+
+	mu            sync.Mutex
+	closed        bool
+	youngDeaths   int            // workers in a row that died before serving a call
+	procs         map[*proc]bool // every live worker, true while busy
+	idle          []*proc
+	waiters       []chan *proc // callers waiting for a worker, oldest first
+	starting      int
+	restarts      int64
+	startFailures int64
+}
+
+var _ Runner = (*Pool)(nil)
+
+// NewPool starts opts.PoolSize workers and returns once all have started.
+func NewPool(opts Options) (*Pool, error) {
+	opts = opts.withDefaults()
+	command := opts.WorkerCommand
+	if len(command) == 0 {
+		var err error
+		if command, err = defaultWorkerCommand(); err != nil {
+			return nil, err
+		}
+	}
+	p := &Pool{
+		opts:    opts,
+		command: command,
+		env:     workerEnv(opts),
+		cfg: workerConfig{
+			MemoryLimit:   opts.MemoryLimit,
+			MaxGoroutines: opts.MaxGoroutines,
+			MaxOutput:     opts.MaxOutput,
+			CacheSize:     opts.CacheSize,
+			Toolkit:       opts.Toolkit,
+		},
+		log:     opts.Log,
+		closing: make(chan struct{}),
+		procs:   map[*proc]bool{},
+	}
+	errs := make(chan error, opts.PoolSize)
+	for i := 0; i < opts.PoolSize; i++ {
+		go func() {
+			w, err := startProc(p.command, p.env, p.cfg, p.log)
+			if err == nil {
+				p.adopt(w)
+			}
+			errs <- err
+		}()
+	}
+	var first error
+	for i := 0; i < opts.PoolSize; i++ {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	if first != nil {
+		p.Close()
+		return nil, fmt.Errorf("sandbox: %w", first)
+	}
+	return p, nil
+}
+
+// workerEnv is all a worker gets of an environment: none of the server's
+// variables, which may hold secrets, only the Go runtime's settings.
+func workerEnv(opts Options) []string {
+	env := []string{
+		"GOMEMLIMIT=" + strconv.FormatInt(opts.MemoryLimit, 10),
+		"GOTRACEBACK=single",
+	}
+	return append(env, opts.WorkerEnv...)
+}
+
+// Compile loads the tool in a worker without calling it.
+func (p *Pool) Compile(ctx context.Context, tool string, source []byte) error {
+	_, err := p.do(ctx, opCompile, Call{Tool: tool, Source: source})
+	return err
+}
+
+// Run calls the tool in a worker.
+func (p *Pool) Run(ctx context.Context, c Call) (Result, error) {
+	return p.do(ctx, opCall, c)
+}
+
+func (p *Pool) do(ctx context.Context, op string, c Call) (Result, error) {
+	if err := checkInput(c.Tool, c.Input); err != nil {
+		return Result{}, err
+	}
+	hash := sourceHash(c.Tool, c.Source)
+	toolLimit, err := p.specs.check(hash, c.Tool, c.Source)
+	if err != nil {
+		return Result{}, err
+	}
+	limit := callTimeout(p.opts.CallTimeout, toolLimit, c.Timeout)
+	for attempt := 0; ; attempt++ {
+		w, err := p.acquire(ctx, c.Tool)
+		if err != nil {
+			return Result{}, err
+		}
+		req := request{ID: p.nextID.Add(1), Op: op, Tool: c.Tool, Hash: hash, Input: c.Input, Timeout: limit}
+		if !w.has[hash] {
+			req.Source = c.Source
+		}
+		resp, err := p.roundTrip(ctx, w, req, c.Source, limit)
+		if errors.Is(err, errNotSent) && attempt == 0 {
+			// The worker died idle, before this call reached it: not the
+			// tool's doing, so try another.
+			p.retire(w, "died while idle")
+			continue
+		}
+		if err != nil {
+			p.retire(w, err.Error())
+			return Result{}, p.callError(c.Tool, err)
+		}
+		if resp.Kind != KindCompile {
+			if len(w.has) >= 4*p.opts.CacheSize {
+				clear(w.has) // the worker has evicted most; it asks again
+			}
+			w.has[hash] = true
+		}
+		if resp.Exit != "" {
+			p.retire(w, resp.Exit)
+		} else {
+			p.release(w)
+		}
+		if resp.Kind == KindTimeout && ctx.Err() != nil {
+			// The caller gave up first: its error, not the tool's.
+			return Result{Duration: resp.Duration}, fmt.Errorf("tool %s: %w", c.Tool, ctx.Err())
+		}
+		return resp.outcome.result(c.Tool)
+	}
+}
+
+// errNotSent says a request never reached its worker.
+var errNotSent = errors.New("request not sent")
+
+// roundTrip sends req and waits for the worker's answer, its death, the
+// call's limit plus grace, or the caller's cancellation. An error means the
+// worker is no longer usable.
+func (p *Pool) roundTrip(ctx context.Context, w *proc, req request, source []byte, limit time.Duration) (response, error) {
+	w.calls++
+	if err := w.send(req); err != nil {
+		return response{}, fmt.Errorf("%w: %v", errNotSent, err)
+	}
+	hard := time.NewTimer(limit + cancelGrace + killSlack)
+	defer hard.Stop()
+	cancelled := ctx.Done()
+	var afterCancel <-chan time.Time
+	for {
+		select {
+		case r, ok := <-w.resps:
+			if !ok {
+				return response{}, w.died(req.Tool, p.cfg)
+			}
+			if r.ID != req.ID {
+				continue // the answer to a call given up on
+			}
+			if r.NeedSource && req.Source == nil {
+				req.Source = source
+				if err := w.send(req); err != nil {
+					return response{}, w.died(req.Tool, p.cfg)
+				}
+				continue
+			}
+			return r, nil
+		case <-cancelled:
+			// Ask the worker to cancel; kill it if the tool does not notice.
+			cancelled = nil
+			w.send(request{ID: req.ID, Op: opCancel}) //nolint:errcheck // a dead worker is seen below
+			t := time.NewTimer(cancelGrace + killSlack)
+			defer t.Stop()
+			afterCancel = t.C
+		case <-afterCancel:
+			w.kill()
+			return response{}, fmt.Errorf("tool %s: %w", req.Tool, ctx.Err())
+		case <-hard.C:
+			w.kill()
+			return response{}, &Error{Tool: req.Tool, Kind: KindTimeout, Msg: fmt.Sprintf("ran past its %v time limit; the worker was killed", limit)}
+		}
+	}
+}
+
+// callError turns a failed round trip into the call's error.
+func (p *Pool) callError(tool string, err error) error {
+	if p.isClosed() {
+		return &Error{Tool: tool, Kind: KindUnavailable, Msg: "the sandbox is closed"}
+	}
+	var e *Error
+	if errors.As(err, &e) && e.Tool == "" {
+		e.Tool = tool
+	}
+	return err
+}
+
+// acquire takes an idle worker, waiting up to QueueTimeout. Waiting
+// callers are served in order.
+func (p *Pool) acquire(ctx context.Context, tool string) (*proc, error) {
+	var timeout <-chan time.Time
+	for {
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return nil, &Error{Tool: tool, Kind: KindUnavailable, Msg: "the sandbox is closed"}
+		}
+		if n := len(p.idle); n > 0 {
+			// The most recently used worker: its cache is the warmest.
+			w := p.idle[n-1]
+			p.idle = p.idle[:n-1]
+			p.procs[w] = true
+			p.mu.Unlock()
+			if w.dead() {
+				p.retire(w, "died while idle")
+				continue
+			}
+			return w, nil
+		}
+		ch := make(chan *proc, 1)
+		p.waiters = append(p.waiters, ch)
+		p.mu.Unlock()
+
+		if timeout == nil {
+			t := time.NewTimer(p.opts.QueueTimeout)
+			defer t.Stop()
+			timeout = t.C
+		}
+		var err error
+		select {
+		case w := <-ch:
+			if w.dead() {
+				p.retire(w, "died while idle")
+				continue
+			}
+			return w, nil
+		case <-ctx.Done():
+			err = fmt.Errorf("tool %s: waiting for a free worker: %w", tool, ctx.Err())
+		case <-timeout:
+			err = &Error{Tool: tool, Kind: KindUnavailable, Msg: fmt.Sprintf("no worker was free within %v (pool of %d)", p.opts.QueueTimeout, p.opts.PoolSize)}
+		case <-p.closing:
+			err = &Error{Tool: tool, Kind: KindUnavailable, Msg: "the sandbox is closed"}
+		}
+		p.mu.Lock()
+		i := slices.Index(p.waiters, ch)
+		if i >= 0 {
+			p.waiters = slices.Delete(p.waiters, i, i+1)
+		}
+		p.mu.Unlock()
+		if i < 0 {
+			// A worker was handed over meanwhile: pass it on.
+			p.release(<-ch)
+		}
+		return nil, err
+	}
+}
+
+// adopt puts a started worker in the pool and watches for its end: one
+// that dies idle is replaced at once, so that Stats stays true.
+func (p *Pool) adopt(w *proc) {
+	p.release(w)
+	go func() {
+		<-w.exited
+		p.mu.Lock()
+		busy, live := p.procs[w]
+		if live && !busy {
+			if i := slices.Index(p.idle, w); i >= 0 {
+				p.idle = slices.Delete(p.idle, i, i+1)
+			}
+		}
+		p.mu.Unlock()
+		if live && !busy {
+			p.retire(w, "exited while idle")
+		}
+		// A busy worker's death is the call's to report.
+	}()
+}
+
+// release hands w to the longest-waiting caller, or makes it idle.
+func (p *Pool) release(w *proc) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		w.kill()
+		return
+	}
+	if len(p.waiters) > 0 {
+		ch := p.waiters[0]
+		p.waiters = p.waiters[1:]
+		p.procs[w] = true
+		p.mu.Unlock()
+		ch <- w // buffered: never blocks
+		return
+	}
+	p.procs[w] = false
+	p.idle = append(p.idle, w)
+	p.mu.Unlock()
+}
+
+// retire takes w out of the pool and, in the background, kills it (if it
+// has not ended itself) and starts a replacement, backing off while
+// replacements fail to start so that a broken binary does not spin.
+func (p *Pool) retire(w *proc, why string) {
+	p.mu.Lock()
+	_, live := p.procs[w]
+	delete(p.procs, w)
+	if p.closed || !live {
+		// Closing, or retired already by another path.
+		p.mu.Unlock()
+		w.kill()
+		return
+	}
+	p.restarts++
+	p.starting++
+	// A worker that dies before serving a call is the binary's fault, not a
+	// tool's: back off, so that a crash loop does not spin.
+	var wait time.Duration
+	if w.calls == 0 && time.Since(w.started) < time.Second {
+		p.youngDeaths++
+		wait = min(50*time.Millisecond<<min(p.youngDeaths, 7), 5*time.Second)
+	} else {
+		p.youngDeaths = 0
+	}
+	p.wg.Add(1)
+	p.mu.Unlock()
+	p.log.Info("sandbox: replacing worker", "worker", w.pid, "reason", why)
+	go func() {
+		defer p.wg.Done()
+		// A worker that announced its exit gets a moment to go by itself.
+		select {
+		case <-w.exited:
+		case <-time.After(100 * time.Millisecond):
+		}
+		w.kill()
+		p.replace(wait)
+	}()
+}
+
+// replace starts one worker for a retired one, after wait; p.starting
+// counts it.
+func (p *Pool) replace(wait time.Duration) {
+	select {
+	case <-p.closing:
+		p.mu.Lock()
+		p.starting--
+		p.mu.Unlock()
+		return
+	case <-time.After(wait):
+	}
+	backoff := 50 * time.Millisecond
+	for {
+		select {
+		case <-p.closing:
+			p.mu.Lock()
+			p.starting--
+			p.mu.Unlock()
+			return
+		default:
+		}
+		w, err := startProc(p.command, p.env, p.cfg, p.log)
+		p.mu.Lock()
+		if err == nil {
+			p.starting--
+			p.mu.Unlock()
+			p.adopt(w)
+			return
+		}
+		p.startFailures++
+		p.mu.Unlock()
+		p.log.Error("sandbox: worker failed to start", "err", err, "retry_in", backoff)
+		select {
+		case <-p.closing:
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+func (p *Pool) isClosed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.closed
+}
+
+// Close kills every worker, busy or idle, and waits until all are reaped.
+// Calls in flight fail with KindUnavailable.
+func (p *Pool) Close() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	close(p.closing)
+	var all []*proc
+	for w := range p.procs {
+		all = append(all, w)
+	}
+	clear(p.procs)
+	p.idle = nil
+	p.mu.Unlock()
+	for _, w := range all {
+		w.kill()
+	}
+	p.wg.Wait()
+	return nil
+}
+
+// Stats describes the pool now.
+func (p *Pool) Stats() Stats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := Stats{
+		Mode:          ModeWorkers,
+		Size:          p.opts.PoolSize,
+		Starting:      p.starting,
+		Restarts:      p.restarts,
+		StartFailures: p.startFailures,
+	}
+	s.Idle = len(p.idle)
+	for w, busy := range p.procs {
+		s.Live++
+		s.PIDs = append(s.PIDs, w.pid)
+		if busy {
+			s.Busy++
+		}
+	}
+	return s
+}

@@ -1,0 +1,111 @@
+package sandbox
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"adaptbot/toolkit"
+)
+
+// The server and a worker talk over two pipes that the worker sees as file
+// descriptors 3 (requests) and 4 (responses); its standard input is
+// /dev/null and its standard output and error only reach the server's log,
+// so nothing a tool prints or reads can forge or swallow a frame. A frame is
+// a 4-byte big-endian length and a JSON document.
+const (
+	requestFD  = 3
+	responseFD = 4
+)
+
+// The operations of a request.
+const (
+	opCall    = "call"    // run a tool
+	opCompile = "compile" // load a tool without calling it
+	opCancel  = "cancel"  // the caller gave up on call ID
+)
+
+// Exit codes by which a worker says why it ended, for when its last frame
+// is lost. A Go fatal error (stack overflow, concurrent map write, out of
+// memory) exits with 2 and says why on standard error.
+const (
+	exitTimeout  = 71 // a call ran past its limit
+	exitLimit    = 72 // the memory or goroutine limit was hit
+	exitRecycle  = 73 // a tool left goroutines running; the worker retires
+	exitProtocol = 74 // the server's frames made no sense
+)
+
+// workerConfig is the first frame the server sends a worker.
+type workerConfig struct {
+	MemoryLimit   int64           `json:"memory_limit"`
+	MaxGoroutines int             `json:"max_goroutines"`
+	MaxOutput     int             `json:"max_output"`
+	CacheSize     int             `json:"cache_size"`
+	Toolkit       toolkit.Options `json:"toolkit"`
+}
+
+// withDefaults fills what a server left at zero, as Options would.
+func (c workerConfig) withDefaults() workerConfig {
+	o := Options{MemoryLimit: c.MemoryLimit, MaxGoroutines: c.MaxGoroutines, MaxOutput: c.MaxOutput, CacheSize: c.CacheSize}.withDefaults()
+	c.MemoryLimit, c.MaxGoroutines, c.MaxOutput, c.CacheSize = o.MemoryLimit, o.MaxGoroutines, o.MaxOutput, o.CacheSize
+	return c
+}
+
+// workerHello is the first frame a worker sends back, once its limits are set.
+type workerHello struct {
+	PID int `json:"pid"`
+}
+
+type request struct {
+	ID      uint64          `json:"id"`
+	Op      string          `json:"op"`
+	Tool    string          `json:"tool,omitempty"`
+	Hash    string          `json:"hash"`             // hex of sourceHash
+	Source  []byte          `json:"source,omitempty"` // absent when the worker has the hash cached
+	Input   json.RawMessage `json:"input,omitempty"`
+	Timeout time.Duration   `json:"timeout,omitempty"`
+}
+
+type response struct {
+	ID uint64 `json:"id"`
+	outcome
+	// NeedSource asks for the request again with the source: the worker no
+	// longer has that version cached.
+	NeedSource bool `json:"need_source,omitempty"`
+	// Exit says the worker ends after this frame, and why.
+	Exit string `json:"exit,omitempty"`
+}
+
+// maxFrame bounds a frame: an output at the cap, escaped as JSON (at worst
+// six bytes a byte), plus room for the rest.
+func maxFrame(maxOutput int) int { return 6*maxOutput + 1<<20 }
+
+func writeFrame(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	buf := make([]byte, 4+len(b))
+	binary.BigEndian.PutUint32(buf, uint32(len(b)))
+	copy(buf[4:], b)
+	_, err = w.Write(buf)
+	return err
+}
+
+func readFrame(r io.Reader, v any, max int) error {
+	var hdr [4]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return err
+	}
+	n := int(binary.BigEndian.Uint32(hdr[:]))
+	if n > max {
+		return fmt.Errorf("frame of %d bytes is over the %d-byte limit", n, max)
+	}
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return err
+	}
+	return json.Unmarshal(buf, v)
+}

@@ -1,0 +1,39 @@
+package sandbox
+
+import (
+	"sync"
+	"time"
+)
+
+// specCacheSize bounds the contract checks remembered, per runner.
+const specCacheSize = 1024
+
+// specCache remembers, per tool version, the outcome of the contract check:
+// a warm call must not parse its source again.
+type specCache struct {
+	mu sync.Mutex
+	m  map[string]specEntry
+}
+
+type specEntry struct {
+	timeout time.Duration
+	err     error
+}
+
+// check returns the tool's declared timeout, or its contract error.
+func (c *specCache) check(hash, tool string, src []byte) (time.Duration, error) {
+	c.mu.Lock()
+	e, ok := c.m[hash]
+	c.mu.Unlock()
+	if ok {
+		return e.timeout, e.err
+	}
+	e.timeout, e.err = checkSource(tool, src)
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= specCacheSize {
+		c.m = map[string]specEntry{}
+	}
+	c.m[hash] = e
+	c.mu.Unlock()
+	return e.timeout, e.err
+}

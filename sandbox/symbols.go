@@ -1,0 +1,78 @@
+package sandbox
+
+import (
+	"maps"
+	"path"
+	"reflect"
+
+	"adaptbot/contract"
+	"adaptbot/toolkit"
+
+	"github.com/traefik/yaegi/interp"
+	"github.com/traefik/yaegi/stdlib"
+)
+
+// toolkitKey is the Yaegi symbol key of the host package: import path, a
+// slash, package name.
+const toolkitKey = contract.ToolkitPath + "/toolkit"
+
+// baseSymbols is the whole world an interpreted tool can see, built once: the
+// Yaegi wrappers of the standard packages that contract.Allowed accepts, with
+// text/template narrowed to a file-less Template, and the toolkit's three
+// calls. Nothing else is ever given to an interpreter: os, syscall, unsafe,
+// reflect, net and Yaegi's own unrestricted symbols are simply absent, so no
+// import, init function or trick of the interpreter can reach them.
+var baseSymbols = buildSymbols()
+
+func buildSymbols() interp.Exports {
+	out := interp.Exports{}
+	for key, syms := range stdlib.Symbols {
+		if !contract.Allowed(path.Dir(key)) {
+			continue
+		}
+		out[key] = syms
+	}
+	out[templateKey] = templateSymbols()
+	out[toolkitKey] = map[string]reflect.Value{
+		"Get":         reflect.ValueOf(toolkit.Get),
+		"GetJSON":     reflect.ValueOf(toolkit.GetJSON),
+		"QueryEscape": reflect.ValueOf(toolkit.QueryEscape),
+		// A value, not a variable: a tool may compare with it, not reassign it.
+		"ErrBlocked": reflect.ValueOf(toolkit.ErrBlocked),
+	}
+	// Yaegi's table of interface wrappers: lookups only, no capability.
+	out["."] = stdlib.Symbols["."]
+	return out
+}
+
+// symbolsFor returns the symbol table for one interpreter. Package variables
+// (io.EOF, time.Local, ...) are copied, so that a tool assigning to one
+// changes its own interpreter's copy, never the host's or another tool's.
+func symbolsFor() interp.Exports {
+	out := make(interp.Exports, len(baseSymbols))
+	for key, syms := range baseSymbols {
+		out[key] = syms
+		if !hasVars(syms) {
+			continue
+		}
+		own := maps.Clone(syms)
+		for name, v := range own {
+			if v.CanSet() {
+				c := reflect.New(v.Type()).Elem()
+				c.Set(v)
+				own[name] = c
+			}
+		}
+		out[key] = own
+	}
+	return out
+}
+
+func hasVars(syms map[string]reflect.Value) bool {
+	for _, v := range syms {
+		if v.CanSet() {
+			return true
+		}
+	}
+	return false
+}
