@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -230,13 +232,30 @@ func TestBadInput(t *testing.T) {
 		{"POST", "/api/tools/nope/run", `{}`, 404, "no tool named"},
 		{"POST", "/api/tools/calculator/run", `{"expression": 5}`, 400, "expression"},
 		{"POST", "/api/tools/calculator/run", `{"expression": "1+", "x": 1}`, 400, "x"},
-		{"POST", "/chat", `{"message": "` + strings.Repeat("a", 2<<20) + `"}`, 413, "too large"},
 	}
 	for _, tt := range tests {
 		code, r := in.do(t, tt.method, tt.path, tt.body)
 		if code != tt.code || !strings.Contains(str(r["error"]), tt.want) {
 			t.Errorf("%s %s %.40q = %d %v; want %d and %q", tt.method, tt.path, tt.body, code, r["error"], tt.code, tt.want)
 		}
+	}
+
+	// An oversized body is refused from its Content-Length, before it is
+	// read: announce 2 MiB and read the answer without sending them (a
+	// client still writing would see the connection close under it).
+	conn, err := net.Dial("tcp", strings.TrimPrefix(in.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /chat HTTP/1.1\r\nHost: adaptbot\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", 2<<20)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 413 || !strings.Contains(string(body), "too large") {
+		t.Errorf("oversized body = %d %s", resp.StatusCode, body)
 	}
 }
 
