@@ -19,7 +19,6 @@ import (
 	"adaptbot/generator"
 	"adaptbot/registry"
 	"adaptbot/router"
-	"adaptbot/sandbox"
 )
 
 const toolsUsage = `Usage:
@@ -110,7 +109,7 @@ func toolsCommand(ctx context.Context, args []string, getenv func(string) string
 		return fmt.Errorf("benchmarks: %w", err)
 	}
 	defer bench.Close()
-	s := &Server{cfg: cfg, reg: w.reg, bench: bench, build: w.gen, log: log}
+	s := &Server{cfg: cfg, reg: w.reg, runner: w.runner, bench: bench, build: w.gen, log: log}
 	build := func(req generator.Request) error {
 		p := newProgressLine(stderr)
 		res, err := s.runBuild(ctx, req, p.show)
@@ -137,11 +136,11 @@ func toolsCommand(ctx context.Context, args []string, getenv func(string) string
 		if !ok {
 			return fmt.Errorf("no working tool named %q", args[0])
 		}
-		input := "{}"
+		var input []byte
 		if len(args) == 2 {
-			input = args[1]
+			input = []byte(args[1])
 		}
-		res, err := w.runner.Run(ctx, sandbox.Call{Tool: t.Name, Source: t.Code, Input: json.RawMessage(input), Timeout: t.Timeout()})
+		res, _, _, err := s.runTool(ctx, t, input)
 		if err != nil {
 			return err
 		}

@@ -232,27 +232,13 @@ func (s *Server) handleToolRun() fiber.Handler {
 			return &apiError{Status: fiber.StatusConflict, Msg: fmt.Sprintf("tool %s has no working version: %s", e.Name, e.LastError)}
 		}
 		args := bytes.TrimSpace(c.Body())
-		if len(args) == 0 {
-			args = []byte("{}")
-		}
-		id := newRequestID()
-		began := time.Now()
-		row := benchmarks.Row{RequestID: id, Query: string(args), Intent: benchmarks.IntentRun, Category: t.Name, ParamExtraction: benchmarks.NA}
-		if err := contract.Validate(t.Parameters, args); err != nil {
-			row.ToolExecution, row.Error, row.Latency = benchmarks.NA, err.Error(), time.Since(began)
-			s.logRow(row)
-			return &apiError{Status: fiber.StatusBadRequest, Msg: err.Error(), Extra: fiber.Map{"parameters": t.Parameters}}
-		}
-		res, err := s.runner.Run(c.UserContext(), sandbox.Call{Tool: t.Name, Source: t.Code, Input: args, Timeout: t.Timeout()})
-		elapsed := time.Since(began)
-		row.Latency = elapsed
-		row.ToolExecution = benchmarks.TriOf(err == nil)
-		if err != nil {
-			row.Error = err.Error()
-		}
-		s.logRow(row)
+		res, elapsed, id, err := s.runTool(c.UserContext(), t, args)
 		ms := float64(elapsed.Microseconds()) / 1000
-		if err != nil {
+		var verr *validationError
+		switch {
+		case errors.As(err, &verr):
+			return &apiError{Status: fiber.StatusBadRequest, Msg: err.Error(), Extra: fiber.Map{"parameters": t.Parameters}}
+		case err != nil:
 			status := fiber.StatusUnprocessableEntity
 			if sandbox.KindOf(err) == sandbox.KindUnavailable {
 				status = fiber.StatusServiceUnavailable
@@ -261,6 +247,38 @@ func (s *Server) handleToolRun() fiber.Handler {
 		}
 		return c.JSON(fiber.Map{"tool": t.Name, "version": t.Version, "output": res.Output, "ms": ms, "request_id": id})
 	}
+}
+
+// validationError is arguments that do not match a tool's schema.
+type validationError struct{ err error }
+
+func (e *validationError) Error() string { return e.err.Error() }
+
+// runTool runs a tool directly, without a model, and logs its RUN row: the
+// HTTP API and the CLI share it.
+func (s *Server) runTool(ctx context.Context, t registry.Tool, args []byte) (sandbox.Result, time.Duration, string, error) {
+	if len(args) == 0 {
+		args = []byte("{}")
+	}
+	id := newRequestID()
+	began := time.Now()
+	row := benchmarks.Row{RequestID: id, Query: string(args), Intent: benchmarks.IntentRun, Category: t.Name, ParamExtraction: benchmarks.NA}
+	var res sandbox.Result
+	err := contract.Validate(t.Parameters, args)
+	if err != nil {
+		err = &validationError{err}
+		row.ToolExecution = benchmarks.NA
+	} else {
+		res, err = s.runner.Run(ctx, sandbox.Call{Tool: t.Name, Source: t.Code, Input: args, Timeout: t.Timeout()})
+		row.ToolExecution = benchmarks.TriOf(err == nil)
+	}
+	elapsed := time.Since(began)
+	row.Latency = elapsed
+	if err != nil {
+		row.Error = err.Error()
+	}
+	s.logRow(row)
+	return res, elapsed, id, err
 }
 
 func (s *Server) handleToolVersions() fiber.Handler {

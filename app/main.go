@@ -7,6 +7,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +17,7 @@ import (
 	// hosts without /usr/share/zoneinfo (workers run this same binary).
 	_ "time/tzdata"
 
+	"adaptbot/router"
 	"adaptbot/sandbox"
 )
 
@@ -31,14 +33,22 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args, os.Getenv, os.Stdin, os.Stdout, os.Stderr); err != nil {
+	err := run(ctx, os.Args, os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	var (
+		ee    exitError
+		usage *router.UsageError
+	)
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return
+	case errors.As(err, &ee):
+		os.Exit(int(ee))
+	case errors.As(err, &usage):
 		fmt.Fprintln(os.Stderr, "adaptbot:", err)
-		var ee exitError
-		if errors.As(err, &ee) {
-			os.Exit(int(ee))
-		}
-		os.Exit(1)
+		os.Exit(2)
 	}
+	fmt.Fprintln(os.Stderr, "adaptbot:", err)
+	os.Exit(1)
 }
 
 // exitError carries an exit code for a command that failed without a message

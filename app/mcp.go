@@ -194,19 +194,16 @@ func searchCommand(ctx context.Context, args []string, getenv func(string) strin
 		return fmt.Errorf("search: %s", strings.Join(problems, "; "))
 	}
 	query := strings.Join(fs.Args(), " ")
-	// Check the query before starting any server.
-	if _, err := mcp.Compile(query, opts); err != nil {
-		return fmt.Errorf("search: %w", err)
-	}
-
 	catalog, closeHub, err := openCatalog(getenv, *path, *timeout, stderr)
 	if err != nil {
 		return err
 	}
 	defer closeHub()
+	// Search compiles the query (a bad regex fails here) before it starts
+	// any server.
 	results, errs, err := catalog.Search(ctx, query, opts)
 	if err != nil {
-		return err
+		return fmt.Errorf("search: %w", err)
 	}
 	for _, e := range errs {
 		fmt.Fprintln(stderr, "warning:", e.Error())
