@@ -47,7 +47,7 @@ type Runner interface {
 
 // Finder shortlists tools for a request, best first.
 type Finder interface {
-	Find(query string, k int) []string
+	Find(ctx context.Context, query string, k int) []string
 }
 
 // Builder creates, modifies or deletes tools for a BUILD message.

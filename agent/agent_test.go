@@ -71,7 +71,7 @@ func tool(name, category, desc string) registry.Tool {
 // fakeFinder finds tools whose description contains a word of the query.
 type fakeFinder struct{ tools *fakeTools }
 
-func (f fakeFinder) Find(query string, k int) []string {
+func (f fakeFinder) Find(_ context.Context, query string, k int) []string {
 	var out []string
 	for _, t := range f.tools.Serving() {
 		for _, w := range strings.Fields(strings.ToLower(query)) {

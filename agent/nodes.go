@@ -32,11 +32,11 @@ func (a *Agent) intent(ctx context.Context, m llm.Model, req Request) (string, e
 }
 
 // shortlist returns the tools the classifier starts with.
-func (a *Agent) shortlist(query string) []registry.Tool {
+func (a *Agent) shortlist(ctx context.Context, query string) []registry.Tool {
 	if a.cfg.Passive || a.finder == nil {
 		return a.tools.Serving()
 	}
-	list := a.lookup(a.finder.Find(query, a.cfg.Shortlist), nil)
+	list := a.lookup(a.finder.Find(ctx, query, a.cfg.Shortlist), nil)
 	if len(list) < a.cfg.Shortlist {
 		// Fill the shortlist: a lexical router misses paraphrases ("how warm
 		// is it outside"), and with a handful of tools the model should
@@ -73,7 +73,7 @@ func (a *Agent) lookup(names []string, have []registry.Tool) []registry.Tool {
 }
 
 func (a *Agent) classify(ctx context.Context, s *state) (*state, error) {
-	s.candidates = a.shortlist(s.req.Message)
+	s.candidates = a.shortlist(ctx, s.req.Message)
 	discoveryLeft := a.cfg.MaxDiscovery
 	if a.cfg.Passive || a.finder == nil {
 		discoveryLeft = 0
@@ -100,7 +100,7 @@ func (a *Agent) classify(ctx context.Context, s *state) (*state, error) {
 		if decision == "request_tools" && discoveryLeft > 0 && out.ToolRequest != nil {
 			discoveryLeft--
 			d := Discovery{Domain: out.ToolRequest.Domain, Operation: out.ToolRequest.Operation, Found: []string{}}
-			added := a.lookup(a.finder.Find(d.Domain+" "+d.Operation, a.cfg.Shortlist), s.candidates)
+			added := a.lookup(a.finder.Find(ctx, d.Domain+" "+d.Operation, a.cfg.Shortlist), s.candidates)
 			for _, t := range added {
 				d.Found = append(d.Found, t.Name)
 			}

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -35,7 +36,7 @@ func catalogTools(n int) []registry.Tool {
 // tools: the system prompt and the function schema, at four bytes a token
 // (the usual rule of thumb for English; no tokenizer is available offline).
 func promptTokens(a *Agent, query string) int {
-	shortlist := a.shortlist(query)
+	shortlist := a.shortlist(context.Background(), query)
 	left := a.cfg.MaxDiscovery
 	if a.cfg.Passive {
 		left = 0
@@ -57,9 +58,9 @@ func agentWith(tools []registry.Tool, passive bool) *Agent {
 
 type routerFinder struct{ ix *router.Index }
 
-func (f routerFinder) Find(q string, k int) []string {
+func (f routerFinder) Find(ctx context.Context, q string, k int) []string {
 	var out []string
-	for _, h := range f.ix.Route(q, k) {
+	for _, h := range f.ix.RouteContext(ctx, q, k, router.Fused) {
 		out = append(out, h.Name)
 	}
 	return out

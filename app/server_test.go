@@ -424,3 +424,18 @@ func TestConcurrentRequestsEachWriteOneRow(t *testing.T) {
 		t.Errorf("header = %v", header)
 	}
 }
+
+func TestDenseRoutingWithAnEmbeddingModel(t *testing.T) {
+	script := newScript(map[string]string{"what is (2+3)*4?": "calculator"}, map[string]string{"what is (2+3)*4?": `{"expression": "(2+3)*4"}`})
+	llmSrv := llmtest.New(t, script.reply)
+	env := modelEnv(llmSrv)
+	env["ADAPTBOT_EMBEDDING_MODEL"] = "scripted-embed"
+	in := start(t, env)
+	code, r := in.chat(t, "what is (2+3)*4?")
+	if code != 200 || r["path"] != "calculator" || !strings.Contains(str(r["response"]), "20") {
+		t.Fatalf("chat = %d %v", code, r)
+	}
+	if llmSrv.EmbeddingCalls() == 0 {
+		t.Error("the router never asked the embedding model")
+	}
+}

@@ -71,7 +71,12 @@ func openWorld(ctx context.Context, cfg Config, log *slog.Logger) (*world, error
 		w.runner.Close()
 		return nil, err
 	}
-	w.finder = newFinder(w.reg)
+	embedder, err := provider.NewEmbedder(ctx, cfg.LLM)
+	if err != nil {
+		w.runner.Close()
+		return nil, fmt.Errorf("embeddings: %w", err)
+	}
+	w.finder = newFinder(w.reg, embedder)
 	w.reg.OnChange(w.finder.apply)
 
 	// The generator works without a model for what needs none: deletes and
@@ -105,8 +110,12 @@ type finder struct {
 	domain map[string]string // tool name → the domain it is indexed under
 }
 
-func newFinder(reg *registry.Registry) *finder {
-	f := &finder{ix: router.New(), domain: map[string]string{}}
+func newFinder(reg *registry.Registry, e llm.Embedder) *finder {
+	var opts []router.Option
+	if e != nil {
+		opts = append(opts, router.WithEmbedder(e))
+	}
+	f := &finder{ix: router.New(opts...), domain: map[string]string{}}
 	for _, t := range reg.Serving() {
 		f.upsert(t.Entry)
 	}
@@ -138,9 +147,9 @@ func (f *finder) apply(ev registry.Event) {
 }
 
 // Find returns the names of the best local tools for query.
-func (f *finder) Find(query string, k int) []string {
+func (f *finder) Find(ctx context.Context, query string, k int) []string {
 	var names []string
-	for _, h := range f.ix.Route(query, k) {
+	for _, h := range f.ix.RouteContext(ctx, query, k, router.Fused) {
 		names = append(names, h.Name)
 	}
 	return names
@@ -195,6 +204,15 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 			log.Info("a changed tool passes its examples", "tool", rep.Tool, "version", rep.Version)
 		}
 	})
+	if cfg.LLM.EmbeddingModel != "" {
+		// Embed the tools ahead of the first message; until then, and if
+		// the embedding model fails, routing is lexical.
+		go func() {
+			if err := w.finder.ix.EmbedPending(ctx); err != nil {
+				log.Warn("tool embeddings failed; routing stays lexical", "err", err)
+			}
+		}()
+	}
 	srv := NewServer(Deps{Config: cfg, Agent: w.agent, Reg: w.reg, Runner: w.runner, Bench: bench, Build: w.gen, Log: log})
 
 	watchCtx, stopWatch := context.WithCancel(ctx)

@@ -6,6 +6,7 @@ package llmtest
 import (
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -119,9 +120,10 @@ func Call(name, args string) Reply { return Reply{Call: name, Args: args} }
 // Server is a scripted OpenAI-compatible server.
 type Server struct {
 	*httptest.Server
-	mu       sync.Mutex
-	script   func(Request) Reply
-	requests []Request
+	mu         sync.Mutex
+	script     func(Request) Reply
+	requests   []Request
+	embeddings int
 }
 
 // New starts a server whose model answers with script. It stops with the test.
@@ -150,6 +152,10 @@ func (s *Server) Requests() []Request {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/v1/embeddings" {
+		s.embed(w, r)
+		return
+	}
 	if r.URL.Path != "/v1/chat/completions" {
 		http.Error(w, `{"error":{"message":"not found"}}`, http.StatusNotFound)
 		return
@@ -198,3 +204,41 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 // words is the server's stand-in for a tokenizer: good enough to see token
 // counts move, not to bill by.
 func words(s string) int { return len(strings.Fields(s)) }
+
+// EmbeddingCalls counts the embedding requests received so far.
+func (s *Server) EmbeddingCalls() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.embeddings
+}
+
+// Dims is the size of the scripted embeddings.
+const Dims = 64
+
+// embed answers an embeddings request with a bag of hashed words: texts that
+// share words get similar vectors, which is all a test needs.
+func (s *Server) embed(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Input []string `json:"input"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, `{"error":{"message":"bad json"}}`, http.StatusBadRequest)
+		return
+	}
+	s.mu.Lock()
+	s.embeddings++
+	s.mu.Unlock()
+	data := make([]map[string]any, len(req.Input))
+	for i, text := range req.Input {
+		v := make([]float32, Dims)
+		for _, word := range strings.Fields(strings.ToLower(text)) {
+			h := fnv.New32a()
+			h.Write([]byte(strings.Trim(word, ".,;:!?")))
+			v[h.Sum32()%Dims]++
+		}
+		data[i] = map[string]any{"object": "embedding", "index": i, "embedding": v}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data, "model": "scripted-embed",
+		"usage": map[string]any{"prompt_tokens": 1, "total_tokens": 1}})
+}

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/tmc/langchaingo/embeddings"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/anthropic"
 	"github.com/tmc/langchaingo/llms/googleai"
@@ -25,6 +26,9 @@ type Config struct {
 	Provider string
 	// Model is the model name; empty means the provider's usual default.
 	Model string
+	// EmbeddingModel turns on dense tool routing with this embedding model;
+	// empty leaves routing lexical.
+	EmbeddingModel string
 
 	OpenAIKey, OpenAIBaseURL string
 	OllamaHost               string
@@ -204,4 +208,53 @@ func intInfo(info map[string]any, keys ...string) int {
 		}
 	}
 	return 0
+}
+
+// NewEmbedder returns the configured embedding model, or (nil, nil) when
+// EmbeddingModel is empty. OpenAI (and compatible servers), Ollama and Google
+// AI have embeddings; Anthropic has none.
+func NewEmbedder(ctx context.Context, c Config) (llm.Embedder, error) {
+	if c.EmbeddingModel == "" {
+		return nil, nil
+	}
+	var (
+		client embeddings.EmbedderClient
+		err    error
+	)
+	switch name := c.Pick(); name {
+	case "openai":
+		token := c.OpenAIKey
+		if token == "" {
+			token = "unused"
+		}
+		opts := []openai.Option{openai.WithToken(token), openai.WithEmbeddingModel(c.EmbeddingModel)}
+		if c.OpenAIBaseURL != "" {
+			base, berr := BaseURL(c.OpenAIBaseURL)
+			if berr != nil {
+				return nil, berr
+			}
+			opts = append(opts, openai.WithBaseURL(base))
+		}
+		client, err = openai.New(opts...)
+	case "ollama":
+		opts := []ollama.Option{ollama.WithModel(c.EmbeddingModel)}
+		if c.OllamaHost != "" {
+			host := c.OllamaHost
+			if !strings.Contains(host, "://") {
+				host = "http://" + host
+			}
+			opts = append(opts, ollama.WithServerURL(host))
+		}
+		client, err = ollama.New(opts...)
+	case "googleai":
+		client, err = googleai.New(ctx, googleai.WithAPIKey(c.GoogleKey), googleai.WithDefaultEmbeddingModel(c.EmbeddingModel))
+	case "":
+		return nil, fmt.Errorf("ADAPTBOT_EMBEDDING_MODEL is set but no provider is configured")
+	default:
+		return nil, fmt.Errorf("%s has no embedding models: unset ADAPTBOT_EMBEDDING_MODEL", name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("embeddings: %w", err)
+	}
+	return embeddings.NewEmbedder(client)
 }

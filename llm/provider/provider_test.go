@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"adaptbot/llm"
@@ -111,5 +112,27 @@ func TestModelFailureIsAnError(t *testing.T) {
 	m, _ := New(context.Background(), Config{OpenAIBaseURL: srv.BaseURL(), OpenAIKey: "x"})
 	if _, err := llm.Text(context.Background(), m, []llm.Message{{Role: llm.User, Content: "hi"}}); err == nil {
 		t.Fatal("a 500 from the model was not an error")
+	}
+}
+
+func TestEmbedder(t *testing.T) {
+	if e, err := NewEmbedder(context.Background(), Config{OpenAIKey: "k"}); e != nil || err != nil {
+		t.Errorf("no embedding model: %v, %v", e, err)
+	}
+	if _, err := NewEmbedder(context.Background(), Config{AnthropicKey: "k", EmbeddingModel: "x"}); err == nil || !strings.Contains(err.Error(), "no embedding models") {
+		t.Errorf("anthropic embeddings: %v", err)
+	}
+	srv := llmtest.New(t, func(llmtest.Request) llmtest.Reply { return llmtest.Say("") })
+	e, err := NewEmbedder(context.Background(), Config{OpenAIBaseURL: srv.URL, EmbeddingModel: "scripted-embed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := e.EmbedQuery(context.Background(), "convert currency")
+	if err != nil || len(v) != llmtest.Dims {
+		t.Fatalf("EmbedQuery = %d dims, %v", len(v), err)
+	}
+	vs, err := e.EmbedDocuments(context.Background(), []string{"a", "b c"})
+	if err != nil || len(vs) != 2 || srv.EmbeddingCalls() != 2 {
+		t.Fatalf("EmbedDocuments = %d, %v (%d calls)", len(vs), err, srv.EmbeddingCalls())
 	}
 }
