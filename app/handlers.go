@@ -36,7 +36,7 @@ func (s *Server) handleIndex() fiber.Handler {
 		var b bytes.Buffer
 		err := templates.Pages.ExecuteTemplate(&b, "index.html", map[string]any{
 			"Model":     s.modelName(),
-			"NoModel":   llm.ErrNoModel.Error(),
+			"Hint":      llm.ConfigureHint,
 			"Tools":     s.reg.Len(),
 			"BuildOpen": s.buildAllowed(""),
 		})

@@ -77,8 +77,11 @@ type Embedder interface {
 	EmbedQuery(ctx context.Context, text string) ([]float32, error)
 }
 
+// ConfigureHint says which settings turn a model on.
+const ConfigureHint = "set OPENAI_API_KEY (or OPENAI_BASE_URL for an OpenAI-compatible server), ANTHROPIC_API_KEY, GOOGLE_API_KEY or OLLAMA_HOST, and optionally ADAPTBOT_LLM_PROVIDER and ADAPTBOT_MODEL"
+
 // ErrNoModel is returned by everything that needs a model when none is set.
-var ErrNoModel = errors.New("no language model is configured: set OPENAI_API_KEY (or OPENAI_BASE_URL for an OpenAI-compatible server), ANTHROPIC_API_KEY, GOOGLE_API_KEY or OLLAMA_HOST, and optionally ADAPTBOT_LLM_PROVIDER and ADAPTBOT_MODEL")
+var ErrNoModel = errors.New("no language model is configured: " + ConfigureHint)
 
 // Meter wraps a Model and counts its calls and tokens. Make one per request.
 type Meter struct {
