@@ -20,10 +20,10 @@ var benchData = sync.OnceValues(func() ([]Doc, []string) {
 	return docs, queries
 })
 
-func benchRoute(b *testing.B, n int) {
+func benchRoute(b *testing.B, n int, opts ...Option) {
 	datasetDir(b)
 	docs, queries := benchData()
-	ix := Build(ScaleDocs(docs, n))
+	ix := Build(ScaleDocs(docs, n), opts...)
 	b.ReportAllocs()
 	b.ResetTimer()
 	i := 0
@@ -39,13 +39,24 @@ func BenchmarkRoute527(b *testing.B) { benchRoute(b, 527) }
 // BenchmarkRoute10k routes them over the catalog scaled to 10,000 tools.
 func BenchmarkRoute10k(b *testing.B) { benchRoute(b, 10000) }
 
+// BenchmarkRoute10kLSA is BenchmarkRoute10k with the latent semantic
+// signal on (WithLSA(128)).
+func BenchmarkRoute10kLSA(b *testing.B) { benchRoute(b, 10000, WithLSA(lsaEvalDims)) }
+
 // BenchmarkUpsert replaces tools one at a time in a 10,000-tool index, each
 // with a changed description, so every call updates postings and its domain.
-func BenchmarkUpsert(b *testing.B) {
+func BenchmarkUpsert(b *testing.B) { benchUpsert(b) }
+
+// BenchmarkUpsertLSA is BenchmarkUpsert with the latent semantic signal on:
+// each call also folds the tool into the existing basis. The replacements
+// are counted as changes, so a background basis starts after 10,000 calls.
+func BenchmarkUpsertLSA(b *testing.B) { benchUpsert(b, WithLSA(lsaEvalDims)) }
+
+func benchUpsert(b *testing.B, opts ...Option) {
 	datasetDir(b)
 	docs, _ := benchData()
 	all := ScaleDocs(docs, 10000)
-	ix := Build(all)
+	ix := Build(all, opts...)
 	b.ReportAllocs()
 	b.ResetTimer()
 	i := 0
@@ -54,5 +65,19 @@ func BenchmarkUpsert(b *testing.B) {
 		d.Description = fmt.Sprintf("%s (revision %d)", d.Description, i)
 		ix.Upsert(d)
 		i++
+	}
+}
+
+// BenchmarkRefreshSemantic10k recomputes the latent basis (WithLSA(128)) of
+// a 10,000-tool index and refolds every tool: the work a background
+// recomputation does.
+func BenchmarkRefreshSemantic10k(b *testing.B) {
+	datasetDir(b)
+	docs, _ := benchData()
+	ix := Build(ScaleDocs(docs, 10000), WithLSA(lsaEvalDims))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		ix.RefreshSemantic()
 	}
 }

@@ -196,7 +196,7 @@ func TestCLIEval(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("%v in %s", err, out)
 	}
-	if r.Tools != 10 || r.Tasks != 3 || r.Steps != 6 || len(r.Systems) != 5 || len(r.Latency) != 0 {
+	if r.Tools != 10 || r.Tasks != 3 || r.Steps != 6 || len(r.Systems) != 6 || len(r.Latency) != 0 {
 		t.Errorf("report: %d tools, %d tasks, %d steps, %d systems, %d latency rows", r.Tools, r.Tasks, r.Steps, len(r.Systems), len(r.Latency))
 	}
 	// "What is 17 times 23?" shares no word with "calculate", so the whole
@@ -209,7 +209,7 @@ func TestCLIEval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| router fused (Route) |", "| baseline: hierarchical TF-IDF |", "| baseline: BM25 name+description |"} {
+	for _, want := range []string{"| router fused (Route) |", "| baseline: hierarchical TF-IDF |", "| baseline: BM25 name+description |", "| router fused + LSA (WithLSA(128)) |"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text report lacks %q:\n%s", want, out)
 		}
@@ -224,7 +224,7 @@ func TestMeasureLatency(t *testing.T) {
 	}
 	var out strings.Builder
 	(&Report{Latency: []Latency{l}}).WriteText(&out)
-	if !strings.Contains(out.String(), "| 100 | 2 ×2 |") {
+	if l.Index != "default" || !strings.Contains(out.String(), "| default | 100 | 2 ×2 |") {
 		t.Errorf("latency table:\n%s", out.String())
 	}
 }

@@ -111,24 +111,32 @@ func recall(gold []string, hits []Hit) float64 {
 	return float64(len(found)) / float64(len(want))
 }
 
+// lsaEvalDims is the latent space size the harness reports WithLSA at.
+const lsaEvalDims = 128
+
 // Systems returns the routers the harness compares on docs: this package's
-// three modes and the two baselines.
+// three modes, the two baselines, and Route with the latent semantic signal
+// on (WithLSA(128), which is off by default).
 func Systems(docs []Doc, opts ...Option) []System {
 	ix := Build(docs, opts...)
 	mode := func(m Mode) RouteFunc {
 		return func(q string, k int) []Hit { return ix.RouteMode(q, k, m) }
 	}
+	lsa := Build(docs, append(append([]Option(nil), opts...), WithLSA(lsaEvalDims))...)
 	return []System{
 		{"router fused (Route)", mode(Fused)},
 		{"router flat", mode(Flat)},
 		{"router hierarchical", mode(Hierarchical)},
 		{"baseline: hierarchical TF-IDF", NewTFIDFHierarchy(docs).Route},
 		{"baseline: BM25 name+description", NewPlainBM25(docs).Route},
+		{fmt.Sprintf("router fused + LSA (WithLSA(%d))", lsaEvalDims), lsa.Route},
 	}
 }
 
 // Latency is the cost of Route at one catalog size.
 type Latency struct {
+	// Index names the index's options ("default" or e.g. "WithLSA(128)").
+	Index   string        `json:"index"`
 	Tools   int           `json:"tools"`
 	Queries int           `json:"queries"`
 	Reps    int           `json:"reps"`
@@ -165,20 +173,28 @@ func ScaleDocs(docs []Doc, n int) []Doc {
 	return out
 }
 
-// MeasureLatency builds an index over docs and times Route (k = 10) on each
-// query, reps times after one warm-up pass. IndexBytes counts what the index
-// allocates over the docs it is given (the docs' strings are shared, not
-// copied).
-func MeasureLatency(docs []Doc, queries []string, reps int) Latency {
+// MeasureLatency builds an index over docs (with opts) and times Route
+// (k = 10) on each query, reps times after one warm-up pass. IndexBytes
+// counts what the index allocates over the docs it is given (the docs'
+// strings are shared, not copied).
+func MeasureLatency(docs []Doc, queries []string, reps int, opts ...Option) Latency {
 	var before, after runtime.MemStats
+	// Two collections: an Index's sync.Pool keeps it reachable (through the
+	// runtime's list of pools) until the second GC after its last use, and
+	// the previous measurement's index must not be freed while this one is
+	// being counted.
+	runtime.GC()
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	start := time.Now()
-	ix := Build(docs)
+	ix := Build(docs, opts...)
 	build := time.Since(start)
 	runtime.GC()
 	runtime.ReadMemStats(&after)
-	l := Latency{Tools: ix.Len(), Queries: len(queries), Reps: reps, Build: build}
+	l := Latency{Index: "default", Tools: ix.Len(), Queries: len(queries), Reps: reps, Build: build}
+	if ix.lsa != nil {
+		l.Index = fmt.Sprintf("WithLSA(%d)", ix.lsa.dims)
+	}
 	if after.HeapAlloc > before.HeapAlloc {
 		l.IndexBytes = after.HeapAlloc - before.HeapAlloc
 	}
@@ -247,8 +263,8 @@ func LoadDataset(dir string) ([]Doc, []Task, error) {
 
 // Evaluate scores every System on the dataset in dir and, when sizes is not
 // empty, measures Route's latency at each catalog size (scaled with
-// ScaleDocs; 0 means the catalog as it is), timing each of the dataset's
-// queries and steps reps times.
+// ScaleDocs; 0 means the catalog as it is), by default and WithLSA(128),
+// timing each of the dataset's queries and steps reps times.
 func Evaluate(dir string, sizes []int, reps int) (*Report, error) {
 	docs, tasks, err := LoadDataset(dir)
 	if err != nil {
@@ -268,7 +284,9 @@ func Evaluate(dir string, sizes []int, reps int) (*Report, error) {
 		if n == 0 {
 			n = len(docs)
 		}
-		r.Latency = append(r.Latency, MeasureLatency(ScaleDocs(docs, n), queries, reps))
+		scaled := ScaleDocs(docs, n)
+		r.Latency = append(r.Latency, MeasureLatency(scaled, queries, reps),
+			MeasureLatency(scaled, queries, reps, WithLSA(lsaEvalDims)))
 	}
 	return r, nil
 }
@@ -283,11 +301,11 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(b, "| %s | %.3f | %.3f | %.3f | %.3f |\n", m.System, m.RecallAt5, m.RecallAt10, m.StepRecall, m.StepAllFound)
 	}
 	if len(r.Latency) > 0 {
-		fmt.Fprintf(b, "\n| tools | requests ×reps | Route p50 | Route p99 | p99 of per-request medians | build | index heap |\n")
-		fmt.Fprintf(b, "|---|---|---|---|---|---|---|\n")
+		fmt.Fprintf(b, "\n| index | tools | requests ×reps | Route p50 | Route p99 | p99 of per-request medians | build | index heap |\n")
+		fmt.Fprintf(b, "|---|---|---|---|---|---|---|---|\n")
 		us := func(d time.Duration) string { return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond)) }
 		for _, l := range r.Latency {
-			fmt.Fprintf(b, "| %d | %d ×%d | %s | %s | %s | %s | %.1f MiB |\n", l.Tools, l.Queries, l.Reps, us(l.P50),
+			fmt.Fprintf(b, "| %s | %d | %d ×%d | %s | %s | %s | %s | %.1f MiB |\n", l.Index, l.Tools, l.Queries, l.Reps, us(l.P50),
 				us(l.P99), us(l.StableP99), l.Build.Round(time.Millisecond), float64(l.IndexBytes)/(1<<20))
 		}
 	}
