@@ -45,6 +45,12 @@ type Runner interface {
 	Run(ctx context.Context, c sandbox.Call) (sandbox.Result, error)
 }
 
+// Remote calls a tool of an external MCP server, named "server/tool"; such
+// tools come from Tools without Code.
+type Remote interface {
+	CallTool(ctx context.Context, name string, args json.RawMessage) (string, error)
+}
+
 // Finder shortlists tools for a request, best first.
 type Finder interface {
 	Find(ctx context.Context, query string, k int) []string
@@ -84,6 +90,7 @@ type Agent struct {
 	tools   Tools
 	finder  Finder
 	runner  Runner
+	remote  Remote
 	builder Builder
 	cfg     Config
 	chat    *graph.Compiled[*state]
@@ -95,6 +102,7 @@ type Deps struct {
 	Tools   Tools
 	Finder  Finder
 	Runner  Runner
+	Remote  Remote
 	Builder Builder
 }
 
@@ -112,7 +120,7 @@ func New(d Deps, cfg Config) (*Agent, error) {
 	if cfg.MaxSteps <= 0 {
 		cfg.MaxSteps = graph.DefaultMaxSteps
 	}
-	a := &Agent{model: d.Model, tools: d.Tools, finder: d.Finder, runner: d.Runner, builder: d.Builder, cfg: cfg}
+	a := &Agent{model: d.Model, tools: d.Tools, finder: d.Finder, runner: d.Runner, remote: d.Remote, builder: d.Builder, cfg: cfg}
 
 	g := graph.New[*state]()
 	g.AddNode(NodeClassifier, a.classify)

@@ -65,7 +65,8 @@ func newTools(ts ...registry.Tool) *fakeTools {
 
 func tool(name, category, desc string) registry.Tool {
 	return registry.Tool{Entry: registry.Entry{Name: name, Category: category, Description: desc,
-		Parameters: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}},"required":["q"],"additionalProperties":false}`)}}
+		Parameters: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}},"required":["q"],"additionalProperties":false}`)},
+		Code: []byte("package " + name)}
 }
 
 // fakeFinder finds tools whose description contains a word of the query.
@@ -251,5 +252,49 @@ func TestNoModel(t *testing.T) {
 	a, _ := New(Deps{Tools: newTools()}, Config{})
 	if _, err := a.Chat(context.Background(), Request{Message: "hi"}); err != llm.ErrNoModel {
 		t.Errorf("err = %v, want ErrNoModel", err)
+	}
+}
+
+// fakeRemote records the external calls the agent makes.
+type fakeRemote struct{ name, args string }
+
+var _ Remote = (*fakeRemote)(nil)
+
+func (f *fakeRemote) CallTool(_ context.Context, name string, args json.RawMessage) (string, error) {
+	f.name, f.args = name, string(args)
+	return "sunny, 21°C", nil
+}
+
+func TestExternalToolsGoThroughRemote(t *testing.T) {
+	ext := tool("weather/get_forecast", "weather", "gets the forecast")
+	ext.Code = nil // an MCP server's tool: no source here
+	tools := newTools(ext)
+	var extractedAs string
+	model := &fakeModel{generate: func(r llm.Request) llm.Response {
+		switch r.Force {
+		case "set_intent":
+			return call(r.Force, `{"intent":"CHAT"}`)
+		case "route":
+			return call("route", `{"decision":"weather/get_forecast"}`)
+		case "":
+			return llm.Response{Content: "It is sunny."}
+		}
+		extractedAs = r.Force
+		return call(r.Force, `{"q":"Paris"}`)
+	}}
+	remote := &fakeRemote{}
+	a, _ := New(Deps{Model: model, Tools: tools, Runner: &fakeRunner{run: func(sandbox.Call) (sandbox.Result, error) {
+		t.Error("an external tool ran in the sandbox")
+		return sandbox.Result{}, nil
+	}}, Remote: remote}, Config{})
+	res, err := a.Chat(context.Background(), Request{Message: "weather in Paris"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if extractedAs != "weather__get_forecast" || remote.name != "weather/get_forecast" || remote.args != `{"q":"Paris"}` {
+		t.Errorf("extracted as %q, called %q with %s", extractedAs, remote.name, remote.args)
+	}
+	if res.Path != "weather/get_forecast" || *res.Execution != true || res.Response != "It is sunny." {
+		t.Errorf("result = %+v", res)
 	}
 }

@@ -153,7 +153,9 @@ func (a *Agent) execute(ctx context.Context, s *state) (*state, error) {
 		return s, nil
 	}
 	s.tool = t
-	fn := llm.Function{Name: t.Name, Description: t.Description, Parameters: t.Parameters}
+	// Providers accept only [a-zA-Z0-9_-] in function names: an external
+	// tool's "server/tool" is sent as "server__tool".
+	fn := llm.Function{Name: strings.ReplaceAll(t.Name, "/", "__"), Description: t.Description, Parameters: t.Parameters}
 	msgs := conversation(extractSystem(t), s.req)
 	var verr error
 	for attempt := 0; attempt < 2; attempt++ {
@@ -167,7 +169,7 @@ func (a *Agent) execute(ctx context.Context, s *state) (*state, error) {
 		}
 		msgs = append(msgs,
 			llm.Message{Role: llm.Assistant, Content: string(raw)},
-			llm.Message{Role: llm.User, Content: fmt.Sprintf("Those arguments are invalid: %v. Call %s again with corrected arguments.", verr, t.Name)})
+			llm.Message{Role: llm.User, Content: fmt.Sprintf("Those arguments are invalid: %v. Call %s again with corrected arguments.", verr, fn.Name)})
 	}
 	if verr != nil {
 		s.extraction = boolPtr(false)
@@ -175,13 +177,19 @@ func (a *Agent) execute(ctx context.Context, s *state) (*state, error) {
 		return s, nil
 	}
 	s.extraction = boolPtr(true)
-	res, err := a.runner.Run(ctx, sandbox.Call{Tool: t.Name, Source: t.Code, Input: s.args, Timeout: t.Timeout()})
-	s.execution = boolPtr(err == nil)
-	if err != nil {
-		s.toolErr = err
-		return s, nil
+	var err error
+	switch {
+	case t.Code != nil:
+		var res sandbox.Result
+		res, err = a.runner.Run(ctx, sandbox.Call{Tool: t.Name, Source: t.Code, Input: s.args, Timeout: t.Timeout()})
+		s.output = res.Output
+	case a.remote != nil:
+		s.output, err = a.remote.CallTool(ctx, t.Name, s.args)
+	default:
+		err = fmt.Errorf("tool %s has no code to run and no MCP server to call", t.Name)
 	}
-	s.output = res.Output
+	s.execution = boolPtr(err == nil)
+	s.toolErr = err
 	return s, nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,14 +14,13 @@ import (
 	"text/tabwriter"
 
 	"adaptbot/benchmarks"
-	"adaptbot/contract"
 	"adaptbot/generator"
 	"adaptbot/registry"
 	"adaptbot/router"
 )
 
 const toolsUsage = `Usage:
-  adaptbot tools list [--format text|json]
+  adaptbot tools list [-c FILE] [--server local|NAME] [--format table|text|json] [--strict]
   adaptbot tools show NAME
   adaptbot tools run NAME [JSON-ARGS]
   adaptbot tools create "REQUEST"
@@ -53,28 +51,7 @@ func toolsCommand(ctx context.Context, args []string, getenv func(string) string
 	}
 	switch sub {
 	case "list":
-		fs := flag.NewFlagSet("tools list", flag.ContinueOnError)
-		fs.SetOutput(stderr)
-		format := fs.String("format", "text", "text or json")
-		if err := fs.Parse(args); err != nil {
-			return err
-		}
-		entries, err := registry.ReadEntries(cfg.Registry)
-		if err != nil {
-			return err
-		}
-		switch *format {
-		case "json":
-			return writeJSON(stdout, entries)
-		case "text", "table":
-			tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tCATEGORY\tVERSION\tORIGIN\tSTATUS\tDESCRIPTION")
-			for _, e := range entries {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", e.Name, e.Category, e.Version, e.Origin, e.Status, contract.Summary(e.Description, 80))
-			}
-			return tw.Flush()
-		}
-		return fmt.Errorf("tools list: --format %q: use text or json", *format)
+		return toolsList(ctx, getenv, args, stdout, stderr)
 	case "show":
 		if err := need(1, "NAME"); err != nil {
 			return err
@@ -99,7 +76,7 @@ func toolsCommand(ctx context.Context, args []string, getenv func(string) string
 	}
 
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	w, err := openWorld(ctx, cfg, log)
+	w, err := openWorld(ctx, cfg, nil, log)
 	if err != nil {
 		return err
 	}

@@ -39,7 +39,8 @@ func TestCommandLine(t *testing.T) {
 	}{
 		{[]string{"tools", "list"}, "echo_tool", ""},
 		{[]string{"tools", "list", "--format", "json"}, `"name": "calculator"`, ""},
-		{[]string{"tools", "list", "--format", "xml"}, "", "use text or json"},
+		{[]string{"tools", "list", "--format", "xml"}, "", "--format"},
+		{[]string{"tools", "list", "--server", "local"}, "calculator", ""},
 		{[]string{"tools", "show", "echo_tool"}, "package echo_tool", ""},
 		{[]string{"tools", "show", "nope"}, "", "no tool named"},
 		{[]string{"tools", "history", "echo_tool"}, "VERSION", ""},

@@ -75,6 +75,9 @@ func (s *Server) handleHealth() fiber.Handler {
 			// The pool is replacing workers; calls still queue and run.
 			body["status"] = "degraded"
 		}
+		if s.hub != nil {
+			body["mcp"] = fiber.Map{"servers": len(s.hub.Servers()), "tools": len(s.hub.Tools())}
+		}
 		if w := s.reg.Warnings(); len(w) > 0 {
 			body["warnings"] = w
 		}

@@ -65,6 +65,11 @@ Usage:
   adaptbot route [--catalog FILE] [--top-k K] [--format text|json] [QUERY]
   adaptbot route --eval DIR              router benchmark on a dataset
   adaptbot report [FILE]                 summarize the benchmarks CSV
+  adaptbot mcp                           serve AdaptBot's tools over MCP (stdio)
+  adaptbot mcp validate [-c FILE] [--connect]
+  adaptbot search [-c FILE] [--mode auto|substring|regex|keywords|word] [--fields ...]
+                  [--case-sensitive] [--sort score|server|tool] [--limit N]
+                  [--format text|json|table] QUERY
   adaptbot config                        list the configuration variables
   adaptbot worker                        (internal) a sandbox worker process
 
@@ -86,6 +91,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return routeCommand(ctx, rest, getenv, stdin, stdout, stderr)
 	case "report":
 		return reportCommand(rest, getenv, stdout)
+	case "mcp":
+		return mcpCommand(ctx, rest, getenv, stdin, stdout, stderr)
+	case "search":
+		return searchCommand(ctx, rest, getenv, stdout, stderr)
 	case "config":
 		for _, s := range settings {
 			def := s.def

@@ -32,6 +32,8 @@ const mcpUsage = `Usage:
                   [--sort score|server|tool] [--limit N] [--format text|json|table]
                   [--timeout 30s] [--strict] QUERY
                                    search AdaptBot's tools and the MCP servers' tools
+  adaptbot tools list [-c FILE] [--server local|NAME] [--format table|text|json] [--strict]
+                                   list AdaptBot's tools and the MCP servers' tools
 `
 
 // mcpCommand is `adaptbot mcp [serve]` and `adaptbot mcp validate`.
@@ -67,7 +69,7 @@ func mcpServeStdio(ctx context.Context, args []string, getenv func(string) strin
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	w, err := openWorld(ctx, cfg, log)
+	w, err := openWorld(ctx, cfg, nil, log)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"adaptbot/agent"
 	"adaptbot/benchmarks"
+	"adaptbot/mcp"
 	"adaptbot/registry"
 	"adaptbot/sandbox"
 )
@@ -31,6 +32,7 @@ type Server struct {
 	bench  *benchmarks.Logger
 	build  builder
 	mcp    fiber.Handler
+	hub    *mcp.Hub
 	log    *slog.Logger
 	app    *fiber.App
 }
@@ -44,12 +46,13 @@ type Deps struct {
 	Bench  *benchmarks.Logger
 	Build  builder
 	MCP    fiber.Handler
+	Hub    *mcp.Hub
 	Log    *slog.Logger
 }
 
 // NewServer wires the HTTP server.
 func NewServer(d Deps) *Server {
-	s := &Server{cfg: d.Config, agent: d.Agent, reg: d.Reg, runner: d.Runner, bench: d.Bench, build: d.Build, mcp: d.MCP, log: d.Log}
+	s := &Server{cfg: d.Config, agent: d.Agent, reg: d.Reg, runner: d.Runner, bench: d.Bench, build: d.Build, mcp: d.MCP, hub: d.Hub, log: d.Log}
 	s.app = fiber.New(fiber.Config{
 		AppName:               "AdaptBot",
 		BodyLimit:             maxBody,

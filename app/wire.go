@@ -15,6 +15,7 @@ import (
 	"adaptbot/generator"
 	"adaptbot/llm"
 	"adaptbot/llm/provider"
+	"adaptbot/mcp"
 	"adaptbot/registry"
 	"adaptbot/router"
 	"adaptbot/sandbox"
@@ -39,9 +40,13 @@ type world struct {
 	finder *finder
 	agent  *agent.Agent
 	gen    *generator.Generator
+	hub    *mcp.Hub // nil without external MCP servers, and in CLI commands
 }
 
-func openWorld(ctx context.Context, cfg Config, log *slog.Logger) (*world, error) {
+// openWorld wires AdaptBot. With getenv set (the server), it also connects
+// to the external MCP servers of ADAPTBOT_MCP_CONFIG, whose tools join the
+// router and the agent.
+func openWorld(ctx context.Context, cfg Config, getenv func(string) string, log *slog.Logger) (*world, error) {
 	w := &world{cfg: cfg, log: log}
 	model, err := provider.New(ctx, cfg.LLM)
 	if err != nil {
@@ -91,7 +96,17 @@ func openWorld(ctx context.Context, cfg Config, log *slog.Logger) (*world, error
 	if model != nil {
 		b = genBuilder{w.gen}
 	}
-	w.agent, err = agent.New(agent.Deps{Model: model, Tools: w.reg, Finder: w.finder, Runner: w.runner, Builder: b},
+	deps := agent.Deps{Model: model, Tools: w.reg, Finder: w.finder, Runner: w.runner, Builder: b}
+	if getenv != nil {
+		if w.hub, err = openHub(ctx, cfg, getenv, w.finder.ix, log); err != nil {
+			w.runner.Close()
+			return nil, err
+		}
+		if w.hub != nil {
+			deps.Tools, deps.Remote = mcp.ToolSet{Local: w.reg, Hub: w.hub}, w.hub
+		}
+	}
+	w.agent, err = agent.New(deps,
 		agent.Config{Shortlist: cfg.Shortlist, MaxDiscovery: cfg.MaxDiscovery, Passive: cfg.Passive})
 	if err != nil {
 		w.runner.Close()
@@ -100,7 +115,12 @@ func openWorld(ctx context.Context, cfg Config, log *slog.Logger) (*world, error
 	return w, nil
 }
 
-func (w *world) Close() error { return w.runner.Close() }
+func (w *world) Close() error {
+	if w.hub != nil {
+		w.hub.Close()
+	}
+	return w.runner.Close()
+}
 
 // finder adapts the router to the agent, and keeps the router's index in step
 // with the registry: one Upsert or Remove per change, never a rebuild.
@@ -146,11 +166,19 @@ func (f *finder) apply(ev registry.Event) {
 	}
 }
 
-// Find returns the names of the best local tools for query.
+// Find returns the names of the best tools for query: a local tool by its
+// name, an external one as "server/tool".
 func (f *finder) Find(ctx context.Context, query string, k int) []string {
-	var names []string
-	for _, h := range f.ix.RouteContext(ctx, query, k, router.Fused) {
-		names = append(names, h.Name)
+	hits := f.ix.RouteContext(ctx, query, k, router.Fused)
+	names := make([]string, 0, len(hits))
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, h := range hits {
+		if domain, local := f.domain[h.Name]; local && domain == h.Server {
+			names = append(names, h.Name)
+		} else {
+			names = append(names, h.Server+"/"+h.Name)
+		}
 	}
 	return names
 }
@@ -177,7 +205,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	w, err := openWorld(ctx, cfg, log)
+	w, err := openWorld(ctx, cfg, getenv, log)
 	if err != nil {
 		return err
 	}
@@ -213,7 +241,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 			}
 		}()
 	}
-	srv := NewServer(Deps{Config: cfg, Agent: w.agent, Reg: w.reg, Runner: w.runner, Bench: bench, Build: w.gen, Log: log})
+	srv := NewServer(Deps{Config: cfg, Agent: w.agent, Reg: w.reg, Runner: w.runner, Bench: bench, Build: w.gen, MCP: mcpHTTPHandler(ctx, w), Hub: w.hub, Log: log})
 
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
