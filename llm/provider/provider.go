@@ -78,29 +78,13 @@ func New(ctx context.Context, c Config) (llm.Model, error) {
 	)
 	switch name {
 	case "openai":
-		token := c.OpenAIKey
-		if token == "" {
-			token = "unused" // local OpenAI-compatible servers take any token, but the client needs one
+		opts, oerr := c.openaiOptions()
+		if oerr != nil {
+			return nil, oerr
 		}
-		opts := []openai.Option{openai.WithToken(token), openai.WithModel(model)}
-		if c.OpenAIBaseURL != "" {
-			base, berr := BaseURL(c.OpenAIBaseURL)
-			if berr != nil {
-				return nil, berr
-			}
-			opts = append(opts, openai.WithBaseURL(base))
-		}
-		m, err = openai.New(opts...)
+		m, err = openai.New(append(opts, openai.WithModel(model))...)
 	case "ollama":
-		opts := []ollama.Option{ollama.WithModel(model)}
-		if c.OllamaHost != "" {
-			host := c.OllamaHost
-			if !strings.Contains(host, "://") {
-				host = "http://" + host
-			}
-			opts = append(opts, ollama.WithServerURL(host))
-		}
-		m, err = ollama.New(opts...)
+		m, err = ollama.New(append(c.ollamaOptions(), ollama.WithModel(model))...)
 	case "anthropic":
 		if c.AnthropicKey == "" {
 			return nil, fmt.Errorf("ADAPTBOT_LLM_PROVIDER=anthropic needs ANTHROPIC_API_KEY")
@@ -118,6 +102,35 @@ func New(ctx context.Context, c Config) (llm.Model, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return &adapter{m: m, name: name + "/" + model}, nil
+}
+
+// openaiOptions are the client options shared by chat and embeddings.
+func (c Config) openaiOptions() ([]openai.Option, error) {
+	token := c.OpenAIKey
+	if token == "" {
+		token = "unused" // local OpenAI-compatible servers take any token, but the client needs one
+	}
+	opts := []openai.Option{openai.WithToken(token)}
+	if c.OpenAIBaseURL != "" {
+		base, err := BaseURL(c.OpenAIBaseURL)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, openai.WithBaseURL(base))
+	}
+	return opts, nil
+}
+
+// ollamaOptions are the client options shared by chat and embeddings.
+func (c Config) ollamaOptions() []ollama.Option {
+	if c.OllamaHost == "" {
+		return nil
+	}
+	host := c.OllamaHost
+	if !strings.Contains(host, "://") {
+		host = "http://" + host
+	}
+	return []ollama.Option{ollama.WithServerURL(host)}
 }
 
 // BaseURL normalizes an OpenAI-compatible base URL: the client expects the
@@ -223,29 +236,13 @@ func NewEmbedder(ctx context.Context, c Config) (llm.Embedder, error) {
 	)
 	switch name := c.Pick(); name {
 	case "openai":
-		token := c.OpenAIKey
-		if token == "" {
-			token = "unused"
+		opts, oerr := c.openaiOptions()
+		if oerr != nil {
+			return nil, oerr
 		}
-		opts := []openai.Option{openai.WithToken(token), openai.WithEmbeddingModel(c.EmbeddingModel)}
-		if c.OpenAIBaseURL != "" {
-			base, berr := BaseURL(c.OpenAIBaseURL)
-			if berr != nil {
-				return nil, berr
-			}
-			opts = append(opts, openai.WithBaseURL(base))
-		}
-		client, err = openai.New(opts...)
+		client, err = openai.New(append(opts, openai.WithEmbeddingModel(c.EmbeddingModel))...)
 	case "ollama":
-		opts := []ollama.Option{ollama.WithModel(c.EmbeddingModel)}
-		if c.OllamaHost != "" {
-			host := c.OllamaHost
-			if !strings.Contains(host, "://") {
-				host = "http://" + host
-			}
-			opts = append(opts, ollama.WithServerURL(host))
-		}
-		client, err = ollama.New(opts...)
+		client, err = ollama.New(append(c.ollamaOptions(), ollama.WithModel(c.EmbeddingModel))...)
 	case "googleai":
 		client, err = googleai.New(ctx, googleai.WithAPIKey(c.GoogleKey), googleai.WithDefaultEmbeddingModel(c.EmbeddingModel))
 	case "":

@@ -2,14 +2,11 @@ package calculator
 
 import (
 	"context"
-	"encoding/json"
-	"os"
-	"reflect"
 	"sort"
 	"strings"
 	"testing"
 
-	"adaptbot/contract"
+	"adaptbot/contract/contracttest"
 )
 
 func TestExecute(t *testing.T) {
@@ -157,37 +154,10 @@ func TestFunctionNamesListsEveryFunction(t *testing.T) {
 }
 
 func TestContract(t *testing.T) {
-	src, err := os.ReadFile("calculator.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := contract.Parse("calculator", src)
-	if err != nil {
-		t.Fatalf("contract.Parse: %v", err)
-	}
-	if spec.Category != "math" {
-		t.Errorf("Category = %q, want math", spec.Category)
-	}
-	if !strings.HasPrefix(spec.Description, "Evaluates an arithmetic expression") {
-		t.Errorf("Description = %q", spec.Description)
-	}
-	var schema struct {
-		Properties map[string]struct {
-			Type        string `json:"type"`
-			Description string `json:"description"`
-		} `json:"properties"`
-		Required []string `json:"required"`
-	}
-	if err := json.Unmarshal(spec.Schema, &schema); err != nil {
-		t.Fatal(err)
-	}
-	if p := schema.Properties["expression"]; p.Type != "string" || p.Description == "" {
-		t.Errorf("expression property = %+v, want a described string", p)
-	}
-	if len(schema.Properties) != 1 {
-		t.Errorf("properties = %v, want only expression", schema.Properties)
-	}
-	if want := []string{"expression"}; !reflect.DeepEqual(schema.Required, want) {
-		t.Errorf("required = %v, want %v", schema.Required, want)
-	}
+	contracttest.Check(t, "calculator", contracttest.Want{
+		Category:    "math",
+		Description: "Evaluates an arithmetic expression",
+		Properties:  map[string]string{"expression": "string"},
+		Required:    []string{"expression"},
+	})
 }

@@ -2,13 +2,11 @@ package current_time
 
 import (
 	"context"
-	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"adaptbot/contract"
+	"adaptbot/contract/contracttest"
 )
 
 // at fixes the clock for one test.
@@ -146,37 +144,10 @@ func TestExecuteErrors(t *testing.T) {
 }
 
 func TestContract(t *testing.T) {
-	src, err := os.ReadFile("current_time.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := contract.Parse("current_time", src)
-	if err != nil {
-		t.Fatalf("contract.Parse: %v", err)
-	}
-	if spec.Category != "time" {
-		t.Errorf("Category = %q, want time", spec.Category)
-	}
-	if !strings.HasPrefix(spec.Description, "Tells the current date and time") {
-		t.Errorf("Description = %q", spec.Description)
-	}
-	var schema struct {
-		Properties map[string]struct {
-			Type        string `json:"type"`
-			Description string `json:"description"`
-		} `json:"properties"`
-		Required []string `json:"required"`
-	}
-	if err := json.Unmarshal(spec.Schema, &schema); err != nil {
-		t.Fatal(err)
-	}
-	if p := schema.Properties["timezone"]; p.Type != "string" || p.Description == "" {
-		t.Errorf("timezone property = %+v, want a described string", p)
-	}
-	if len(schema.Properties) != 1 {
-		t.Errorf("properties = %v, want only timezone", schema.Properties)
-	}
-	if len(schema.Required) != 0 {
-		t.Errorf("required = %v, want none: the zone defaults to UTC", schema.Required)
-	}
+	// No required parameter: the zone defaults to UTC.
+	contracttest.Check(t, "current_time", contracttest.Want{
+		Category:    "time",
+		Description: "Tells the current date and time",
+		Properties:  map[string]string{"timezone": "string"},
+	})
 }

@@ -2,13 +2,11 @@ package text_stats
 
 import (
 	"context"
-	"encoding/json"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
 
-	"adaptbot/contract"
+	"adaptbot/contract/contracttest"
 )
 
 func TestExecute(t *testing.T) {
@@ -156,37 +154,10 @@ func TestEmptyText(t *testing.T) {
 }
 
 func TestContract(t *testing.T) {
-	src, err := os.ReadFile("text_stats.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := contract.Parse("text_stats", src)
-	if err != nil {
-		t.Fatalf("contract.Parse: %v", err)
-	}
-	if spec.Category != "text" {
-		t.Errorf("Category = %q, want text", spec.Category)
-	}
-	if !strings.HasPrefix(spec.Description, "Counts the words, characters, sentences and paragraphs") {
-		t.Errorf("Description = %q", spec.Description)
-	}
-	var schema struct {
-		Properties map[string]struct {
-			Type        string `json:"type"`
-			Description string `json:"description"`
-		} `json:"properties"`
-		Required []string `json:"required"`
-	}
-	if err := json.Unmarshal(spec.Schema, &schema); err != nil {
-		t.Fatal(err)
-	}
-	if p := schema.Properties["text"]; p.Type != "string" || p.Description == "" {
-		t.Errorf("text property = %+v, want a described string", p)
-	}
-	if len(schema.Properties) != 1 {
-		t.Errorf("properties = %v, want only text", schema.Properties)
-	}
-	if want := []string{"text"}; !reflect.DeepEqual(schema.Required, want) {
-		t.Errorf("required = %v, want %v", schema.Required, want)
-	}
+	contracttest.Check(t, "text_stats", contracttest.Want{
+		Category:    "text",
+		Description: "Counts the words, characters, sentences and paragraphs",
+		Properties:  map[string]string{"text": "string"},
+		Required:    []string{"text"},
+	})
 }

@@ -2,13 +2,10 @@ package unit_converter
 
 import (
 	"context"
-	"encoding/json"
-	"os"
-	"reflect"
 	"strings"
 	"testing"
 
-	"adaptbot/contract"
+	"adaptbot/contract/contracttest"
 )
 
 func TestExecute(t *testing.T) {
@@ -154,40 +151,10 @@ func TestNamesAreUnambiguous(t *testing.T) {
 }
 
 func TestContract(t *testing.T) {
-	src, err := os.ReadFile("unit_converter.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := contract.Parse("unit_converter", src)
-	if err != nil {
-		t.Fatalf("contract.Parse: %v", err)
-	}
-	if spec.Category != "conversion" {
-		t.Errorf("Category = %q, want conversion", spec.Category)
-	}
-	if !strings.HasPrefix(spec.Description, "Converts a value between units") {
-		t.Errorf("Description = %q", spec.Description)
-	}
-	var schema struct {
-		Properties map[string]struct {
-			Type        string `json:"type"`
-			Description string `json:"description"`
-		} `json:"properties"`
-		Required []string `json:"required"`
-	}
-	if err := json.Unmarshal(spec.Schema, &schema); err != nil {
-		t.Fatal(err)
-	}
-	wantTypes := map[string]string{"value": "number", "from": "string", "to": "string"}
-	if len(schema.Properties) != len(wantTypes) {
-		t.Errorf("properties = %v, want %v", schema.Properties, wantTypes)
-	}
-	for name, typ := range wantTypes {
-		if p := schema.Properties[name]; p.Type != typ || p.Description == "" {
-			t.Errorf("property %s = %+v, want a described %s", name, p, typ)
-		}
-	}
-	if want := []string{"value", "from", "to"}; !reflect.DeepEqual(schema.Required, want) {
-		t.Errorf("required = %v, want %v", schema.Required, want)
-	}
+	contracttest.Check(t, "unit_converter", contracttest.Want{
+		Category:    "conversion",
+		Description: "Converts a value between units",
+		Properties:  map[string]string{"value": "number", "from": "string", "to": "string"},
+		Required:    []string{"value", "from", "to"},
+	})
 }

@@ -7,14 +7,13 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
-	"os"
 	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"adaptbot/contract"
+	"adaptbot/contract/contracttest"
 	"adaptbot/toolkit"
 )
 
@@ -299,40 +298,11 @@ func TestConditions(t *testing.T) {
 }
 
 func TestContract(t *testing.T) {
-	src, err := os.ReadFile("weather_forecast.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := contract.Parse("weather_forecast", src)
-	if err != nil {
-		t.Fatalf("contract.Parse: %v", err)
-	}
-	if spec.Category != "weather" || spec.Timeout != 20*time.Second {
-		t.Errorf("Category, Timeout = %q, %v; want weather, 20s", spec.Category, spec.Timeout)
-	}
-	if !strings.HasPrefix(spec.Description, "Reports the current weather") {
-		t.Errorf("Description = %q", spec.Description)
-	}
-	var schema struct {
-		Properties map[string]struct {
-			Type        string `json:"type"`
-			Description string `json:"description"`
-		} `json:"properties"`
-		Required []string `json:"required"`
-	}
-	if err := json.Unmarshal(spec.Schema, &schema); err != nil {
-		t.Fatal(err)
-	}
-	wantTypes := map[string]string{"city": "string", "days": "integer", "units": "string"}
-	if len(schema.Properties) != len(wantTypes) {
-		t.Errorf("properties = %v, want %v", schema.Properties, wantTypes)
-	}
-	for name, typ := range wantTypes {
-		if p := schema.Properties[name]; p.Type != typ || p.Description == "" {
-			t.Errorf("property %s = %+v, want a described %s", name, p, typ)
-		}
-	}
-	if want := []string{"city"}; !reflect.DeepEqual(schema.Required, want) {
-		t.Errorf("required = %v, want %v", schema.Required, want)
-	}
+	contracttest.Check(t, "weather_forecast", contracttest.Want{
+		Category:    "weather",
+		Timeout:     20 * time.Second,
+		Description: "Reports the current weather",
+		Properties:  map[string]string{"city": "string", "days": "integer", "units": "string"},
+		Required:    []string{"city"},
+	})
 }
