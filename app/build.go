@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -17,8 +16,6 @@ import (
 	"adaptbot/llm"
 	"adaptbot/registry"
 )
-
-var errNotExist = os.ErrNotExist
 
 // buildTimeout bounds one build: a few model calls and checks.
 const buildTimeout = 10 * time.Minute

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -306,7 +307,7 @@ func (s *Server) handleBenchmarks() fiber.Handler {
 		rows, err := benchmarks.ReadFile(s.cfg.Benchmarks)
 		var bad *benchmarks.BadLinesError
 		if err != nil && !errors.As(err, &bad) {
-			if errors.Is(err, errNotExist) {
+			if errors.Is(err, os.ErrNotExist) {
 				rows = nil
 			} else {
 				return err

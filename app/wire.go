@@ -70,15 +70,19 @@ func openWorld(ctx context.Context, cfg Config, getenv func(string) string, log 
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
+	ready := false
+	defer func() {
+		if !ready {
+			w.Close()
+		}
+	}()
 
 	w.reg, err = registry.Open(ctx, registry.Options{ToolsDir: cfg.ToolsDir, Path: cfg.Registry, Compiler: w.runner, Log: log})
 	if err != nil {
-		w.runner.Close()
 		return nil, err
 	}
 	embedder, err := provider.NewEmbedder(ctx, cfg.LLM)
 	if err != nil {
-		w.runner.Close()
 		return nil, fmt.Errorf("embeddings: %w", err)
 	}
 	w.finder = newFinder(w.reg, embedder)
@@ -88,7 +92,6 @@ func openWorld(ctx context.Context, cfg Config, getenv func(string) string, log 
 	// re-running a tool's examples. Builds say plainly that they need one.
 	w.gen, err = generator.New(generator.Options{Model: model, Registry: w.reg, Runner: w.runner, MaxAttempts: cfg.BuildAttempts, Log: log})
 	if err != nil {
-		w.runner.Close()
 		return nil, fmt.Errorf("generator: %w", err)
 	}
 
@@ -99,7 +102,6 @@ func openWorld(ctx context.Context, cfg Config, getenv func(string) string, log 
 	deps := agent.Deps{Model: model, Tools: w.reg, Finder: w.finder, Runner: w.runner, Builder: b}
 	if getenv != nil {
 		if w.hub, err = openHub(ctx, cfg, getenv, w.finder.ix, log); err != nil {
-			w.runner.Close()
 			return nil, err
 		}
 		if w.hub != nil {
@@ -109,9 +111,9 @@ func openWorld(ctx context.Context, cfg Config, getenv func(string) string, log 
 	w.agent, err = agent.New(deps,
 		agent.Config{Shortlist: cfg.Shortlist, MaxDiscovery: cfg.MaxDiscovery, Passive: cfg.Passive})
 	if err != nil {
-		w.runner.Close()
 		return nil, err
 	}
+	ready = true
 	return w, nil
 }
 
