@@ -253,7 +253,7 @@ func failureFor(err error, name string) string {
 	case errors.Is(err, ErrConflict):
 		return fmt.Sprintf("Another build of %s is already running; try again when it has finished.", what)
 	case errors.Is(err, llm.ErrNoModel):
-		return "Building tools needs a language model, and none is configured."
+		return "Building tools needs a language model, and none is configured: " + llm.ConfigureHint + "."
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return fmt.Sprintf("The build of %s was stopped before it finished; nothing was saved.", what)
 	}
