@@ -527,12 +527,13 @@ func (c *conn) listAll(ctx context.Context, s *sdk.ClientSession, desc string) (
 	return tools, nil
 }
 
-// setTools replaces the server's tools and brings the index in step.
+// setTools replaces the server's tools and brings the index in step, under
+// the conn's lock: two refreshes never interleave their index changes, and
+// whoever sees the new list sees the index that goes with it.
 func (c *conn) setTools(tools []Tool) {
 	c.mu.Lock()
 	old := c.tools
 	c.tools = tools
-	c.mu.Unlock()
 	if ix := c.hub.opts.Index; ix != nil {
 		keep := make(map[string]bool, len(tools))
 		for _, t := range tools {
@@ -545,6 +546,7 @@ func (c *conn) setTools(tools []Tool) {
 			}
 		}
 	}
+	c.mu.Unlock()
 	if fn := c.hub.opts.OnChange; fn != nil {
 		fn(c.cfg.Name)
 	}

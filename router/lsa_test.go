@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -228,7 +229,9 @@ func TestLSABackgroundBasis(t *testing.T) {
 	if n := waitFor(func(n int) bool { return n >= 32 }); n < 32 {
 		t.Errorf("basis from %d tools after %d Upserts, want at least 32", n, len(docs))
 	}
-	if got := ix.RouteMode("rain", 3, Flat); len(got) == 0 || got[0].Name != "umbrella_advice" {
+	// ScaleDocs makes renamed copies (umbrella_advice_v1, ...) that tie with
+	// the original; any of them is the right answer.
+	if got := ix.RouteMode("rain", 3, Flat); len(got) == 0 || !strings.HasPrefix(got[0].Name, "umbrella_advice") {
 		t.Errorf("after background bases: %v", names(got))
 	}
 }
