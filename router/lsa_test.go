@@ -226,8 +226,11 @@ func TestLSABackgroundBasis(t *testing.T) {
 	for _, d := range docs[lsaMinTools:] {
 		ix.Upsert(d)
 	}
-	if n := waitFor(func(n int) bool { return n >= 32 }); n < 32 {
-		t.Errorf("basis from %d tools after %d Upserts, want at least 32", n, len(docs))
+	// A recompute starts whenever the changes since the last basis reach its
+	// size, so once none is pending the basis covers more than half of the
+	// tools (how much more depends on how fast the background runs).
+	if n := waitFor(func(n int) bool { return n > len(docs)/2 }); n <= len(docs)/2 {
+		t.Errorf("basis from %d tools after %d Upserts, want more than half", n, len(docs))
 	}
 	// ScaleDocs makes renamed copies (umbrella_advice_v1, ...) that tie with
 	// the original; any of them is the right answer.
