@@ -81,9 +81,9 @@ func toolsCommand(ctx context.Context, args []string, getenv func(string) string
 		return err
 	}
 	defer w.Close()
-	bench, err := benchmarks.Open(cfg.Benchmarks)
+	bench, err := openBench(cfg, log)
 	if err != nil {
-		return fmt.Errorf("benchmarks: %w", err)
+		return err
 	}
 	defer bench.Close()
 	s := &Server{cfg: cfg, reg: w.reg, runner: w.runner, bench: bench, build: w.gen, log: log}

@@ -200,6 +200,19 @@ func (b genBuilder) Build(ctx context.Context, request string, _ func(string)) (
 		Attempts: res.Attempts, Error: res.Error, Summary: res.Summary}, nil
 }
 
+// openBench opens the benchmarks CSV for the server and the CLI alike, and
+// says where an older file went if it had to be moved aside.
+func openBench(cfg Config, log *slog.Logger) (*benchmarks.Logger, error) {
+	bench, err := benchmarks.Open(cfg.Benchmarks)
+	if err != nil {
+		return nil, fmt.Errorf("benchmarks: %w", err)
+	}
+	if p := bench.Rotated(); p != "" {
+		log.Warn("benchmarks: the CSV had an older header; moved it aside, unchanged", "to", p)
+	}
+	return bench, nil
+}
+
 // serve runs the HTTP server until ctx ends.
 func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) error {
 	cfg, err := loadConfig(getenv)
@@ -212,14 +225,11 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 		return err
 	}
 	defer w.Close()
-	bench, err := benchmarks.Open(cfg.Benchmarks)
+	bench, err := openBench(cfg, log)
 	if err != nil {
-		return fmt.Errorf("benchmarks: %w", err)
+		return err
 	}
 	defer bench.Close()
-	if p := bench.Rotated(); p != "" {
-		log.Warn("benchmarks: the CSV had an older header; moved it aside, unchanged", "to", p)
-	}
 	for _, warning := range w.reg.Warnings() {
 		fmt.Fprintln(stdout, "warning:", warning)
 	}
