@@ -13,19 +13,7 @@ import (
 // and checks each gets its outcome; then that a normal call still succeeds,
 // the pool is back at its configured size, and Close leaves no process.
 func TestHostileCorpus(t *testing.T) {
-	cases, err := sandboxtest.Corpus()
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := testOptions(t)
-	// Slow machines and the race detector get time for the cases that must
-	// finish; the cases that must time out get one second.
-	opts.CallTimeout = 3 * time.Second
-	redirector, stop, rerr := sandboxtest.Redirector()
-	if rerr == nil {
-		defer stop()
-		opts.Toolkit = redirector
-	}
+	cases, opts, skipRedirect := corpusSetup(t)
 	p := newPool(t, opts)
 	seen := map[int]bool{}
 	note := func() {
@@ -37,9 +25,7 @@ func TestHostileCorpus(t *testing.T) {
 
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
-			if c.Needs == sandboxtest.NeedsRedirector && redirector.Rewrite == nil {
-				t.Skipf("no redirector: %v", rerr)
-			}
+			skipRedirect(t, c)
 			before := waitFull(t, p)
 			start := time.Now()
 			res, err := p.Run(context.Background(), corpusCall(c))
@@ -78,19 +64,7 @@ func TestHostileCorpus(t *testing.T) {
 
 // TestHostileCorpusInProcess runs the cases the in-process runner survives.
 func TestHostileCorpusInProcess(t *testing.T) {
-	cases, err := sandboxtest.Corpus()
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := testOptions(t)
-	// Slow machines and the race detector get time for the cases that must
-	// finish; the cases that must time out get one second.
-	opts.CallTimeout = 3 * time.Second
-	redirector, stop, rerr := sandboxtest.Redirector()
-	if rerr == nil {
-		defer stop()
-		opts.Toolkit = redirector
-	}
+	cases, opts, skipRedirect := corpusSetup(t)
 	r := sandbox.NewInProcess(opts)
 	defer r.Close()
 	for _, c := range cases {
@@ -98,9 +72,7 @@ func TestHostileCorpusInProcess(t *testing.T) {
 			continue
 		}
 		t.Run(c.Name, func(t *testing.T) {
-			if c.Needs == sandboxtest.NeedsRedirector && redirector.Rewrite == nil {
-				t.Skipf("no redirector: %v", rerr)
-			}
+			skipRedirect(t, c)
 			res, err := r.Run(context.Background(), corpusCall(c))
 			if err := c.Check(res, err); err != nil {
 				t.Error(err)
@@ -111,6 +83,32 @@ func TestHostileCorpusInProcess(t *testing.T) {
 	if err != nil || res.Output != `{"sum":5}` {
 		t.Fatalf("normal call after the corpus: %q, %v", res.Output, err)
 	}
+}
+
+// corpusSetup reads the corpus and returns runner options for it, with the
+// redirector fixture when this machine can serve it, and a function that
+// skips the case that needs the fixture when it cannot.
+func corpusSetup(t *testing.T) ([]sandboxtest.Case, sandbox.Options, func(*testing.T, sandboxtest.Case)) {
+	t.Helper()
+	cases, err := sandboxtest.Corpus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := testOptions(t)
+	// Slow machines and the race detector get time for the cases that must
+	// finish; the cases that must time out get one second.
+	opts.CallTimeout = 3 * time.Second
+	redirector, stop, rerr := sandboxtest.Redirector()
+	if rerr == nil {
+		t.Cleanup(stop)
+		opts.Toolkit = redirector
+	}
+	skip := func(t *testing.T, c sandboxtest.Case) {
+		if c.Needs == sandboxtest.NeedsRedirector && rerr != nil {
+			t.Skipf("no redirector: %v", rerr)
+		}
+	}
+	return cases, opts, skip
 }
 
 func corpusCall(c sandboxtest.Case) sandbox.Call {
