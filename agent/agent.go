@@ -38,6 +38,8 @@ const (
 type Tools interface {
 	Serving() []registry.Tool
 	Tool(name string) (registry.Tool, bool)
+	// Len is how many tools serve; it must not copy them.
+	Len() int
 }
 
 // Runner runs a tool; the sandbox is one.

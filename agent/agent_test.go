@@ -50,6 +50,8 @@ func (f *fakeTools) Serving() []registry.Tool {
 	return out
 }
 
+func (f *fakeTools) Len() int { return len(f.tools) }
+
 func (f *fakeTools) Tool(name string) (registry.Tool, bool) {
 	t, ok := f.tools[name]
 	return t, ok
@@ -67,6 +69,50 @@ func tool(name, category, desc string) registry.Tool {
 	return registry.Tool{Entry: registry.Entry{Name: name, Category: category, Description: desc,
 		Parameters: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}},"required":["q"],"additionalProperties":false}`)},
 		Code: []byte("package " + name)}
+}
+
+// filler returns n tools that no test query matches.
+func filler(n int) []registry.Tool {
+	out := make([]registry.Tool, n)
+	for i := range out {
+		out[i] = tool(fmt.Sprintf("tool_%02d", i), "misc", fmt.Sprintf("does job %d", i))
+	}
+	return out
+}
+
+// TestShortlist checks what the classifier starts with. A catalog of at
+// most two shortlists is shown whole, the router's picks first, with no
+// discovery to offer; a larger one only what the router found, so an
+// unmatched request starts empty and the model asks for more.
+func TestShortlist(t *testing.T) {
+	weather := tool("weather_forecast", "weather", "forecast for a town")
+	small := newTools(append(filler(5), weather)...)
+	a, _ := New(Deps{Tools: small, Finder: fakeFinder{small}}, Config{})
+	list, whole := a.shortlist(context.Background(), "how warm is it outside")
+	if len(list) != 6 || !whole {
+		t.Errorf("small catalog, unmatched request: %d tools, whole %v; want all 6, whole", len(list), whole)
+	}
+	list, _ = a.shortlist(context.Background(), "forecast please")
+	if len(list) != 6 || list[0].Name != "weather_forecast" {
+		t.Errorf("small catalog: router's pick not first: %v", names(list))
+	}
+
+	large := newTools(append(filler(10), weather)...)
+	a, _ = New(Deps{Tools: large, Finder: fakeFinder{large}}, Config{})
+	if list, whole := a.shortlist(context.Background(), "how warm is it outside"); len(list) != 0 || whole {
+		t.Errorf("large catalog, unmatched request: %v, whole %v; want none, not whole", names(list), whole)
+	}
+	if list, whole := a.shortlist(context.Background(), "forecast please"); len(list) != 1 || list[0].Name != "weather_forecast" || whole {
+		t.Errorf("large catalog: %v, whole %v; want the router's pick alone", names(list), whole)
+	}
+}
+
+func names(ts []registry.Tool) []string {
+	var out []string
+	for _, t := range ts {
+		out = append(out, t.Name)
+	}
+	return out
 }
 
 // fakeFinder finds tools whose description contains a word of the query.
@@ -100,7 +146,10 @@ func (f *fakeRunner) Run(_ context.Context, c sandbox.Call) (sandbox.Result, err
 }
 
 func TestDiscoveryAddsToolsAndIsBounded(t *testing.T) {
-	tools := newTools(tool("greeter", "text", "says hello"), tool("fx_rates", "finance", "converts currency amounts"))
+	// Three tools are more than twice the shortlist of one, so the
+	// classifier starts from the router's pick rather than all of them.
+	tools := newTools(tool("greeter", "text", "says hello"), tool("fx_rates", "finance", "converts currency amounts"),
+		tool("notes", "text", "keeps notes"))
 	var rounds int
 	model := &fakeModel{generate: func(r llm.Request) llm.Response {
 		switch r.Force {
@@ -164,6 +213,7 @@ func TestDiscoveryAddsToolsAndIsBounded(t *testing.T) {
 		}
 		return llm.Response{}
 	}
+	tools = newTools(filler(11)...) // more than twice the default shortlist of 5
 	a, _ = New(Deps{Model: model, Tools: tools, Finder: fakeFinder{tools}, Runner: runner}, Config{MaxDiscovery: 2})
 	res, err = a.Chat(context.Background(), Request{Message: "something"})
 	if err != nil {

@@ -31,23 +31,34 @@ func (a *Agent) intent(ctx context.Context, m llm.Model, req Request) (string, e
 	return IntentChat, nil
 }
 
-// shortlist returns the tools the classifier starts with.
-func (a *Agent) shortlist(ctx context.Context, query string) []registry.Tool {
+// shortlist returns the tools the classifier starts with, and whether they
+// are every serving tool (then there is nothing left to discover).
+func (a *Agent) shortlist(ctx context.Context, query string) ([]registry.Tool, bool) {
 	if a.cfg.Passive || a.finder == nil {
-		return a.tools.Serving()
+		return a.tools.Serving(), true
 	}
+	// A small catalog is shown whole: a lexical router misses paraphrases
+	// ("how warm is it outside"), and a dozen one-line descriptions cost
+	// less than a discovery round trip. A large one is shown only what the
+	// router found; the model asks for more when that is not enough.
+	// Padding a large catalog's shortlist would add arbitrary tools and,
+	// per request, copy every one of them.
+	if a.tools.Len() <= smallCatalog*a.cfg.Shortlist {
+		return a.routedFirst(ctx, query), true
+	}
+	return a.lookup(a.finder.Find(ctx, query, a.cfg.Shortlist), nil), false
+}
+
+// smallCatalog is how many shortlists' worth of tools a catalog may hold
+// and still be shown whole.
+const smallCatalog = 2
+
+// routedFirst returns every serving tool, the router's picks first.
+func (a *Agent) routedFirst(ctx context.Context, query string) []registry.Tool {
 	list := a.lookup(a.finder.Find(ctx, query, a.cfg.Shortlist), nil)
-	if len(list) < a.cfg.Shortlist {
-		// Fill the shortlist: a lexical router misses paraphrases ("how warm
-		// is it outside"), and with a handful of tools the model should
-		// simply see them all. The prompt stays bounded by Shortlist.
-		for _, t := range a.tools.Serving() {
-			if len(list) == a.cfg.Shortlist {
-				break
-			}
-			if !slices.ContainsFunc(list, func(have registry.Tool) bool { return have.Name == t.Name }) {
-				list = append(list, t)
-			}
+	for _, t := range a.tools.Serving() {
+		if !slices.ContainsFunc(list, func(have registry.Tool) bool { return have.Name == t.Name }) {
+			list = append(list, t)
 		}
 	}
 	return list
@@ -73,9 +84,10 @@ func (a *Agent) lookup(names []string, have []registry.Tool) []registry.Tool {
 }
 
 func (a *Agent) classify(ctx context.Context, s *state) (*state, error) {
-	s.candidates = a.shortlist(ctx, s.req.Message)
+	candidates, whole := a.shortlist(ctx, s.req.Message)
+	s.candidates = candidates
 	discoveryLeft := a.cfg.MaxDiscovery
-	if a.cfg.Passive || a.finder == nil {
+	if whole {
 		discoveryLeft = 0
 	}
 	var extra []llm.Message

@@ -36,9 +36,9 @@ func catalogTools(n int) []registry.Tool {
 // tools: the system prompt and the function schema, at four bytes a token
 // (the usual rule of thumb for English; no tokenizer is available offline).
 func promptTokens(a *Agent, query string) int {
-	shortlist := a.shortlist(context.Background(), query)
+	shortlist, whole := a.shortlist(context.Background(), query)
 	left := a.cfg.MaxDiscovery
-	if a.cfg.Passive {
+	if whole {
 		left = 0
 	}
 	sys := classifierSystem(shortlist, left)

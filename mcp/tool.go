@@ -130,6 +130,7 @@ func lessByServer(a, b Tool) bool {
 type ToolSource interface {
 	Serving() []registry.Tool
 	Tool(name string) (registry.Tool, bool)
+	Len() int
 }
 
 // ToolSet is AdaptBot's own tools and the hub's as one set, named as the
@@ -151,6 +152,26 @@ func (s ToolSet) Serving() []registry.Tool {
 		}
 	}
 	return out
+}
+
+// Len returns how many tools serve, local and external, without copying them.
+func (s ToolSet) Len() int {
+	n := s.Local.Len()
+	if s.Hub != nil {
+		n += s.Hub.toolCount()
+	}
+	return n
+}
+
+// toolCount returns how many external tools were last listed.
+func (h *Hub) toolCount() int {
+	n := 0
+	for _, c := range h.conns {
+		c.mu.Lock()
+		n += len(c.tools)
+		c.mu.Unlock()
+	}
+	return n
 }
 
 // Tool returns the tool named name: "server/tool" for an external one.
