@@ -60,7 +60,13 @@ type Finder interface {
 
 // Builder creates, modifies or deletes tools for a BUILD message.
 type Builder interface {
-	Build(ctx context.Context, request string, progress func(string)) (*BuildResult, error)
+	Build(ctx context.Context, request string, progress func(BuildStep)) (*BuildResult, error)
+}
+
+// BuildStep is one progress report of a running build.
+type BuildStep struct {
+	Stage   string `json:"stage"`
+	Message string `json:"message"`
 }
 
 // BuildResult is what a build did.
@@ -161,6 +167,9 @@ func (a *Agent) Model() llm.Model { return a.model }
 type Request struct {
 	Message string        `json:"message"`
 	History []llm.Message `json:"history,omitempty"`
+	// Progress, when set, hears each step of a build the message asks
+	// for, as it happens.
+	Progress func(BuildStep) `json:"-"`
 }
 
 // Discovery is one request the classifier made for more tools.
@@ -233,7 +242,7 @@ func (a *Agent) Chat(ctx context.Context, req Request) (*Result, error) {
 			res.Response = "Building tools is not available: " + llm.ErrNoModel.Error()
 			return res, nil
 		}
-		br, err := a.builder.Build(ctx, req.Message, nil)
+		br, err := a.builder.Build(ctx, req.Message, req.Progress)
 		res.ToolBuild = br
 		if err != nil {
 			res.Error = err.Error()

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -101,24 +102,7 @@ func TestBrowserCreateToolFlow(t *testing.T) {
 		return llmtest.Say("I am not sure.")
 	})
 	in := start(t, modelEnv(llmSrv))
-
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chrome),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("no-first-run", true),
-	)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(allocCtx)
-	defer cancel()
-	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
-	defer cancelTimeout()
+	ctx := browse(t, chrome)
 
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(in.url),
@@ -173,5 +157,73 @@ func TestBrowserCreateToolFlow(t *testing.T) {
 		if row["category"] == "build_create" && (row["intent"] != "BUILD" || row["build_attempts"] != "1" || row["tool_generation_time_sec"] == "") {
 			t.Errorf("build row = %v", row)
 		}
+	}
+}
+
+// browse starts a headless Chromium for the test and returns its context,
+// bounded to 90 s.
+func browse(t *testing.T, chrome string) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chrome),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("no-first-run", true),
+	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancelAlloc)
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	t.Cleanup(cancel)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(cancelTimeout)
+
+	return ctx
+}
+
+// TestBrowserChatBuild asks for a tool in the chat box and checks that the
+// build's steps show as they happen and the tool count goes up.
+func TestBrowserChatBuild(t *testing.T) {
+	chrome := browserPath(t)
+	in := start(t, modelEnv(llmtest.New(t, romanScript(t))))
+	ctx := browse(t, chrome)
+	var before string
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(in.url),
+		chromedp.WaitVisible(chromedp.ID("message")),
+		chromedp.Poll[chromedp.Void](`document.getElementById('tool-count').textContent !== ''`, chromedp.WithPollingTimeout(10*time.Second)),
+	)
+	if err == nil {
+		before, err = chromedp.Run(ctx, chromedp.Text(chromedp.ID("tool-count")))
+	}
+	if err == nil {
+		err = chromedp.Do(ctx,
+			chromedp.SendKeys(chromedp.ID("message"), "make a tool that converts numbers to roman numerals"),
+			chromedp.Click(chromedp.ID("send")),
+			chromedp.Poll[chromedp.Void](`document.getElementById('tool-count').textContent !== '`+before+`'`, chromedp.WithPollingTimeout(60*time.Second)),
+		)
+	}
+	if err != nil {
+		t.Fatalf("browser: %v\nserver output:\n%s", err, in.out)
+	}
+	progress, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("progress")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"compil", "example 1 of 2", "roman_numerals"} {
+		if !strings.Contains(strings.ToLower(progress), want) {
+			t.Errorf("chat build progress does not show %q:\n%s", want, progress)
+		}
+	}
+	after, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("tool-count")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := strconv.Atoi(before); after != strconv.Itoa(b+1) {
+		t.Errorf("tool count %s → %s", before, after)
 	}
 }

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -90,19 +87,7 @@ func (s *Server) handleBuild() fiber.Handler {
 		if s.build == nil || s.agent.Model() == nil {
 			return buildError(llm.ErrNoModel)
 		}
-		c.Set(fiber.HeaderContentType, "text/event-stream")
-		c.Set(fiber.HeaderCacheControl, "no-cache")
-		c.Set("X-Accel-Buffering", "no")
-		c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
-			ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
-			defer cancel()
-			send := func(event string, v any) {
-				data, _ := json.Marshal(v)
-				fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, data)
-				if err := w.Flush(); err != nil {
-					cancel() // the client went away: stop building
-				}
-			}
+		streamEvents(c, buildTimeout, func(ctx context.Context, send func(event string, v any)) {
 			res, err := s.runBuild(ctx, req, func(ev generator.Event) { send("progress", ev) })
 			if err != nil {
 				msg := err.Error()

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -83,6 +85,88 @@ func TestBuildFromChatThenDeleteAndRollback(t *testing.T) {
 	}
 	if rows[0]["build_attempts"] != "1" || rows[0]["tool_generation_time_sec"] == "" {
 		t.Errorf("build row = %v", rows[0])
+	}
+}
+
+// events posts body to path asking for Server-Sent Events and returns the
+// status, the content type and the events as "name data" lines, in order.
+func (in *instance) events(t *testing.T, path, body string) (int, string, []string) {
+	t.Helper()
+	req, err := http.NewRequest("POST", in.url+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var out []string
+	for _, frame := range strings.Split(strings.TrimSpace(string(raw)), "\n\n") {
+		name, data, _ := strings.Cut(frame, "\n")
+		out = append(out, strings.TrimPrefix(name, "event: ")+" "+strings.TrimPrefix(data, "data: "))
+	}
+	return resp.StatusCode, resp.Header.Get("Content-Type"), out
+}
+
+// TestChatStreamsBuildProgress checks that a build asked for in chat shows
+// its steps as they happen, as the Create Tool button's build does, when
+// the client accepts Server-Sent Events; and that errors arrive as an event.
+func TestChatStreamsBuildProgress(t *testing.T) {
+	llmSrv := llmtest.New(t, romanScript(t))
+	in := start(t, modelEnv(llmSrv))
+	code, ctype, evs := in.events(t, "/chat", `{"message": "make a tool that converts numbers to roman numerals"}`)
+	if code != 200 || ctype != "text/event-stream" || len(evs) < 3 {
+		t.Fatalf("chat stream = %d %q %v", code, ctype, evs)
+	}
+	last := evs[len(evs)-1]
+	var stages []string
+	for _, ev := range evs[:len(evs)-1] {
+		name, data, _ := strings.Cut(ev, " ")
+		var st struct{ Stage, Message string }
+		if err := json.Unmarshal([]byte(data), &st); name != "progress" || err != nil || st.Message == "" {
+			t.Fatalf("event before the result: %s", ev)
+		}
+		stages = append(stages, st.Stage)
+	}
+	if !slices.Contains(stages, "compile") || stages[len(stages)-1] != "done" {
+		t.Errorf("progress stages = %v", stages)
+	}
+	name, data, _ := strings.Cut(last, " ")
+	var res struct {
+		Intent    string `json:"intent"`
+		RequestID string `json:"request_id"`
+		ToolBuild struct {
+			OK   bool   `json:"ok"`
+			Tool string `json:"tool"`
+		} `json:"tool_build"`
+	}
+	if err := json.Unmarshal([]byte(data), &res); name != "result" || err != nil || res.Intent != "BUILD" ||
+		!res.ToolBuild.OK || res.ToolBuild.Tool != "roman_numerals" || res.RequestID == "" {
+		t.Fatalf("last event = %s", last)
+	}
+	if rows := in.rows(t); len(rows) != 1 || rows[0]["category"] != "build_create" {
+		t.Errorf("rows = %v", rows)
+	}
+
+	// A plain chat over the stream is one result event.
+	if _, _, evs := in.events(t, "/chat", `{"message": "hello"}`); len(evs) != 1 || !strings.HasPrefix(evs[0], "result ") {
+		t.Errorf("plain chat stream = %v", evs)
+	}
+	// Bad input is still a plain 400 before any stream starts.
+	if code, ctype, _ := in.events(t, "/chat", `{"message": ""}`); code != 400 || !strings.HasPrefix(ctype, "application/json") {
+		t.Errorf("empty message over a stream = %d %q", code, ctype)
+	}
+
+	// Without a model the stream says so, with the setting that turns one on.
+	bare := start(t, nil)
+	_, _, evs = bare.events(t, "/chat", `{"message": "make a tool"}`)
+	if len(evs) != 1 || !strings.HasPrefix(evs[0], "error ") || !strings.Contains(evs[0], `"status":503`) ||
+		!strings.Contains(evs[0], "ADAPTBOT_") {
+		t.Errorf("no-model stream = %v", evs)
 	}
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/subtle"
@@ -9,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -96,6 +98,10 @@ type chatResponse struct {
 	RequestID string `json:"request_id"`
 }
 
+// handleChat answers one message. A client that accepts text/event-stream
+// gets Server-Sent Events instead of one JSON body: a "progress" event for
+// each step of a build the message asks for, then one "result" event (the
+// JSON body) or one "error" event ({"error", "status", "request_id"}).
 func (s *Server) handleChat() fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		var req chatRequest
@@ -114,22 +120,90 @@ func (s *Server) handleChat() fiber.Handler {
 				return badRequest(fmt.Sprintf(`history[%d].role is %q; use "user" or "assistant"`, i, m.Role))
 			}
 		}
-		id := newRequestID()
-		began := time.Now()
-		ctx, cancel := context.WithTimeout(c.UserContext(), chatTimeout)
-		defer cancel()
-		res, err := s.agent.Chat(ctx, agent.Request{Message: req.Message, History: req.History})
-		row := chatRow(id, req.Message, res, err, time.Since(began))
-		s.logRow(row)
-		if errors.Is(err, llm.ErrNoModel) {
-			return &apiError{Status: fiber.StatusServiceUnavailable, Msg: "Chat needs a language model. " + err.Error(), Extra: fiber.Map{"request_id": id}}
+		if !acceptsEvents(c) {
+			ctx, cancel := context.WithTimeout(c.UserContext(), chatTimeout)
+			defer cancel()
+			out, err := s.chat(ctx, req, nil)
+			if err != nil {
+				return err
+			}
+			return c.JSON(out)
 		}
-		if err != nil {
-			s.log.Error("chat failed", "request_id", id, "err", err)
-			return &apiError{Status: fiber.StatusBadGateway, Msg: "the model failed to answer: " + err.Error(), Extra: fiber.Map{"request_id": id}}
-		}
-		return c.JSON(chatResponse{Result: res, RequestID: id})
+		streamEvents(c, chatTimeout, func(ctx context.Context, send func(event string, v any)) {
+			out, err := s.chat(ctx, req, func(st agent.BuildStep) { send("progress", st) })
+			if err != nil {
+				send("error", eventError(err))
+				return
+			}
+			send("result", out)
+		})
+		return nil
 	}
+}
+
+// chat runs one message through the agent and logs its row. Its errors are
+// *apiError.
+func (s *Server) chat(ctx context.Context, req chatRequest, progress func(agent.BuildStep)) (chatResponse, error) {
+	id := newRequestID()
+	began := time.Now()
+	res, err := s.agent.Chat(ctx, agent.Request{Message: req.Message, History: req.History, Progress: progress})
+	row := chatRow(id, req.Message, res, err, time.Since(began))
+	s.logRow(row)
+	if errors.Is(err, llm.ErrNoModel) {
+		return chatResponse{}, &apiError{Status: fiber.StatusServiceUnavailable, Msg: "Chat needs a language model. " + err.Error(), Extra: fiber.Map{"request_id": id}}
+	}
+	if err != nil {
+		s.log.Error("chat failed", "request_id", id, "err", err)
+		return chatResponse{}, &apiError{Status: fiber.StatusBadGateway, Msg: "the model failed to answer: " + err.Error(), Extra: fiber.Map{"request_id": id}}
+	}
+	return chatResponse{Result: res, RequestID: id}, nil
+}
+
+// acceptsEvents reports whether the client asked for Server-Sent Events.
+func acceptsEvents(c *fiber.Ctx) bool {
+	return strings.Contains(c.Get(fiber.HeaderAccept), "text/event-stream")
+}
+
+// streamEvents answers with Server-Sent Events written by run, which gets a
+// context bounded by timeout and cancelled when the client goes away. run
+// executes after the handler has returned, so it must not touch c.
+func streamEvents(c *fiber.Ctx, timeout time.Duration, run func(ctx context.Context, send func(event string, v any))) {
+	c.Set(fiber.HeaderContentType, "text/event-stream")
+	c.Set(fiber.HeaderCacheControl, "no-cache")
+	c.Set("X-Accel-Buffering", "no")
+	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		var mu sync.Mutex // progress may be reported from other goroutines
+		send := func(event string, v any) {
+			data, err := json.Marshal(v)
+			if err != nil {
+				data, _ = json.Marshal(fiber.Map{"error": "internal error: " + err.Error()})
+				event = "error"
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, data)
+			if err := w.Flush(); err != nil {
+				cancel() // the client went away: stop working for it
+			}
+		}
+		run(ctx, send)
+	})
+}
+
+// eventError is the body of an "error" event: what the JSON error body
+// would have said, with its status.
+func eventError(err error) fiber.Map {
+	body := fiber.Map{"error": err.Error(), "status": fiber.StatusInternalServerError}
+	var ae *apiError
+	if errors.As(err, &ae) {
+		body["status"] = ae.Status
+		for k, v := range ae.Extra {
+			body[k] = v
+		}
+	}
+	return body
 }
 
 func chatRow(id, query string, res *agent.Result, err error, latency time.Duration) benchmarks.Row {

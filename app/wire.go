@@ -188,8 +188,12 @@ func (f *finder) Find(ctx context.Context, query string, k int) []string {
 // genBuilder lets the chat agent run builds for BUILD messages.
 type genBuilder struct{ g *generator.Generator }
 
-func (b genBuilder) Build(ctx context.Context, request string, _ func(string)) (*agent.BuildResult, error) {
-	res, err := b.g.Build(ctx, generator.Request{Text: request}, nil)
+func (b genBuilder) Build(ctx context.Context, request string, progress func(agent.BuildStep)) (*agent.BuildResult, error) {
+	var report func(generator.Event)
+	if progress != nil {
+		report = func(ev generator.Event) { progress(agent.BuildStep{Stage: ev.Stage, Message: ev.Message}) }
+	}
+	res, err := b.g.Build(ctx, generator.Request{Text: request}, report)
 	if res == nil {
 		return nil, err
 	}
