@@ -67,13 +67,14 @@ type Options struct {
 
 // Generator builds, changes and deletes tools. It is safe for concurrent
 // use: builds of different tools run in parallel, and a second build of a
-// tool that is being built fails at once with ErrConflict.
+// tool that is being built, here or in another process on the same tools
+// folder (the server and the CLI), fails at once with ErrConflict.
 type Generator struct {
 	opts Options
 	flow *graph.Compiled[*build]
 
 	mu   sync.Mutex
-	busy map[string]bool // tools with a build under way
+	busy map[string]func() // tools with a build under way, and how to release each claim
 }
 
 // New checks opts and wires and compiles the build graph. This is the one
@@ -100,7 +101,7 @@ func New(o Options) (*Generator, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	gen := &Generator{opts: o, busy: map[string]bool{}}
+	gen := &Generator{opts: o, busy: map[string]func(){}}
 
 	g := graph.New[*build]()
 	g.AddNode(NodeDecide, gen.decide)
@@ -226,21 +227,35 @@ func (g *Generator) Build(ctx context.Context, req Request, progress func(Event)
 	return res, err
 }
 
-// lock claims name for one build; it reports false if a build has it.
-func (g *Generator) lock(name string) bool {
+// lock claims name for one build, or fails with ErrConflict if a build has
+// it. The map answers for this process; registry.Claim, a lock file that is
+// tried without waiting, answers for the others (the server and the CLI), so
+// neither waits for the other's build: the second is told at once.
+func (g *Generator) lock(name string) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.busy[name] {
-		return false
+	if _, ok := g.busy[name]; ok {
+		return fmt.Errorf("%w: %s", ErrConflict, name)
 	}
-	g.busy[name] = true
-	return true
+	release, err := g.opts.Registry.Claim(name)
+	if errors.Is(err, registry.ErrBusy) {
+		return fmt.Errorf("%w: %s (in another process)", ErrConflict, name)
+	}
+	if err != nil {
+		return err
+	}
+	g.busy[name] = release
+	return nil
 }
 
 func (g *Generator) unlock(name string) {
 	g.mu.Lock()
+	release := g.busy[name]
 	delete(g.busy, name)
 	g.mu.Unlock()
+	if release != nil {
+		release()
+	}
 }
 
 // failureFor words an error that stopped a build, for people.

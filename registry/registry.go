@@ -50,12 +50,21 @@ type Registry struct {
 
 	// write serializes every change (checks included), so changes are applied
 	// one at a time in order; mu guards the maps for short reads and swaps.
+	// Across processes, changes are serialized by a file lock as well; see
+	// withFile for what is held when.
 	write sync.Mutex
 	mu    sync.RWMutex
 	tools map[string]*record
 
-	warnings    []string
-	lastWritten []byte
+	// Guarded by write. seen is the hash of the registry file as this process
+	// last read or wrote it, so a change by another process shows; diskBad
+	// says that content did not parse. readOnly, while set, is why the file
+	// lock could not be taken, and why saveLocked may not write.
+	seen     string
+	diskBad  bool
+	readOnly error
+
+	warnings []string
 
 	listenMu  sync.RWMutex
 	listeners []func(Event)
@@ -86,7 +95,9 @@ func Open(ctx context.Context, opts Options) (*Registry, error) {
 		return nil, fmt.Errorf("registry: tools folder: %w", err)
 	}
 	r := &Registry{opts: opts, tools: map[string]*record{}}
-	entries, err := r.readFile()
+	r.write.Lock()
+	defer r.write.Unlock()
+	entries, err := r.loadFile()
 	if err != nil {
 		return nil, err
 	}
@@ -94,29 +105,47 @@ func Open(ctx context.Context, opts Options) (*Registry, error) {
 		r.tools[e.Name] = &record{entry: e}
 	}
 
-	r.write.Lock()
-	defer r.write.Unlock()
 	names, err := r.scan()
 	if err != nil {
 		return nil, err
 	}
+	// The slow checks of changed tools run before the file lock is taken.
+	pre := make(map[string]*checked, len(names))
 	for _, name := range names {
-		r.syncLocked(ctx, name, Manual)
+		pre[name] = r.precheck(ctx, name)
 	}
-	for name, rec := range r.tools {
-		if rec.code == nil && rec.entry.Status == OK {
-			// Listed but gone from disk: removed by hand while we were down.
-			r.warn("tool %s is in the registry but %s is missing; dropped (its versions stay in %s)", name, rec.entry.Source, r.opts.HistoryDir)
-			delete(r.tools, name)
+	err = r.withFile(false, func() ([]Event, error) {
+		for _, name := range names {
+			r.syncLocked(ctx, name, Manual, pre[name])
 		}
-	}
-	if err := r.saveLocked(); err != nil {
+		for name, rec := range r.tools {
+			if rec.code == nil && rec.entry.Status == OK {
+				// Listed but gone from disk: removed by hand while we were down.
+				r.warn("tool %s is in the registry but %s is missing; dropped (its versions stay in %s)", name, rec.entry.Source, r.opts.HistoryDir)
+				delete(r.tools, name)
+			}
+		}
+		return nil, r.saveLocked()
+	})
+	if err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
-// readFile loads the registry file, falling back as Open describes.
+// loadFile is readFile under the file lock: reading may move a corrupt file
+// aside, which is a write. The caller holds r.write.
+func (r *Registry) loadFile() ([]Entry, error) {
+	release, err := r.fileLock(false)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return r.readFile()
+}
+
+// readFile loads the registry file, falling back as Open describes. The
+// caller holds the file lock.
 func (r *Registry) readFile() ([]Entry, error) {
 	data, err := os.ReadFile(r.opts.Path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -128,6 +157,7 @@ func (r *Registry) readFile() ([]Entry, error) {
 	}
 	entries, perr := parseFile(data)
 	if perr == nil {
+		r.seen = hash(data)
 		return entries, nil
 	}
 	aside := r.opts.Path + ".corrupt-" + r.opts.Now().UTC().Format("20060102T150405")
@@ -292,19 +322,61 @@ func (r *Registry) Sync(ctx context.Context, name string) error {
 	}
 	r.write.Lock()
 	defer r.write.Unlock()
-	ev, err := r.syncLocked(ctx, name, Manual)
-	if ev == nil {
-		return err
-	}
-	if serr := r.saveLocked(); serr != nil {
+	pre := r.precheck(ctx, name)
+	var err error
+	serr := r.withFile(false, func() ([]Event, error) {
+		var ev *Event
+		ev, err = r.syncLocked(ctx, name, Manual, pre)
+		if ev == nil {
+			return nil, nil
+		}
+		if serr := r.saveLocked(); serr != nil {
+			return nil, serr
+		}
+		return []Event{*ev}, nil
+	})
+	if serr != nil {
 		return serr
 	}
-	r.emit(*ev)
 	return err
 }
 
+// checked is the outcome of checking one source, so that the slow check can
+// run before the file lock is taken and be used under it.
+type checked struct {
+	sum  string // the source's hash: the outcome holds for that source only
+	spec *contract.Spec
+	err  error
+}
+
+// precheck reads name's source and checks it, unless it is the version this
+// process already has (then syncLocked will need no check). Run it under
+// r.write but before the file lock: the check compiles in the sandbox, which
+// other processes must not wait for. It returns nil if there is nothing to
+// check or the file cannot be read; syncLocked reads the file again anyway.
+func (r *Registry) precheck(ctx context.Context, name string) *checked {
+	src, err := os.ReadFile(r.SourcePath(name))
+	if err != nil {
+		return nil
+	}
+	sum := hash(src)
+	r.mu.RLock()
+	rec := r.tools[name]
+	same := rec != nil && rec.entry.SHA256 == sum && (rec.code != nil || rec.entry.Status == OK)
+	r.mu.RUnlock()
+	if same {
+		return nil
+	}
+	spec, err := r.check(ctx, name, src)
+	return &checked{sum: sum, spec: spec, err: err}
+}
+
 // syncLocked does Sync's work without saving; it returns the event to emit.
-func (r *Registry) syncLocked(ctx context.Context, name string, origin Origin) (*Event, error) {
+// pre, if it is for the source now on disk, stands for the check; if the
+// file changed since (or another process changed the entry, so a check is
+// needed after all), the check runs here, under the file lock: rare, and
+// correct before fast.
+func (r *Registry) syncLocked(ctx context.Context, name string, origin Origin, pre *checked) (*Event, error) {
 	src, err := os.ReadFile(r.SourcePath(name))
 	r.mu.RLock()
 	rec := r.tools[name]
@@ -334,33 +406,50 @@ func (r *Registry) syncLocked(ctx context.Context, name string, origin Origin) (
 		}
 		return nil, nil
 	}
-	return r.acceptLocked(ctx, name, src, origin, "")
+	return r.acceptLocked(ctx, name, src, origin, "", pre)
 }
 
-// acceptLocked checks src and, if it passes, makes it the serving version.
-func (r *Registry) acceptLocked(ctx context.Context, name string, src []byte, origin Origin, category string) (*Event, error) {
+// acceptLocked checks src (or takes pre's outcome, if pre is for src) and,
+// if it passes, makes it the serving version; if not, it records the failure
+// on the entry.
+func (r *Registry) acceptLocked(ctx context.Context, name string, src []byte, origin Origin, category string, pre *checked) (*Event, error) {
+	if pre == nil || pre.sum != hash(src) {
+		pre = &checked{sum: hash(src)}
+		pre.spec, pre.err = r.check(ctx, name, src)
+	}
+	if pre.err == nil {
+		return r.applyLocked(name, src, pre.spec, origin, category)
+	}
+	err := pre.err
 	r.mu.RLock()
 	rec := r.tools[name]
 	r.mu.RUnlock()
 	now := r.opts.Now().UTC()
-	spec, err := r.check(ctx, name, src)
-	if err != nil {
-		r.mu.Lock()
-		if rec == nil {
-			rec = &record{entry: Entry{Name: name, Source: r.relSource(name), Origin: origin, CreatedAt: now}}
-			r.tools[name] = rec
-		}
-		if rec.code == nil {
-			r.restoreLocked(rec)
-		}
-		rec.entry.Status = Broken
-		rec.entry.LastError = err.Error()
-		rec.entry.UpdatedAt = now
-		e := rec.entry
-		r.mu.Unlock()
-		r.opts.Log.Warn("tool rejected", "tool", name, "err", err)
-		return &Event{Kind: Failed, Entry: e}, err
+	r.mu.Lock()
+	if rec == nil {
+		rec = &record{entry: Entry{Name: name, Source: r.relSource(name), Origin: origin, CreatedAt: now}}
+		r.tools[name] = rec
 	}
+	if rec.code == nil {
+		r.restoreLocked(rec)
+	}
+	rec.entry.Status = Broken
+	rec.entry.LastError = err.Error()
+	rec.entry.UpdatedAt = now
+	e := rec.entry
+	r.mu.Unlock()
+	r.opts.Log.Warn("tool rejected", "tool", name, "err", err)
+	return &Event{Kind: Failed, Entry: e}, err
+}
+
+// applyLocked makes src, which passed its checks as spec, the serving
+// version: the next version number, a snapshot in history, the entry. The
+// caller holds the file lock, so version numbers are unique across processes.
+func (r *Registry) applyLocked(name string, src []byte, spec *contract.Spec, origin Origin, category string) (*Event, error) {
+	r.mu.RLock()
+	rec := r.tools[name]
+	r.mu.RUnlock()
+	now := r.opts.Now().UTC()
 	kind := Updated
 	e := Entry{Name: name, CreatedAt: now}
 	if rec != nil {
@@ -431,6 +520,8 @@ func (r *Registry) relSource(name string) string {
 }
 
 // saveLocked writes the registry file, keeping the previous good copy as .bak.
+// The caller holds the file lock (see withFile); without it (r.readOnly) it
+// only succeeds if there is nothing to write.
 func (r *Registry) saveLocked() error {
 	entries := r.List()
 	data, err := json.MarshalIndent(file{Tools: entries}, "", "  ")
@@ -438,11 +529,15 @@ func (r *Registry) saveLocked() error {
 		return err
 	}
 	data = append(data, '\n')
-	if old, err := os.ReadFile(r.opts.Path); err == nil {
-		if bytes.Equal(old, data) {
-			r.lastWritten = data
-			return nil
-		}
+	old, rerr := os.ReadFile(r.opts.Path)
+	if rerr == nil && bytes.Equal(old, data) {
+		r.seen, r.diskBad = hash(data), false
+		return nil
+	}
+	if r.readOnly != nil {
+		return fmt.Errorf("registry: cannot save %s: %w", r.opts.Path, r.readOnly)
+	}
+	if rerr == nil {
 		if _, perr := parseFile(old); perr != nil {
 			aside := r.opts.Path + ".corrupt-" + r.opts.Now().UTC().Format("20060102T150405.000")
 			if err := os.Rename(r.opts.Path, aside); err != nil {
@@ -456,7 +551,7 @@ func (r *Registry) saveLocked() error {
 	if err := writeFileAtomic(r.opts.Path, data, 0o644); err != nil {
 		return fmt.Errorf("registry: save: %w", err)
 	}
-	r.lastWritten = data
+	r.seen, r.diskBad = hash(data), false
 	return nil
 }
 

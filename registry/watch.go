@@ -1,7 +1,6 @@
 package registry
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -128,9 +127,11 @@ func (r *Registry) Watch(ctx context.Context, ready chan<- struct{}) error {
 	}
 }
 
-// reloadFile applies a hand edit of the registry file: the category and
-// description of entries whose source is unchanged. A corrupt edit is reported
-// and left for the next save to move aside.
+// reloadFile applies a change of the registry file: whatever another process
+// saved (merged as refreshLocked describes, and announced to listeners), and
+// from a hand edit the category and description of entries whose version is
+// unchanged. It then saves, which writes back any entry the edit dropped. A
+// corrupt edit is reported and left for the next save to move aside.
 func (r *Registry) reloadFile(ctx context.Context) {
 	data, err := os.ReadFile(r.opts.Path)
 	if err != nil {
@@ -138,31 +139,16 @@ func (r *Registry) reloadFile(ctx context.Context) {
 	}
 	r.write.Lock()
 	defer r.write.Unlock()
-	if bytes.Equal(data, r.lastWritten) {
-		return
+	if hash(data) == r.seen {
+		return // our own save, or one we have merged already
 	}
-	entries, err := parseFile(data)
+	err = r.withFile(false, func() ([]Event, error) {
+		if r.diskBad {
+			return nil, nil
+		}
+		return nil, r.saveLocked()
+	})
 	if err != nil {
-		r.warn("registry %s was edited and is now corrupt (%v); still serving the last good state, and it will be moved aside on the next save", r.opts.Path, err)
-		return
-	}
-	var changed []Event
-	r.mu.Lock()
-	for _, e := range entries {
-		rec, ok := r.tools[e.Name]
-		if !ok || rec.entry.SHA256 != e.SHA256 {
-			continue
-		}
-		if rec.entry.Category != e.Category || rec.entry.Description != e.Description {
-			rec.entry.Category, rec.entry.Description = e.Category, e.Description
-			changed = append(changed, Event{Kind: Updated, Entry: rec.entry})
-		}
-	}
-	r.mu.Unlock()
-	if err := r.saveLocked(); err != nil {
 		r.opts.Log.Warn("registry: save", "err", err)
-	}
-	for _, ev := range changed {
-		r.emit(ev)
 	}
 }

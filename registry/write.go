@@ -27,36 +27,48 @@ type PutOptions struct {
 // Put checks src and, if it passes, writes it as the tool's next version and
 // serves it. On failure nothing is written and the serving version, if any,
 // is untouched.
+//
+// The check (a compile in the sandbox) depends on src alone, so it runs
+// before the file lock is taken; the writes, the version number and the save
+// happen under it, after merging what other processes saved.
 func (r *Registry) Put(ctx context.Context, name string, src []byte, o PutOptions) (Entry, error) {
 	if err := contract.ValidName(name); err != nil {
 		return Entry{}, err
 	}
-	r.write.Lock()
-	defer r.write.Unlock()
-	if _, err := r.check(ctx, name, src); err != nil {
-		return Entry{}, err
-	}
-	dir := r.Dir(name)
-	if o.Examples != nil {
-		if err := writeFileAtomic(filepath.Join(dir, ExamplesFile), o.Examples, 0o644); err != nil {
-			return Entry{}, fmt.Errorf("registry: write examples: %w", err)
-		}
-	}
-	if err := writeFileAtomic(r.SourcePath(name), src, 0o644); err != nil {
-		return Entry{}, fmt.Errorf("registry: write source: %w", err)
-	}
 	if o.Origin == "" {
 		o.Origin = Manual
 	}
-	ev, err := r.acceptLocked(ctx, name, src, o.Origin, o.Category)
+	r.write.Lock()
+	defer r.write.Unlock()
+	spec, err := r.check(ctx, name, src)
 	if err != nil {
 		return Entry{}, err
 	}
-	if err := r.saveLocked(); err != nil {
-		return Entry{}, err
+	if err := ctx.Err(); err != nil {
+		return Entry{}, err // cancelled while checking: nothing written
 	}
-	r.emit(*ev)
-	return ev.Entry, nil
+	var e Entry
+	err = r.withFile(true, func() ([]Event, error) {
+		dir := r.Dir(name)
+		if o.Examples != nil {
+			if err := writeFileAtomic(filepath.Join(dir, ExamplesFile), o.Examples, 0o644); err != nil {
+				return nil, fmt.Errorf("registry: write examples: %w", err)
+			}
+		}
+		if err := writeFileAtomic(r.SourcePath(name), src, 0o644); err != nil {
+			return nil, fmt.Errorf("registry: write source: %w", err)
+		}
+		ev, err := r.applyLocked(name, src, spec, o.Origin, o.Category)
+		if err != nil {
+			return nil, err
+		}
+		if err := r.saveLocked(); err != nil {
+			return nil, err
+		}
+		e = ev.Entry
+		return []Event{*ev}, nil
+	})
+	return e, err
 }
 
 // Delete removes the tool from serving and from the registry. Its folder is
@@ -67,34 +79,40 @@ func (r *Registry) Delete(ctx context.Context, name string) (Entry, error) {
 	}
 	r.write.Lock()
 	defer r.write.Unlock()
-	r.mu.RLock()
-	rec, ok := r.tools[name]
-	r.mu.RUnlock()
-	if !ok {
-		return Entry{}, fmt.Errorf("%w: %s", ErrNotFound, name)
-	}
-	if rec.code != nil {
-		if err := r.snapshot(rec.entry, rec.code); err != nil {
-			return Entry{}, err
+	var e Entry
+	err := r.withFile(true, func() ([]Event, error) {
+		// Looked up after the merge: another process may have added or
+		// deleted the tool since this one last looked.
+		r.mu.RLock()
+		rec, ok := r.tools[name]
+		r.mu.RUnlock()
+		if !ok {
+			return nil, fmt.Errorf("%w: %s", ErrNotFound, name)
 		}
-	}
-	if _, err := os.Stat(r.Dir(name)); err == nil {
-		aside := filepath.Join(r.opts.HistoryDir, name, "deleted-"+r.opts.Now().UTC().Format("20060102T150405.000000000"))
-		if err := os.MkdirAll(filepath.Dir(aside), 0o755); err != nil {
-			return Entry{}, fmt.Errorf("registry: delete: %w", err)
+		if rec.code != nil {
+			if err := r.snapshot(rec.entry, rec.code); err != nil {
+				return nil, err
+			}
 		}
-		if err := os.Rename(r.Dir(name), aside); err != nil {
-			return Entry{}, fmt.Errorf("registry: delete: %w", err)
+		if _, err := os.Stat(r.Dir(name)); err == nil {
+			aside := filepath.Join(r.opts.HistoryDir, name, "deleted-"+r.opts.Now().UTC().Format("20060102T150405.000000000"))
+			if err := os.MkdirAll(filepath.Dir(aside), 0o755); err != nil {
+				return nil, fmt.Errorf("registry: delete: %w", err)
+			}
+			if err := os.Rename(r.Dir(name), aside); err != nil {
+				return nil, fmt.Errorf("registry: delete: %w", err)
+			}
 		}
-	}
-	r.mu.Lock()
-	delete(r.tools, name)
-	r.mu.Unlock()
-	if err := r.saveLocked(); err != nil {
-		return Entry{}, err
-	}
-	r.emit(Event{Kind: Removed, Entry: rec.entry})
-	return rec.entry, nil
+		r.mu.Lock()
+		delete(r.tools, name)
+		r.mu.Unlock()
+		if err := r.saveLocked(); err != nil {
+			return nil, err
+		}
+		e = rec.entry
+		return []Event{{Kind: Removed, Entry: rec.entry}}, nil
+	})
+	return e, err
 }
 
 // Version is one kept version of a tool.
@@ -141,6 +159,11 @@ func (r *Registry) Versions(name string) ([]Version, error) {
 // Rollback makes version v serve again, as a new version (history only grows).
 func (r *Registry) Rollback(ctx context.Context, name string, v int) (Entry, error) {
 	if err := contract.ValidName(name); err != nil {
+		return Entry{}, err
+	}
+	// The origin and category below come from the entry, which another
+	// process may have changed since this one last looked.
+	if err := r.Refresh(); err != nil {
 		return Entry{}, err
 	}
 	src, err := os.ReadFile(r.versionPath(name, v))
