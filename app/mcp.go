@@ -105,7 +105,7 @@ func mcpValidate(ctx context.Context, args []string, getenv func(string) string,
 	if fs.NArg() > 0 {
 		return fmt.Errorf("mcp validate: unexpected arguments %q (use -c FILE)", fs.Args())
 	}
-	mc, err := mcp.LoadConfig(*path)
+	mc, err := mcp.LoadConfigEnv(*path, getenv)
 	if err != nil {
 		var ce *mcp.ConfigError
 		if errors.As(err, &ce) {
@@ -279,7 +279,7 @@ func openCatalog(getenv func(string) string, path string, timeout time.Duration,
 	if path == "" {
 		return c, closeHub, nil
 	}
-	mc, err := loadMCPConfig(path, path != cfg.MCPConfig)
+	mc, err := loadMCPConfig(path, path != cfg.MCPConfig, getenv)
 	if err != nil {
 		return c, nil, err
 	}
@@ -291,10 +291,11 @@ func openCatalog(getenv func(string) string, path string, timeout time.Duration,
 	return c, closeHub, nil
 }
 
-// loadMCPConfig reads the MCP servers file. A missing file is no servers,
-// unless the user named it (required).
-func loadMCPConfig(path string, required bool) (*mcp.Config, error) {
-	mc, err := mcp.LoadConfig(path)
+// loadMCPConfig reads the MCP servers file, its ${VAR} references expanded
+// from getenv. A missing file is no servers, unless the user named it
+// (required).
+func loadMCPConfig(path string, required bool, getenv func(string) string) (*mcp.Config, error) {
+	mc, err := mcp.LoadConfigEnv(path, getenv)
 	if errors.Is(err, os.ErrNotExist) && !required {
 		return &mcp.Config{Path: path}, nil
 	}
@@ -313,7 +314,7 @@ func loadMCPConfig(path string, required bool) (*mcp.Config, error) {
 // background so that a slow server never delays startup. It returns nil
 // when no server is configured.
 func openHub(ctx context.Context, cfg Config, getenv func(string) string, ix *router.Index, log *slog.Logger) (*mcp.Hub, error) {
-	mc, err := loadMCPConfig(cfg.MCPConfig, false)
+	mc, err := loadMCPConfig(cfg.MCPConfig, false, getenv)
 	if err != nil {
 		return nil, err
 	}

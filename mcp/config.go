@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -57,6 +58,10 @@ type ServerConfig struct {
 	Timeout time.Duration
 	// Disabled servers are parsed and checked but never connected.
 	Disabled bool
+
+	// written is Describe as the file has it, when expanding ${VAR}
+	// references changed it.
+	written string
 }
 
 // Config is a parsed configuration file.
@@ -97,10 +102,17 @@ func (e *ConfigError) Error() string {
 	return strings.Join(lines, "\n")
 }
 
-// LoadConfig reads and parses the configuration file at path. A missing
-// file is an error that wraps fs.ErrNotExist, so callers that treat "no
-// file" as "no servers" can tell.
+// LoadConfig reads and parses the configuration file at path, expanding
+// ${VAR} references from the process's environment. A missing file is an
+// error that wraps fs.ErrNotExist, so callers that treat "no file" as "no
+// servers" can tell.
 func LoadConfig(path string) (*Config, error) {
+	return LoadConfigEnv(path, nil)
+}
+
+// LoadConfigEnv is LoadConfig with the environment ${VAR} references are
+// expanded from: getenv, or os.Getenv if nil.
+func LoadConfigEnv(path string, getenv func(string) string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -108,7 +120,7 @@ func LoadConfig(path string) (*Config, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return ParseConfig(path, data)
+	return ParseConfigEnv(path, data, getenv)
 }
 
 // ParseConfig parses a configuration in either of its forms:
@@ -119,10 +131,32 @@ func LoadConfig(path string) (*Config, error) {
 //
 // The object form also takes "servers" for "mcpServers" (as VS Code writes
 // it) and, per server, an optional "type", "cwd", "description", "timeout"
-// ("10s", or a number of seconds) and "disabled". All problems are reported
-// together in a *ConfigError; path only names the file in messages.
+// ("10s", or a number of seconds) and "disabled".
+//
+// References to environment variables, ${NAME} or ${NAME:-default} (as in
+// Claude Code's .mcp.json), are expanded from the process's environment in
+// "command", each of "args", the values of "env", "url", and the values of
+// "headers", so that a file can be shared without the secrets it needs. A
+// variable that is empty counts as unset: ${NAME:-default} then gives the
+// default, and ${NAME} is a problem that names the server, the field and the
+// variable, never a silent empty string (for a disabled server, a warning).
+// The default is taken as written, up to the first "}". "$$", and a "$" not
+// followed by "{", are kept as they are; "$$" never starts a reference, so
+// "$${NAME}" stays "$${NAME}".
+//
+// All problems are reported together in a *ConfigError; path only names the
+// file in messages.
 func ParseConfig(path string, data []byte) (*Config, error) {
-	p := &configParser{cfg: &Config{Path: path}}
+	return ParseConfigEnv(path, data, nil)
+}
+
+// ParseConfigEnv is ParseConfig with the environment ${VAR} references are
+// expanded from: getenv, or os.Getenv if nil.
+func ParseConfigEnv(path string, data []byte, getenv func(string) string) (*Config, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	p := &configParser{cfg: &Config{Path: path}, getenv: getenv}
 	trimmed := bytes.TrimSpace(data)
 	switch {
 	case len(trimmed) == 0:
@@ -145,6 +179,7 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 
 type configParser struct {
 	cfg      *Config
+	getenv   func(string) string // expands ${VAR}
 	problems []string
 	// where[i] is how messages name cfg.Servers[i].
 	where []string
@@ -287,6 +322,7 @@ func (p *configParser) serverFields(where, prefix string, fields []field, s *Ser
 	var typ string
 	present := map[string]bool{}
 	commandOK := true
+	urlKey := "url" // as the file spells it, for messages
 	for _, f := range fields {
 		present[f.key] = true
 		switch f.key {
@@ -302,6 +338,7 @@ func (p *configParser) serverFields(where, prefix string, fields []field, s *Ser
 			p.str(at, f, &s.Dir)
 		case "url", "serverUrl":
 			p.str(at, f, &s.URL)
+			urlKey = f.key
 		case "headers":
 			p.stringMap(at, f, &s.Headers)
 		default:
@@ -346,6 +383,7 @@ func (p *configParser) serverFields(where, prefix string, fields []field, s *Ser
 		p.problem(at+".type", "unknown transport type %q: use \"stdio\", \"http\" or \"sse\"", typ)
 		return
 	}
+	unexpanded := p.expandFields(at, urlKey, s)
 	switch s.Transport {
 	case TransportStdio:
 		if hasURL {
@@ -353,7 +391,7 @@ func (p *configParser) serverFields(where, prefix string, fields []field, s *Ser
 		}
 		if !hasCommand {
 			p.problem(at, "is a stdio server but has no \"command\"")
-		} else if commandOK && strings.TrimSpace(s.Command) == "" {
+		} else if commandOK && !unexpanded[".command"] && strings.TrimSpace(s.Command) == "" {
 			p.problem(at+".command", "is empty")
 		}
 		if present["headers"] {
@@ -365,8 +403,10 @@ func (p *configParser) serverFields(where, prefix string, fields []field, s *Ser
 		}
 		if !hasURL {
 			p.problem(at, "is an %s server but has no \"url\"", s.Transport)
+		} else if unexpanded["."+urlKey] {
+			// already reported
 		} else if err := checkURL(s.URL); err != nil {
-			p.problem(at+".url", "%v", err)
+			p.problem(at+"."+urlKey, "%v", err)
 		}
 		for _, k := range []string{"args", "env", "cwd"} {
 			if present[k] {
@@ -374,6 +414,115 @@ func (p *configParser) serverFields(where, prefix string, fields []field, s *Ser
 			}
 		}
 	}
+}
+
+// expandFields expands the ${VAR} references of the fields that apply to
+// s's transport (fields that do not apply are ignored, so they need no
+// variables), and returns the fields it could not expand, which are left as
+// written and need no further checks. Describe keeps showing the fields as
+// written, so that a secret passed in the arguments or the URL is not
+// printed.
+func (p *configParser) expandFields(at, urlKey string, s *ServerConfig) map[string]bool {
+	written := s.Describe()
+	failed := map[string]bool{}
+	one := func(field string, v *string) {
+		out, missing, err := expandVars(*v, p.getenv)
+		switch {
+		case err != nil:
+			p.problem(at+field, "%v", err)
+		case len(missing) > 0 && s.Disabled:
+			p.warn(at+field, "%s; ignored while the server is disabled", notSet(missing))
+		case len(missing) > 0:
+			p.problem(at+field, "%s", notSet(missing))
+		default:
+			*v = out
+			return
+		}
+		failed[field] = true
+	}
+	values := func(field string, m map[string]string) {
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			v := m[k]
+			one(field+"."+k, &v)
+			m[k] = v
+		}
+	}
+	if s.Transport == TransportStdio {
+		one(".command", &s.Command)
+		for i := range s.Args {
+			one(fmt.Sprintf(".args[%d]", i), &s.Args[i])
+		}
+		values(".env", s.Env)
+	} else {
+		one("."+urlKey, &s.URL)
+		values(".headers", s.Headers)
+	}
+	if s.Describe() != written {
+		s.written = written
+	}
+	return failed
+}
+
+// notSet says which variables a field needs and how to fix it.
+func notSet(names []string) string {
+	if len(names) == 1 {
+		return fmt.Sprintf("environment variable %s is not set (or is empty): set it, or give a default with ${%s:-default}", names[0], names[0])
+	}
+	return fmt.Sprintf("environment variables %s are not set (or are empty): set them, or give defaults with ${NAME:-default}", strings.Join(names, ", "))
+}
+
+var varName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// expandVars replaces ${NAME} and ${NAME:-default} in s with values from
+// getenv, an empty value counting as unset. It returns the names of the
+// variables that are unset and have no default, each once, and an error for
+// a reference it cannot read. "$$" and a "$" not followed by "{" are kept
+// as they are.
+func expandVars(s string, getenv func(string) string) (string, []string, error) {
+	if !strings.Contains(s, "${") {
+		return s, nil, nil
+	}
+	var b strings.Builder
+	var missing []string
+	for i := 0; i < len(s); {
+		switch {
+		case strings.HasPrefix(s[i:], "$$"):
+			b.WriteString("$$")
+			i += 2
+			continue
+		case !strings.HasPrefix(s[i:], "${"):
+			b.WriteByte(s[i])
+			i++
+			continue
+		}
+		end := strings.IndexByte(s[i:], '}')
+		if end < 0 {
+			return "", nil, fmt.Errorf("%q: unterminated ${ (want ${NAME} or ${NAME:-default}; write $${ to keep it as it is)", s)
+		}
+		ref := s[i : i+end+1]
+		name, def, hasDef := strings.Cut(ref[2:len(ref)-1], ":-")
+		if !varName.MatchString(name) {
+			return "", nil, fmt.Errorf("%q: bad reference %s: want ${NAME} or ${NAME:-default}, NAME being letters, digits and '_'", s, ref)
+		}
+		if strings.Contains(def, "${") {
+			return "", nil, fmt.Errorf("%q: a default cannot hold another reference (in %s)", s, ref)
+		}
+		switch v := getenv(name); {
+		case v != "":
+			b.WriteString(v)
+		case hasDef:
+			b.WriteString(def)
+		case !slices.Contains(missing, name):
+			missing = append(missing, name)
+		}
+		i += end + 1
+	}
+	return b.String(), missing, nil
 }
 
 func checkURL(raw string) error {
@@ -576,8 +725,13 @@ func syntaxError(data []byte) string {
 	return "line " + strconv.Itoa(line) + ", column " + strconv.Itoa(col) + ": invalid JSON: " + se.Error()
 }
 
-// Describe says in one line how a server is reached, for listings.
+// Describe says in one line how a server is reached, for listings. For a
+// parsed configuration it shows the command, arguments and URL as written in
+// the file, ${VAR} references unexpanded.
 func (s ServerConfig) Describe() string {
+	if s.written != "" {
+		return s.written
+	}
 	switch s.Transport {
 	case TransportStdio:
 		parts := append([]string{s.Command}, s.Args...)

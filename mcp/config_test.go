@@ -155,3 +155,161 @@ func TestLoadConfig(t *testing.T) {
 		t.Errorf("Describe() = %q, want %q", got, want)
 	}
 }
+
+func TestExpandVars(t *testing.T) {
+	env := map[string]string{"HOME": "/home/x", "TOKEN": "t0k", "EMPTY": ""}
+	getenv := func(k string) string { return env[k] }
+	tests := []struct {
+		in, want string
+		missing  []string
+		err      string // a part of the error, if one is wanted
+	}{
+		{in: "plain", want: "plain"},
+		{in: "${HOME}/data", want: "/home/x/data"},
+		{in: "Bearer ${TOKEN}", want: "Bearer t0k"},
+		{in: "${HOME}${TOKEN}", want: "/home/xt0k"},
+		{in: "${PORT:-8080}", want: "8080"},
+		{in: "${TOKEN:-unused}", want: "t0k"},
+		{in: "${EMPTY:-fallback}", want: "fallback"},
+		{in: "${PORT:-}", want: ""},
+		{in: "${URL:-http://127.0.0.1:9/a?b=c}", want: "http://127.0.0.1:9/a?b=c"},
+		{in: "$HOME and $ and a$b", want: "$HOME and $ and a$b"},
+		{in: "echo $$", want: "echo $$"},
+		{in: "$${HOME}", want: "$${HOME}"},
+		{in: "$$$${HOME}", want: "$$$${HOME}"},
+		{in: "cost: $5, home: ${HOME}", want: "cost: $5, home: /home/x"},
+		{in: "${MISSING}", missing: []string{"MISSING"}},
+		{in: "${EMPTY}", missing: []string{"EMPTY"}},
+		{in: "${A}-${B}-${A}", missing: []string{"A", "B"}},
+		{in: "${HOME", err: "unterminated ${"},
+		{in: "${}", err: "bad reference ${}"},
+		{in: "${1X}", err: "bad reference ${1X}"},
+		{in: "${X-d}", err: "bad reference ${X-d}"},
+		{in: "${X:=d}", err: "bad reference ${X:=d}"},
+		{in: "${A:-${B}}", err: "a default cannot hold another reference"},
+	}
+	for _, tt := range tests {
+		got, missing, err := expandVars(tt.in, getenv)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("expandVars(%q): err = %v, want one saying %q", tt.in, err, tt.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("expandVars(%q): %v", tt.in, err)
+			continue
+		}
+		if !reflect.DeepEqual(missing, tt.missing) {
+			t.Errorf("expandVars(%q): missing = %q, want %q", tt.in, missing, tt.missing)
+		}
+		if tt.missing == nil && got != tt.want {
+			t.Errorf("expandVars(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestParseConfigExpandsVars(t *testing.T) {
+	env := map[string]string{"API_KEY": "sk-1", "DATA": "/srv/data", "TOKEN": "t0k", "HOST": "127.0.0.1"}
+	getenv := func(k string) string { return env[k] }
+	src := `{"mcpServers": {
+		"files": {"command": "${TOOLS:-/opt/tools}/mcp-fs", "args": ["--root", "${DATA}", "--key=${API_KEY}", "sh -c 'echo $$ $HOME'"], "env": {"API_KEY": "${API_KEY}", "MODE": "${MODE:-fast}"}, "cwd": "${DATA}", "headers": {"X": "${UNSET_BUT_IGNORED}"}},
+		"search": {"url": "http://${HOST}:${PORT:-9000}/mcp?key=${API_KEY}", "headers": {"Authorization": "Bearer ${TOKEN}"}, "env": {"E": "${UNSET_BUT_IGNORED}"}}
+	}}`
+	cfg, err := ParseConfigEnv("f.json", []byte(src), getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, search := cfg.Servers[0], cfg.Servers[1]
+	if want := "/opt/tools/mcp-fs"; files.Command != want {
+		t.Errorf("command = %q, want %q", files.Command, want)
+	}
+	if want := []string{"--root", "/srv/data", "--key=sk-1", "sh -c 'echo $$ $HOME'"}; !reflect.DeepEqual(files.Args, want) {
+		t.Errorf("args = %q, want %q", files.Args, want)
+	}
+	if want := map[string]string{"API_KEY": "sk-1", "MODE": "fast"}; !reflect.DeepEqual(files.Env, want) {
+		t.Errorf("env = %q, want %q", files.Env, want)
+	}
+	if files.Dir != "${DATA}" {
+		t.Errorf("cwd = %q: only command, args, env, url and headers are expanded", files.Dir)
+	}
+	if want := "http://127.0.0.1:9000/mcp?key=sk-1"; search.URL != want {
+		t.Errorf("url = %q, want %q", search.URL, want)
+	}
+	if want := map[string]string{"Authorization": "Bearer t0k"}; !reflect.DeepEqual(search.Headers, want) {
+		t.Errorf("headers = %q, want %q", search.Headers, want)
+	}
+	// Listings show the file as written: a secret passed in the arguments
+	// or the URL is not printed.
+	if got := files.Describe(); strings.Contains(got, "sk-1") || !strings.Contains(got, "--key=${API_KEY}") {
+		t.Errorf("Describe() = %q, want the arguments as written", got)
+	}
+	if got, want := search.Describe(), "http: http://${HOST}:${PORT:-9000}/mcp?key=${API_KEY}"; got != want {
+		t.Errorf("Describe() = %q, want %q", got, want)
+	}
+}
+
+func TestParseConfigUnsetVars(t *testing.T) {
+	getenv := func(k string) string { return map[string]string{"SET": "x", "EMPTY": ""}[k] }
+	tests := []struct {
+		name, src string
+		want      []string // every problem, in order
+	}{
+		{"env", `{"mcpServers": {"weather": {"command": "w", "env": {"API_KEY": "${WEATHER_KEY}", "OK": "${SET}"}}}}`,
+			[]string{`f.json: mcpServers.weather.env.API_KEY: environment variable WEATHER_KEY is not set (or is empty): set it, or give a default with ${WEATHER_KEY:-default}`}},
+		{"empty counts as unset", `{"mcpServers": {"weather": {"command": "w", "args": ["${SET}", "${EMPTY}"]}}}`,
+			[]string{`f.json: mcpServers.weather.args[1]: environment variable EMPTY is not set`}},
+		{"command and url", `{"mcpServers": {"a": {"command": "${BIN}"}, "b": {"serverUrl": "${BASE}/mcp"}}}`,
+			[]string{`f.json: mcpServers.a.command: environment variable BIN is not set`, `f.json: mcpServers.b.serverUrl: environment variable BASE is not set`}},
+		{"several in one field", `{"mcpServers": {"s": {"url": "http://h", "headers": {"Authorization": "${USER_NAME}:${PASSWORD}"}}}}`,
+			[]string{`f.json: mcpServers.s.headers.Authorization: environment variables USER_NAME, PASSWORD are not set`}},
+		{"array form", `[{"name": "s", "transport": {"type": "http", "url": "https://${HOST}/mcp"}}]`,
+			[]string{`f.json: [0] (s).transport.url: environment variable HOST is not set`}},
+		{"bad reference", `{"mcpServers": {"w": {"command": "w", "args": ["${NAME"]}}}`,
+			[]string{`f.json: mcpServers.w.args[0]: "${NAME": unterminated ${`}},
+		{"empty after expansion", `{"mcpServers": {"w": {"command": "${BIN:-}"}}}`,
+			[]string{`f.json: mcpServers.w.command: is empty`}},
+		{"expanded url is checked", `{"mcpServers": {"w": {"url": "${BASE:-localhost:3000}"}}}`,
+			[]string{`f.json: mcpServers.w.url: "localhost:3000": want an http:// or https:// URL`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseConfigEnv("f.json", []byte(tt.src), getenv)
+			var ce *ConfigError
+			if !errors.As(err, &ce) {
+				t.Fatalf("err = %v, want a *ConfigError", err)
+			}
+			lines := strings.Split(ce.Error(), "\n")
+			if len(lines) != len(tt.want) {
+				t.Fatalf("problems:\n  %s\nwant %d:\n  %s", strings.Join(lines, "\n  "), len(tt.want), strings.Join(tt.want, "\n  "))
+			}
+			for i, w := range tt.want {
+				if !strings.HasPrefix(lines[i], w) {
+					t.Errorf("problem %d = %q, want it to start %q", i, lines[i], w)
+				}
+			}
+		})
+	}
+
+	// A disabled server needs no variables: it is only warned about.
+	cfg, err := ParseConfigEnv("f.json", []byte(`{"mcpServers": {"w": {"command": "w", "env": {"K": "${NOPE}"}, "disabled": true}}}`), getenv)
+	if err != nil {
+		t.Fatalf("disabled server: %v", err)
+	}
+	if len(cfg.Warnings) != 1 || !strings.Contains(cfg.Warnings[0], "mcpServers.w.env.K: environment variable NOPE is not set") || !strings.Contains(cfg.Warnings[0], "disabled") {
+		t.Errorf("warnings = %q", cfg.Warnings)
+	}
+}
+
+func TestLoadConfigExpandsFromTheEnvironment(t *testing.T) {
+	t.Setenv("ADAPTBOT_TEST_MCP_TOKEN", "from-env")
+	path := filepath.Join(t.TempDir(), "mcp_servers.json")
+	os.WriteFile(path, []byte(`{"mcpServers": {"a": {"url": "http://127.0.0.1:1/mcp", "headers": {"Authorization": "Bearer ${ADAPTBOT_TEST_MCP_TOKEN}"}}}}`), 0o644)
+	cfg, err := LoadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Servers[0].Headers["Authorization"]; got != "Bearer from-env" {
+		t.Errorf("Authorization = %q", got)
+	}
+}

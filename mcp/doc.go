@@ -13,13 +13,25 @@
 //
 // As a client, Hub connects to the MCP servers people already run, as a
 // configuration file lists them (ParseConfig accepts the usual
-// {"mcpServers": {...}} form and an array form, and says exactly what is wrong
-// and where). It lists every server in parallel, each within its own time
-// limit, follows pagination, and never lets one failing, hanging or crashing
-// server stop the others: results are partial and each failure names its
-// server. It keeps sessions for calls, reconnects once when a server restarted,
-// refreshes a server's tools on its list_changed, and keeps a router.Index in
-// step, each server being the domain of its tools.
+// {"mcpServers": {...}} form and an array form, expands ${VAR} and
+// ${VAR:-default} from the environment in "command", "args", "env" values,
+// "url" and "headers" values, and says exactly what is wrong and where, an
+// unset variable included). It lists every server in parallel, each within its
+// own time limit, follows pagination, and never lets one failing, hanging or
+// crashing server stop the others: results are partial and each failure names
+// its server. It keeps sessions for calls, refreshes a server's tools on its
+// list_changed, and keeps a router.Index in step, each server being the domain
+// of its tools.
+//
+// A tool call is never sent twice, since tools have side effects. When a
+// server restarted or exited, the hub reconnects once and sends the call only
+// if the failure certainly came before the request went out (the connection
+// was already closed, the write failed before a byte was written, the HTTP
+// server refused the session); a connection lost after that fails the call
+// with an error saying it may or may not have run, and the next call
+// reconnects. Stdio servers run in their own process group (on Unix), and
+// stopping one (on Close, on a reconnect, after a failed connect) stops the
+// whole group, so the processes that npx, uvx or a shell script started go too.
 //
 // Search and the listing functions look at AdaptBot's own tools (the server
 // "local") and the external ones together.

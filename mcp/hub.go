@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"sort"
 	"strings"
@@ -80,22 +79,28 @@ type Hub struct {
 	stopping sync.WaitGroup
 }
 
-// stopLater stops p without making the caller wait, unless the hub is
-// closing, when it stops p now.
-func (h *Hub) stopLater(p *process) {
+// later runs stop (stopping a process or closing a session, which stops its
+// process) without making the caller wait, unless the hub is closing, when
+// it runs it now. Close waits for it either way, so that no server process
+// (nor any process of its group) outlives the hub.
+func (h *Hub) later(stop func()) {
 	h.stopMu.Lock()
 	if h.closed.Load() {
 		h.stopMu.Unlock()
-		p.stop()
+		stop()
 		return
 	}
 	h.stopping.Add(1)
 	h.stopMu.Unlock()
 	go func() {
 		defer h.stopping.Done()
-		p.stop()
+		stop()
 	}()
 }
+
+// closeLater closes s in the background: a hung server can hold a graceful
+// close for seconds.
+func (h *Hub) closeLater(s *sdk.ClientSession) { h.later(func() { s.Close() }) }
 
 // NewHub returns a Hub for the enabled servers among servers. It connects
 // to nothing yet.
@@ -201,10 +206,15 @@ func (h *Hub) Tool(server, name string) (Tool, bool) {
 
 // Call calls tool on server with args, a JSON object. The arguments are
 // first checked against the tool's input schema (when the schema is one
-// AdaptBot can read). If the session turns out to be dead (the server
-// exited or restarted), the hub reconnects once and calls again; a server
-// that died after running the call but before answering runs it twice. A
-// tool that reports an error (isError) returns it as the error.
+// AdaptBot can read). A tool that reports an error (isError) returns it as
+// the error.
+//
+// A call is never sent twice: tools have side effects. If the session turns
+// out to be dead before the request went out (the server exited or
+// restarted, and the SDK or the transport refused to send), the hub
+// reconnects once and sends it then. If the connection is lost after the
+// request may have gone out, the call fails with an error that says it may
+// or may not have run, and the next call reconnects.
 func (h *Hub) Call(ctx context.Context, server, tool string, args json.RawMessage) (string, error) {
 	c, ok := h.byName[server]
 	if !ok {
@@ -237,12 +247,26 @@ func (h *Hub) Call(ctx context.Context, server, tool string, args json.RawMessag
 		if err != nil {
 			return "", fmt.Errorf("%s: %w", id, err)
 		}
-		res, err := s.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
+		mark := &callMark{}
+		res, err := s.CallTool(withCallMark(ctx, mark), &sdk.CallToolParams{Name: tool, Arguments: args})
 		if err != nil {
-			if attempt == 0 && ctx.Err() == nil && c.lost(gen, err) {
-				h.opts.Log.Info("mcp: session lost; reconnecting once", "server", server, "err", err)
+			if ctx.Err() != nil {
+				return "", fmt.Errorf("%s: %w", id, err)
+			}
+			switch {
+			case undelivered(err, mark):
 				c.drop(gen)
-				continue
+				if attempt == 0 {
+					h.opts.Log.Info("mcp: session lost before the call was sent; reconnecting once", "server", server, "tool", tool, "err", err)
+					continue
+				}
+				return "", fmt.Errorf("%s: not sent, so it did not run: the connection to server %s was lost again after reconnecting: %w", id, server, err)
+			case connectionLost(err) || c.ended(gen):
+				// The server may have run it before the connection broke:
+				// sending it again could run it twice.
+				c.drop(gen)
+				h.opts.Log.Warn("mcp: session lost during a call; not retried", "server", server, "tool", tool, "err", err)
+				return "", fmt.Errorf("%s: the connection to server %s was lost during the call, so the call may or may not have run; it was not sent again, since running it twice could repeat its effects (the next call reconnects): %w", id, server, err)
 			}
 			return "", fmt.Errorf("%s: %w", id, err)
 		}
@@ -373,7 +397,7 @@ func (c *conn) ensure(ctx context.Context) (*sdk.ClientSession, uint64, error) {
 	c.mu.Lock()
 	if old := c.session; old != nil && c.dead {
 		c.session = nil
-		go old.Close() // releases the exited process's pipes
+		c.hub.closeLater(old) // releases the exited process's pipes and stops its group
 	}
 	c.mu.Unlock()
 	return c.connect(ctx)
@@ -408,13 +432,13 @@ func (c *conn) connect(ctx context.Context) (*sdk.ClientSession, uint64, error) 
 		Capabilities:           &sdk.ClientCapabilities{}, // no roots, sampling or elicitation
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { c.refreshSoon() },
 	})
-	s, err := connectWithin(ctx, client, transport)
+	s, err := c.hub.connectWithin(ctx, client, transport)
 	if err != nil {
 		err = c.reason(ctx, limit, "connecting", err, proc)
 		if proc != nil {
 			// Connect may have stopped it already; if not, stop it without
 			// making this server's caller wait (Close waits).
-			c.hub.stopLater(proc)
+			c.hub.later(proc.stop)
 		}
 		log.Warn("mcp: server not connected", "err", err)
 		return nil, 0, err
@@ -429,7 +453,7 @@ func (c *conn) connect(ctx context.Context) (*sdk.ClientSession, uint64, error) 
 	tools, err := c.listAll(ctx, s, desc)
 	if err != nil {
 		err = c.reason(ctx, limit, "listing tools", err, proc)
-		go s.Close() // a hung server can hold a graceful close for seconds
+		c.hub.closeLater(s)
 		log.Warn("mcp: server not listed", "err", err)
 		return nil, 0, err
 	}
@@ -462,7 +486,7 @@ func (c *conn) connect(ctx context.Context) (*sdk.ClientSession, uint64, error) 
 // cleaning up: after a timeout it tells the hung server that the request
 // is cancelled and closes the session gracefully, which can take seconds
 // more. That cleanup finishes in the background.
-func connectWithin(ctx context.Context, client *sdk.Client, t sdk.Transport) (*sdk.ClientSession, error) {
+func (h *Hub) connectWithin(ctx context.Context, client *sdk.Client, t sdk.Transport) (*sdk.ClientSession, error) {
 	type result struct {
 		s   *sdk.ClientSession
 		err error
@@ -476,11 +500,11 @@ func connectWithin(ctx context.Context, client *sdk.Client, t sdk.Transport) (*s
 	case r := <-done:
 		return r.s, r.err
 	case <-ctx.Done():
-		go func() {
+		h.later(func() {
 			if r := <-done; r.s != nil {
 				r.s.Close()
 			}
-		}()
+		})
 		return nil, ctx.Err()
 	}
 }
@@ -615,16 +639,8 @@ func (c *conn) relist(ctx context.Context) {
 	c.setTools(tools)
 }
 
-// lost reports whether err means session gen is gone (the server exited,
-// restarted or dropped it), so that a new session may succeed.
-func (c *conn) lost(gen uint64, err error) bool {
-	if errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, sdk.ErrSessionMissing) {
-		return true
-	}
-	var opErr *net.OpError
-	if errors.As(err, &opErr) {
-		return true
-	}
+// ended reports whether session gen is known to have ended.
+func (c *conn) ended(gen uint64) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.gen == gen && c.dead
@@ -640,7 +656,7 @@ func (c *conn) drop(gen uint64) {
 	s := c.session
 	c.session, c.dead = nil, false
 	c.mu.Unlock()
-	go s.Close()
+	c.hub.closeLater(s)
 }
 
 func (c *conn) close() error {
@@ -657,12 +673,15 @@ func (c *conn) close() error {
 	return nil
 }
 
-// httpClient sends headers with every request to a server.
+// httpClient sends headers with every request to a server, and marks the
+// failures of tool calls that happened before the call was sent (see
+// undelivered).
 func httpClient(headers map[string]string) *http.Client {
-	if len(headers) == 0 {
-		return &http.Client{}
+	var rt http.RoundTripper = http.DefaultTransport
+	if len(headers) > 0 {
+		rt = headerTransport{base: rt, headers: headers}
 	}
-	return &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: headers}}
+	return &http.Client{Transport: deliveryTransport{base: rt}}
 }
 
 type headerTransport struct {

@@ -203,7 +203,7 @@ func TestHubStdioReconnects(t *testing.T) {
 	if first == second {
 		t.Errorf("same pid %s before and after the server exited", first)
 	}
-	if tools := h.Tools(); len(tools) != 2 || tools[0].ServerDescription != "A helper server for tests." {
+	if tools := h.Tools(); len(tools) != 4 || tools[0].ServerDescription != "A helper server for tests." {
 		t.Errorf("tools = %+v", tools)
 	}
 }

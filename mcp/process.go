@@ -40,11 +40,16 @@ func DefaultEnv(getenv func(string) string) []string {
 }
 
 // Grace periods for stopping a stdio server, as the MCP spec describes:
-// close its stdin, then SIGTERM, then SIGKILL.
+// close its stdin, then SIGTERM, then SIGKILL. The signals go to its whole
+// process group.
 const (
 	stdinGrace   = time.Second
 	sigtermGrace = time.Second
 )
+
+// groupPoll is how often stop looks whether a server's process group is
+// gone: processes other than its own children cannot be waited for.
+const groupPoll = 10 * time.Millisecond
 
 // process is a running stdio server.
 type process struct {
@@ -80,6 +85,7 @@ func startProcess(cfg ServerConfig, base []string) (*process, sdk.Transport, err
 	p := &process{cmd: cmd, stdin: inW, stdout: outR, stderr: &tail{max: 4096}, exited: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	cmd.WaitDelay = time.Second // a grandchild holding stderr must not stall Wait
+	ownGroup(cmd)
 	err = cmd.Start()
 	inR.Close() // the child's ends: ours are inW and outR
 	outW.Close()
@@ -109,19 +115,32 @@ func envList(env map[string]string) []string {
 // stops the process.
 type processWriter struct{ p *process }
 
-func (w processWriter) Write(b []byte) (int, error) { return w.p.stdin.Write(b) }
+// Write sends one message (the SDK writes each in one call). A write that
+// fails before a byte of it went out is marked as such, so that the hub may
+// send a tool call again that the server never saw.
+func (w processWriter) Write(b []byte) (int, error) {
+	n, err := w.p.stdin.Write(b)
+	if err != nil && n == 0 {
+		err = &notSentError{err: err}
+	}
+	return n, err
+}
 
 func (w processWriter) Close() error { w.p.stop(); return nil }
 
 // stop ends the process gracefully if it will, by force if not, and
-// releases the pipes. It is safe to call more than once.
+// releases the pipes. The processes it started go with it: once the command
+// has exited (or has not, in time), what is left of its process group gets
+// SIGTERM, and SIGKILL if it is still there after a grace period. It is safe
+// to call more than once.
 func (p *process) stop() {
 	p.stopOnce.Do(func() {
 		p.stdin.Close()
-		if !p.waitFor(stdinGrace) {
-			p.cmd.Process.Signal(syscall.SIGTERM)
-			if !p.waitFor(sigtermGrace) {
-				p.cmd.Process.Kill()
+		exited := p.waitFor(stdinGrace)
+		if !exited || p.groupAlive() {
+			p.signalGroup(syscall.SIGTERM)
+			if !p.waitGone(sigtermGrace) {
+				p.signalGroup(syscall.SIGKILL)
 				<-p.exited
 			}
 		}
@@ -138,6 +157,28 @@ func (p *process) waitFor(d time.Duration) bool {
 	case <-t.C:
 		return false
 	}
+}
+
+// waitGone waits at most d for the command to exit and its process group
+// to empty.
+func (p *process) waitGone(d time.Duration) bool {
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	select {
+	case <-p.exited:
+	case <-deadline.C:
+		return false
+	}
+	tick := time.NewTicker(groupPoll)
+	defer tick.Stop()
+	for p.groupAlive() {
+		select {
+		case <-tick.C:
+		case <-deadline.C:
+			return false
+		}
+	}
+	return true
 }
 
 // exitedWithin reports whether the process has exited (waiting at most d
