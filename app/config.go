@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"adaptbot/llm/provider"
+	"adaptbot/sandbox"
 	"adaptbot/toolkit"
 )
 
@@ -29,6 +30,7 @@ type Config struct {
 	Workers     int
 	CallTimeout time.Duration
 	Egress      toolkit.Policy
+	Landlock    sandbox.Landlock
 
 	// Discovery.
 	Passive      bool
@@ -53,6 +55,7 @@ var settings = []setting{
 	{"ADAPTBOT_ADMIN_TOKEN", "", "required for build, modify, delete, rollback and direct runs when listening beyond loopback"},
 	{"ADAPTBOT_SANDBOX", "workers", "workers (tools run in supervised worker processes) or inprocess (development only)"},
 	{"ADAPTBOT_WORKERS", "number of CPUs", "size of the worker pool"},
+	{"ADAPTBOT_SANDBOX_LANDLOCK", "auto", "auto (workers confine their file access with Landlock where the kernel has it), require (refuse to start without it) or off"},
 	{"ADAPTBOT_TOOL_TIMEOUT", "10s", "wall-clock limit of one tool call; a tool may declare a lower one"},
 	{"ADAPTBOT_EGRESS_ALLOW", "", "hosts or CIDRs tools may reach even though they are private (comma-separated)"},
 	{"ADAPTBOT_DISCOVERY", "active", "active (shortlist plus requests for more tools) or passive (every tool in the prompt)"},
@@ -136,6 +139,11 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		problems = append(problems, fmt.Sprintf("ADAPTBOT_TOOL_TIMEOUT=%q: want a duration such as 10s", timeout))
 	}
 	c.CallTimeout = d
+	if c.Landlock, err = sandbox.ParseLandlock(get("ADAPTBOT_SANDBOX_LANDLOCK", "auto")); err != nil {
+		problems = append(problems, fmt.Sprintf("ADAPTBOT_SANDBOX_LANDLOCK=%q: use auto, require or off", get("ADAPTBOT_SANDBOX_LANDLOCK", "")))
+	} else if c.Landlock == sandbox.LandlockRequire && c.InProcess {
+		problems = append(problems, "ADAPTBOT_SANDBOX_LANDLOCK=require confines worker processes: it needs ADAPTBOT_SANDBOX=workers")
+	}
 	if c.Egress, err = toolkit.ParsePolicy(get("ADAPTBOT_EGRESS_ALLOW", "")); err != nil {
 		problems = append(problems, "ADAPTBOT_EGRESS_ALLOW: "+err.Error())
 	}

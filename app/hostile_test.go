@@ -80,6 +80,12 @@ func TestHostileToolsCannotTakeTheServerDown(t *testing.T) {
 		json.Unmarshal(b, &st)
 		return st.Size == 2 && st.Live+st.Starting == st.Size && h["status"] == "ok"
 	})
+	if _, err := sandbox.LandlockABI(); err == nil {
+		_, h := in.do(t, "GET", "/healthz", "")
+		if sb, _ := h["sandbox"].(map[string]any); sb["confined"] != true {
+			t.Errorf("/healthz: workers not confined on a kernel with Landlock: %v", sb)
+		}
+	}
 	if code, r := in.do(t, "POST", "/api/tools/calculator/run", `{"expression": "6*7"}`); code != 200 || !strings.Contains(str(r["output"]), "42") {
 		t.Errorf("a normal call after the corpus = %d %v", code, r)
 	}

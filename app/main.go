@@ -96,12 +96,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "search":
 		return searchCommand(ctx, rest, getenv, stdout, stderr)
 	case "config":
+		width := 0
+		for _, s := range settings {
+			width = max(width, len(s.name))
+		}
 		for _, s := range settings {
 			def := s.def
 			if def == "" {
 				def = "(empty)"
 			}
-			fmt.Fprintf(stdout, "%-24s %-28s %s\n", s.name, def, s.meaning)
+			fmt.Fprintf(stdout, "%-*s %-28s %s\n", width, s.name, def, s.meaning)
 		}
 		return nil
 	case "help", "-h", "--help":

@@ -63,6 +63,7 @@ func openWorld(ctx context.Context, cfg Config, getenv func(string) string, log 
 		PoolSize:      cfg.Workers,
 		CallTimeout:   cfg.CallTimeout,
 		Toolkit:       toolkit.Options{Policy: cfg.Egress, Rewrite: toolkitHosts},
+		Landlock:      cfg.Landlock,
 		WorkerCommand: workerCommand,
 		WorkerEnv:     workerEnv,
 		Log:           log,
@@ -281,6 +282,9 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 		fmt.Fprintf(stdout, "model: none configured; chat answers and tool building are off until one is set (OPENAI_API_KEY or OPENAI_BASE_URL, ANTHROPIC_API_KEY, GOOGLE_API_KEY or OLLAMA_HOST); running tools directly works\n")
 	}
 	fmt.Fprintf(stdout, "tools: %d loaded from %s\n", w.reg.Len(), cfg.ToolsDir)
+	if st := w.runner.Stats(); st.Mode == sandbox.ModeWorkers {
+		fmt.Fprintf(stdout, "sandbox: %d workers, %s\n", st.Size, st.Confinement)
+	}
 	if !cfg.Loopback() && cfg.AdminToken == "" {
 		fmt.Fprintf(stdout, "warning: listening beyond loopback without ADAPTBOT_ADMIN_TOKEN: building, changing and running tools directly are refused (403); chat with existing tools works\n")
 	}

@@ -70,10 +70,22 @@ func BenchmarkWarmWorker(b *testing.B) {
 }
 
 // BenchmarkColdWorkerStart is the start of a one-worker pool: process
-// start, runtime start-up, limits, hello.
+// start, runtime start-up, Landlock where the kernel has it (the worker
+// confines itself and starts over), limits, hello.
 func BenchmarkColdWorkerStart(b *testing.B) {
+	benchColdStart(b, sandbox.LandlockAuto)
+}
+
+// BenchmarkColdWorkerStartUnconfined is the same without Landlock: the
+// difference is the cost of confinement.
+func BenchmarkColdWorkerStartUnconfined(b *testing.B) {
+	benchColdStart(b, sandbox.LandlockOff)
+}
+
+func benchColdStart(b *testing.B, landlock sandbox.Landlock) {
 	opts := benchOptions(b)
 	opts.PoolSize = 1
+	opts.Landlock = landlock
 	lat := make([]time.Duration, 0, b.N)
 	for i := 0; i < b.N; i++ {
 		start := time.Now()

@@ -15,6 +15,10 @@ import (
 func TestHostileCorpus(t *testing.T) {
 	cases, opts, skipRedirect := corpusSetup(t)
 	p := newPool(t, opts)
+	// Where the kernel has Landlock, the corpus runs in confined workers.
+	if _, err := sandbox.LandlockABI(); err == nil && !p.Stats().Confined {
+		t.Errorf("workers are %s", p.Stats().Confinement)
+	}
 	seen := map[int]bool{}
 	note := func() {
 		for _, pid := range p.Stats().PIDs {

@@ -144,5 +144,5 @@ func (r *InProcess) Close() error {
 
 // Stats describes the runner: in-process, it has no workers.
 func (r *InProcess) Stats() Stats {
-	return Stats{Mode: ModeInProcess}
+	return Stats{Mode: ModeInProcess, Confinement: "not confined: tools run in the server's process"}
 }

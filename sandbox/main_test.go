@@ -25,6 +25,8 @@ func TestMain(m *testing.M) {
 	switch os.Getenv(workerEnvVar) {
 	case "die-after-hello":
 		dieAfterHello()
+	case "landlock-probe":
+		landlockProbe()
 	case "1":
 		if err := sandbox.ServeWorker(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -47,14 +49,21 @@ func dieAfterHello() {
 	os.Exit(1)
 }
 
-// testOptions are small limits, so the hostile corpus runs quickly.
+// testOptions are small limits, so the hostile corpus runs quickly. Workers
+// confine themselves where the kernel allows, and must under
+// ADAPTBOT_REQUIRE_LANDLOCK=1.
 func testOptions(t testing.TB) sandbox.Options {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
+	landlock := sandbox.LandlockAuto
+	if os.Getenv(requireLandlockEnv) == "1" {
+		landlock = sandbox.LandlockRequire
+	}
 	return sandbox.Options{
+		Landlock:      landlock,
 		PoolSize:      2,
 		CallTimeout:   time.Second,
 		MemoryLimit:   256 << 20,

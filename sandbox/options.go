@@ -65,6 +65,11 @@ type Options struct {
 	// and, for tests only, host rewrites to a loopback server. Workers
 	// receive it over their pipe; tools can neither see nor change it.
 	Toolkit toolkit.Options
+	// Landlock says whether workers confine themselves with Landlock
+	// (ADAPTBOT_SANDBOX_LANDLOCK): LandlockAuto (the default, "" too) where
+	// the kernel allows, LandlockRequire or LandlockOff. The in-process
+	// runner is never confined, so New refuses it with LandlockRequire.
+	Landlock Landlock
 	// WorkerCommand is the command that starts a worker: a binary that calls
 	// ServeWorker. Empty means this executable with the argument "worker".
 	WorkerCommand []string
@@ -101,6 +106,9 @@ func (o Options) withDefaults() Options {
 	if o.CacheSize <= 0 {
 		o.CacheSize = DefaultCacheSize
 	}
+	if l, err := ParseLandlock(string(o.Landlock)); err == nil {
+		o.Landlock = l // "" is LandlockAuto; NewPool refuses what does not parse
+	}
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
@@ -113,6 +121,9 @@ func New(opts Options) (Runner, error) {
 	case "", ModeWorkers:
 		return NewPool(opts)
 	case ModeInProcess:
+		if l, _ := ParseLandlock(string(opts.Landlock)); l == LandlockRequire {
+			return nil, fmt.Errorf("sandbox: Landlock is required, but confines worker processes only, not mode %q", ModeInProcess)
+		}
 		return NewInProcess(opts), nil
 	}
 	return nil, fmt.Errorf("sandbox: unknown mode %q: use %q or %q", opts.Mode, ModeWorkers, ModeInProcess)

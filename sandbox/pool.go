@@ -41,13 +41,27 @@ type Pool struct {
 	starting      int
 	restarts      int64
 	startFailures int64
+	// The confinement of the last worker started, for Stats when none is
+	// live, and whether the log has said it.
+	lastABI         int
+	lastWhy         string
+	confinementSaid bool
 }
 
 var _ Runner = (*Pool)(nil)
 
 // NewPool starts opts.PoolSize workers and returns once all have started.
+// With LandlockRequire it fails at once on a kernel without Landlock.
 func NewPool(opts Options) (*Pool, error) {
 	opts = opts.withDefaults()
+	if _, err := ParseLandlock(string(opts.Landlock)); err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	if opts.Landlock == LandlockRequire {
+		if _, err := landlockABI(); err != nil {
+			return nil, fmt.Errorf("sandbox: Landlock is required, but %w", err)
+		}
+	}
 	command := opts.WorkerCommand
 	if len(command) == 0 {
 		var err error
@@ -73,7 +87,7 @@ func NewPool(opts Options) (*Pool, error) {
 	errs := make(chan error, opts.PoolSize)
 	for i := 0; i < opts.PoolSize; i++ {
 		go func() {
-			w, err := startProc(p.command, p.env, p.cfg, p.log)
+			w, err := p.start()
 			if err == nil {
 				p.adopt(w)
 			}
@@ -94,13 +108,45 @@ func NewPool(opts Options) (*Pool, error) {
 }
 
 // workerEnv is all a worker gets of an environment: none of the server's
-// variables, which may hold secrets, only the Go runtime's settings.
+// variables, which may hold secrets, only the Go runtime's settings and the
+// Landlock setting.
 func workerEnv(opts Options) []string {
 	env := []string{
 		"GOMEMLIMIT=" + strconv.FormatInt(opts.MemoryLimit, 10),
 		"GOTRACEBACK=single",
+		landlockEnv + "=" + string(opts.Landlock),
 	}
 	return append(env, opts.WorkerEnv...)
+}
+
+// start starts a worker. With LandlockRequire it refuses one that says it
+// is not confined (the worker refuses itself; this catches a worker binary
+// that knows nothing of Landlock, and says nothing).
+func (p *Pool) start() (*proc, error) {
+	w, err := startProc(p.command, p.env, p.cfg, p.log)
+	if err != nil {
+		return nil, err
+	}
+	if p.opts.Landlock == LandlockRequire && w.landlock == 0 {
+		w.kill()
+		return nil, fmt.Errorf("worker is %s, and Landlock is required", describeConfinement(0, w.unconfined))
+	}
+	p.mu.Lock()
+	say, changed := !p.confinementSaid, w.landlock != p.lastABI || w.unconfined != p.lastWhy
+	p.confinementSaid, p.lastABI, p.lastWhy = true, w.landlock, w.unconfined
+	p.mu.Unlock()
+	switch {
+	case say && w.landlock > 0:
+		p.log.Info("sandbox: workers are confined by Landlock", "abi", w.landlock)
+	case say && p.opts.Landlock == LandlockOff:
+		p.log.Info("sandbox: workers are not confined by Landlock", "reason", unconfinedReason(w.unconfined))
+	case say:
+		p.log.Warn("sandbox: workers are not confined by Landlock", "reason", unconfinedReason(w.unconfined))
+	case changed:
+		// Not expected: the same binary on the same kernel.
+		p.log.Warn("sandbox: a worker is confined unlike the one before", "worker", w.pid, "confinement", describeConfinement(w.landlock, w.unconfined))
+	}
+	return w, nil
 }
 
 // Compile loads the tool in a worker without calling it.
@@ -386,7 +432,7 @@ func (p *Pool) replace(wait time.Duration) {
 			return
 		default:
 		}
-		w, err := startProc(p.command, p.env, p.cfg, p.log)
+		w, err := p.start()
 		p.mu.Lock()
 		if err == nil {
 			p.starting--
@@ -447,12 +493,17 @@ func (p *Pool) Stats() Stats {
 		StartFailures: p.startFailures,
 	}
 	s.Idle = len(p.idle)
+	abi, why := p.lastABI, p.lastWhy // when no worker is live
 	for w, busy := range p.procs {
+		if s.Live == 0 || w.landlock < abi {
+			abi, why = w.landlock, w.unconfined
+		}
 		s.Live++
 		s.PIDs = append(s.PIDs, w.pid)
 		if busy {
 			s.Busy++
 		}
 	}
+	s.Confined, s.Confinement = abi > 0, describeConfinement(abi, why)
 	return s
 }

@@ -34,6 +34,9 @@ type proc struct {
 	has     map[string]bool // tool versions the worker has loaded
 	calls   int
 
+	landlock   int    // Landlock ABI the worker is confined with, 0 if none
+	unconfined string // why it is not confined
+
 	readErr error // why the response pipe closed, when not at EOF
 }
 
@@ -105,14 +108,18 @@ func startProc(command, env []string, cfg workerConfig, log *slog.Logger) (*proc
 		reqW.Close()
 		close(p.exited)
 	}()
-	hello := make(chan error, 1)
+	type helloOrErr struct {
+		h   workerHello
+		err error
+	}
+	hello := make(chan helloOrErr, 1)
 	go func() {
 		defer close(p.resps)
 		defer respR.Close()
 		var h workerHello
 		err := readFrame(respR, &h, 1<<20)
-		hello <- err
-		if err != nil {
+		hello <- helloOrErr{h, err}
+		if err != nil || h.Error != "" {
 			return
 		}
 		for {
@@ -134,11 +141,16 @@ func startProc(command, env []string, cfg workerConfig, log *slog.Logger) (*proc
 	t := time.NewTimer(startTimeout)
 	defer t.Stop()
 	select {
-	case err := <-hello:
-		if err != nil {
+	case h := <-hello:
+		if h.err != nil {
 			p.kill()
-			return nil, fmt.Errorf("worker did not start: %w%s", err, p.fatalSuffix())
+			return nil, fmt.Errorf("worker did not start: %w%s", h.err, p.fatalSuffix())
 		}
+		if h.h.Error != "" {
+			p.kill()
+			return nil, fmt.Errorf("worker did not start: %s", h.h.Error)
+		}
+		p.landlock, p.unconfined = h.h.Landlock, h.h.Unconfined
 	case <-t.C:
 		p.kill()
 		return nil, fmt.Errorf("worker did not say hello within %v", startTimeout)

@@ -53,9 +53,17 @@ func (c workerConfig) withDefaults() workerConfig {
 	return c
 }
 
-// workerHello is the first frame a worker sends back, once its limits are set.
+// workerHello is the first frame a worker sends back, once it is confined
+// and its limits are set; or, in place of that, why it cannot serve.
 type workerHello struct {
 	PID int `json:"pid"`
+	// Landlock is the Landlock ABI version the worker is confined with, 0
+	// if it is not; Unconfined then says why.
+	Landlock   int    `json:"landlock,omitempty"`
+	Unconfined string `json:"unconfined,omitempty"`
+	// Error says why the worker will not serve (it must be confined and
+	// cannot be); it exits after this frame.
+	Error string `json:"error,omitempty"`
 }
 
 type request struct {

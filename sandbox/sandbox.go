@@ -5,8 +5,11 @@
 // nothing else. Runner has two implementations behind one interface: worker
 // processes (Pool, the default, which survive out-of-memory, stack overflow
 // and fatal runtime errors in a tool, and kill and replace a worker that hits
-// a limit) and in-process (InProcess, for development and tests). README.md
-// lists what a tool can and cannot do, and the limits.
+// a limit) and in-process (InProcess, for development and tests). Behind the
+// symbol table, workers confine themselves with Landlock where the kernel has
+// it (Options.Landlock), so that a tool that reached past its symbols could
+// still open no file but the few Go reads at run time. README.md lists what a
+// tool can and cannot do, and the limits.
 //
 // The package must never hand an interpreter a symbol the contract's
 // allowlist does not name, nor let a tool see or change how the host
@@ -69,6 +72,10 @@ type Stats struct {
 	Restarts      int64 `json:"restarts"`       // workers replaced so far
 	StartFailures int64 `json:"start_failures"` // worker starts that failed
 	PIDs          []int `json:"-"`              // the live workers' process IDs
+	// Confined says every live worker runs under Landlock (Options.Landlock);
+	// Confinement says with which ABI version, or why not.
+	Confined    bool   `json:"confined"`
+	Confinement string `json:"confinement"`
 }
 
 // Kind classifies why a call failed.

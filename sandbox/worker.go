@@ -47,11 +47,21 @@ const (
 // A worker ends itself, with a final frame and a distinct exit code, when a
 // call runs past its time limit or the worker past its memory or goroutine
 // limit, and when a tool leaves goroutines running.
+//
+// A worker confines itself with Landlock first, before it reads anything from
+// the server (see confineWorker): the process then starts over once, under
+// the restriction.
 func ServeWorker() error {
+	conf := confineWorker()
 	reqs := os.NewFile(requestFD, "adaptbot-requests")
 	resps := os.NewFile(responseFD, "adaptbot-responses")
 	if reqs == nil || resps == nil {
 		return errors.New("sandbox worker: no request and response pipes (fds 3 and 4); only the server starts workers")
+	}
+	if conf.err != nil {
+		// The server reads this in place of a hello, and says why.
+		writeFrame(resps, workerHello{PID: os.Getpid(), Error: conf.err.Error()}) //nolint:errcheck // exiting either way
+		return conf.err
 	}
 	var cfg workerConfig
 	if err := readFrame(reqs, &cfg, 1<<20); err != nil {
@@ -62,7 +72,7 @@ func ServeWorker() error {
 	if err := setLimits(cfg.MemoryLimit); err != nil {
 		fmt.Fprintf(os.Stderr, "sandbox worker: %v\n", err)
 	}
-	if err := w.send(workerHello{PID: os.Getpid()}); err != nil {
+	if err := w.send(workerHello{PID: os.Getpid(), Landlock: conf.abi, Unconfined: conf.why}); err != nil {
 		return fmt.Errorf("sandbox worker: say hello: %w", err)
 	}
 	go w.watch()

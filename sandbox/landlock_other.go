@@ -1,0 +1,15 @@
+//go:build !linux
+
+package sandbox
+
+import "errors"
+
+// Off Linux there is no Landlock: workers run unconfined under LandlockAuto,
+// and NewPool refuses LandlockRequire.
+var errNotLinux = errors.New("this OS has no Landlock (it is Linux-only)")
+
+func landlockABI() (int, error) { return 0, errNotLinux }
+
+func startOverConfined(abi int) error { return errNotLinux }
+
+func checkConfined() confinement { return confinement{why: errNotLinux.Error()} }
