@@ -58,6 +58,13 @@ type Finder interface {
 	Find(ctx context.Context, query string, k int) []string
 }
 
+// Learner is a Finder that learns from use: after a tool ran without error
+// for a message, the agent tells it, so that requests phrased like that one
+// find the tool even when its description uses other words.
+type Learner interface {
+	Learn(tool, request string)
+}
+
 // Builder creates, modifies or deletes tools for a BUILD message.
 type Builder interface {
 	Build(ctx context.Context, request string, progress func(BuildStep)) (*BuildResult, error)
@@ -283,6 +290,9 @@ func (a *Agent) Chat(ctx context.Context, req Request) (*Result, error) {
 	res.Response = s.response
 	if err != nil {
 		return res, err
+	}
+	if l, ok := a.finder.(Learner); ok && res.Tool != "" && res.Execution != nil && *res.Execution {
+		l.Learn(res.Tool, req.Message)
 	}
 	return res, nil
 }

@@ -348,3 +348,46 @@ func TestExternalToolsGoThroughRemote(t *testing.T) {
 		t.Errorf("result = %+v", res)
 	}
 }
+
+// learningFinder is a fakeFinder that records what the agent taught it.
+type learningFinder struct {
+	fakeFinder
+	learned []string
+}
+
+func (f *learningFinder) Learn(tool, request string) { f.learned = append(f.learned, tool+": "+request) }
+
+// TestAgentTeachesTheFinder checks that the finder learns a request only
+// when its tool ran without error.
+func TestAgentTeachesTheFinder(t *testing.T) {
+	tools := newTools(tool("calculator", "math", "evaluates arithmetic"))
+	model := &fakeModel{generate: func(r llm.Request) llm.Response {
+		switch r.Force {
+		case "set_intent":
+			return call(r.Force, `{"intent":"CHAT"}`)
+		case "route":
+			return call("route", `{"decision":"calculator"}`)
+		case "calculator":
+			return call("calculator", `{"q":"x"}`)
+		}
+		return llm.Response{Content: "done"}
+	}}
+	fail := false
+	runner := &fakeRunner{run: func(sandbox.Call) (sandbox.Result, error) {
+		if fail {
+			return sandbox.Result{}, &sandbox.Error{Tool: "calculator", Kind: sandbox.KindTool, Msg: "division by zero"}
+		}
+		return sandbox.Result{Output: "2"}, nil
+	}}
+	finder := &learningFinder{fakeFinder: fakeFinder{tools}}
+	a, _ := New(Deps{Model: model, Tools: tools, Finder: finder, Runner: runner}, Config{})
+	for _, msg := range []string{"one plus one", "one over zero"} {
+		fail = msg == "one over zero"
+		if _, err := a.Chat(context.Background(), Request{Message: msg}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(finder.learned) != 1 || finder.learned[0] != "calculator: one plus one" {
+		t.Errorf("learned %q, want only the request that ran", finder.learned)
+	}
+}

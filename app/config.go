@@ -33,6 +33,7 @@ type Config struct {
 	Landlock    sandbox.Landlock
 
 	// Discovery.
+	Learn        bool
 	Passive      bool
 	Shortlist    int
 	MaxDiscovery int
@@ -58,6 +59,7 @@ var settings = []setting{
 	{"ADAPTBOT_SANDBOX_LANDLOCK", "auto", "auto (workers confine their file access with Landlock where the kernel has it), require (refuse to start without it) or off"},
 	{"ADAPTBOT_TOOL_TIMEOUT", "10s", "wall-clock limit of one tool call; a tool may declare a lower one"},
 	{"ADAPTBOT_EGRESS_ALLOW", "", "hosts or CIDRs tools may reach even though they are private (comma-separated)"},
+	{"ADAPTBOT_LEARN", "on", "on (requests like one a tool served before, in this server or in the benchmarks CSV, route to that tool) or off (route on the tools' own text alone)"},
 	{"ADAPTBOT_DISCOVERY", "active", "active (shortlist plus requests for more tools) or passive (every tool in the prompt)"},
 	{"ADAPTBOT_SHORTLIST", "5", "tools the classifier sees at first"},
 	{"ADAPTBOT_MAX_DISCOVERY", "5", "requests for more tools per message"},
@@ -125,6 +127,13 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		c.InProcess = true
 	default:
 		problems = append(problems, fmt.Sprintf("ADAPTBOT_SANDBOX=%q: use workers or inprocess", v))
+	}
+	switch v := strings.ToLower(get("ADAPTBOT_LEARN", "on")); v {
+	case "on":
+		c.Learn = true
+	case "off":
+	default:
+		problems = append(problems, fmt.Sprintf("ADAPTBOT_LEARN=%q: use on or off", v))
 	}
 	switch v := strings.ToLower(get("ADAPTBOT_DISCOVERY", "active")); v {
 	case "active":

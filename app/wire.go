@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"sync"
 	"time"
 
@@ -86,7 +87,7 @@ func openWorld(ctx context.Context, cfg Config, getenv func(string) string, log 
 	if err != nil {
 		return nil, fmt.Errorf("embeddings: %w", err)
 	}
-	w.finder = newFinder(w.reg, embedder)
+	w.finder = newFinder(w.reg, embedder, cfg.Learn)
 	w.reg.OnChange(w.finder.apply)
 
 	// The generator works without a model for what needs none: deletes and
@@ -129,16 +130,17 @@ func (w *world) Close() error {
 // with the registry: one Upsert or Remove per change, never a rebuild.
 type finder struct {
 	ix     *router.Index
+	learn  bool // ADAPTBOT_LEARN
 	mu     sync.Mutex
 	domain map[string]string // tool name → the domain it is indexed under
 }
 
-func newFinder(reg *registry.Registry, e llm.Embedder) *finder {
+func newFinder(reg *registry.Registry, e llm.Embedder, learn bool) *finder {
 	var opts []router.Option
 	if e != nil {
 		opts = append(opts, router.WithEmbedder(e))
 	}
-	f := &finder{ix: router.New(opts...), domain: map[string]string{}}
+	f := &finder{ix: router.New(opts...), learn: learn, domain: map[string]string{}}
 	for _, t := range reg.Serving() {
 		f.upsert(t.Entry)
 	}
@@ -167,6 +169,40 @@ func (f *finder) apply(ev registry.Event) {
 		delete(f.domain, ev.Entry.Name)
 		f.mu.Unlock()
 	}
+}
+
+// Learn tells the router that tool (a local name or "server/tool") served
+// request well; it does nothing when learning is off or the tool is gone.
+func (f *finder) Learn(tool, request string) {
+	f.learnOne(tool, request)
+}
+
+func (f *finder) learnOne(tool, request string) bool {
+	if !f.learn {
+		return false
+	}
+	f.mu.Lock()
+	domain, local := f.domain[tool]
+	f.mu.Unlock()
+	if local {
+		return f.ix.Learn(domain, tool, request)
+	}
+	server, name, external := mcp.SplitID(tool)
+	return external && f.ix.Learn(server, name, request)
+}
+
+// learnFrom teaches the router the requests that past chats ran a tool for
+// without error, oldest first, from the benchmark rows; it returns how many
+// it took. A tool that is gone, or an external one whose server has not
+// listed its tools yet, learns nothing from them.
+func (f *finder) learnFrom(rows []benchmarks.Row) int {
+	n := 0
+	for _, r := range rows {
+		if r.Intent == benchmarks.IntentChat && r.ToolExecution == benchmarks.True && f.learnOne(r.Category, r.Query) {
+			n++
+		}
+	}
+	return n
 }
 
 // Find returns the names of the best tools for query: a local tool by its
@@ -218,6 +254,24 @@ func openBench(cfg Config, log *slog.Logger) (*benchmarks.Logger, error) {
 	return bench, nil
 }
 
+// learnFromBenchmarks teaches the router what past chats in the benchmarks
+// CSV at path ran tools for. A file that is missing teaches nothing; bad
+// lines are skipped with a warning, since the rest is still good.
+func learnFromBenchmarks(f *finder, path string, log *slog.Logger) {
+	rows, err := benchmarks.ReadFile(path)
+	if bad, ok := errors.AsType[*benchmarks.BadLinesError](err); ok {
+		log.Warn("router: some benchmark rows were not read", "err", bad)
+	} else if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			log.Warn("router: learned nothing from the benchmarks CSV", "err", err)
+		}
+		return
+	}
+	if n := f.learnFrom(rows); n > 0 {
+		log.Info("router: learned from past requests", "requests", n, "from", path)
+	}
+}
+
 // serve runs the HTTP server until ctx ends.
 func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) error {
 	cfg, err := loadConfig(getenv)
@@ -235,6 +289,9 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 		return err
 	}
 	defer bench.Close()
+	if cfg.Learn {
+		learnFromBenchmarks(w.finder, bench.Path(), log)
+	}
 	for _, warning := range w.reg.Warnings() {
 		fmt.Fprintln(stdout, "warning:", warning)
 	}

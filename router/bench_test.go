@@ -39,6 +39,28 @@ func BenchmarkRoute527(b *testing.B) { benchRoute(b, 527) }
 // BenchmarkRoute10k routes them over the catalog scaled to 10,000 tools.
 func BenchmarkRoute10k(b *testing.B) { benchRoute(b, 10000) }
 
+// BenchmarkRoute10kLearned is BenchmarkRoute10k after every tool has
+// learned its full 20 requests (Learn), drawn from the dataset's tasks and
+// steps: the most a memory holds.
+func BenchmarkRoute10kLearned(b *testing.B) {
+	datasetDir(b)
+	docs, queries := benchData()
+	all := ScaleDocs(docs, 10000)
+	ix := Build(all)
+	for i, d := range all {
+		for j := range maxLearned {
+			ix.Learn(d.Server, d.Name, queries[(i*maxLearned+j)%len(queries)])
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		ix.Route(queries[i%len(queries)], 10)
+		i++
+	}
+}
+
 // BenchmarkRoute10kLSA is BenchmarkRoute10k with the latent semantic
 // signal on (WithLSA(128)).
 func BenchmarkRoute10kLSA(b *testing.B) { benchRoute(b, 10000, WithLSA(lsaEvalDims)) }

@@ -114,6 +114,10 @@ type config struct {
 	// lsaDims is the number of latent dimensions; 0 (the default, see
 	// README.md for why) turns the signal off.
 	lsaDims int
+	// memory weighs the cosine between the request and the closest request
+	// a tool served before (Learn), added to the best-scaled score: at 1, a
+	// repeat of a served request counts as much as the best text match.
+	memory float64
 }
 
 func defaultConfig() config {
@@ -134,6 +138,7 @@ func defaultConfig() config {
 		pool:         100,
 		fuzzy:        0.5,
 		lsa:          0.3,
+		memory:       1,
 	}
 }
 
@@ -204,6 +209,8 @@ type Index struct {
 	lsa *lsaState
 	// bulk defers the latent basis to the end of a Build; guarded by wmu.
 	bulk bool
+	// mem is what Learn remembered, by tool id.
+	mem memory
 }
 
 // New returns an empty Index.
@@ -213,6 +220,7 @@ func New(opts ...Option) *Index {
 		keys:       map[docKey]int32{},
 		domKeys:    map[string]int32{},
 		descTokens: map[string][]string{},
+		mem:        newMemory(),
 	}
 	for _, o := range opts {
 		o(ix)
@@ -292,6 +300,7 @@ func (ix *Index) Remove(server, name string) {
 	ix.detach(old, oldTerms)
 	ix.ti.apply(id, neg)
 	ix.ti.release(id)
+	ix.mem.forget(id)
 	delete(ix.keys, k)
 	ix.tools[id] = nil
 	if ix.dense != nil {

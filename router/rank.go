@@ -70,24 +70,26 @@ func grow(b []float64, n int) []float64 {
 
 // lexical ranks without dense scores.
 func (ix *Index) lexical(query string, k int, m Mode) []Hit {
-	q := queryTerms(query)
+	raw := queryTerms(query)
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	q = ix.resolve(q)
-	if len(q) == 0 || ix.ti.n == 0 {
+	q := ix.resolve(raw)
+	if ix.ti.n == 0 || len(q) == 0 && ix.mem.n == 0 {
 		return nil
 	}
 	s := ix.getScratch()
 	defer ix.putScratch(s)
 	s.touched = ix.ti.score(q, &ix.cfg.tool, s.tool, s.touched)
 	best := maxScore(s.touched, s.tool)
-	if best == 0 {
-		return nil
-	}
-	switch m {
-	case Hierarchical:
+	switch {
+	case m == Hierarchical:
+		if best == 0 {
+			return nil
+		}
 		return ix.hierarchical(q, k, s, best)
-	case Flat:
+	case best == 0:
+		// No tool's text matches; what was learned still may.
+	case m == Flat:
 		for _, id := range s.touched {
 			s.tool[id] /= best
 		}
@@ -100,6 +102,10 @@ func (ix *Index) lexical(query string, k int, m Mode) []Hit {
 				s.tool[id] += ix.cfg.beta * s.dom[ix.tools[id].dom] / bestDom
 			}
 		}
+	}
+	s.touched = ix.mem.scores(raw, s.tool, s.touched, ix.cfg.memory)
+	if len(s.touched) == 0 {
+		return nil
 	}
 	s.touched = ix.lsaScores(q, s.tool, s.touched, ix.cfg.lsa)
 	ids := topK(s.touched, s.tool, max(ix.cfg.pool, 4*k))
