@@ -355,7 +355,9 @@ type learningFinder struct {
 	learned []string
 }
 
-func (f *learningFinder) Learn(tool, request string) { f.learned = append(f.learned, tool+": "+request) }
+func (f *learningFinder) Learn(tool, request string) {
+	f.learned = append(f.learned, tool+": "+request)
+}
 
 // TestAgentTeachesTheFinder checks that the finder learns a request only
 // when its tool ran without error.
