@@ -14,3 +14,25 @@ func ConfineWorker(mode Landlock) (abi int, why string, err error) {
 	c := confineWorker()
 	return c.abi, c.why, c.err
 }
+
+// WatchFiles makes a pool built with opts replace its confined workers when
+// one of paths changes, in place of the files of their Landlock rules: tests
+// change files of their own, not the host's /etc.
+func WatchFiles(opts Options, paths ...string) Options {
+	opts.watchPaths = paths
+	return opts
+}
+
+// WatchState tells a test what p's file watch has done: whether it runs,
+// how many events it has read (whether they mattered or not), whether a round
+// of replacements is due, and how many rounds there have been.
+func WatchState(p *Pool) (watching bool, events int, pending bool, rounds uint64) {
+	p.mu.Lock()
+	rounds = p.gen
+	p.mu.Unlock()
+	if p.watch == nil {
+		return false, 0, false, rounds
+	}
+	events, pending = p.watch.state()
+	return true, events, pending, rounds
+}

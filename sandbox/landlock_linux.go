@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -117,6 +118,18 @@ var landlockReadOnly = []string{
 	"/dev/null", "/dev/urandom",
 	// The Go runtime reads the huge page size as it starts.
 	"/sys/kernel/mm/transparent_hugepage/hpage_pmd_size",
+}
+
+// landlockWatched lists the entries of landlockReadOnly whose replacement
+// the pool watches for (fileWatch): all but devices and kernel files, which
+// no tool replaces (and sysfs sends no events). The rules landlockRules adds
+// serve only the start-over, before the worker serves anything; the
+// zone database of the Go installation is unused in adaptbot, which embeds
+// time/tzdata.
+func landlockWatched() []string {
+	return slices.DeleteFunc(slices.Clone(landlockReadOnly), func(p string) bool {
+		return strings.HasPrefix(p, "/dev/") || strings.HasPrefix(p, "/sys/")
+	})
 }
 
 // landlockRules are the rules of a worker's ruleset: landlockReadOnly, the

@@ -13,3 +13,7 @@ func landlockABI() (int, error) { return 0, errNotLinux }
 func startOverConfined(abi int) error { return errNotLinux }
 
 func checkConfined() confinement { return confinement{why: errNotLinux.Error()} }
+
+// landlockWatched is empty: no worker is confined, so none need replacing
+// when a file changes.
+func landlockWatched() []string { return nil }

@@ -79,6 +79,11 @@ type Options struct {
 	// Log receives worker lifecycle events and what tools print, prefixed
 	// and capped. nil means slog.Default().
 	Log *slog.Logger
+
+	// watchPaths are the files whose change replaces confined workers; nil
+	// means those of their Landlock rules (landlockWatched). Tests set it
+	// (WatchFiles), so as not to depend on the host's /etc.
+	watchPaths []string
 }
 
 func (o Options) withDefaults() Options {
@@ -111,6 +116,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Log == nil {
 		o.Log = slog.Default()
+	}
+	if o.watchPaths == nil {
+		o.watchPaths = landlockWatched()
 	}
 	return o
 }

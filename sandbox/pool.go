@@ -19,7 +19,9 @@ const killSlack = 400 * time.Millisecond
 // Pool is the Runner of ModeWorkers: a fixed number of worker processes,
 // each serving one call at a time. A worker that times out, crashes, runs
 // past a limit or is left with a tool's goroutines is killed (or ends
-// itself) and replaced in the background, so the pool keeps its size.
+// itself) and replaced in the background, so the pool keeps its size. When
+// workers are confined by Landlock, every one is replaced after a file their
+// rules hold changes (fileWatch).
 type Pool struct {
 	opts    Options
 	command []string
@@ -29,8 +31,9 @@ type Pool struct {
 	specs   specCache
 
 	closing chan struct{}
-	wg      sync.WaitGroup // replacements being started
+	wg      sync.WaitGroup // replacements being started, and the file watch
 	nextID  atomic.Uint64
+	watch   *fileWatch // nil unless workers are confined and the watch runs
 
 	mu            sync.Mutex
 	closed        bool
@@ -41,6 +44,9 @@ type Pool struct {
 	starting      int
 	restarts      int64
 	startFailures int64
+	// gen counts the changes to the files workers may read (renew); a
+	// worker started in an older generation is retired, not reused.
+	gen uint64
 	// The confinement of the last worker started, for Stats when none is
 	// live, and whether the log has said it.
 	lastABI         int
@@ -84,6 +90,9 @@ func NewPool(opts Options) (*Pool, error) {
 		closing: make(chan struct{}),
 		procs:   map[*proc]bool{},
 	}
+	// Watch before the first worker makes its rules, so that no change
+	// falls between the two.
+	fw := p.openWatch()
 	errs := make(chan error, opts.PoolSize)
 	for i := 0; i < opts.PoolSize; i++ {
 		go func() {
@@ -101,10 +110,41 @@ func NewPool(opts Options) (*Pool, error) {
 		}
 	}
 	if first != nil {
+		fw.close()
 		p.Close()
 		return nil, fmt.Errorf("sandbox: %w", first)
 	}
+	p.startWatch(fw)
 	return p, nil
+}
+
+// openWatch starts watching the files workers may read if workers are about
+// to be confined (Landlock not off, and the kernel has it); nil otherwise, or
+// if the watch cannot be set up.
+func (p *Pool) openWatch() *fileWatch {
+	if p.opts.Landlock == LandlockOff {
+		return nil
+	}
+	if _, err := landlockABI(); err != nil {
+		return nil
+	}
+	return openFileWatch(p.opts.watchPaths, p.log)
+}
+
+// startWatch acts on fw's events from now on if the workers that started are
+// confined, and otherwise closes it: an unconfined worker opens files by
+// name, so it reads a replaced file without being replaced itself.
+func (p *Pool) startWatch(fw *fileWatch) {
+	if fw == nil {
+		return
+	}
+	if !p.Stats().Confined {
+		fw.close()
+		return
+	}
+	p.watch = fw
+	p.wg.Add(1)
+	go p.watchFiles(fw)
 }
 
 // workerEnv is all a worker gets of an environment: none of the server's
@@ -123,10 +163,16 @@ func workerEnv(opts Options) []string {
 // is not confined (the worker refuses itself; this catches a worker binary
 // that knows nothing of Landlock, and says nothing).
 func (p *Pool) start() (*proc, error) {
+	// The generation before the worker makes its rules: a change while it
+	// starts makes it stale, at worst needlessly.
+	p.mu.Lock()
+	gen := p.gen
+	p.mu.Unlock()
 	w, err := startProc(p.command, p.env, p.cfg, p.log)
 	if err != nil {
 		return nil, err
 	}
+	w.gen = gen
 	if p.opts.Landlock == LandlockRequire && w.landlock == 0 {
 		w.kill()
 		return nil, fmt.Errorf("worker is %s, and Landlock is required", describeConfinement(0, w.unconfined))
@@ -351,12 +397,21 @@ func (p *Pool) adopt(w *proc) {
 	}()
 }
 
-// release hands w to the longest-waiting caller, or makes it idle.
+// release hands w to the longest-waiting caller, or makes it idle; or
+// retires it if it started before the files it may read last changed
+// (renew), which is how a worker busy at the change is replaced once its
+// call ends, and one starting at the change once it has started.
 func (p *Pool) release(w *proc) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
 		w.kill()
+		return
+	}
+	if w.gen != p.gen {
+		p.procs[w] = true // live for retire, and handed to no one
+		p.mu.Unlock()
+		p.retire(w, "a file workers may read changed since it started")
 		return
 	}
 	if len(p.waiters) > 0 {
@@ -387,15 +442,7 @@ func (p *Pool) retire(w *proc, why string) {
 	}
 	p.restarts++
 	p.starting++
-	// A worker that dies before serving a call is the binary's fault, not a
-	// tool's: back off, so that a crash loop does not spin.
-	var wait time.Duration
-	if w.calls == 0 && time.Since(w.started) < time.Second {
-		p.youngDeaths++
-		wait = min(50*time.Millisecond<<min(p.youngDeaths, 7), 5*time.Second)
-	} else {
-		p.youngDeaths = 0
-	}
+	wait := p.replaceDelay(w)
 	p.wg.Add(1)
 	p.mu.Unlock()
 	p.log.Info("sandbox: replacing worker", "worker", w.pid, "reason", why)
@@ -409,6 +456,42 @@ func (p *Pool) retire(w *proc, why string) {
 		w.kill()
 		p.replace(wait)
 	}()
+}
+
+// replaceDelay is how long to wait before replacing w. A worker that dies
+// before serving a call is the binary's fault, not a tool's: back off, so
+// that a crash loop does not spin. A worker of an older generation is retired
+// for a file change (renew), not for dying, however young. Called with p.mu
+// held.
+func (p *Pool) replaceDelay(w *proc) time.Duration {
+	switch {
+	case w.gen != p.gen:
+		return 0
+	case w.calls == 0 && time.Since(w.started) < time.Second:
+		p.youngDeaths++
+		return min(50*time.Millisecond<<min(p.youngDeaths, 7), 5*time.Second)
+	}
+	p.youngDeaths = 0
+	return 0
+}
+
+// renew replaces every worker, since a file their Landlock rules hold has
+// changed (fileWatch): the idle ones at once, the busy ones as their call
+// ends (release). The tools they have compiled go with them.
+func (p *Pool) renew(why string) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return
+	}
+	p.gen++
+	idle := p.idle
+	p.idle = nil
+	p.mu.Unlock()
+	p.log.Info("sandbox: replacing every worker", "reason", why)
+	for _, w := range idle {
+		p.retire(w, why)
+	}
 }
 
 // replace starts one worker for a retired one, after wait; p.starting

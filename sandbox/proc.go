@@ -33,6 +33,7 @@ type proc struct {
 	started time.Time
 	has     map[string]bool // tool versions the worker has loaded
 	calls   int
+	gen     uint64 // the pool's generation (Pool.gen) when it started
 
 	landlock   int    // Landlock ABI the worker is confined with, 0 if none
 	unconfined string // why it is not confined

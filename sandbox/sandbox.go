@@ -61,7 +61,8 @@ type Runner interface {
 
 // Stats describes a Runner. For ModeWorkers a healthy pool has
 // Live+Starting == Size; Restarts counts workers replaced after a timeout,
-// crash, limit or leaked goroutine.
+// crash, limit or leaked goroutine, or, confined, after a file their
+// Landlock rules hold changed.
 type Stats struct {
 	Mode          Mode  `json:"mode"`
 	Size          int   `json:"size"`           // configured workers (0 in-process)
