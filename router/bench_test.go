@@ -21,9 +21,18 @@ var benchData = sync.OnceValues(func() ([]Doc, []string) {
 })
 
 func benchRoute(b *testing.B, n int, opts ...Option) {
+	benchRouteAfter(b, n, nil, opts...)
+}
+
+// benchRouteAfter is benchRoute with prepare run on the built index first.
+func benchRouteAfter(b *testing.B, n int, prepare func(ix *Index, docs []Doc, queries []string), opts ...Option) {
 	datasetDir(b)
 	docs, queries := benchData()
-	ix := Build(ScaleDocs(docs, n), opts...)
+	docs = ScaleDocs(docs, n)
+	ix := Build(docs, opts...)
+	if prepare != nil {
+		prepare(ix, docs, queries)
+	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	i := 0
@@ -43,22 +52,13 @@ func BenchmarkRoute10k(b *testing.B) { benchRoute(b, 10000) }
 // learned its full 20 requests (Learn), drawn from the dataset's tasks and
 // steps: the most a memory holds.
 func BenchmarkRoute10kLearned(b *testing.B) {
-	datasetDir(b)
-	docs, queries := benchData()
-	all := ScaleDocs(docs, 10000)
-	ix := Build(all)
-	for i, d := range all {
-		for j := range maxLearned {
-			ix.Learn(d.Server, d.Name, queries[(i*maxLearned+j)%len(queries)])
+	benchRouteAfter(b, 10000, func(ix *Index, docs []Doc, queries []string) {
+		for i, d := range docs {
+			for j := range maxLearned {
+				ix.Learn(d.Server, d.Name, queries[(i*maxLearned+j)%len(queries)])
+			}
 		}
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	i := 0
-	for b.Loop() {
-		ix.Route(queries[i%len(queries)], 10)
-		i++
-	}
+	})
 }
 
 // BenchmarkRoute10kLSA is BenchmarkRoute10k with the latent semantic
