@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"adaptbot/llm/llmtest"
+	"adaptbot/registry"
+	"adaptbot/router"
 )
 
 // TestRouterLearnsFromUse checks that a request in words no tool's text
@@ -50,5 +52,37 @@ func TestRouterLearnsFromUse(t *testing.T) {
 	off := start(t, again2)
 	if got := leading(off, again); got == "text_stats" {
 		t.Errorf("with ADAPTBOT_LEARN=off, text_stats still leads")
+	}
+}
+
+// TestFinderLearningFollowsTheTool checks the finder's two cases that the
+// router's keys make awkward: a local tool whose category changes keeps
+// what it learned, and an external tool learns a request from before its
+// server listed it.
+func TestFinderLearningFollowsTheTool(t *testing.T) {
+	f := &finder{ix: router.New(), learn: true, domain: map[string]string{}}
+	entry := registry.Entry{Name: "digits", Category: "math", Description: "Evaluates arithmetic."}
+	f.upsert(entry)
+	f.Learn("digits", "crunch these figures")
+	entry.Category = "numbers"
+	f.upsert(entry)
+	if n := f.ix.Learned("numbers", "digits"); n != 1 {
+		t.Errorf("after a category change the tool remembers %d requests, want 1", n)
+	}
+	if got := f.Find(t.Context(), "crunch those figures", 1); len(got) != 1 || got[0] != "digits" {
+		t.Errorf("Find = %v, want [digits]", got)
+	}
+
+	f.Learn("weather/forecast", "is it chilly tonight")
+	f.ix.Upsert(router.Doc{Server: "weather", Name: "forecast", Description: "Daily forecast for a city."})
+	if got := f.Find(t.Context(), "will it be chilly tonight", 1); len(got) != 1 || got[0] != "weather/forecast" {
+		t.Errorf("Find = %v, want [weather/forecast]", got)
+	}
+
+	off := &finder{ix: router.New(), domain: map[string]string{}}
+	off.upsert(entry)
+	off.Learn("digits", "crunch these figures")
+	if n := off.ix.Learned("numbers", "digits"); n != 0 {
+		t.Errorf("with learning off the tool remembers %d requests", n)
 	}
 }

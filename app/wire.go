@@ -150,11 +150,14 @@ func newFinder(reg *registry.Registry, e llm.Embedder, learn bool) *finder {
 func (f *finder) upsert(e registry.Entry) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.ix.Upsert(router.Doc{Server: e.Category, Name: e.Name, Description: e.Description, Params: router.ParamsFromSchema(e.Parameters)})
 	if old, ok := f.domain[e.Name]; ok && old != e.Category {
+		// A new category is a new domain, so a new key: keep what the tool
+		// learned under the old one.
+		f.ix.MoveLearned(old, e.Category, e.Name)
 		f.ix.Remove(old, e.Name)
 	}
 	f.domain[e.Name] = e.Category
-	f.ix.Upsert(router.Doc{Server: e.Category, Name: e.Name, Description: e.Description, Params: router.ParamsFromSchema(e.Parameters)})
 }
 
 func (f *finder) apply(ev registry.Event) {
@@ -173,10 +176,14 @@ func (f *finder) apply(ev registry.Event) {
 
 // Learn tells the router that tool (a local name or "server/tool") served
 // request well; it does nothing when learning is off or the tool is gone.
+// An external tool whose server has not listed its tools yet learns the
+// request when it does.
 func (f *finder) Learn(tool, request string) {
 	f.learnOne(tool, request)
 }
 
+// learnOne is Learn, reporting whether the request was taken (now, or to
+// wait for its external tool).
 func (f *finder) learnOne(tool, request string) bool {
 	if !f.learn {
 		return false
@@ -188,13 +195,15 @@ func (f *finder) learnOne(tool, request string) bool {
 		return f.ix.Learn(domain, tool, request)
 	}
 	server, name, external := mcp.SplitID(tool)
-	return external && f.ix.Learn(server, name, request)
+	if external {
+		f.ix.LearnLater(server, name, request)
+	}
+	return external
 }
 
 // learnFrom teaches the router the requests that past chats ran a tool for
 // without error, oldest first, from the benchmark rows; it returns how many
-// it took. A tool that is gone, or an external one whose server has not
-// listed its tools yet, learns nothing from them.
+// it took. A local tool that is gone learns nothing from them.
 func (f *finder) learnFrom(rows []benchmarks.Row) int {
 	n := 0
 	for _, r := range rows {

@@ -211,6 +211,9 @@ type Index struct {
 	bulk bool
 	// mem is what Learn remembered, by tool id.
 	mem memory
+	// pending are LearnLater's requests for tools not indexed yet, oldest
+	// first; guarded like mem.
+	pending []pendingReq
 }
 
 // New returns an empty Index.
@@ -274,6 +277,9 @@ func (ix *Index) Upsert(d Doc) {
 	ix.ti.apply(id, toolDelta)
 	t.dom = ix.attach(d, terms)
 	ix.tools[id] = t
+	if !exists {
+		ix.learnPending(k, id)
+	}
 	if ix.dense != nil {
 		ix.dense.invalidate(id)
 	}

@@ -252,6 +252,77 @@ func (ix *Index) Learn(server, name, query string) bool {
 	return true
 }
 
+// maxPending is how many requests LearnLater holds for tools not indexed
+// yet, in all; the oldest make room.
+const maxPending = 1024
+
+// pendingReq is a request LearnLater holds until its tool is indexed.
+type pendingReq struct {
+	key   docKey
+	terms []string
+}
+
+// LearnLater is Learn for a tool that may not be indexed yet, such as a tool
+// of an MCP server that has not listed its tools: if the tool is indexed,
+// it learns the request now; otherwise the request waits until Upsert adds
+// the tool (the last 1,024 such requests wait, in all).
+func (ix *Index) LearnLater(server, name, query string) {
+	terms := learnedTerms(query)
+	if len(terms) == 0 {
+		return
+	}
+	ix.wmu.Lock()
+	defer ix.wmu.Unlock()
+	k := docKey{server, name}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if id, ok := ix.keys[k]; ok {
+		ix.mem.add(id, terms)
+		return
+	}
+	if len(ix.pending) == maxPending {
+		ix.pending = ix.pending[1:]
+	}
+	ix.pending = append(ix.pending, pendingReq{k, terms})
+}
+
+// learnPending learns the waiting requests of the tool k, just added as id,
+// in the order they came. The caller holds both locks.
+func (ix *Index) learnPending(k docKey, id int32) {
+	if len(ix.pending) == 0 {
+		return
+	}
+	ix.pending = slices.DeleteFunc(ix.pending, func(p pendingReq) bool {
+		if p.key != k {
+			return false
+		}
+		ix.mem.add(id, p.terms)
+		return true
+	})
+}
+
+// MoveLearned gives the tool (to, name) what (from, name) learned, and
+// reports whether both are indexed: call it when a tool moves to another
+// domain (a local tool's category changed) between the Upsert of its new
+// key and the Remove of its old one, which forgets.
+func (ix *Index) MoveLearned(from, to, name string) bool {
+	ix.wmu.Lock()
+	defer ix.wmu.Unlock()
+	src, ok1 := ix.keys[docKey{from, name}]
+	dst, ok2 := ix.keys[docKey{to, name}]
+	if !ok1 || !ok2 || src == dst {
+		return false
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	reqs := ix.mem.byTool[src]
+	ix.mem.forget(src)
+	for _, r := range reqs {
+		ix.mem.add(dst, r.terms)
+	}
+	return true
+}
+
 // Learned returns how many requests the tool (server, name) remembers.
 func (ix *Index) Learned(server, name string) int {
 	ix.mu.RLock()

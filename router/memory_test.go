@@ -193,3 +193,56 @@ func TestLearnHeldOut(t *testing.T) {
 		}
 	}
 }
+
+// TestLearnLaterWaitsForTheTool checks that a request for a tool not
+// indexed yet (an MCP server that has not listed its tools) is learned when
+// the tool arrives, and only then.
+func TestLearnLaterWaitsForTheTool(t *testing.T) {
+	ix := Build(miniDocs(t))
+	ix.LearnLater("Remote", "fetch_page", "grab the article at this link")
+	ix.LearnLater("Remote", "other", "never arrives")
+	if hits := ix.RouteMode("grab the article at this link", 3, Flat); len(hits) != 0 {
+		t.Fatalf("routed before the tool exists: %v", names(hits))
+	}
+	ix.Upsert(Doc{Server: "Remote", Name: "fetch_page", Description: "Downloads a web page."})
+	if n := ix.Learned("Remote", "fetch_page"); n != 1 {
+		t.Errorf("fetch_page learned %d requests on arrival, want 1", n)
+	}
+	if hits := ix.Route("grab the article at that link", 1); len(hits) == 0 || hits[0].Name != "fetch_page" {
+		t.Errorf("got %v, want fetch_page", names(hits))
+	}
+	if len(ix.pending) != 1 {
+		t.Errorf("%d requests still wait, want 1 (for the tool that never arrived)", len(ix.pending))
+	}
+	ix.LearnLater("Remote", "fetch_page", "pull down that story") // indexed now: learned at once
+	if n := ix.Learned("Remote", "fetch_page"); n != 2 {
+		t.Errorf("fetch_page learned %d requests, want 2", n)
+	}
+	for i := range maxPending + 3 {
+		ix.LearnLater("Gone", "tool", fmt.Sprintf("request %d", i))
+	}
+	if len(ix.pending) != maxPending {
+		t.Errorf("%d requests wait, want at most %d", len(ix.pending), maxPending)
+	}
+}
+
+// TestMoveLearned checks that a tool moved to another domain keeps what it
+// learned.
+func TestMoveLearned(t *testing.T) {
+	ix := Build(miniDocs(t))
+	ix.Learn("Calculator", "calculate", "crunch some digits")
+	ix.Upsert(Doc{Server: "Math", Name: "calculate", Description: "Evaluate a mathematical expression."})
+	if !ix.MoveLearned("Calculator", "Math", "calculate") {
+		t.Fatal("MoveLearned refused two indexed tools")
+	}
+	ix.Remove("Calculator", "calculate")
+	if n := ix.Learned("Math", "calculate"); n != 1 {
+		t.Errorf("the moved tool remembers %d requests, want 1", n)
+	}
+	if hits := ix.Route("crunch these digits", 1); len(hits) == 0 || hits[0].Server != "Math" {
+		t.Errorf("got %v, want Math/calculate", hits)
+	}
+	if ix.MoveLearned("Calculator", "Math", "calculate") {
+		t.Error("MoveLearned from a removed tool reported success")
+	}
+}
