@@ -56,7 +56,7 @@ var settings = []setting{
 	{"ADAPTBOT_ADMIN_TOKEN", "", "required for build, modify, delete, rollback and direct runs when listening beyond loopback"},
 	{"ADAPTBOT_SANDBOX", "workers", "workers (tools run in supervised worker processes) or inprocess (development only)"},
 	{"ADAPTBOT_WORKERS", "number of CPUs", "size of the worker pool"},
-	{"ADAPTBOT_SANDBOX_LANDLOCK", "auto", "auto (workers confine their file access with Landlock where the kernel has it), require (refuse to start without it) or off"},
+	{"ADAPTBOT_SANDBOX_LANDLOCK", "auto", "auto (workers confine their file access with Landlock and deny dangerous system calls with seccomp where the kernel has them), require (refuse to start without both) or off"},
 	{"ADAPTBOT_TOOL_TIMEOUT", "10s", "wall-clock limit of one tool call; a tool may declare a lower one"},
 	{"ADAPTBOT_EGRESS_ALLOW", "", "hosts or CIDRs tools may reach even though they are private (comma-separated)"},
 	{"ADAPTBOT_LEARN", "on", "on (requests like one a tool served before, in this server or in the benchmarks CSV, route to that tool) or off (route on the tools' own text alone)"},

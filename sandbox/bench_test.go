@@ -71,13 +71,13 @@ func BenchmarkWarmWorker(b *testing.B) {
 
 // BenchmarkColdWorkerStart is the start of a one-worker pool: process
 // start, runtime start-up, Landlock where the kernel has it (the worker
-// confines itself and starts over), limits, hello.
+// confines itself and starts over) and the seccomp filter, limits, hello.
 func BenchmarkColdWorkerStart(b *testing.B) {
 	benchColdStart(b, sandbox.LandlockAuto)
 }
 
-// BenchmarkColdWorkerStartUnconfined is the same without Landlock: the
-// difference is the cost of confinement.
+// BenchmarkColdWorkerStartUnconfined is the same without Landlock or the
+// filter: the difference is the cost of confinement.
 func BenchmarkColdWorkerStartUnconfined(b *testing.B) {
 	benchColdStart(b, sandbox.LandlockOff)
 }

@@ -2,18 +2,38 @@ package sandbox
 
 import "os"
 
+// WorkerConfinement is what a worker says of its confinement.
+type WorkerConfinement = workerConfinement
+
 // ConfineWorker confines this process as a worker started with Landlock
 // setting mode would be: on success it does not return in the calling image,
-// which starts over confined; there, called again, it returns the ABI version
-// in force. It lets a test bypass the interpreter and prove what the kernel
-// alone refuses.
-func ConfineWorker(mode Landlock) (abi int, why string, err error) {
-	if os.Getenv(landlockEnv) != landlockApplied {
+// which starts over confined; there, called again, it installs the seccomp
+// filter and returns the confinement in force. It lets a test bypass the
+// interpreter and prove what the kernel alone refuses.
+func ConfineWorker(mode Landlock) (WorkerConfinement, error) {
+	if _, ok := startedOver(os.Getenv(landlockEnv)); !ok {
 		os.Setenv(landlockEnv, string(mode))
 	}
 	c := confineWorker()
-	return c.abi, c.why, c.err
+	return c.workerConfinement, c.err
 }
+
+// ConfineLandlockOnly confines this process as ConfineWorker does, but
+// leaves the seccomp filter out of the image that starts over: a test of what
+// Landlock refuses on its own (the filter would refuse running a program
+// before Landlock is asked).
+func ConfineLandlockOnly(mode Landlock) (WorkerConfinement, error) {
+	if _, ok := startedOver(os.Getenv(landlockEnv)); ok {
+		return checkConfined(), nil
+	}
+	os.Setenv(landlockEnv, string(mode))
+	c := confineWorker() // returns only if it failed
+	return c.workerConfinement, c.err
+}
+
+// InstallSeccompFilter puts a worker's seccomp filter on every thread of
+// this process, without Landlock: the filter's own test.
+func InstallSeccompFilter() error { return installSeccomp() }
 
 // WatchFiles makes a pool built with opts replace its confined workers when
 // one of paths changes, in place of the files of their Landlock rules: tests

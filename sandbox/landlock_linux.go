@@ -265,15 +265,16 @@ func addRule(rs int, r landlockRule, handled uint64) error {
 // descends from that one. (landlock_restrict_self restricts the calling
 // thread alone, and syscall.AllThreadsSyscall, which could reach the
 // others, is refused in binaries that use cgo, as adaptbot does for net.)
-// It returns only if something failed; the process is then as unconfined
-// as before, the restricted thread having ended.
-func startOverConfined(abi int) error {
+// The new image learns mode from its environment (confinedEnv). It returns
+// only if something failed; the process is then as unconfined as before, the
+// restricted thread having ended.
+func startOverConfined(abi int, mode Landlock) error {
 	rs, err := newRuleset(abi)
 	if err != nil {
 		return err
 	}
 	defer syscall.Close(rs)
-	env := confinedEnv()
+	env := confinedEnv(mode)
 	errc := make(chan error, 1)
 	go func() {
 		// Never unlocked: should the exec fail, this thread, the only one
@@ -294,10 +295,11 @@ func startOverConfined(abi int) error {
 }
 
 // confinedEnv is the environment of the confined image: the worker's, with
-// landlockApplied in place of the setting, Go's DNS resolver, and the
-// GOMAXPROCS the runtime chose here, where it could read the CPU limit of
-// its cgroup (the confined image cannot).
-func confinedEnv() []string {
+// landlockApplied and the setting, mode, in place of the setting (startedOver
+// reads it), Go's DNS resolver, and the GOMAXPROCS the runtime chose here,
+// where it could read the CPU limit of its cgroup (the confined image
+// cannot).
+func confinedEnv(mode Landlock) []string {
 	var env []string
 	godebug, maxprocs := "netdns=go", false
 	for _, kv := range os.Environ() {
@@ -313,7 +315,7 @@ func confinedEnv() []string {
 		}
 		env = append(env, kv)
 	}
-	env = append(env, landlockEnv+"="+landlockApplied, "GODEBUG="+godebug)
+	env = append(env, landlockEnv+"="+landlockApplied+":"+string(mode), "GODEBUG="+godebug)
 	if !maxprocs {
 		env = append(env, "GOMAXPROCS="+strconv.Itoa(runtime.GOMAXPROCS(0)))
 	}
@@ -323,18 +325,18 @@ func confinedEnv() []string {
 // checkConfined runs in the image startOverConfined started: it proves the
 // restriction holds by failing to list the root folder, which no rule
 // allows.
-func checkConfined() confinement {
+func checkConfined() workerConfinement {
 	abi, err := landlockABI()
 	if err != nil {
-		return confinement{why: err.Error()}
+		return workerConfinement{Unconfined: err.Error()}
 	}
 	fd, err := syscall.Open("/", syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
 	if err == nil {
 		syscall.Close(fd)
-		return confinement{why: "started over to be confined, but can still list /"}
+		return workerConfinement{Unconfined: "started over to be confined, but can still list /"}
 	}
 	if !errors.Is(err, syscall.EACCES) {
-		return confinement{why: fmt.Sprintf("cannot tell whether it is confined: opening / failed with %v", err)}
+		return workerConfinement{Unconfined: fmt.Sprintf("cannot tell whether it is confined: opening / failed with %v", err)}
 	}
-	return confinement{abi: abi}
+	return workerConfinement{Landlock: abi}
 }

@@ -10,9 +10,9 @@ var errNotLinux = errors.New("this OS has no Landlock (it is Linux-only)")
 
 func landlockABI() (int, error) { return 0, errNotLinux }
 
-func startOverConfined(abi int) error { return errNotLinux }
+func startOverConfined(abi int, mode Landlock) error { return errNotLinux }
 
-func checkConfined() confinement { return confinement{why: errNotLinux.Error()} }
+func checkConfined() workerConfinement { return workerConfinement{Unconfined: errNotLinux.Error()} }
 
 // landlockWatched is empty: no worker is confined, so none need replacing
 // when a file changes.

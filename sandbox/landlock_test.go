@@ -75,11 +75,12 @@ func result(err error) probeResult {
 }
 
 // landlockProbe is the test binary started by TestLandlockConfinesFiles: it
-// confines itself as a worker does (the process starts over, confined), then,
-// with no interpreter in the way, tries what a tool that escaped its
-// allowlist might, and prints the outcomes.
+// confines itself as a worker does (the process starts over, confined), but
+// for the seccomp filter (TestSeccompFilter's), then, with no interpreter in
+// the way, tries what a tool that escaped its allowlist might, and prints the
+// outcomes.
 func landlockProbe() {
-	abi, _, err := sandbox.ConfineWorker(sandbox.LandlockRequire)
+	conf, err := sandbox.ConfineLandlockOnly(sandbox.LandlockRequire)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -123,7 +124,7 @@ func landlockProbe() {
 		"signal itself":      result(syscall.Kill(os.Getpid(), 0)),
 		"read /etc/ssl/priv": result(func() error { _, err := os.ReadDir("/etc/ssl/private"); return err }()),
 	}
-	rep := probeReport{ABI: abi, Results: res}
+	rep := probeReport{ABI: conf.Landlock, Results: res}
 	if pool, err := x509.SystemCertPool(); err == nil {
 		//lint:ignore SA1019 on Linux the system pool is a plain pool, so Subjects lists its roots
 		rep.Roots = len(pool.Subjects())
@@ -150,9 +151,10 @@ func landlockProbe() {
 	os.Exit(0)
 }
 
-// TestLandlockConfinesFiles proves the kernel layer on its own: a child
-// process confines itself as a worker does and, past any interpreter, is
-// refused every file but the read-only few Go needs, on every thread.
+// TestLandlockConfinesFiles proves Landlock on its own: a child process
+// confines itself as a worker does, without the seccomp filter, and, past any
+// interpreter, is refused every file but the read-only few Go needs, on
+// every thread.
 func TestLandlockConfinesFiles(t *testing.T) {
 	abi := landlockABI(t)
 	exe, err := os.Executable()
@@ -265,14 +267,20 @@ func TestLandlockPoolWorkers(t *testing.T) {
 
 	opts := testOptions(t)
 	opts.Landlock = sandbox.LandlockRequire
+	want := fmt.Sprintf("Landlock ABI %d, seccomp", abi)
+	if err := sandbox.SeccompSupport(); err != nil {
+		// Landlock alone, which require would refuse.
+		opts.Landlock = sandbox.LandlockAuto
+		want = fmt.Sprintf("Landlock ABI %d, no seccomp filter: %v", abi, err)
+	}
 	opts.Toolkit.Policy = toolkit.Policy{
 		AllowHosts: []string{"localhost"},
 		AllowNets:  []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
 	}
 	p := newPool(t, opts)
 	s := p.Stats()
-	if !s.Confined || s.Confinement != fmt.Sprintf("Landlock ABI %d", abi) {
-		t.Fatalf("stats: confined %v, %q", s.Confined, s.Confinement)
+	if !s.Confined || s.Confinement != want {
+		t.Fatalf("stats: confined %v, %q; want %q", s.Confined, s.Confinement, want)
 	}
 	for _, pid := range s.PIDs {
 		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
@@ -309,16 +317,16 @@ func TestLandlockPoolWorkers(t *testing.T) {
 	}
 }
 
-// TestLandlockSettings: off is reported as such, require refuses a worker
-// that does not say it is confined, and the in-process runner cannot be
-// required to be confined.
+// TestLandlockSettings: off is reported as such (no Landlock, no seccomp),
+// require refuses a worker that does not say it is confined, and the
+// in-process runner cannot be required to be confined.
 func TestLandlockSettings(t *testing.T) {
 	opts := testOptions(t)
 	opts.PoolSize = 1
 	opts.Landlock = sandbox.LandlockOff
 	s := newPool(t, opts).Stats()
-	if s.Confined || s.Confinement != "not confined: Landlock is off" {
-		t.Errorf("off: confined %v, %q", s.Confined, s.Confinement)
+	if s.Confined || s.Seccomp || s.Confinement != "not confined: Landlock is off" {
+		t.Errorf("off: confined %v, seccomp %v, %q", s.Confined, s.Seccomp, s.Confinement)
 	}
 
 	if _, err := sandbox.New(sandbox.Options{Mode: sandbox.ModeInProcess, Landlock: sandbox.LandlockRequire}); err == nil {

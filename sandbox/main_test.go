@@ -21,37 +21,46 @@ import (
 // this same binary, and TestMain serves instead of testing.
 const workerEnvVar = "ADAPTBOT_SANDBOX_TEST_WORKER"
 
+// probes are the other roles of the test binary, by the value of
+// workerEnvVar, for the tests that start it as a child of their own.
+var probes = map[string]func(){
+	"landlock-probe": landlockProbe,
+}
+
 func TestMain(m *testing.M) {
-	switch os.Getenv(workerEnvVar) {
+	switch role := os.Getenv(workerEnvVar); role {
 	case "die-after-hello":
-		dieAfterHello()
-	case "landlock-probe":
-		landlockProbe()
+		dieAfterHello(fmt.Sprintf(`{"pid":%d}`, os.Getpid()))
+	case "landlock-only-hello":
+		dieAfterHello(fmt.Sprintf(`{"pid":%d,"landlock":1,"no_seccomp":"said so"}`, os.Getpid()))
 	case "1":
 		if err := sandbox.ServeWorker(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
 		os.Exit(0)
+	default:
+		if probe := probes[role]; probe != nil {
+			probe()
+		}
 	}
 	os.Exit(m.Run())
 }
 
 // dieAfterHello is a broken worker: it starts, says hello, and exits.
-func dieAfterHello() {
+func dieAfterHello(hello string) {
 	in, out := os.NewFile(3, "requests"), os.NewFile(4, "responses")
 	var n [4]byte
 	io.ReadFull(in, n[:])                                        //nolint:errcheck
 	io.ReadFull(in, make([]byte, binary.BigEndian.Uint32(n[:]))) //nolint:errcheck
-	hello := fmt.Sprintf(`{"pid":%d}`, os.Getpid())
 	binary.BigEndian.PutUint32(n[:], uint32(len(hello)))
 	out.Write(append(n[:], hello...)) //nolint:errcheck
 	os.Exit(1)
 }
 
 // testOptions are small limits, so the hostile corpus runs quickly. Workers
-// confine themselves where the kernel allows, and must under
-// ADAPTBOT_REQUIRE_LANDLOCK=1.
+// confine themselves (Landlock and seccomp) where the kernel allows, and must
+// under ADAPTBOT_REQUIRE_LANDLOCK=1.
 func testOptions(t testing.TB) sandbox.Options {
 	t.Helper()
 	exe, err := os.Executable()

@@ -65,10 +65,12 @@ type Options struct {
 	// and, for tests only, host rewrites to a loopback server. Workers
 	// receive it over their pipe; tools can neither see nor change it.
 	Toolkit toolkit.Options
-	// Landlock says whether workers confine themselves with Landlock
-	// (ADAPTBOT_SANDBOX_LANDLOCK): LandlockAuto (the default, "" too) where
-	// the kernel allows, LandlockRequire or LandlockOff. The in-process
-	// runner is never confined, so New refuses it with LandlockRequire.
+	// Landlock says whether workers confine themselves with Landlock and,
+	// once confined, a seccomp filter (ADAPTBOT_SANDBOX_LANDLOCK):
+	// LandlockAuto (the default, "" too) where the kernel allows,
+	// LandlockRequire (both, or no worker) or LandlockOff (neither). The
+	// in-process runner is never confined, so New refuses it with
+	// LandlockRequire.
 	Landlock Landlock
 	// WorkerCommand is the command that starts a worker: a binary that calls
 	// ServeWorker. Empty means this executable with the argument "worker".

@@ -21,7 +21,8 @@ const killSlack = 400 * time.Millisecond
 // past a limit or is left with a tool's goroutines is killed (or ends
 // itself) and replaced in the background, so the pool keeps its size. When
 // workers are confined by Landlock, every one is replaced after a file their
-// rules hold changes (fileWatch).
+// rules hold changes (fileWatch). Confined workers also have a seccomp filter
+// (installSeccomp).
 type Pool struct {
 	opts    Options
 	command []string
@@ -49,15 +50,15 @@ type Pool struct {
 	gen uint64
 	// The confinement of the last worker started, for Stats when none is
 	// live, and whether the log has said it.
-	lastABI         int
-	lastWhy         string
+	lastConf        workerConfinement
 	confinementSaid bool
 }
 
 var _ Runner = (*Pool)(nil)
 
 // NewPool starts opts.PoolSize workers and returns once all have started.
-// With LandlockRequire it fails at once on a kernel without Landlock.
+// With LandlockRequire it fails at once on a kernel without Landlock or
+// seccomp filters.
 func NewPool(opts Options) (*Pool, error) {
 	opts = opts.withDefaults()
 	if _, err := ParseLandlock(string(opts.Landlock)); err != nil {
@@ -66,6 +67,9 @@ func NewPool(opts Options) (*Pool, error) {
 	if opts.Landlock == LandlockRequire {
 		if _, err := landlockABI(); err != nil {
 			return nil, fmt.Errorf("sandbox: Landlock is required, but %w", err)
+		}
+		if err := seccompSupport(); err != nil {
+			return nil, fmt.Errorf("sandbox: Landlock is required, and with it the seccomp filter, but %w", err)
 		}
 	}
 	command := opts.WorkerCommand
@@ -160,8 +164,8 @@ func workerEnv(opts Options) []string {
 }
 
 // start starts a worker. With LandlockRequire it refuses one that says it
-// is not confined (the worker refuses itself; this catches a worker binary
-// that knows nothing of Landlock, and says nothing).
+// is not confined by Landlock and seccomp (the worker refuses itself; this
+// catches a worker binary that knows nothing of them, and says nothing).
 func (p *Pool) start() (*proc, error) {
 	// The generation before the worker makes its rules: a change while it
 	// starts makes it stale, at worst needlessly.
@@ -173,26 +177,38 @@ func (p *Pool) start() (*proc, error) {
 		return nil, err
 	}
 	w.gen = gen
-	if p.opts.Landlock == LandlockRequire && w.landlock == 0 {
-		w.kill()
-		return nil, fmt.Errorf("worker is %s, and Landlock is required", describeConfinement(0, w.unconfined))
+	if p.opts.Landlock == LandlockRequire {
+		if err := w.conf.required(); err != nil {
+			w.kill()
+			return nil, err
+		}
 	}
 	p.mu.Lock()
-	say, changed := !p.confinementSaid, w.landlock != p.lastABI || w.unconfined != p.lastWhy
-	p.confinementSaid, p.lastABI, p.lastWhy = true, w.landlock, w.unconfined
+	say, changed := !p.confinementSaid, w.conf != p.lastConf
+	p.confinementSaid, p.lastConf = true, w.conf
 	p.mu.Unlock()
-	switch {
-	case say && w.landlock > 0:
-		p.log.Info("sandbox: workers are confined by Landlock", "abi", w.landlock)
-	case say && p.opts.Landlock == LandlockOff:
-		p.log.Info("sandbox: workers are not confined by Landlock", "reason", unconfinedReason(w.unconfined))
-	case say:
-		p.log.Warn("sandbox: workers are not confined by Landlock", "reason", unconfinedReason(w.unconfined))
-	case changed:
+	if say {
+		p.sayConfinement(w.conf)
+	} else if changed {
 		// Not expected: the same binary on the same kernel.
-		p.log.Warn("sandbox: a worker is confined unlike the one before", "worker", w.pid, "confinement", describeConfinement(w.landlock, w.unconfined))
+		p.log.Warn("sandbox: a worker is confined unlike the one before", "worker", w.pid, "confinement", w.conf.describe())
 	}
 	return w, nil
+}
+
+// sayConfinement logs, once, how the pool's workers are confined: a warning
+// when they could be and are not (fully).
+func (p *Pool) sayConfinement(c workerConfinement) {
+	switch {
+	case c.Landlock > 0 && c.Seccomp:
+		p.log.Info("sandbox: workers are confined by Landlock and a seccomp filter", "abi", c.Landlock)
+	case c.Landlock > 0:
+		p.log.Warn("sandbox: workers are confined by Landlock, without a seccomp filter", "abi", c.Landlock, "reason", noSeccompReason(c.NoSeccomp))
+	case p.opts.Landlock == LandlockOff:
+		p.log.Info("sandbox: workers are not confined by Landlock", "reason", unconfinedReason(c.Unconfined))
+	default:
+		p.log.Warn("sandbox: workers are not confined by Landlock", "reason", unconfinedReason(c.Unconfined))
+	}
 }
 
 // Compile loads the tool in a worker without calling it.
@@ -576,17 +592,18 @@ func (p *Pool) Stats() Stats {
 		StartFailures: p.startFailures,
 	}
 	s.Idle = len(p.idle)
-	abi, why := p.lastABI, p.lastWhy // when no worker is live
+	weakest, allSeccomp := p.lastConf, true // the last one when no worker is live
 	for w, busy := range p.procs {
-		if s.Live == 0 || w.landlock < abi {
-			abi, why = w.landlock, w.unconfined
+		if s.Live == 0 || w.conf.weaker(weakest) {
+			weakest = w.conf
 		}
+		allSeccomp = allSeccomp && w.conf.Seccomp
 		s.Live++
 		s.PIDs = append(s.PIDs, w.pid)
 		if busy {
 			s.Busy++
 		}
 	}
-	s.Confined, s.Confinement = abi > 0, describeConfinement(abi, why)
+	s.Confined, s.Seccomp, s.Confinement = weakest.Landlock > 0, weakest.Seccomp && allSeccomp, weakest.describe()
 	return s
 }

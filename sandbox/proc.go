@@ -35,8 +35,7 @@ type proc struct {
 	calls   int
 	gen     uint64 // the pool's generation (Pool.gen) when it started
 
-	landlock   int    // Landlock ABI the worker is confined with, 0 if none
-	unconfined string // why it is not confined
+	conf workerConfinement // what its hello said of its confinement
 
 	readErr error // why the response pipe closed, when not at EOF
 }
@@ -151,7 +150,7 @@ func startProc(command, env []string, cfg workerConfig, log *slog.Logger) (*proc
 			p.kill()
 			return nil, fmt.Errorf("worker did not start: %s", h.h.Error)
 		}
-		p.landlock, p.unconfined = h.h.Landlock, h.h.Unconfined
+		p.conf = h.h.workerConfinement
 	case <-t.C:
 		p.kill()
 		return nil, fmt.Errorf("worker did not say hello within %v", startTimeout)

@@ -57,13 +57,26 @@ func (c workerConfig) withDefaults() workerConfig {
 // and its limits are set; or, in place of that, why it cannot serve.
 type workerHello struct {
 	PID int `json:"pid"`
+	workerConfinement
+	// Error says why the worker will not serve (it must be confined and
+	// cannot be); it exits after this frame.
+	Error string `json:"error,omitempty"`
+}
+
+// workerConfinement is what a worker says, in its hello, of the kernel's
+// confinement it runs under: Landlock for its files, a seccomp filter for
+// its system calls. A worker binary that knows nothing of either says
+// nothing, which reads as neither.
+type workerConfinement struct {
 	// Landlock is the Landlock ABI version the worker is confined with, 0
 	// if it is not; Unconfined then says why.
 	Landlock   int    `json:"landlock,omitempty"`
 	Unconfined string `json:"unconfined,omitempty"`
-	// Error says why the worker will not serve (it must be confined and
-	// cannot be); it exits after this frame.
-	Error string `json:"error,omitempty"`
+	// Seccomp says the worker's seccomp filter is on every one of its
+	// threads; NoSeccomp says why not, when it tried (only a worker
+	// confined by Landlock does).
+	Seccomp   bool   `json:"seccomp,omitempty"`
+	NoSeccomp string `json:"no_seccomp,omitempty"`
 }
 
 type request struct {

@@ -8,7 +8,8 @@
 // a limit) and in-process (InProcess, for development and tests). Behind the
 // symbol table, workers confine themselves with Landlock where the kernel has
 // it (Options.Landlock), so that a tool that reached past its symbols could
-// still open no file but the few Go reads at run time. README.md lists what a
+// still open no file but the few Go reads at run time, and with a seccomp
+// filter that refuses the system calls an escape would use next. README.md lists what a
 // tool can and cannot do, and the limits.
 //
 // The package must never hand an interpreter a symbol the contract's
@@ -73,9 +74,12 @@ type Stats struct {
 	Restarts      int64 `json:"restarts"`       // workers replaced so far
 	StartFailures int64 `json:"start_failures"` // worker starts that failed
 	PIDs          []int `json:"-"`              // the live workers' process IDs
-	// Confined says every live worker runs under Landlock (Options.Landlock);
-	// Confinement says with which ABI version, or why not.
+	// Confined says every live worker runs under Landlock (Options.Landlock),
+	// and Seccomp that every one has its seccomp filter; Confinement says
+	// with which Landlock ABI version and whether with the filter ("Landlock
+	// ABI 7, seccomp"), or what is missing and why, for the least confined.
 	Confined    bool   `json:"confined"`
+	Seccomp     bool   `json:"seccomp"`
 	Confinement string `json:"confinement"`
 }
 

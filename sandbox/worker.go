@@ -50,7 +50,7 @@ const (
 //
 // A worker confines itself with Landlock first, before it reads anything from
 // the server (see confineWorker): the process then starts over once, under
-// the restriction.
+// the restriction, and puts its seccomp filter on every thread.
 func ServeWorker() error {
 	conf := confineWorker()
 	reqs := os.NewFile(requestFD, "adaptbot-requests")
@@ -72,7 +72,7 @@ func ServeWorker() error {
 	if err := setLimits(cfg.MemoryLimit); err != nil {
 		fmt.Fprintf(os.Stderr, "sandbox worker: %v\n", err)
 	}
-	if err := w.send(workerHello{PID: os.Getpid(), Landlock: conf.abi, Unconfined: conf.why}); err != nil {
+	if err := w.send(workerHello{PID: os.Getpid(), workerConfinement: conf.workerConfinement}); err != nil {
 		return fmt.Errorf("sandbox worker: say hello: %w", err)
 	}
 	go w.watch()
