@@ -439,3 +439,17 @@ func TestDenseRoutingWithAnEmbeddingModel(t *testing.T) {
 		t.Error("the router never asked the embedding model")
 	}
 }
+
+// TestShutdownWithAnIdleConnection checks that a client which connected and
+// sent nothing (an HTTP client's spare connection, a browser's preconnect)
+// does not keep the server from shutting down: stop fails the test if run
+// returns an error, which it does when shutdown runs out of time.
+func TestShutdownWithAnIdleConnection(t *testing.T) {
+	in := start(t, nil)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(in.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	in.stop()
+}
