@@ -259,20 +259,28 @@ func TestClassifierDecisions(t *testing.T) {
 	}
 }
 
-func TestToolErrorIsReportedNotDressedUp(t *testing.T) {
-	tools := newTools(tool("calculator", "math", "evaluates arithmetic"))
-	model := &fakeModel{generate: func(r llm.Request) llm.Response {
+// calculatorModel is a model that sends every chat message to the calculator
+// with args, and answers anything else with other.
+func calculatorModel(args string, other func() llm.Response) *fakeModel {
+	return &fakeModel{generate: func(r llm.Request) llm.Response {
 		switch r.Force {
 		case "set_intent":
 			return call(r.Force, `{"intent":"CHAT"}`)
 		case "route":
 			return call("route", `{"decision":"calculator"}`)
 		case "calculator":
-			return call("calculator", `{"q":"1/0"}`)
+			return call("calculator", args)
 		}
+		return other()
+	}}
+}
+
+func TestToolErrorIsReportedNotDressedUp(t *testing.T) {
+	tools := newTools(tool("calculator", "math", "evaluates arithmetic"))
+	model := calculatorModel(`{"q":"1/0"}`, func() llm.Response {
 		t.Error("the synthesizer asked the model to phrase a failure")
 		return llm.Response{Content: "All good!"}
-	}}
+	})
 	runner := &fakeRunner{run: func(sandbox.Call) (sandbox.Result, error) {
 		return sandbox.Result{}, &sandbox.Error{Tool: "calculator", Kind: sandbox.KindTool, Msg: "division by zero"}
 	}}
@@ -363,17 +371,7 @@ func (f *learningFinder) Learn(tool, request string) {
 // when its tool ran without error.
 func TestAgentTeachesTheFinder(t *testing.T) {
 	tools := newTools(tool("calculator", "math", "evaluates arithmetic"))
-	model := &fakeModel{generate: func(r llm.Request) llm.Response {
-		switch r.Force {
-		case "set_intent":
-			return call(r.Force, `{"intent":"CHAT"}`)
-		case "route":
-			return call("route", `{"decision":"calculator"}`)
-		case "calculator":
-			return call("calculator", `{"q":"x"}`)
-		}
-		return llm.Response{Content: "done"}
-	}}
+	model := calculatorModel(`{"q":"x"}`, func() llm.Response { return llm.Response{Content: "done"} })
 	fail := false
 	runner := &fakeRunner{run: func(sandbox.Call) (sandbox.Result, error) {
 		if fail {
