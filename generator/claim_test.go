@@ -1,11 +1,8 @@
 package generator
 
 import (
-	"context"
-	"errors"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"adaptbot/registry"
@@ -18,17 +15,7 @@ import (
 // (no watcher here), so a create of the same name is refused as existing and
 // a delete finds it.
 func TestConflictAcrossRegistries(t *testing.T) {
-	entered, release := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	model := blockingModel(func(ctx context.Context, _ string) error {
-		once.Do(func() { close(entered) })
-		select {
-		case <-release:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	})
+	model, entered, release := gatedModel()
 	f := newFixture(t, model)
 	reg2, err := registry.Open(t.Context(), registry.Options{
 		ToolsDir: f.tools, Path: filepath.Join(filepath.Dir(f.tools), "tools_registry.json"), Compiler: f.runner})
@@ -40,29 +27,9 @@ func TestConflictAcrossRegistries(t *testing.T) {
 		t.Fatal(err)
 	}
 	req := Request{Text: "roman numerals", Op: Create, Tool: "roman_numerals"}
-
-	type outcome struct {
-		res *Result
-		err error
-	}
-	first := make(chan outcome, 1)
-	go func() {
-		res, err := f.gen.Build(t.Context(), req, nil)
-		first <- outcome{res, err}
-	}()
-	<-entered
+	buildWhileBusy(t, f.gen, other, req, entered, release)
 
 	res, err := other.Build(t.Context(), req, nil)
-	if !errors.Is(err, ErrConflict) || res.OK || !strings.Contains(res.Error, "already running") {
-		t.Fatalf("build in the other Registry = %+v, %v; want ErrConflict", res, err)
-	}
-	close(release)
-	got := <-first
-	if got.err != nil || !got.res.OK {
-		t.Fatalf("first build = %+v, %v", got.res, got.err)
-	}
-
-	res, err = other.Build(t.Context(), req, nil)
 	if err != nil || res.OK || !strings.Contains(res.Error, "already exists") {
 		t.Errorf("create of the name the other side just built = %+v, %v; want refused as existing", res, err)
 	}

@@ -421,10 +421,13 @@ func blockingModel(wait func(ctx context.Context, tool string) error) *fakeModel
 	}}
 }
 
-func TestConflict(t *testing.T) {
-	entered, release := make(chan struct{}), make(chan struct{})
-	model := blockingModel(func(ctx context.Context, _ string) error {
-		close(entered)
+// gatedModel is a blockingModel whose first write_tool waits: entered
+// closes when it arrives, and it answers once release is closed.
+func gatedModel() (model *fakeModel, entered, release chan struct{}) {
+	entered, release = make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	model = blockingModel(func(ctx context.Context, _ string) error {
+		once.Do(func() { close(entered) })
 		select {
 		case <-release:
 			return nil
@@ -432,29 +435,39 @@ func TestConflict(t *testing.T) {
 			return ctx.Err()
 		}
 	})
-	f := newFixture(t, model)
-	req := Request{Text: "roman numerals", Op: Create, Tool: "roman_numerals"}
+	return model, entered, release
+}
 
+// buildWhileBusy starts req on first (whose model is gated), runs req on
+// second while the first build waits, asserts that second is refused with
+// ErrConflict, then lets the first build finish and asserts it succeeded.
+func buildWhileBusy(t *testing.T, first, second *Generator, req Request, entered, release chan struct{}) {
+	t.Helper()
 	type outcome struct {
 		res *Result
 		err error
 	}
-	first := make(chan outcome, 1)
+	done := make(chan outcome, 1)
 	go func() {
-		res, err := f.gen.Build(t.Context(), req, nil)
-		first <- outcome{res, err}
+		res, err := first.Build(t.Context(), req, nil)
+		done <- outcome{res, err}
 	}()
 	<-entered
-
-	res, err := f.gen.Build(t.Context(), req, nil)
+	res, err := second.Build(t.Context(), req, nil)
 	if !errors.Is(err, ErrConflict) || res.OK || !strings.Contains(res.Error, "already running") {
 		t.Fatalf("second build = %+v, %v; want ErrConflict", res, err)
 	}
 	close(release)
-	got := <-first
+	got := <-done
 	if got.err != nil || !got.res.OK {
 		t.Fatalf("first build = %+v, %v", got.res, got.err)
 	}
+}
+
+func TestConflict(t *testing.T) {
+	model, entered, release := gatedModel()
+	f := newFixture(t, model)
+	buildWhileBusy(t, f.gen, f.gen, Request{Text: "roman numerals", Op: Create, Tool: "roman_numerals"}, entered, release)
 	// The name is free again.
 	if _, err := f.gen.Build(t.Context(), Request{Op: Delete, Tool: "roman_numerals"}, nil); err != nil {
 		t.Errorf("delete after the build: %v", err)
