@@ -1,9 +1,11 @@
 package main
 
 import (
+	"fmt"
 	"maps"
 	"testing"
 
+	"adaptbot/benchmarks"
 	"adaptbot/llm/llmtest"
 	"adaptbot/registry"
 	"adaptbot/router"
@@ -84,5 +86,42 @@ func TestFinderLearningFollowsTheTool(t *testing.T) {
 	off.Learn("digits", "crunch these figures")
 	if n := off.ix.Learned("numbers", "digits"); n != 0 {
 		t.Errorf("with learning off the tool remembers %d requests", n)
+	}
+}
+
+// TestLearnFromKeepsWhatTheRouterWould checks that replaying the CSV teaches
+// the rows the router would keep: each tool's newest, older tools' rows
+// included, and nothing from failed runs or builds.
+func TestLearnFromKeepsWhatTheRouterWould(t *testing.T) {
+	f := &finder{ix: router.New(), learn: true, domain: map[string]string{}}
+	f.upsert(registry.Entry{Name: "old_tool", Category: "a", Description: "An old tool."})
+	f.upsert(registry.Entry{Name: "busy_tool", Category: "b", Description: "A busy tool."})
+	var rows []benchmarks.Row
+	add := func(tool, query string, ok benchmarks.Tri, intent string) {
+		rows = append(rows, benchmarks.Row{Intent: intent, Category: tool, Query: query, ToolExecution: ok})
+	}
+	for i := range 5 {
+		add("old_tool", fmt.Sprintf("old request %d", 10+i), benchmarks.True, benchmarks.IntentChat) // two digits: one is no term
+	}
+	add("old_tool", "a failed run", benchmarks.False, benchmarks.IntentChat)
+	add("old_tool", "a build", benchmarks.NA, benchmarks.IntentBuild)
+	for i := range 3 * router.LearnedPerTool {
+		add("busy_tool", fmt.Sprintf("busy request %d", 10+i), benchmarks.True, benchmarks.IntentChat)
+	}
+	if n := f.learnFrom(rows); n != 5+router.LearnedPerTool {
+		t.Errorf("taught %d rows, want %d", n, 5+router.LearnedPerTool)
+	}
+	if n := f.ix.Learned("a", "old_tool"); n != 5 {
+		t.Errorf("old_tool learned %d requests, want 5", n)
+	}
+	if n := f.ix.Learned("b", "busy_tool"); n != router.LearnedPerTool {
+		t.Errorf("busy_tool learned %d requests, want %d", n, router.LearnedPerTool)
+	}
+	// The newest of them, not the oldest.
+	if got := f.Find(t.Context(), fmt.Sprintf("request %d", 10+3*router.LearnedPerTool-1), 1); len(got) != 1 || got[0] != "busy_tool" {
+		t.Errorf("the newest busy request finds %v", got)
+	}
+	if got := f.Find(t.Context(), "request 10", 1); len(got) != 1 || got[0] != "old_tool" {
+		t.Errorf("a request only old_tool served finds %v", got)
 	}
 }

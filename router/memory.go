@@ -17,14 +17,19 @@ import (
 // "know") count for little, rather than making every often-used tool match
 // every polite request.
 
-// maxLearned is how many requests a tool remembers; an older one makes room
-// for a newer one.
-const maxLearned = 20
+// LearnedPerTool is how many requests a tool remembers; an older one makes
+// room for a newer one.
+const LearnedPerTool = 20
 
-// maxRemembered is how many requests the memory holds in all, the oldest
+// LearnedInAll is how many requests the memory holds in all, the oldest
 // making room: it bounds what a request may have to compare itself with
 // (BenchmarkRoute10kLearned), whatever the number of tools.
-const maxRemembered = 1024
+const LearnedInAll = 1024
+
+const (
+	maxLearned    = LearnedPerTool
+	maxRemembered = LearnedInAll
+)
 
 // maxLearnedTerms bounds the terms kept of one request: its opening says
 // what was wanted (a pasted document after it says nothing about the tool).
