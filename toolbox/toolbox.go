@@ -1,0 +1,87 @@
+// Package toolbox is the one shape of a tool: a Spec and Call. A local tool
+// runs in the sandbox; a remote one runs on an external MCP server. The
+// agent, the HTTP run endpoint, the MCP server, the MCP hub, the router feed
+// and the command line all see tools through this package, so argument
+// validation and the "server/tool" name encoding each live here, once.
+//
+// It must not import app, agent, generator or mcp: they import it.
+package toolbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Origins of tools. The first three are the registry's; Remote is a tool of
+// an external MCP server.
+const (
+	Builtin   = "builtin"
+	Generated = "generated"
+	Manual    = "manual"
+	Remote    = "mcp"
+)
+
+// Spec describes a tool: everything a model, a page or a listing needs to
+// know about it without calling it.
+type Spec struct {
+	// Name is the tool's ID: "calculator" for a local tool, "server/tool"
+	// for a remote one.
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+	// Domain is a local tool's category, or a remote tool's server.
+	Domain  string `json:"domain"`
+	Origin  string `json:"origin"`
+	Version int    `json:"version,omitempty"`
+}
+
+// Remote reports whether the spec is an external MCP server's tool.
+func (s Spec) Remote() bool { return s.Origin == Remote }
+
+// Tool is a tool that can be called. Call validates args against the
+// tool's schema before anything runs; a failure to validate is an
+// *ArgsError.
+type Tool interface {
+	Spec() Spec
+	Call(ctx context.Context, args json.RawMessage) (string, error)
+}
+
+// ErrNotFound is the one error for a tool that does not exist or does not
+// serve; wrap it with NotFound so the message names the tool.
+var ErrNotFound = errors.New("no such tool")
+
+// NotFound returns the error for a missing tool, in the one wording every
+// door uses: `no tool named "x"`.
+func NotFound(name string) error { return fmt.Errorf("no tool named %q: %w", name, ErrNotFound) }
+
+// ArgsError says a call's arguments are not valid JSON or break the tool's
+// schema. It carries the schema so the caller (a model, a person) can fix
+// the arguments.
+type ArgsError struct {
+	Tool   string
+	Reason string
+	Schema json.RawMessage
+}
+
+func (e *ArgsError) Error() string {
+	return fmt.Sprintf("arguments for %s are invalid: %s", e.Tool, e.Reason)
+}
+
+// FunctionName encodes a tool's name for a model's function list, whose
+// names may hold no '/': "server/tool" becomes "server__tool".
+func FunctionName(name string) string { return strings.ReplaceAll(name, "/", "__") }
+
+// ToolName decodes FunctionName.
+func ToolName(function string) string {
+	if server, tool, ok := strings.Cut(function, "__"); ok && server != "" && tool != "" {
+		return server + "/" + tool
+	}
+	return function
+}
+
+// SplitName splits "server/tool" into its halves; ok is false for a local
+// tool's bare name. Server names hold no '/', so the first one splits.
+func SplitName(name string) (server, tool string, ok bool) { return strings.Cut(name, "/") }
