@@ -49,6 +49,10 @@ type Request struct {
 	// Force names the function the model must call; empty leaves it free.
 	Force     string
 	MaxTokens int
+	// Stream, when set, hears the reply's text as it arrives, piece by
+	// piece (never the function calls). The Response still carries the
+	// whole reply.
+	Stream func(text string)
 }
 
 // Usage counts tokens as the provider reported them.
