@@ -52,6 +52,8 @@ var settings = []setting{
 	{"ADAPTBOT_BENCHMARKS", "benchmarks/benchmarks.csv", "benchmark CSV"},
 	{"ADAPTBOT_LLM_PROVIDER", "", "openai, ollama, anthropic, googleai; empty picks from the keys present"},
 	{"ADAPTBOT_MODEL", "", "model name; empty means the provider's usual default"},
+	{"ADAPTBOT_MODEL_TIMEOUT", "60s", "limit of one model call (one try); the chat deadline is derived from it"},
+	{"ADAPTBOT_MODEL_RETRIES", "2", "retries of a model call after a 429, a 5xx, a connection error or a timeout before any output"},
 	{"ADAPTBOT_EMBEDDING_MODEL", "", "embedding model of the provider; when set, tool routing fuses dense scores with the lexical ones"},
 	{"ADAPTBOT_ADMIN_TOKEN", "", "required for build, modify, delete, rollback and direct runs when listening beyond loopback"},
 	{"ADAPTBOT_SANDBOX", "workers", "workers (tools run in supervised worker processes) or inprocess (development only)"},
@@ -104,6 +106,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 			OllamaHost:     get("OLLAMA_HOST", ""),
 			AnthropicKey:   get("ANTHROPIC_API_KEY", ""),
 			GoogleKey:      get("GOOGLE_API_KEY", ""),
+			Retries:        num("ADAPTBOT_MODEL_RETRIES", 2),
 		},
 		Workers:       num("ADAPTBOT_WORKERS", runtime.NumCPU()),
 		Shortlist:     num("ADAPTBOT_SHORTLIST", 5),
@@ -148,6 +151,10 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		problems = append(problems, fmt.Sprintf("ADAPTBOT_TOOL_TIMEOUT=%q: want a duration such as 10s", timeout))
 	}
 	c.CallTimeout = d
+	modelTimeout := get("ADAPTBOT_MODEL_TIMEOUT", "60s")
+	if c.LLM.Timeout, err = time.ParseDuration(modelTimeout); err != nil || c.LLM.Timeout <= 0 {
+		problems = append(problems, fmt.Sprintf("ADAPTBOT_MODEL_TIMEOUT=%q: want a duration such as 60s", modelTimeout))
+	}
 	if c.Landlock, err = sandbox.ParseLandlock(get("ADAPTBOT_SANDBOX_LANDLOCK", "auto")); err != nil {
 		problems = append(problems, fmt.Sprintf("ADAPTBOT_SANDBOX_LANDLOCK=%q: use auto, require or off", get("ADAPTBOT_SANDBOX_LANDLOCK", "")))
 	} else if c.Landlock == sandbox.LandlockRequire && c.InProcess {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/tmc/langchaingo/embeddings"
 	"github.com/tmc/langchaingo/llms"
@@ -34,6 +35,12 @@ type Config struct {
 	OllamaHost               string
 	AnthropicKey             string
 	GoogleKey                string
+
+	// Timeout bounds one model call (one try); zero means 60s.
+	Timeout time.Duration
+	// Retries is how many times a call is tried again after a 429, a 5xx,
+	// a connection error or a timeout before any output.
+	Retries int
 }
 
 var defaults = map[string]string{
