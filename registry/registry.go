@@ -183,11 +183,13 @@ func (r *Registry) readFile() ([]Entry, error) {
 		return nil, fmt.Errorf("registry %s is corrupt (%v) and could not be moved aside: %w", r.opts.Path, perr, err)
 	}
 	r.warn("registry %s is corrupt (%v); moved it to %s", r.opts.Path, perr, aside)
-	if entries, ok := r.readBak(); ok {
-		r.warn("restored the last good copy from %s.bak", r.opts.Path)
-		return r.fromHistory(entries), nil
+	if data, err := os.ReadFile(r.opts.Path + ".bak"); err == nil {
+		if entries, err := parseFile(data); err == nil {
+			r.warn("restored the last good copy from %s.bak", r.opts.Path)
+			return r.fromHistory(entries), nil
+		}
 	}
-	r.warn("no good copy of the registry; rebuilding it from %s and its history", r.opts.ToolsDir)
+	r.warn("no good copy of the registry; rebuilding it from %s", r.opts.ToolsDir)
 	return r.fromHistory(nil), nil
 }
 
