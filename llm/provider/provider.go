@@ -127,7 +127,18 @@ func New(ctx context.Context, c Config) (llm.Model, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	a.m = m
+	a.url = redact(a.url)
 	return a, nil
+}
+
+// redact drops credentials from a URL shown in error messages.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	u.User = nil
+	return u.String()
 }
 
 // openaiOptions are the client options shared by chat and embeddings.
