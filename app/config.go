@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"adaptbot/cluster"
 	"adaptbot/llm/provider"
 	"adaptbot/sandbox"
 	"adaptbot/toolkit"
@@ -43,6 +44,14 @@ type Config struct {
 
 	// HistoryKeep is how many versions of each tool the registry keeps.
 	HistoryKeep int
+
+	// Cluster: empty NATSURL means none (files, local workers, as ever).
+	NATSURL   string
+	NATSCreds string
+	ReplicaID string
+	// Fleet says tool calls go to the worker fleet: NATS is set and
+	// ADAPTBOT_WORKERS=0.
+	Fleet bool
 }
 
 // setting documents one variable, for the README and `adaptbot config`.
@@ -71,6 +80,9 @@ var settings = []setting{
 	{"ADAPTBOT_MAX_DISCOVERY", "5", "requests for more tools per message"},
 	{"ADAPTBOT_BUILD_ATTEMPTS", "3", "attempts (first try plus repairs) per tool build"},
 	{"ADAPTBOT_MCP_CONFIG", "mcp_servers.json", "external MCP servers"},
+	{"ADAPTBOT_NATS_URL", "", "NATS servers (nats://host:4222, comma-separated; a token may sit in the URL): benchmark rows go to a JetStream stream shared by every replica; with ADAPTBOT_WORKERS=0 tool calls go to the worker fleet (adaptbot worker --nats URL)"},
+	{"ADAPTBOT_NATS_CREDS", "", "NATS credentials file (user JWT and nkey seed)"},
+	{"ADAPTBOT_REPLICA_ID", "host name-pid", "this replica's id in the cluster, on each benchmark row it publishes"},
 }
 
 // loadConfig reads the configuration. Every bad value is reported at once.
@@ -117,8 +129,16 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		Shortlist:     num("ADAPTBOT_SHORTLIST", 5),
 		MaxDiscovery:  num("ADAPTBOT_MAX_DISCOVERY", 5),
 		BuildAttempts: num("ADAPTBOT_BUILD_ATTEMPTS", 3),
+		NATSURL:       get("ADAPTBOT_NATS_URL", ""),
+		NATSCreds:     get("ADAPTBOT_NATS_CREDS", ""),
+		ReplicaID:     get("ADAPTBOT_REPLICA_ID", ""),
+	}
+	if c.ReplicaID == "" {
+		c.ReplicaID = cluster.ReplicaID()
 	}
 	if c.Workers == 0 {
+		// With NATS, no local workers: the fleet runs every call.
+		c.Fleet = c.NATSURL != ""
 		c.Workers = 1
 	}
 	if c.BuildAttempts == 0 {

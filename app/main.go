@@ -23,8 +23,9 @@ import (
 
 func main() {
 	// Worker mode first: a worker must not read the server's configuration
-	// or touch its files, and must not catch the server's signals.
-	if len(os.Args) > 1 && os.Args[1] == "worker" {
+	// or touch its files, and must not catch the server's signals. (A fleet
+	// worker, `worker --nats URL`, is a command like the others.)
+	if len(os.Args) == 2 && os.Args[1] == "worker" {
 		if err := sandbox.ServeWorker(); err != nil {
 			fmt.Fprintln(os.Stderr, "adaptbot worker:", err)
 			os.Exit(1)
@@ -71,6 +72,7 @@ Usage:
                   [--case-sensitive] [--sort score|server|tool] [--limit N]
                   [--format text|json|table] QUERY
   adaptbot config                        list the configuration variables
+  adaptbot worker --nats URL [--id ID]   join the worker fleet: run tool calls for the replicas
   adaptbot worker                        (internal) a sandbox worker process
 
 Configuration comes from the environment; run "adaptbot config" to list it.
@@ -95,6 +97,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return mcpCommand(ctx, rest, getenv, stdin, stdout, stderr)
 	case "search":
 		return searchCommand(ctx, rest, getenv, stdout, stderr)
+	case "worker":
+		return fleetWorkerCommand(ctx, rest, getenv, stdout, stderr)
 	case "config":
 		width := 0
 		for _, s := range settings {

@@ -33,6 +33,7 @@ type Server struct {
 	build  builder
 	mcp    fiber.Handler
 	hub    *mcp.Hub
+	link   *clusterLink
 	log    *slog.Logger
 	app    *fiber.App
 }
@@ -47,12 +48,14 @@ type Deps struct {
 	Build  builder
 	MCP    fiber.Handler
 	Hub    *mcp.Hub
-	Log    *slog.Logger
+	// Cluster is the link to NATS; nil on files alone.
+	Cluster *clusterLink
+	Log     *slog.Logger
 }
 
 // NewServer wires the HTTP server.
 func NewServer(d Deps) *Server {
-	s := &Server{cfg: d.Config, agent: d.Agent, reg: d.Reg, runner: d.Runner, bench: d.Bench, build: d.Build, mcp: d.MCP, hub: d.Hub, log: d.Log}
+	s := &Server{cfg: d.Config, agent: d.Agent, reg: d.Reg, runner: d.Runner, bench: d.Bench, build: d.Build, mcp: d.MCP, hub: d.Hub, link: d.Cluster, log: d.Log}
 	s.app = fiber.New(fiber.Config{
 		AppName:               "AdaptBot",
 		BodyLimit:             maxBody,
@@ -78,6 +81,7 @@ func (s *Server) logRow(r benchmarks.Row) {
 	if err := s.bench.Log(r); err != nil {
 		s.log.Error("benchmarks: row not written", "err", err, "request_id", r.RequestID)
 	}
+	s.link.addRow(r)
 }
 
 func newRequestID() string {

@@ -13,6 +13,7 @@ import (
 
 	"adaptbot/agent"
 	"adaptbot/benchmarks"
+	"adaptbot/cluster"
 	"adaptbot/generator"
 	"adaptbot/llm"
 	"adaptbot/llm/provider"
@@ -41,7 +42,30 @@ type world struct {
 	finder *finder
 	agent  *agent.Agent
 	gen    *generator.Generator
-	hub    *mcp.Hub // nil without external MCP servers, and in CLI commands
+	hub    *mcp.Hub     // nil without external MCP servers, and in CLI commands
+	link   *clusterLink // nil without ADAPTBOT_NATS_URL
+}
+
+// newRunner starts the local sandbox the configuration asks for.
+func newRunner(cfg Config, log *slog.Logger) (sandbox.Runner, error) {
+	mode := sandbox.ModeWorkers
+	if cfg.InProcess {
+		mode = sandbox.ModeInProcess
+	}
+	r, err := sandbox.New(sandbox.Options{
+		Mode:          mode,
+		PoolSize:      cfg.Workers,
+		CallTimeout:   cfg.CallTimeout,
+		Toolkit:       toolkit.Options{Policy: cfg.Egress, Rewrite: toolkitHosts},
+		Landlock:      cfg.Landlock,
+		WorkerCommand: workerCommand,
+		WorkerEnv:     workerEnv,
+		Log:           log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	return r, nil
 }
 
 // openWorld wires AdaptBot. With getenv set (the server), it also connects
@@ -55,22 +79,14 @@ func openWorld(ctx context.Context, cfg Config, getenv func(string) string, log 
 	}
 	w.model = model
 
-	mode := sandbox.ModeWorkers
-	if cfg.InProcess {
-		mode = sandbox.ModeInProcess
+	if w.link, err = openCluster(cfg, log); err != nil {
+		return nil, err
 	}
-	w.runner, err = sandbox.New(sandbox.Options{
-		Mode:          mode,
-		PoolSize:      cfg.Workers,
-		CallTimeout:   cfg.CallTimeout,
-		Toolkit:       toolkit.Options{Policy: cfg.Egress, Rewrite: toolkitHosts},
-		Landlock:      cfg.Landlock,
-		WorkerCommand: workerCommand,
-		WorkerEnv:     workerEnv,
-		Log:           log,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: %w", err)
+	if cfg.Fleet {
+		w.runner = cluster.NewFleet(w.link.nc, cfg.CallTimeout)
+	} else if w.runner, err = newRunner(cfg, log); err != nil {
+		w.link.Close()
+		return nil, err
 	}
 	ready := false
 	defer func() {
@@ -79,7 +95,11 @@ func openWorld(ctx context.Context, cfg Config, getenv func(string) string, log 
 		}
 	}()
 
-	w.reg, err = registry.Open(ctx, registry.Options{ToolsDir: cfg.ToolsDir, Path: cfg.Registry, HistoryKeep: cfg.HistoryKeep, Compiler: w.runner, Log: log})
+	var compiler registry.Compiler = w.runner
+	if cfg.Fleet {
+		compiler = fleetCompiler{w.runner, log}
+	}
+	w.reg, err = registry.Open(ctx, registry.Options{ToolsDir: cfg.ToolsDir, Path: cfg.Registry, HistoryKeep: cfg.HistoryKeep, Compiler: compiler, Log: log})
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +143,9 @@ func (w *world) Close() error {
 	if w.hub != nil {
 		w.hub.Close()
 	}
-	return w.runner.Close()
+	err := w.runner.Close()
+	w.link.Close()
+	return err
 }
 
 // finder adapts the router to the agent, and keeps the router's index in step
@@ -312,6 +334,9 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 		return err
 	}
 	defer bench.Close()
+	if err := w.link.openRows(cfg, log); err != nil {
+		return err
+	}
 	if cfg.Learn {
 		learnFromBenchmarks(w.finder, bench.Path(), log)
 	}
@@ -338,7 +363,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 			}
 		}()
 	}
-	srv := NewServer(Deps{Config: cfg, Agent: w.agent, Reg: w.reg, Runner: w.runner, Bench: bench, Build: w.gen, MCP: mcpHTTPHandler(ctx, w), Hub: w.hub, Log: log})
+	srv := NewServer(Deps{Config: cfg, Agent: w.agent, Reg: w.reg, Runner: w.runner, Bench: bench, Build: w.gen, MCP: mcpHTTPHandler(ctx, w), Hub: w.hub, Cluster: w.link, Log: log})
 
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
@@ -364,6 +389,11 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 	fmt.Fprintf(stdout, "tools: %d loaded from %s\n", w.reg.Len(), cfg.ToolsDir)
 	if st := w.runner.Stats(); st.Mode == sandbox.ModeWorkers {
 		fmt.Fprintf(stdout, "sandbox: %d workers, %s\n", st.Size, st.Confinement)
+	} else if st.Mode == cluster.ModeFleet {
+		fmt.Fprintf(stdout, "sandbox: none here; tool calls go to the worker fleet on %s\n", w.link.url)
+	}
+	if w.link != nil {
+		fmt.Fprintf(stdout, "cluster: replica %s on %s; benchmark rows go to stream %s\n", w.link.replica, w.link.url, cluster.RowStream)
 	}
 	if !cfg.Loopback() && cfg.AdminToken == "" {
 		fmt.Fprintf(stdout, "warning: listening beyond loopback without ADAPTBOT_ADMIN_TOKEN: building, changing and running tools directly are refused (403); chat with existing tools works\n")

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+
+	"github.com/nats-io/nats.go"
+
+	"adaptbot/benchmarks"
+	"adaptbot/cluster"
+	"adaptbot/sandbox"
+)
+
+// clusterLink is a replica's link to NATS (ADAPTBOT_NATS_URL): the
+// connection, and once the server runs, the publisher of its benchmark rows.
+// A nil *clusterLink is a replica on files alone; its methods allow that.
+type clusterLink struct {
+	url     string
+	replica string
+	nc      *nats.Conn
+	rows    *cluster.Rows // nil until openRows
+}
+
+// openCluster connects to NATS when the configuration names it; nil, nil
+// when it does not.
+func openCluster(cfg Config, log *slog.Logger) (*clusterLink, error) {
+	if cfg.NATSURL == "" {
+		return nil, nil
+	}
+	nc, err := cluster.Connect(cluster.Options{URL: cfg.NATSURL, Creds: cfg.NATSCreds, Name: "adaptbot " + cfg.ReplicaID, Log: log})
+	if err != nil {
+		return nil, err
+	}
+	return &clusterLink{url: cluster.Redact(cfg.NATSURL), replica: cfg.ReplicaID, nc: nc}, nil
+}
+
+// openRows starts publishing this replica's benchmark rows to the cluster's
+// stream, spooling them beside the CSV while NATS is away.
+func (l *clusterLink) openRows(cfg Config, log *slog.Logger) error {
+	if l == nil {
+		return nil
+	}
+	rows, err := cluster.OpenRows(l.nc, cluster.RowsOptions{
+		Replica:  l.replica,
+		SpoolDir: filepath.Join(filepath.Dir(cfg.Benchmarks), "nats-spool"),
+		Log:      log,
+	})
+	if err != nil {
+		return err
+	}
+	l.rows = rows
+	return nil
+}
+
+// addRow hands a row to the cluster's stream.
+func (l *clusterLink) addRow(r benchmarks.Row) {
+	if l != nil && l.rows != nil {
+		l.rows.Add(r)
+	}
+}
+
+// clusterStatus is the cluster part of /healthz.
+type clusterStatus struct {
+	URL       string `json:"url"`
+	Replica   string `json:"replica"`
+	Connected bool   `json:"connected"`
+	Spooled   int    `json:"spooled"`
+	Dropped   int    `json:"dropped,omitempty"`
+}
+
+func (l *clusterLink) status() *clusterStatus {
+	if l == nil {
+		return nil
+	}
+	st := &clusterStatus{URL: l.url, Replica: l.replica, Connected: l.nc.IsConnected()}
+	if l.rows != nil {
+		st.Spooled, st.Dropped = l.rows.Spooled(), l.rows.Dropped()
+	}
+	return st
+}
+
+// Close stops publishing (what is left stays in the spool) and disconnects.
+func (l *clusterLink) Close() {
+	if l == nil {
+		return
+	}
+	if l.rows != nil {
+		l.rows.Close()
+	}
+	l.nc.Close()
+}
+
+// fleetCompiler checks tools on the fleet, and lets a tool load unchecked
+// when no worker is there to check it (the replica may start before its
+// fleet): the tool's first call, on a worker, compiles it anyway.
+type fleetCompiler struct {
+	runner sandbox.Runner
+	log    *slog.Logger
+}
+
+func (c fleetCompiler) Compile(ctx context.Context, tool string, source []byte) error {
+	err := c.runner.Compile(ctx, tool, source)
+	if sandbox.KindOf(err) == sandbox.KindUnavailable {
+		c.log.Warn("tool loaded without a compile check: no fleet worker answered", "tool", tool, "err", err)
+		return nil
+	}
+	return err
+}
+
+// fleetWorkerCommand is `adaptbot worker --nats URL`: this process joins the
+// worker fleet and runs the replicas' tool calls in its own sandbox pool,
+// configured as a server's would be (ADAPTBOT_WORKERS, ADAPTBOT_TOOL_TIMEOUT,
+// ADAPTBOT_SANDBOX_LANDLOCK, ADAPTBOT_EGRESS_ALLOW, ...). It reads no
+// registry, tools or benchmarks: calls bring their source.
+func fleetWorkerCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := loadConfig(getenv)
+	if err != nil {
+		return err
+	}
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	url := fs.String("nats", cfg.NATSURL, "NATS servers to join (default ADAPTBOT_NATS_URL)")
+	creds := fs.String("creds", cfg.NATSCreds, "NATS credentials file (default ADAPTBOT_NATS_CREDS)")
+	id := fs.String("id", "worker-"+cfg.ReplicaID, "this worker's name in the fleet")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *url == "" || fs.NArg() > 0 {
+		return fmt.Errorf("usage: adaptbot worker --nats URL [--creds FILE] [--id ID] (without arguments, `adaptbot worker` is the sandbox's own worker process)")
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	cfg.Fleet = false // this process is the fleet: its calls run here
+	runner, err := newRunner(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer runner.Close()
+	nc, err := cluster.Connect(cluster.Options{URL: *url, Creds: *creds, Name: "adaptbot " + *id, Log: log})
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	st := runner.Stats()
+	fmt.Fprintf(stdout, "fleet worker %s: %d sandbox workers (%s), serving %s on %s\n", *id, st.Size, st.Confinement, cluster.FleetRun, cluster.Redact(*url))
+	return cluster.ServeFleet(ctx, nc, runner, *id, log)
+}

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"adaptbot/benchmarks"
+	"adaptbot/cluster"
+	"adaptbot/cluster/clustertest"
+)
+
+// startFleetWorker runs `adaptbot worker --nats URL` through run(), as a
+// fleet worker process would, until the returned stop is called.
+func startFleetWorker(t *testing.T, url string) (stop func()) {
+	t.Helper()
+	env := map[string]string{"ADAPTBOT_WORKERS": "1", "ADAPTBOT_TOOL_TIMEOUT": "5s"}
+	ctx, cancel := context.WithCancel(context.Background())
+	out, errs := &syncBuffer{}, &syncBuffer{}
+	ended := make(chan error, 1)
+	go func() {
+		ended <- run(ctx, []string{"adaptbot", "worker", "--nats", url, "--id", "w1"}, func(k string) string { return env[k] }, strings.NewReader(""), out, errs)
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(out.String(), "fleet worker w1") {
+		select {
+		case err := <-ended:
+			t.Fatalf("fleet worker exited: %v\n%s", err, errs)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("fleet worker did not start\n%s", errs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stopped := false
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		if err := <-ended; err != nil {
+			t.Errorf("fleet worker: %v", err)
+		}
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+func TestReplicaWithoutWorkersRunsToolsOnTheFleet(t *testing.T) {
+	srv := clustertest.Start(t)
+	stopWorker := startFleetWorker(t, srv.URL())
+	in := start(t, map[string]string{"ADAPTBOT_NATS_URL": srv.URL(), "ADAPTBOT_WORKERS": "0", "ADAPTBOT_REPLICA_ID": "replica-a"})
+
+	if code, r := in.do(t, "POST", "/api/tools/calculator/run", `{"expression": "6*7"}`); code != 200 || !strings.Contains(str(r["output"]), "42") {
+		t.Fatalf("run through the fleet: %d %v", code, r)
+	}
+	_, health := in.do(t, "GET", "/healthz", "")
+	sb, _ := health["sandbox"].(map[string]any)
+	cl, _ := health["cluster"].(map[string]any)
+	if sb["mode"] != string(cluster.ModeFleet) || cl["connected"] != true || cl["url"] != srv.URL() {
+		t.Errorf("/healthz sandbox %v, cluster %v", sb, cl)
+	}
+
+	// The row of that run reaches the cluster's stream, with the replica.
+	nc, err := cluster.Connect(cluster.Options{URL: srv.URL(), Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var runs int
+		if _, err := cluster.ReadRows(context.Background(), nc, func(r benchmarks.Row) {
+			if r.Intent == benchmarks.IntentRun && r.Category == "calculator" {
+				runs++
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if runs == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the stream holds %d rows of the run, want 1", runs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	stopWorker()
+	code, r := in.do(t, "POST", "/api/tools/calculator/run", `{"expression": "1+1"}`)
+	if code != 503 || !strings.Contains(str(r["error"]), "no fleet worker") {
+		t.Errorf("run with no fleet worker: %d %v, want 503 saying so", code, r)
+	}
+}
