@@ -482,8 +482,14 @@ func (r *Registry) restoreLocked(rec *record) {
 	}
 }
 
+// relSource is the tool's source path as the registry file records it:
+// relative to the file's folder, so the file reads the same wherever the
+// folder is (ADAPTBOT_HOME, a checkout, a test's temporary folder).
 func (r *Registry) relSource(name string) string {
-	return filepath.ToSlash(filepath.Join(r.opts.ToolsDir, name, name+".go"))
+	if rel, err := filepath.Rel(filepath.Dir(r.opts.Path), r.SourcePath(name)); err == nil {
+		return filepath.ToSlash(rel)
+	}
+	return filepath.ToSlash(r.SourcePath(name))
 }
 
 // saveLocked writes the registry file, keeping the previous good copy as .bak,

@@ -113,7 +113,7 @@ func NewTFIDFHierarchy(docs []Doc) *TFIDFHierarchy {
 			idx[d.Server] = j
 			b.servers = append(b.servers, d.Server)
 			b.byDom = append(b.byDom, nil)
-			domTexts = append(domTexts, domainName(d.Server)+" "+d.ServerDescription)
+			domTexts = append(domTexts, DomainName(d.Server)+" "+d.ServerDescription)
 		}
 		b.byDom[j] = append(b.byDom[j], i)
 		toolTexts = append(toolTexts, d.Name+" "+d.Description)

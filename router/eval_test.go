@@ -67,19 +67,3 @@ func TestEvalGoals(t *testing.T) {
 		}
 	}
 }
-
-var report = flag.Bool("router.report", false, "run TestEvalReport: print what `adaptbot route --eval` prints for the shared dataset")
-
-// TestEvalReport runs `adaptbot route --eval <dataset>` through RunCLI, so
-// the README's figures can be reproduced before the command is wired into
-// the binary: go test ./router -run TestEvalReport -router.report -v
-func TestEvalReport(t *testing.T) {
-	if !*report {
-		t.Skip("run with -router.report")
-	}
-	var out strings.Builder
-	if err := RunCLI(t.Context(), []string{"--eval", datasetDir(t)}, nil, &out, os.Stderr, nil); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("\n%s", out.String())
-}

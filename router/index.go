@@ -63,6 +63,16 @@ func (m Mode) String() string {
 	return fmt.Sprintf("Mode(%d)", int(m))
 }
 
+// ParseMode parses a mode name as printed by Mode.String.
+func ParseMode(s string) (Mode, error) {
+	for _, m := range []Mode{Fused, Flat, Hierarchical} {
+		if s == m.String() {
+			return m, nil
+		}
+	}
+	return Fused, fmt.Errorf("unknown mode %q (want fused, flat or hierarchical)", s)
+}
+
 // Fields of a tool document.
 const (
 	fName   = iota // tool name, split into words
@@ -334,7 +344,7 @@ func (ix *Index) attach(d Doc, terms docTerms) int32 {
 		dm = &domain{key: d.Server}
 		ix.doms[did] = dm
 		ix.domKeys[d.Server] = did
-		addTokens(delta, dName, domainName(d.Server), 1)
+		addTokens(delta, dName, DomainName(d.Server), 1)
 	}
 	if d.ServerDescription != "" && d.ServerDescription != dm.desc {
 		addTokens(delta, dDesc, dm.desc, -1)
@@ -357,7 +367,7 @@ func (ix *Index) detach(t *tool, terms docTerms) {
 	addCounts(delta, dToolDescs, terms.descs, -1)
 	dm.ntools--
 	if dm.ntools == 0 {
-		addTokens(delta, dName, domainName(dm.key), -1)
+		addTokens(delta, dName, DomainName(dm.key), -1)
 		addTokens(delta, dDesc, dm.desc, -1)
 	}
 	ix.di.apply(t.dom, delta)
@@ -395,7 +405,7 @@ func (ix *Index) toolTerms(d Doc) docTerms {
 		add(fParams, p.Name, nil)
 		add(fParams, p.Description, nil)
 	}
-	add(fDomain, domainName(d.Server), nil)
+	add(fDomain, DomainName(d.Server), nil)
 	desc, ok := ix.descTokens[d.ServerDescription]
 	if !ok {
 		if len(ix.descTokens) >= 4096 {
@@ -455,9 +465,9 @@ func sortedKeys(m map[string]float32) []string {
 	return out
 }
 
-// domainName is the text that names a domain; local tools without a
+// DomainName is the text that names a domain; local tools without a
 // category share the domain "general".
-func domainName(key string) string {
+func DomainName(key string) string {
 	if key == "" {
 		return "general"
 	}
