@@ -11,6 +11,7 @@ import (
 
 	"adaptbot/registry"
 	"adaptbot/router"
+	"adaptbot/router/routereval"
 )
 
 // routeUsage is the synopsis printed by --help.
@@ -63,7 +64,7 @@ func routeCommand(ctx context.Context, cfg Config, args []string, stdin io.Reade
 		if *latency {
 			sizes = []int{0, 10000} // 0: the catalog as it is
 		}
-		r, err := router.Evaluate(*evalDir, sizes, 3)
+		r, err := routereval.Evaluate(*evalDir, sizes, 3)
 		if err != nil {
 			return fmt.Errorf("route --eval: %w", err)
 		}
