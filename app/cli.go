@@ -167,7 +167,7 @@ func toolsCommand(ctx context.Context, cfg Config, args []string, getenv func(st
 			fmt.Fprintf(stderr, "Delete %s? Its versions stay in history and rollback brings it back. [y/N] ", args[0])
 			answer, _ := bufio.NewReader(stdin).ReadString('\n')
 			if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
-				return errors.New("tools delete: not deleted")
+				return fmt.Errorf("tools delete: %s not deleted (--yes deletes without asking)", args[0])
 			}
 		}
 		var res generator.Result
