@@ -22,6 +22,7 @@ import (
 	"adaptbot/registry"
 	"adaptbot/sandbox"
 	"adaptbot/templates"
+	"adaptbot/toolbox"
 )
 
 // maxHistory caps the conversation a client may send with a message.
@@ -277,7 +278,7 @@ func (s *Server) entry(name string) (registry.Entry, error) {
 	}
 	e, ok := s.reg.Entry(name)
 	if !ok {
-		return registry.Entry{}, notFound(fmt.Sprintf("no tool named %q; GET /api/tools lists them", name))
+		return registry.Entry{}, notFound(toolbox.NotFound(name).Error())
 	}
 	return e, nil
 }

@@ -23,15 +23,8 @@ import (
 	"adaptbot/toolkit"
 )
 
-// Set by tests so that the test binary itself serves as the sandbox worker.
-var (
-	workerCommand []string
-	workerEnv     []string
-	toolkitHosts  map[string]string
-)
-
-// world is every long-lived piece of AdaptBot, wired from a Config. The
-// server and the command-line tools share it.
+// world is every long-lived piece of AdaptBot, wired from a Config: the
+// server's.
 type world struct {
 	cfg    Config
 	log    *slog.Logger
@@ -55,22 +48,8 @@ func openWorld(ctx context.Context, cfg Config, getenv func(string) string, log 
 	}
 	w.model = model
 
-	mode := sandbox.ModeWorkers
-	if cfg.InProcess {
-		mode = sandbox.ModeInProcess
-	}
-	w.runner, err = sandbox.New(sandbox.Options{
-		Mode:          mode,
-		PoolSize:      cfg.Workers,
-		CallTimeout:   cfg.CallTimeout,
-		Toolkit:       toolkit.Options{Policy: cfg.Egress, Rewrite: toolkitHosts},
-		Landlock:      cfg.Landlock,
-		WorkerCommand: workerCommand,
-		WorkerEnv:     workerEnv,
-		Log:           log,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: %w", err)
+	if w.runner, err = newRunner(cfg, log); err != nil {
+		return nil, err
 	}
 	ready := false
 	defer func() {
@@ -117,6 +96,28 @@ func openWorld(ctx context.Context, cfg Config, getenv func(string) string, log 
 	}
 	ready = true
 	return w, nil
+}
+
+// newRunner starts the sandbox the configuration asks for.
+func newRunner(cfg Config, log *slog.Logger) (sandbox.Runner, error) {
+	mode := sandbox.ModeWorkers
+	if cfg.InProcess {
+		mode = sandbox.ModeInProcess
+	}
+	runner, err := sandbox.New(sandbox.Options{
+		Mode:          mode,
+		PoolSize:      cfg.Workers,
+		CallTimeout:   cfg.CallTimeout,
+		Toolkit:       toolkit.Options{Policy: cfg.Egress, Rewrite: cfg.hooks.toolkitHosts},
+		Landlock:      cfg.Landlock,
+		WorkerCommand: cfg.hooks.workerCommand,
+		WorkerEnv:     cfg.hooks.workerEnv,
+		Log:           log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	return runner, nil
 }
 
 func (w *world) Close() error {
@@ -264,8 +265,8 @@ func (b genBuilder) Build(ctx context.Context, request string, progress func(age
 		Attempts: res.Attempts, Error: res.Error, Summary: res.Summary}, nil
 }
 
-// openBench opens the benchmarks CSV for the server and the CLI alike, and
-// says where an older file went if it had to be moved aside.
+// openBench opens the benchmarks CSV, and says where an older file went if it
+// had to be moved aside.
 func openBench(cfg Config, log *slog.Logger) (*benchmarks.Logger, error) {
 	bench, err := benchmarks.Open(cfg.Benchmarks)
 	if err != nil {
@@ -296,11 +297,7 @@ func learnFromBenchmarks(f *finder, path string, log *slog.Logger) {
 }
 
 // serve runs the HTTP server until ctx ends.
-func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) error {
-	cfg, err := loadConfig(getenv)
-	if err != nil {
-		return err
-	}
+func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout, stderr io.Writer) error {
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	w, err := openWorld(ctx, cfg, getenv, log)
 	if err != nil {

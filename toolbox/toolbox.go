@@ -55,7 +55,14 @@ var ErrNotFound = errors.New("no such tool")
 
 // NotFound returns the error for a missing tool, in the one wording every
 // door uses: `no tool named "x"`.
-func NotFound(name string) error { return fmt.Errorf("no tool named %q: %w", name, ErrNotFound) }
+func NotFound(name string) error { return notFound(name) }
+
+// notFound is NotFound's error: errors.Is(err, ErrNotFound) holds, and the
+// message is the one wording alone.
+type notFound string
+
+func (e notFound) Error() string        { return fmt.Sprintf("no tool named %q", string(e)) }
+func (e notFound) Is(target error) bool { return target == ErrNotFound }
 
 // ArgsError says a call's arguments are not valid JSON or break the tool's
 // schema. It carries the schema so the caller (a model, a person) can fix
