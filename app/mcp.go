@@ -19,7 +19,6 @@ import (
 
 	"adaptbot/mcp"
 	"adaptbot/registry"
-	"adaptbot/router"
 )
 
 const mcpUsage = `Usage:
@@ -87,7 +86,7 @@ func mcpServeStdio(ctx context.Context, args []string, getenv func(string) strin
 	}
 	defer func() { cancel(); <-watchDone }()
 
-	srv := mcp.NewServer(w.reg, w.runner, mcp.ServerOptions{Log: log})
+	srv := mcp.NewServer(w.box, mcp.ServerOptions{Log: log})
 	return srv.ServeStdio(ctx, stdin, stdout)
 }
 
@@ -310,10 +309,8 @@ func loadMCPConfig(path string, required bool, getenv func(string) string) (*mcp
 }
 
 // openHub is the hub the server keeps: the servers of ADAPTBOT_MCP_CONFIG,
-// their tools fed into ix under their server names, connected in the
-// background so that a slow server never delays startup. It returns nil
-// when no server is configured.
-func openHub(ctx context.Context, cfg Config, getenv func(string) string, ix *router.Index, log *slog.Logger) (*mcp.Hub, error) {
+// not connected yet. It returns nil when no server is configured.
+func openHub(cfg Config, getenv func(string) string, log *slog.Logger) (*mcp.Hub, error) {
 	mc, err := loadMCPConfig(cfg.MCPConfig, false, getenv)
 	if err != nil {
 		return nil, err
@@ -325,13 +322,18 @@ func openHub(ctx context.Context, cfg Config, getenv func(string) string, ix *ro
 	if len(servers) == 0 {
 		return nil, nil
 	}
-	hub := mcp.NewHub(servers, mcp.HubOptions{Index: ix, Env: mcp.DefaultEnv(getenv), Log: log})
+	return mcp.NewHub(servers, mcp.HubOptions{Env: mcp.DefaultEnv(getenv), Log: log}), nil
+}
+
+// connectHub connects the hub's servers in the background, so that a slow
+// server never delays startup; their tools join the toolbox as each one
+// lists them.
+func connectHub(ctx context.Context, hub *mcp.Hub, log *slog.Logger) {
 	go func() {
 		for _, e := range hub.Connect(ctx) {
 			log.Warn("mcp: server unavailable; its tools are left out until it answers", "server", e.Server, "err", e.Err)
 		}
 	}()
-	return hub, nil
 }
 
 // mcpConfigFlag defines -c and --config, which default to
@@ -376,7 +378,7 @@ func printWarnings(w io.Writer, warnings []string) {
 // (server-sent events, including the GET stream that carries list_changed)
 // end when ctx ends, so pass the context whose end starts the shutdown.
 func mcpHTTPHandler(ctx context.Context, w *world) fiber.Handler {
-	srv := mcp.NewServer(w.reg, w.runner, mcp.ServerOptions{Log: w.log})
+	srv := mcp.NewServer(w.box, mcp.ServerOptions{Log: w.log})
 	go func() {
 		<-ctx.Done()
 		srv.Close()

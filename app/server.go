@@ -15,6 +15,7 @@ import (
 	"adaptbot/mcp"
 	"adaptbot/registry"
 	"adaptbot/sandbox"
+	"adaptbot/toolbox"
 )
 
 // maxBody caps request bodies; chat messages and tool arguments are small.
@@ -28,6 +29,7 @@ type Server struct {
 	cfg    Config
 	agent  *agent.Agent
 	reg    *registry.Registry
+	box    toolbox.Box
 	runner sandbox.Runner
 	bench  *benchmarks.Logger
 	build  builder
@@ -42,6 +44,7 @@ type Deps struct {
 	Config Config
 	Agent  *agent.Agent
 	Reg    *registry.Registry
+	Box    toolbox.Box
 	Runner sandbox.Runner
 	Bench  *benchmarks.Logger
 	Build  builder
@@ -52,7 +55,7 @@ type Deps struct {
 
 // NewServer wires the HTTP server.
 func NewServer(d Deps) *Server {
-	s := &Server{cfg: d.Config, agent: d.Agent, reg: d.Reg, runner: d.Runner, bench: d.Bench, build: d.Build, mcp: d.MCP, hub: d.Hub, log: d.Log}
+	s := &Server{cfg: d.Config, agent: d.Agent, reg: d.Reg, box: d.Box, runner: d.Runner, bench: d.Bench, build: d.Build, mcp: d.MCP, hub: d.Hub, log: d.Log}
 	s.app = fiber.New(fiber.Config{
 		AppName:               "AdaptBot",
 		BodyLimit:             maxBody,

@@ -1,12 +1,13 @@
 // Package mcp connects AdaptBot to the Model Context Protocol, both ways, with
 // the official Go SDK (imported as sdk).
 //
-// As a server, Server publishes the registry's serving tools: one MCP tool per
-// registry tool, its input schema taken from the tool's Input. Arguments are
-// checked with contract.Validate before the call, calls run in the sandbox, and
-// a bad argument or a failed call comes back as a tool error (isError) with a
-// message that names the tool and what went wrong, never as a protocol error.
-// The server follows the registry: every build, modification, deletion,
+// As a server, Server publishes AdaptBot's own serving tools, as a toolbox.Box
+// holds them: one MCP tool per local tool, its input schema taken from the
+// tool's Input. Calls go through the toolbox, which validates the arguments
+// and runs the tool in the sandbox, and a bad argument or a failed call comes
+// back as a tool error (isError) with a message that names the tool and what
+// went wrong, never as a protocol error. The server follows the Box: every
+// build, modification, deletion,
 // rollback or hand edit reaches connected clients as
 // notifications/tools/list_changed. It serves stdio (`adaptbot mcp`) and
 // streamable HTTP (the main server's /mcp).
@@ -20,8 +21,9 @@
 // own time limit, follows pagination, and never lets one failing, hanging or
 // crashing server stop the others: results are partial and each failure names
 // its server. It keeps sessions for calls, refreshes a server's tools on its
-// list_changed, and keeps a router.Index in step, each server being the domain
-// of its tools.
+// list_changed, and reports each server's new list (OnChange), which a
+// toolbox.Set joins; it validates no arguments itself, since every call comes
+// through the toolbox.
 //
 // A tool call is never sent twice, since tools have side effects. When a
 // server restarted or exited, the hub reconnects once and sends the call only

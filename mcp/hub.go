@@ -16,7 +16,6 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"adaptbot/router"
 	"adaptbot/toolbox"
 )
 
@@ -29,9 +28,6 @@ type HubOptions struct {
 	// Timeout bounds connecting to one server and listing its tools;
 	// 0 means DefaultTimeout. A server's own Timeout overrides it.
 	Timeout time.Duration
-	// Index, if set, is kept in step with the servers' tools: each tool is
-	// a router.Doc whose Server is its server's name.
-	Index *router.Index
 	// Env is the environment stdio servers start from, before their own
 	// "env"; nil means DefaultEnv(os.Getenv).
 	Env []string
@@ -215,6 +211,18 @@ func (h *Hub) Tools() []Tool {
 	return out
 }
 
+// Description returns what server said it is for (its configured
+// description, or its instructions or title when it connected), or "".
+func (h *Hub) Description(server string) string {
+	c, ok := h.byName[server]
+	if !ok {
+		return ""
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.desc
+}
+
 // Tool returns the tool called name on server, as last listed.
 func (h *Hub) Tool(server, name string) (Tool, bool) {
 	c, ok := h.byName[server]
@@ -287,15 +295,6 @@ func (h *Hub) Call(ctx context.Context, server, tool string, args json.RawMessag
 		}
 		return out, nil
 	}
-}
-
-// CallTool calls a tool by its "server/tool" ID, as the agent names it.
-func (h *Hub) CallTool(ctx context.Context, id string, args json.RawMessage) (string, error) {
-	server, tool, ok := SplitID(id)
-	if !ok {
-		return "", fmt.Errorf("%q is not an external tool: want server/tool", id)
-	}
-	return h.Call(ctx, server, tool, args)
 }
 
 // Close ends every session and stops every stdio server, in parallel. A
@@ -548,27 +547,13 @@ func (c *conn) listAll(ctx context.Context, s *sdk.ClientSession, desc string) (
 	return tools, nil
 }
 
-// setTools replaces the server's tools and brings the index in step, under
-// the conn's lock: two refreshes never interleave their index changes, and
-// whoever sees the new list sees the index that goes with it.
+// setTools replaces the server's tools and tells the listeners the new
+// list, one list at a time, so they hear each server's lists in order.
 func (c *conn) setTools(tools []Tool) {
-	c.emit.Lock() // listeners hear one server's lists in the order they were set
+	c.emit.Lock()
 	defer c.emit.Unlock()
 	c.mu.Lock()
-	old := c.tools
 	c.tools = tools
-	if ix := c.hub.opts.Index; ix != nil {
-		keep := make(map[string]bool, len(tools))
-		for _, t := range tools {
-			keep[t.Name] = true
-			ix.Upsert(t.Doc())
-		}
-		for _, t := range old {
-			if !keep[t.Name] {
-				ix.Remove(c.cfg.Name, t.Name)
-			}
-		}
-	}
 	c.mu.Unlock()
 	c.hub.listenMu.RLock()
 	ls := slices.Clone(c.hub.listeners)

@@ -85,8 +85,8 @@ func newHub(t *testing.T, servers []ServerConfig, opts HubOptions) *Hub {
 
 func TestHubHTTP(t *testing.T) {
 	ts, _ := serveHTTP(t, weatherServer())
-	ix := router.New()
-	h := newHub(t, []ServerConfig{{Name: "weather", Transport: TransportHTTP, URL: ts.URL, Headers: map[string]string{"X-Test": "1"}}}, HubOptions{Index: ix})
+	h := newHub(t, []ServerConfig{{Name: "weather", Transport: TransportHTTP, URL: ts.URL, Headers: map[string]string{"X-Test": "1"}}}, HubOptions{})
+	ix := feedRouter(h)
 	ctx := context.Background()
 
 	tools, errs := h.List(ctx)
@@ -139,8 +139,8 @@ func TestHubHTTP(t *testing.T) {
 			t.Errorf("Call(%s, %s) = %q, %v; want %q (error: %v)", tt.tool, tt.args, out, err, tt.want, tt.wantErr)
 		}
 	}
-	if _, err := h.CallTool(ctx, "elsewhere/x", nil); err == nil || !strings.Contains(err.Error(), `no MCP server named "elsewhere"`) {
-		t.Errorf("CallTool on an unknown server: %v", err)
+	if _, err := h.Call(ctx, "elsewhere", "x", nil); err == nil || !strings.Contains(err.Error(), `no MCP server named "elsewhere"`) {
+		t.Errorf("Call on an unknown server: %v", err)
 	}
 }
 
@@ -247,31 +247,67 @@ func TestHubHTTPReconnectsAfterRestart(t *testing.T) {
 func TestHubRefreshesOnListChanged(t *testing.T) {
 	srv := weatherServer()
 	ts, _ := serveHTTP(t, srv)
-	ix := router.New()
-	changed := make(chan string, 8)
-	h := newHub(t, []ServerConfig{{Name: "weather", Transport: TransportHTTP, URL: ts.URL}}, HubOptions{Index: ix})
-	h.OnChange(func(s string, _ []toolbox.Spec) { changed <- s })
+	h := newHub(t, []ServerConfig{{Name: "weather", Transport: TransportHTTP, URL: ts.URL}}, HubOptions{})
+	ix := feedRouter(h)
+	// Registered after the toolbox's: when it hears a list, the router has
+	// it too.
+	lists := make(chan []string, 8)
+	h.OnChange(func(s string, specs []toolbox.Spec) {
+		var names []string
+		for _, sp := range specs {
+			names = append(names, sp.Name)
+		}
+		lists <- names
+	})
 	if errs := h.Connect(context.Background()); len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	<-changed
+	<-lists
+	waitList := func(what string, ok func([]string) bool) {
+		t.Helper()
+		timeout := time.After(10 * time.Second)
+		for {
+			select {
+			case names := <-lists:
+				if ok(names) {
+					return
+				}
+			case <-timeout:
+				t.Fatalf("timed out waiting for %s", what)
+			}
+		}
+	}
 
 	sdk.AddTool(srv, &sdk.Tool{Name: "get_tides", Description: "High and low tides for a harbour."},
 		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
 			return nil, nil, nil
 		})
-	waitFor(t, "get_tides after list_changed", func() bool { _, ok := h.Tool("weather", "get_tides"); return ok })
+	waitList("get_tides after list_changed", func(names []string) bool { return slices.Contains(names, "weather/get_tides") })
+	if _, ok := h.Tool("weather", "get_tides"); !ok {
+		t.Error("the hub does not know get_tides")
+	}
 	if hits := ix.Route("tides harbour", 1); len(hits) == 0 || hits[0].Name != "get_tides" {
 		t.Errorf("router hits = %v, want get_tides", hits)
 	}
 
 	srv.RemoveTools("get_alerts")
-	waitFor(t, "get_alerts to go", func() bool { _, ok := h.Tool("weather", "get_alerts"); return !ok })
+	waitList("get_alerts to go", func(names []string) bool { return !slices.Contains(names, "weather/get_alerts") })
+	if _, ok := h.Tool("weather", "get_alerts"); ok {
+		t.Error("the hub still knows get_alerts")
+	}
 	for _, hit := range ix.Route("severe weather alerts", 5) {
 		if hit.Name == "get_alerts" {
 			t.Errorf("router still routes to the removed tool: %v", hit)
 		}
 	}
+}
+
+// feedRouter wires h as the server does: the hub's tools join a toolbox,
+// whose changes feed a router index, with each server's description.
+func feedRouter(h *Hub) *router.Index {
+	box := toolbox.New(fakeRegistry{}, nil)
+	box.Join(h)
+	return router.NewFeed(router.New(), box, router.FeedOptions{Describe: h.Description}).Index()
 }
 
 func TestHubListUnknownServer(t *testing.T) {
@@ -291,30 +327,39 @@ func TestDefaultEnvPassesNoSecrets(t *testing.T) {
 	}
 }
 
-func TestToolSet(t *testing.T) {
+// TestBoxWithHub checks AdaptBot's own tools and the hub's as one toolbox:
+// an external tool is "server/tool", with its server as its domain.
+func TestBoxWithHub(t *testing.T) {
 	w := newTestWorld(t)
 	ts, _ := serveHTTP(t, weatherServer())
 	h := newHub(t, []ServerConfig{{Name: "weather", Transport: TransportHTTP, URL: ts.URL}}, HubOptions{})
+	box := toolbox.New(w.reg, w.runner)
+	box.Join(h)
 	if errs := h.Connect(context.Background()); len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	set := ToolSet{Local: w.reg, Hub: h}
 	var names []string
-	for _, tool := range set.Serving() {
-		names = append(names, tool.Name)
+	for _, tool := range box.Serving() {
+		names = append(names, tool.Spec().Name)
 	}
 	if want := []string{"calculator", "slow", "weather/current_conditions", "weather/get_alerts", "weather/get_forecast"}; !slices.Equal(names, want) {
 		t.Errorf("Serving() = %v, want %v", names, want)
 	}
-	ext, ok := set.Tool("weather/get_forecast")
-	if !ok || ext.Code != nil || ext.Category != "weather" || !strings.Contains(string(ext.Parameters), `"city"`) {
+	if n := box.Len(); n != 5 {
+		t.Errorf("Len() = %d, want 5", n)
+	}
+	ext, ok := box.Tool("weather/get_forecast")
+	if !ok || !ext.Spec().Remote() || ext.Spec().Domain != "weather" || !strings.Contains(string(ext.Spec().Parameters), `"city"`) {
 		t.Errorf("Tool(weather/get_forecast) = %+v, %v", ext, ok)
 	}
-	if local, ok := set.Tool("calculator"); !ok || local.Code == nil {
+	if out, err := ext.Call(context.Background(), json.RawMessage(`{"city": "Paris"}`)); err != nil || out != "sunny in Paris" {
+		t.Errorf("weather/get_forecast = %q, %v", out, err)
+	}
+	if local, ok := box.Tool("calculator"); !ok || local.Spec().Remote() {
 		t.Errorf("Tool(calculator) = %+v, %v", local, ok)
 	}
 	for _, name := range []string{"weather/nope", "nope/get_forecast", "nope"} {
-		if _, ok := set.Tool(name); ok {
+		if _, ok := box.Tool(name); ok {
 			t.Errorf("Tool(%q) found something", name)
 		}
 	}

@@ -14,10 +14,9 @@ import (
 
 	"adaptbot/registry"
 	"adaptbot/sandbox"
+	"adaptbot/toolbox"
 )
 
-var _ Tools = (*registry.Registry)(nil)
-var _ Runner = (sandbox.Runner)(nil)
 
 // echoSource is a small tool; desc lets a test change its description.
 func echoSource(name, desc string) string {
@@ -149,7 +148,7 @@ func callText(t *testing.T, cs *sdk.ClientSession, name string, args any) (strin
 
 func TestServerListsAndCalls(t *testing.T) {
 	w := newTestWorld(t)
-	srv := NewServer(w.reg, w.runner, ServerOptions{})
+	srv := NewServer(toolbox.New(w.reg, w.runner), ServerOptions{})
 	cs, _ := connectInMemory(t, srv, "")
 
 	res, err := cs.ListTools(context.Background(), nil)
@@ -216,7 +215,7 @@ func TestServerFollowsRegistry(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			w := newTestWorld(t)
-			srv := NewServer(w.reg, w.runner, ServerOptions{})
+			srv := NewServer(toolbox.New(w.reg, w.runner), ServerOptions{})
 			cs, changed := connectInMemory(t, srv, protocol)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()

@@ -40,12 +40,6 @@ func (t Tool) ID() string {
 	return t.Server + "/" + t.Name
 }
 
-// SplitID splits "server/tool" into its halves; ok is false for a bare name
-// (a local tool). Server names hold no '/', so the first one splits.
-func SplitID(id string) (server, tool string, ok bool) {
-	return strings.Cut(id, "/")
-}
-
 // Doc returns the router document of an external tool: its server is its
 // domain.
 func (t Tool) Doc() router.Doc {
@@ -69,17 +63,6 @@ func (t Tool) Doc() router.Doc {
 // description as the router's document does.
 func (t Tool) Spec() toolbox.Spec {
 	return toolbox.Spec{Name: t.ID(), Description: t.Doc().Description, Parameters: t.InputSchema, Domain: t.Server, Origin: toolbox.Remote}
-}
-
-// Entry returns t as a registry entry, so that code written for local tools
-// (the agent's prompts and argument extraction) can show an external one:
-// its name is "server/tool", its category the server, and it has no source.
-func (t Tool) Entry() registry.Entry {
-	desc := t.Description
-	if desc == "" {
-		desc = t.Title
-	}
-	return registry.Entry{Name: t.ID(), Description: desc, Category: t.Server, Parameters: t.InputSchema, Origin: "mcp", Status: registry.OK}
 }
 
 // LocalTools returns AdaptBot's own tools as listings show them: the
@@ -131,69 +114,4 @@ func lessByServer(a, b Tool) bool {
 		return a.Server < b.Server
 	}
 	return a.Name < b.Name
-}
-
-// ToolSource is where ToolSet finds AdaptBot's own tools; the registry is
-// one.
-type ToolSource interface {
-	Serving() []registry.Tool
-	Tool(name string) (registry.Tool, bool)
-	Len() int
-}
-
-// ToolSet is AdaptBot's own tools and the hub's as one set, named as the
-// agent names them: an external tool is "server/tool", with its server as
-// its category and no Code (it runs through Hub.CallTool, not the sandbox).
-// It has the method set of agent.Tools.
-type ToolSet struct {
-	Local ToolSource
-	Hub   *Hub // nil: AdaptBot's own tools only
-}
-
-// Serving returns the local serving tools, then the external ones as last
-// listed.
-func (s ToolSet) Serving() []registry.Tool {
-	out := s.Local.Serving()
-	if s.Hub != nil {
-		for _, t := range s.Hub.Tools() {
-			out = append(out, registry.Tool{Entry: t.Entry()})
-		}
-	}
-	return out
-}
-
-// Len returns how many tools serve, local and external, without copying them.
-func (s ToolSet) Len() int {
-	n := s.Local.Len()
-	if s.Hub != nil {
-		n += s.Hub.toolCount()
-	}
-	return n
-}
-
-// toolCount returns how many external tools were last listed.
-func (h *Hub) toolCount() int {
-	n := 0
-	for _, c := range h.conns {
-		c.mu.Lock()
-		n += len(c.tools)
-		c.mu.Unlock()
-	}
-	return n
-}
-
-// Tool returns the tool named name: "server/tool" for an external one.
-func (s ToolSet) Tool(name string) (registry.Tool, bool) {
-	server, tool, external := SplitID(name)
-	if !external {
-		return s.Local.Tool(name)
-	}
-	if s.Hub == nil {
-		return registry.Tool{}, false
-	}
-	t, ok := s.Hub.Tool(server, tool)
-	if !ok {
-		return registry.Tool{}, false
-	}
-	return registry.Tool{Entry: t.Entry()}, true
 }
