@@ -17,7 +17,6 @@ import (
 	"adaptbot/toolbox"
 )
 
-
 // echoSource is a small tool; desc lets a test change its description.
 func echoSource(name, desc string) string {
 	return "// Package " + name + " " + desc + "\npackage " + name + `
