@@ -11,12 +11,15 @@ import (
 	"os"
 	"time"
 
+	"github.com/gofiber/fiber/v2"
+
 	"adaptbot/agent"
 	"adaptbot/benchmarks"
 	"adaptbot/generator"
 	"adaptbot/llm"
 	"adaptbot/llm/provider"
-	"adaptbot/mcp"
+	"adaptbot/mcp/client"
+	mcpserver "adaptbot/mcp/server"
 	"adaptbot/registry"
 	"adaptbot/router"
 	"adaptbot/sandbox"
@@ -43,7 +46,7 @@ type world struct {
 	feed   *router.Feed
 	agent  *agent.Agent
 	gen    *generator.Generator
-	hub    *mcp.Hub // nil without external MCP servers, and in CLI commands
+	hub    *client.Hub // nil without external MCP servers, and in CLI commands
 }
 
 // openWorld wires AdaptBot. With getenv set (the server), it also connects
@@ -326,4 +329,45 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 		log.Warn("watch stopped", "err", werr)
 	}
 	return err
+}
+
+// openHub is the hub the server keeps: the servers of ADAPTBOT_MCP_CONFIG,
+// not connected yet. It returns nil when no server is configured.
+func openHub(cfg Config, getenv func(string) string, log *slog.Logger) (*client.Hub, error) {
+	mc, err := loadMCPConfig(cfg.MCPConfig, false, getenv)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range mc.Warnings {
+		log.Warn("mcp: " + w)
+	}
+	servers := mc.Enabled()
+	if len(servers) == 0 {
+		return nil, nil
+	}
+	return client.NewHub(servers, client.Options{Env: client.DefaultEnv(getenv), Log: log}), nil
+}
+
+// connectHub connects the hub's servers in the background, so that a slow
+// server never delays startup; their tools join the toolbox as each one
+// lists them.
+func connectHub(ctx context.Context, hub *client.Hub, log *slog.Logger) {
+	go func() {
+		for _, e := range hub.Connect(ctx) {
+			log.Warn("mcp: server unavailable; its tools are left out until it answers", "server", e.Server, "err", e.Err)
+		}
+	}()
+}
+
+// mcpHTTPHandler is the /mcp endpoint: MCP's streamable HTTP transport for
+// the registry's tools. The route wraps it in the admin check. Streams
+// (server-sent events, including the GET stream that carries list_changed)
+// end when ctx ends, so pass the context whose end starts the shutdown.
+func mcpHTTPHandler(ctx context.Context, w *world) fiber.Handler {
+	srv := mcpserver.New(w.box, mcpserver.Options{Log: w.log})
+	go func() {
+		<-ctx.Done()
+		srv.Close()
+	}()
+	return streamHandler(ctx, srv.Handler())
 }

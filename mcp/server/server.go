@@ -1,4 +1,4 @@
-package mcp
+package server
 
 import (
 	"bytes"
@@ -20,8 +20,8 @@ import (
 	"adaptbot/toolbox"
 )
 
-// ServerOptions configures a Server. The zero value is usable.
-type ServerOptions struct {
+// Options configures a Server. The zero value is usable.
+type Options struct {
 	// Version is reported to clients as the implementation's version;
 	// default "dev".
 	Version string
@@ -37,7 +37,7 @@ type ServerOptions struct {
 }
 
 // DefaultInstructions describe the server to clients when
-// ServerOptions.Instructions is empty.
+// Options.Instructions is empty.
 const DefaultInstructions = "AdaptBot's tools: built-in and generated Go tools that run in a sandbox. " +
 	"The list changes while you are connected; watch notifications/tools/list_changed."
 
@@ -55,10 +55,10 @@ type Server struct {
 	published map[string]string // tool name → fingerprint of what clients see
 }
 
-// NewServer returns a Server for the local tools of tools. It publishes the
+// New returns a Server for the local tools of tools. It publishes the
 // serving ones at once and subscribes to the Box's changes, so it must be
 // created once per process, not per request.
-func NewServer(tools toolbox.Box, opts ServerOptions) *Server {
+func New(tools toolbox.Box, opts Options) *Server {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}

@@ -1,4 +1,4 @@
-package mcp
+package client
 
 import (
 	"context"
@@ -16,17 +16,18 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"adaptbot/mcp/config"
 	"adaptbot/toolbox"
 )
 
-// ClientProtocol is the protocol version the hub asks servers for: the
+// Protocol is the protocol version the hub asks servers for: the
 // newest one of the initialize handshake, which every server in use speaks.
-const ClientProtocol = "2025-11-25"
+const Protocol = "2025-11-25"
 
-// HubOptions configures a Hub. The zero value is usable.
-type HubOptions struct {
+// Options configures a Hub. The zero value is usable.
+type Options struct {
 	// Timeout bounds connecting to one server and listing its tools;
-	// 0 means DefaultTimeout. A server's own Timeout overrides it.
+	// 0 means config.DefaultTimeout. A server's own Timeout overrides it.
 	Timeout time.Duration
 	// Env is the environment stdio servers start from, before their own
 	// "env"; nil means DefaultEnv(os.Getenv).
@@ -60,7 +61,7 @@ func (e *ServerError) MarshalJSON() ([]byte, error) {
 // within its own time limit; a server that fails, hangs or exits never
 // holds up the others. It is safe for concurrent use.
 type Hub struct {
-	opts   HubOptions
+	opts   Options
 	conns  []*conn // in configuration order
 	byName map[string]*conn
 	closed atomic.Bool
@@ -120,9 +121,9 @@ func (h *Hub) closeLater(s *sdk.ClientSession) { h.later(func() { s.Close() }) }
 
 // NewHub returns a Hub for the enabled servers among servers. It connects
 // to nothing yet.
-func NewHub(servers []ServerConfig, opts HubOptions) *Hub {
+func NewHub(servers []config.Server, opts Options) *Hub {
 	if opts.Timeout <= 0 {
-		opts.Timeout = DefaultTimeout
+		opts.Timeout = config.DefaultTimeout
 	}
 	if opts.Env == nil {
 		opts.Env = DefaultEnv(nil)
@@ -346,7 +347,7 @@ func resultText(res *sdk.CallToolResult) string {
 // conn is one server: its configuration, its session and its tools.
 type conn struct {
 	hub *Hub
-	cfg ServerConfig
+	cfg config.Server
 
 	dial sync.Mutex // held while connecting, so one connect runs at a time
 	emit sync.Mutex // held while setting the tools and telling listeners
@@ -410,15 +411,15 @@ func (c *conn) connect(ctx context.Context) (*sdk.ClientSession, uint64, error) 
 	var proc *process
 	var transport sdk.Transport
 	switch c.cfg.Transport {
-	case TransportStdio:
+	case config.TransportStdio:
 		p, t, err := startProcess(c.cfg, c.hub.opts.Env)
 		if err != nil {
 			return nil, 0, err
 		}
 		proc, transport = p, t
-	case TransportHTTP:
+	case config.TransportHTTP:
 		transport = &sdk.StreamableClientTransport{Endpoint: c.cfg.URL, HTTPClient: httpClient(c.cfg.Headers)}
-	case TransportSSE:
+	case config.TransportSSE:
 		transport = &sdk.SSEClientTransport{Endpoint: c.cfg.URL, HTTPClient: httpClient(c.cfg.Headers)}
 	default:
 		return nil, 0, fmt.Errorf("unknown transport %q", c.cfg.Transport)
@@ -489,7 +490,7 @@ func (h *Hub) connectWithin(ctx context.Context, client *sdk.Client, t sdk.Trans
 	}
 	done := make(chan result, 1)
 	go func() {
-		s, err := client.Connect(ctx, t, &sdk.ClientSessionOptions{ProtocolVersion: ClientProtocol})
+		s, err := client.Connect(ctx, t, &sdk.ClientSessionOptions{ProtocolVersion: Protocol})
 		done <- result{s, err}
 	}()
 	select {

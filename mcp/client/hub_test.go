@@ -1,4 +1,4 @@
-package mcp
+package client
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -14,8 +16,10 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"adaptbot/mcp/config"
 	"adaptbot/registry"
 	"adaptbot/router"
+	"adaptbot/sandbox"
 	"adaptbot/toolbox"
 )
 
@@ -76,7 +80,7 @@ func hangingServer(t *testing.T) *httptest.Server {
 	return ts
 }
 
-func newHub(t *testing.T, servers []ServerConfig, opts HubOptions) *Hub {
+func newHub(t *testing.T, servers []config.Server, opts Options) *Hub {
 	t.Helper()
 	h := NewHub(servers, opts)
 	t.Cleanup(func() { h.Close() })
@@ -85,7 +89,7 @@ func newHub(t *testing.T, servers []ServerConfig, opts HubOptions) *Hub {
 
 func TestHubHTTP(t *testing.T) {
 	ts, _ := serveHTTP(t, weatherServer())
-	h := newHub(t, []ServerConfig{{Name: "weather", Transport: TransportHTTP, URL: ts.URL, Headers: map[string]string{"X-Test": "1"}}}, HubOptions{})
+	h := newHub(t, []config.Server{{Name: "weather", Transport: config.TransportHTTP, URL: ts.URL, Headers: map[string]string{"X-Test": "1"}}}, Options{})
 	ix := feedRouter(h)
 	ctx := context.Background()
 
@@ -155,17 +159,17 @@ func (fakeRegistry) OnChange(func(registry.Event))     {}
 func TestHubPartialResults(t *testing.T) {
 	ts, _ := serveHTTP(t, weatherServer())
 	hang := hangingServer(t)
-	servers := []ServerConfig{
-		{Name: "weather", Transport: TransportHTTP, URL: ts.URL},
-		{Name: "hangs", Transport: TransportHTTP, URL: hang.URL},
-		{Name: "hangs-too", Transport: TransportHTTP, URL: hang.URL + "/other"},
-		{Name: "hangs-longer", Transport: TransportHTTP, URL: hang.URL, Timeout: 1500 * time.Millisecond},
-		{Name: "silent", Transport: TransportStdio, Command: "sleep", Args: []string{"30"}},
-		{Name: "exits", Transport: TransportStdio, Command: "sh", Args: []string{"-c", "echo 'cannot open the database' >&2; exit 3"}},
-		{Name: "missing", Transport: TransportStdio, Command: "adaptbot-no-such-command"},
-		{Name: "refused", Transport: TransportHTTP, URL: "http://127.0.0.1:1/mcp"},
+	servers := []config.Server{
+		{Name: "weather", Transport: config.TransportHTTP, URL: ts.URL},
+		{Name: "hangs", Transport: config.TransportHTTP, URL: hang.URL},
+		{Name: "hangs-too", Transport: config.TransportHTTP, URL: hang.URL + "/other"},
+		{Name: "hangs-longer", Transport: config.TransportHTTP, URL: hang.URL, Timeout: 1500 * time.Millisecond},
+		{Name: "silent", Transport: config.TransportStdio, Command: "sleep", Args: []string{"30"}},
+		{Name: "exits", Transport: config.TransportStdio, Command: "sh", Args: []string{"-c", "echo 'cannot open the database' >&2; exit 3"}},
+		{Name: "missing", Transport: config.TransportStdio, Command: "adaptbot-no-such-command"},
+		{Name: "refused", Transport: config.TransportHTTP, URL: "http://127.0.0.1:1/mcp"},
 	}
-	h := newHub(t, servers, HubOptions{Timeout: time.Second})
+	h := newHub(t, servers, Options{Timeout: time.Second})
 	start := time.Now()
 	tools, errs := h.List(context.Background())
 	elapsed := time.Since(start)
@@ -204,7 +208,7 @@ func TestHubPartialResults(t *testing.T) {
 }
 
 func TestHubStdioReconnects(t *testing.T) {
-	h := newHub(t, []ServerConfig{helperConfig(t, "helper")}, HubOptions{Timeout: 10 * time.Second})
+	h := newHub(t, []config.Server{helperConfig(t, "helper")}, Options{Timeout: 10 * time.Second})
 	ctx := context.Background()
 	first, err := h.Call(ctx, "helper", "pid", nil)
 	if err != nil {
@@ -231,7 +235,7 @@ func TestHubStdioReconnects(t *testing.T) {
 func TestHubHTTPReconnectsAfterRestart(t *testing.T) {
 	srv := weatherServer()
 	ts, sw := serveHTTP(t, srv)
-	h := newHub(t, []ServerConfig{{Name: "weather", Transport: TransportHTTP, URL: ts.URL}}, HubOptions{})
+	h := newHub(t, []config.Server{{Name: "weather", Transport: config.TransportHTTP, URL: ts.URL}}, Options{})
 	ctx := context.Background()
 	if _, err := h.Call(ctx, "weather", "get_forecast", json.RawMessage(`{"city":"Paris"}`)); err != nil {
 		t.Fatal(err)
@@ -247,7 +251,7 @@ func TestHubHTTPReconnectsAfterRestart(t *testing.T) {
 func TestHubRefreshesOnListChanged(t *testing.T) {
 	srv := weatherServer()
 	ts, _ := serveHTTP(t, srv)
-	h := newHub(t, []ServerConfig{{Name: "weather", Transport: TransportHTTP, URL: ts.URL}}, HubOptions{})
+	h := newHub(t, []config.Server{{Name: "weather", Transport: config.TransportHTTP, URL: ts.URL}}, Options{})
 	ix := feedRouter(h)
 	// Registered after the toolbox's: when it hears a list, the router has
 	// it too.
@@ -311,7 +315,7 @@ func feedRouter(h *Hub) *router.Index {
 }
 
 func TestHubListUnknownServer(t *testing.T) {
-	h := newHub(t, []ServerConfig{{Name: "a", Transport: TransportHTTP, URL: "http://127.0.0.1:1"}}, HubOptions{})
+	h := newHub(t, []config.Server{{Name: "a", Transport: config.TransportHTTP, URL: "http://127.0.0.1:1"}}, Options{})
 	_, errs := h.List(context.Background(), "b")
 	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "server b: not in the configuration (servers: a)") {
 		t.Errorf("errs = %v", errs)
@@ -330,10 +334,10 @@ func TestDefaultEnvPassesNoSecrets(t *testing.T) {
 // TestBoxWithHub checks AdaptBot's own tools and the hub's as one toolbox:
 // an external tool is "server/tool", with its server as its domain.
 func TestBoxWithHub(t *testing.T) {
-	w := newTestWorld(t)
+	reg, runner := localTools(t)
 	ts, _ := serveHTTP(t, weatherServer())
-	h := newHub(t, []ServerConfig{{Name: "weather", Transport: TransportHTTP, URL: ts.URL}}, HubOptions{})
-	box := toolbox.New(w.reg, w.runner)
+	h := newHub(t, []config.Server{{Name: "weather", Transport: config.TransportHTTP, URL: ts.URL}}, Options{})
+	box := toolbox.New(reg, runner)
 	box.Join(h)
 	if errs := h.Connect(context.Background()); len(errs) > 0 {
 		t.Fatal(errs)
@@ -342,11 +346,11 @@ func TestBoxWithHub(t *testing.T) {
 	for _, tool := range box.Serving() {
 		names = append(names, tool.Spec().Name)
 	}
-	if want := []string{"calculator", "slow", "weather/current_conditions", "weather/get_alerts", "weather/get_forecast"}; !slices.Equal(names, want) {
+	if want := []string{"calculator", "weather/current_conditions", "weather/get_alerts", "weather/get_forecast"}; !slices.Equal(names, want) {
 		t.Errorf("Serving() = %v, want %v", names, want)
 	}
-	if n := box.Len(); n != 5 {
-		t.Errorf("Len() = %d, want 5", n)
+	if n := box.Len(); n != 4 {
+		t.Errorf("Len() = %d, want 4", n)
 	}
 	ext, ok := box.Tool("weather/get_forecast")
 	if !ok || !ext.Spec().Remote() || ext.Spec().Domain != "weather" || !strings.Contains(string(ext.Spec().Parameters), `"city"`) {
@@ -362,5 +366,41 @@ func TestBoxWithHub(t *testing.T) {
 		if _, ok := box.Tool(name); ok {
 			t.Errorf("Tool(%q) found something", name)
 		}
+	}
+}
+
+// localTools is a real registry over a temp folder holding the calculator
+// from ../../tools, with an in-process sandbox.
+func localTools(t *testing.T) (*registry.Registry, sandbox.Runner) {
+	t.Helper()
+	dir := t.TempDir()
+	calc, err := os.ReadFile(filepath.Join("..", "..", "tools", "calculator", "calculator.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	toolsDir := filepath.Join(dir, "tools")
+	if err := os.MkdirAll(filepath.Join(toolsDir, "calculator"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(toolsDir, "calculator", "calculator.go"), calc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runner := sandbox.NewInProcess(sandbox.Options{})
+	t.Cleanup(func() { runner.Close() })
+	reg, err := registry.Open(context.Background(), registry.Options{ToolsDir: toolsDir, Path: filepath.Join(dir, "tools_registry.json"), Compiler: runner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg, runner
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

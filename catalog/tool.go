@@ -1,16 +1,18 @@
-package mcp
+package catalog
 
 import (
 	"encoding/json"
 	"sort"
-	"strings"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
+	"adaptbot/mcp/client"
+	"adaptbot/mcp/config"
 	"adaptbot/registry"
 	"adaptbot/router"
-	"adaptbot/toolbox"
 )
+
+// Local is the server name of AdaptBot's own tools in listings and search
+// results; no configured MCP server may take it.
+const Local = config.Local
 
 // Tool is one tool as listings and search see it: one of AdaptBot's own
 // (Server is Local) or one of an external MCP server's.
@@ -27,7 +29,7 @@ type Tool struct {
 	Origin   string `json:"origin,omitempty"`
 	Status   string `json:"status,omitempty"`
 
-	// ServerDescription describes an external tool's server, for routing.
+	// ServerDescription describes an external tool's server, for ranking.
 	ServerDescription string `json:"-"`
 }
 
@@ -40,29 +42,15 @@ func (t Tool) ID() string {
 	return t.Server + "/" + t.Name
 }
 
-// Doc returns the router document of an external tool: its server is its
-// domain.
-func (t Tool) Doc() router.Doc {
-	desc := t.Description
-	if desc == "" {
-		desc = t.Title
-	} else if t.Title != "" && !strings.Contains(desc, t.Title) {
-		desc = t.Title + ". " + desc
-	}
+// doc returns the router document of t, its server its domain.
+func (t Tool) doc() router.Doc {
 	return router.Doc{
 		Server:            t.Server,
 		ServerDescription: t.ServerDescription,
 		Name:              t.Name,
-		Description:       desc,
+		Description:       client.Tool{Title: t.Title, Description: t.Description}.Text(),
 		Params:            router.ParamsFromSchema(t.InputSchema),
 	}
-}
-
-// Spec returns an external tool as the toolbox sees it: named
-// "server/tool", its server its domain, its title folded into its
-// description as the router's document does.
-func (t Tool) Spec() toolbox.Spec {
-	return toolbox.Spec{Name: t.ID(), Description: t.Doc().Description, Parameters: t.InputSchema, Domain: t.Server, Origin: toolbox.Remote}
 }
 
 // LocalTools returns AdaptBot's own tools as listings show them: the
@@ -88,17 +76,13 @@ func LocalTools(entries []registry.Entry) []Tool {
 	return out
 }
 
-// fromSDK converts a listed tool.
-func fromSDK(server, serverDesc string, t *sdk.Tool) Tool {
-	schema, err := json.Marshal(t.InputSchema)
-	if err != nil || string(schema) == "null" {
-		schema = json.RawMessage(`{"type":"object"}`)
+// external returns the hub's tools as listings show them.
+func external(ts []client.Tool) []Tool {
+	out := make([]Tool, len(ts))
+	for i, t := range ts {
+		out[i] = Tool{Server: t.Server, Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema, ServerDescription: t.ServerDescription}
 	}
-	title := t.Title
-	if title == "" && t.Annotations != nil {
-		title = t.Annotations.Title
-	}
-	return Tool{Server: server, Name: t.Name, Title: title, Description: t.Description, InputSchema: schema, ServerDescription: serverDesc}
+	return out
 }
 
 // sortTools orders tools by server (AdaptBot's own first), then name.
