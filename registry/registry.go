@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"adaptbot/contract"
-	"adaptbot/toolbox"
 )
 
 // Compiler loads a tool in the sandbox without running it.
@@ -86,9 +85,21 @@ type record struct {
 	code  []byte // the serving source; nil while no version has passed
 }
 
-// ErrNotFound is returned for a tool the registry does not have; it is
-// toolbox.ErrNotFound, so one errors.Is check covers every kind of tool.
-var ErrNotFound = toolbox.ErrNotFound
+// ErrNotFound is the one error for a tool that does not exist or does not
+// serve, local or remote (toolbox re-exports it); NotFound wraps it so the
+// message names the tool.
+var ErrNotFound = errors.New("no such tool")
+
+// NotFound returns the error for a missing tool, in the one wording every
+// door uses: `no tool named "x"`.
+func NotFound(name string) error { return notFound(name) }
+
+// notFound is NotFound's error: errors.Is(err, ErrNotFound) holds, and the
+// message is the one wording alone.
+type notFound string
+
+func (e notFound) Error() string        { return fmt.Sprintf("no tool named %q", string(e)) }
+func (e notFound) Is(target error) bool { return target == ErrNotFound }
 
 // ErrReadOnly is returned by a change to a registry opened ReadOnly.
 var ErrReadOnly = errors.New("registry: opened read-only; changes go through the server that owns it")

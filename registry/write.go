@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"adaptbot/contract"
-	"adaptbot/toolbox"
 )
 
 // PutOptions describes a new version written through the registry.
@@ -88,7 +87,7 @@ func (r *Registry) Delete(ctx context.Context, name string) (Entry, error) {
 		rec, ok := r.tools[name]
 		r.mu.RUnlock()
 		if !ok {
-			return nil, toolbox.NotFound(name)
+			return nil, NotFound(name)
 		}
 		if rec.code != nil {
 			if err := r.snapshot(rec.entry, rec.code); err != nil {
@@ -132,7 +131,7 @@ func (r *Registry) Versions(name string) ([]Version, error) {
 	}
 	dirs, err := os.ReadDir(filepath.Join(r.opts.HistoryDir, name))
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, toolbox.NotFound(name)
+		return nil, NotFound(name)
 	}
 	if err != nil {
 		return nil, err

@@ -1,41 +1,34 @@
-package mcp
+package client
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"adaptbot/contract"
-	"adaptbot/router"
+	"adaptbot/mcp/config"
+	"adaptbot/toolbox"
 )
 
-// ClientProtocol is the protocol version the hub asks servers for: the
+// Protocol is the protocol version the hub asks servers for: the
 // newest one of the initialize handshake, which every server in use speaks.
-const ClientProtocol = "2025-11-25"
+const Protocol = "2025-11-25"
 
-// HubOptions configures a Hub. The zero value is usable.
-type HubOptions struct {
+// Options configures a Hub. The zero value is usable.
+type Options struct {
 	// Timeout bounds connecting to one server and listing its tools;
-	// 0 means DefaultTimeout. A server's own Timeout overrides it.
+	// 0 means config.DefaultTimeout. A server's own Timeout overrides it.
 	Timeout time.Duration
-	// Index, if set, is kept in step with the servers' tools: each tool is
-	// a router.Doc whose Server is its server's name.
-	Index *router.Index
-	// OnChange, if set, is called after a server's tool list changed (it
-	// connected, reconnected, or announced list_changed).
-	OnChange func(server string)
 	// Env is the environment stdio servers start from, before their own
 	// "env"; nil means DefaultEnv(os.Getenv).
 	Env []string
@@ -68,7 +61,7 @@ func (e *ServerError) MarshalJSON() ([]byte, error) {
 // within its own time limit; a server that fails, hangs or exits never
 // holds up the others. It is safe for concurrent use.
 type Hub struct {
-	opts   HubOptions
+	opts   Options
 	conns  []*conn // in configuration order
 	byName map[string]*conn
 	closed atomic.Bool
@@ -77,6 +70,30 @@ type Hub struct {
 	// orders those Adds before Close's Wait.
 	stopMu   sync.Mutex
 	stopping sync.WaitGroup
+
+	listenMu  sync.RWMutex
+	listeners []func(server string, specs []toolbox.Spec)
+}
+
+// OnChange registers fn, called with a server's name and its whole new list
+// of tools each time that list changed (the server connected, reconnected,
+// or announced list_changed). Calls for one server come in order; fn must
+// not block for long.
+func (h *Hub) OnChange(fn func(server string, specs []toolbox.Spec)) {
+	h.listenMu.Lock()
+	h.listeners = append(h.listeners, fn)
+	h.listenMu.Unlock()
+}
+
+// Specs returns every server's tools as last listed, as toolbox specs:
+// named "server/tool", with their server as their domain.
+func (h *Hub) Specs() []toolbox.Spec {
+	tools := h.Tools()
+	out := make([]toolbox.Spec, len(tools))
+	for i, t := range tools {
+		out[i] = t.Spec()
+	}
+	return out
 }
 
 // later runs stop (stopping a process or closing a session, which stops its
@@ -104,9 +121,9 @@ func (h *Hub) closeLater(s *sdk.ClientSession) { h.later(func() { s.Close() }) }
 
 // NewHub returns a Hub for the enabled servers among servers. It connects
 // to nothing yet.
-func NewHub(servers []ServerConfig, opts HubOptions) *Hub {
+func NewHub(servers []config.Server, opts Options) *Hub {
 	if opts.Timeout <= 0 {
-		opts.Timeout = DefaultTimeout
+		opts.Timeout = config.DefaultTimeout
 	}
 	if opts.Env == nil {
 		opts.Env = DefaultEnv(nil)
@@ -195,6 +212,18 @@ func (h *Hub) Tools() []Tool {
 	return out
 }
 
+// Description returns what server said it is for (its configured
+// description, or its instructions or title when it connected), or "".
+func (h *Hub) Description(server string) string {
+	c, ok := h.byName[server]
+	if !ok {
+		return ""
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.desc
+}
+
 // Tool returns the tool called name on server, as last listed.
 func (h *Hub) Tool(server, name string) (Tool, bool) {
 	c, ok := h.byName[server]
@@ -204,10 +233,9 @@ func (h *Hub) Tool(server, name string) (Tool, bool) {
 	return c.tool(name)
 }
 
-// Call calls tool on server with args, a JSON object. The arguments are
-// first checked against the tool's input schema (when the schema is one
-// AdaptBot can read). A tool that reports an error (isError) returns it as
-// the error.
+// Call calls tool on server with args, a JSON object. It sends args as
+// they are: callers go through the toolbox, which validates them first. A
+// tool that reports an error (isError) returns it as the error.
 //
 // A call is never sent twice: tools have side effects. If the session turns
 // out to be dead before the request went out (the server exited or
@@ -221,26 +249,15 @@ func (h *Hub) Call(ctx context.Context, server, tool string, args json.RawMessag
 		return "", fmt.Errorf("no MCP server named %q (servers: %s)", server, strings.Join(h.Servers(), ", "))
 	}
 	id := server + "/" + tool
-	t, ok := c.tool(tool)
-	if !ok {
+	if _, ok := c.tool(tool); !ok {
 		// Not listed yet, or listed before it existed: list now.
 		if _, _, err := c.ensure(ctx); err != nil {
 			return "", fmt.Errorf("%s: %w", id, err)
 		}
 		c.relist(ctx)
-		if t, ok = c.tool(tool); !ok {
+		if _, ok := c.tool(tool); !ok {
 			return "", fmt.Errorf("server %s has no tool %q", server, tool)
 		}
-	}
-	if len(bytes.TrimSpace(args)) == 0 || bytes.Equal(bytes.TrimSpace(args), []byte("null")) {
-		args = json.RawMessage("{}")
-	}
-	if readableSchema(t.InputSchema) {
-		if err := contract.Validate(t.InputSchema, args); err != nil {
-			return "", fmt.Errorf("%s: invalid arguments: %w", id, err)
-		}
-	} else if !json.Valid(args) || !bytes.HasPrefix(bytes.TrimSpace(args), []byte("{")) {
-		return "", fmt.Errorf("%s: arguments must be a JSON object", id)
 	}
 	for attempt := 0; ; attempt++ {
 		s, gen, err := c.ensure(ctx)
@@ -279,15 +296,6 @@ func (h *Hub) Call(ctx context.Context, server, tool string, args json.RawMessag
 		}
 		return out, nil
 	}
-}
-
-// CallTool calls a tool by its "server/tool" ID, as the agent names it.
-func (h *Hub) CallTool(ctx context.Context, id string, args json.RawMessage) (string, error) {
-	server, tool, ok := SplitID(id)
-	if !ok {
-		return "", fmt.Errorf("%q is not an external tool: want server/tool", id)
-	}
-	return h.Call(ctx, server, tool, args)
 }
 
 // Close ends every session and stops every stdio server, in parallel. A
@@ -336,24 +344,13 @@ func resultText(res *sdk.CallToolResult) string {
 	return strings.Join(parts, "\n")
 }
 
-// readableSchema reports whether contract.Validate can use schema: servers
-// may publish drafts or references AdaptBot's validator cannot resolve, and
-// then the server's own validation is all there is.
-func readableSchema(schema json.RawMessage) bool {
-	var s jsonschema.Schema
-	if err := json.Unmarshal(schema, &s); err != nil {
-		return false
-	}
-	_, err := s.Resolve(nil)
-	return err == nil
-}
-
 // conn is one server: its configuration, its session and its tools.
 type conn struct {
 	hub *Hub
-	cfg ServerConfig
+	cfg config.Server
 
 	dial sync.Mutex // held while connecting, so one connect runs at a time
+	emit sync.Mutex // held while setting the tools and telling listeners
 
 	mu      sync.Mutex
 	session *sdk.ClientSession
@@ -414,15 +411,15 @@ func (c *conn) connect(ctx context.Context) (*sdk.ClientSession, uint64, error) 
 	var proc *process
 	var transport sdk.Transport
 	switch c.cfg.Transport {
-	case TransportStdio:
+	case config.TransportStdio:
 		p, t, err := startProcess(c.cfg, c.hub.opts.Env)
 		if err != nil {
 			return nil, 0, err
 		}
 		proc, transport = p, t
-	case TransportHTTP:
+	case config.TransportHTTP:
 		transport = &sdk.StreamableClientTransport{Endpoint: c.cfg.URL, HTTPClient: httpClient(c.cfg.Headers)}
-	case TransportSSE:
+	case config.TransportSSE:
 		transport = &sdk.SSEClientTransport{Endpoint: c.cfg.URL, HTTPClient: httpClient(c.cfg.Headers)}
 	default:
 		return nil, 0, fmt.Errorf("unknown transport %q", c.cfg.Transport)
@@ -493,7 +490,7 @@ func (h *Hub) connectWithin(ctx context.Context, client *sdk.Client, t sdk.Trans
 	}
 	done := make(chan result, 1)
 	go func() {
-		s, err := client.Connect(ctx, t, &sdk.ClientSessionOptions{ProtocolVersion: ClientProtocol})
+		s, err := client.Connect(ctx, t, &sdk.ClientSessionOptions{ProtocolVersion: Protocol})
 		done <- result{s, err}
 	}()
 	select {
@@ -551,28 +548,26 @@ func (c *conn) listAll(ctx context.Context, s *sdk.ClientSession, desc string) (
 	return tools, nil
 }
 
-// setTools replaces the server's tools and brings the index in step, under
-// the conn's lock: two refreshes never interleave their index changes, and
-// whoever sees the new list sees the index that goes with it.
+// setTools replaces the server's tools and tells the listeners the new
+// list, one list at a time, so they hear each server's lists in order.
 func (c *conn) setTools(tools []Tool) {
+	c.emit.Lock()
+	defer c.emit.Unlock()
 	c.mu.Lock()
-	old := c.tools
 	c.tools = tools
-	if ix := c.hub.opts.Index; ix != nil {
-		keep := make(map[string]bool, len(tools))
-		for _, t := range tools {
-			keep[t.Name] = true
-			ix.Upsert(t.Doc())
-		}
-		for _, t := range old {
-			if !keep[t.Name] {
-				ix.Remove(c.cfg.Name, t.Name)
-			}
-		}
-	}
 	c.mu.Unlock()
-	if fn := c.hub.opts.OnChange; fn != nil {
-		fn(c.cfg.Name)
+	c.hub.listenMu.RLock()
+	ls := slices.Clone(c.hub.listeners)
+	c.hub.listenMu.RUnlock()
+	if len(ls) == 0 {
+		return
+	}
+	specs := make([]toolbox.Spec, len(tools))
+	for i, t := range tools {
+		specs[i] = t.Spec()
+	}
+	for _, fn := range ls {
+		fn(c.cfg.Name, specs)
 	}
 }
 
