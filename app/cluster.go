@@ -116,11 +116,7 @@ func (c fleetCompiler) Compile(ctx context.Context, tool string, source []byte) 
 // configured as a server's would be (ADAPTBOT_WORKERS, ADAPTBOT_TOOL_TIMEOUT,
 // ADAPTBOT_SANDBOX_LANDLOCK, ADAPTBOT_EGRESS_ALLOW, ...). It reads no
 // registry, tools or benchmarks: calls bring their source.
-func fleetWorkerCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	cfg, err := loadConfig(getenv)
-	if err != nil {
-		return err
-	}
+func fleetWorkerCommand(ctx context.Context, cfg Config, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	url := fs.String("nats", cfg.NATSURL, "NATS servers to join (default ADAPTBOT_NATS_URL)")
