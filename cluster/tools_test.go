@@ -1,0 +1,168 @@
+package cluster_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"adaptbot/cluster"
+	"adaptbot/cluster/clustertest"
+	"adaptbot/registry"
+)
+
+// replica is one replica's registry over its own folder, mirrored to the
+// cluster.
+type replica struct {
+	reg    *registry.Registry
+	mirror *cluster.Mirror
+}
+
+func openReplica(t *testing.T, url, id string, tools map[string]string) *replica {
+	t.Helper()
+	dir := t.TempDir()
+	for name, src := range tools {
+		if err := os.MkdirAll(filepath.Join(dir, "tools", name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "tools", name, name+".go"), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reg, err := registry.Open(context.Background(), registry.Options{ToolsDir: filepath.Join(dir, "tools"), Path: filepath.Join(dir, "tools_registry.json"), Log: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := cluster.OpenMirror(context.Background(), connect(t, url, id), reg, cluster.MirrorOptions{Replica: id, Log: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ready, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		m.Run(ctx, ready) //nolint:errcheck
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	select {
+	case <-ready:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the mirror did not catch up with the cluster")
+	}
+	return &replica{reg: reg, mirror: m}
+}
+
+func namedEcho(name string) string {
+	return strings.ReplaceAll(echoTool, "package echo", "package "+name)
+}
+
+func TestTwoReplicasServeOneSetOfTools(t *testing.T) {
+	srv := clustertest.Start(t)
+	a := openReplica(t, srv.URL(), "a", map[string]string{"echo": echoTool})
+	b := openReplica(t, srv.URL(), "b", nil)
+
+	// B joined a seeded cluster: it serves A's tool.
+	if got, ok := b.reg.Tool("echo"); !ok || string(got.Code) != echoTool {
+		t.Fatalf("B does not serve the cluster's echo (ok %v)", ok)
+	}
+
+	// A change accepted on A is served by B.
+	shout := namedEcho("shout")
+	if _, err := a.reg.Put(context.Background(), "shout", []byte(shout), registry.PutOptions{Origin: registry.Generated}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "B serves the tool put on A", func() bool {
+		got, ok := b.reg.Tool("shout")
+		return ok && string(got.Code) == shout && got.Origin == registry.Generated
+	})
+	// A new version too.
+	shout2 := strings.ReplaceAll(shout, "return in.Text, nil", `return in.Text + "!", nil`)
+	if _, err := a.reg.Put(context.Background(), "shout", []byte(shout2), registry.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "B serves A's new version", func() bool {
+		got, ok := b.reg.Tool("shout")
+		return ok && string(got.Code) == shout2
+	})
+
+	// A delete on B is gone from A.
+	if _, err := b.reg.Delete(context.Background(), "echo"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the tool deleted on B is gone from A", func() bool {
+		_, ok := a.reg.Tool("echo")
+		return !ok
+	})
+
+	// A third replica that starts with a tool of its own follows the
+	// cluster: it drops what the cluster does not hold.
+	c := openReplica(t, srv.URL(), "c", map[string]string{"stray": namedEcho("stray")})
+	if _, ok := c.reg.Tool("stray"); ok {
+		t.Error("a replica joining a cluster kept a tool the cluster does not hold")
+	}
+	if _, ok := c.reg.Tool("shout"); !ok {
+		t.Error("a replica joining a cluster does not serve its tools")
+	}
+	if _, ok := a.reg.Tool("stray"); ok {
+		t.Error("a joining replica's stray tool reached the cluster")
+	}
+}
+
+func TestTenConcurrentLocksOfOneNameHaveOneWinner(t *testing.T) {
+	srv := clustertest.Start(t)
+	js, err := jetstream.New(connect(t, srv.URL(), "locks"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.CreateOrUpdateKeyValue(context.Background(), jetstream.KeyValueConfig{Bucket: cluster.LockBucket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		winners []func()
+		locked  int
+	)
+	for i := range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			release, err := cluster.Lock(context.Background(), kv, "weather", "replica-"+string(rune('a'+i)), time.Minute)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				winners = append(winners, release)
+			case errors.Is(err, cluster.ErrLocked):
+				locked++
+			default:
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if len(winners) != 1 || locked != 9 {
+		t.Fatalf("%d winners and %d refused, want 1 and 9", len(winners), locked)
+	}
+	winners[0]()
+	release, err := cluster.Lock(context.Background(), kv, "weather", "later", time.Minute)
+	if err != nil {
+		t.Fatalf("the lock is not free after its release: %v", err)
+	}
+	release()
+	// A lock its holder left behind expires.
+	if _, err := cluster.Lock(context.Background(), kv, "stale", "crashed", time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Millisecond)
+	if _, err := cluster.Lock(context.Background(), kv, "stale", "next", time.Minute); err != nil {
+		t.Errorf("an expired lock was not taken over: %v", err)
+	}
+}
