@@ -9,6 +9,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"adaptbot/benchmarks"
+	"adaptbot/cluster"
 	"adaptbot/generator"
 	"adaptbot/llm"
 	"adaptbot/registry"
@@ -53,6 +54,14 @@ func (s *Server) runBuild(ctx context.Context, req generator.Request, progress f
 	if s.build == nil {
 		return nil, llm.ErrNoModel
 	}
+	if err := s.link.writable(); err != nil {
+		return nil, err
+	}
+	release, err := s.link.lock(ctx, req.Tool)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	id := newRequestID()
 	began := time.Now()
 	res, err := s.build.Build(ctx, req, progress)
@@ -62,7 +71,9 @@ func (s *Server) runBuild(ctx context.Context, req generator.Request, progress f
 
 func buildError(err error) error {
 	switch {
-	case errors.Is(err, generator.ErrConflict):
+	case errors.Is(err, errClusterDown):
+		return &apiError{Status: fiber.StatusServiceUnavailable, Msg: err.Error()}
+	case errors.Is(err, generator.ErrConflict), errors.Is(err, cluster.ErrLocked):
 		return &apiError{Status: fiber.StatusConflict, Msg: err.Error()}
 	case errors.Is(err, llm.ErrNoModel):
 		return &apiError{Status: fiber.StatusServiceUnavailable, Msg: "Building tools needs a language model. " + err.Error()}
@@ -136,6 +147,14 @@ func (s *Server) handleToolRollback() fiber.Handler {
 		if _, err := s.reg.Versions(name); err != nil {
 			return buildError(err)
 		}
+		if err := s.link.writable(); err != nil {
+			return buildError(err)
+		}
+		release, err := s.link.lock(c.UserContext(), name)
+		if err != nil {
+			return buildError(err)
+		}
+		defer release()
 		e, err := s.reg.Rollback(c.UserContext(), name, req.Version)
 		if err != nil {
 			if errors.Is(err, registry.ErrNotFound) {

@@ -2,16 +2,19 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
 	"adaptbot/benchmarks"
 	"adaptbot/cluster"
+	"adaptbot/registry"
 	"adaptbot/sandbox"
 )
 
@@ -22,7 +25,64 @@ type clusterLink struct {
 	url     string
 	replica string
 	nc      *nats.Conn
-	rows    *cluster.Rows // nil until openRows
+	rows    *cluster.Rows   // nil until openRows
+	mirror  *cluster.Mirror // nil until openMirror
+	stop    context.CancelFunc
+	done    chan struct{}
+}
+
+// errClusterDown refuses a change while NATS is away: it could not reach
+// the other replicas.
+var errClusterDown = errors.New("NATS is not connected, so the other replicas would not see this change: builds, deletes and rollbacks are refused until it is back; chats go on with the tools loaded")
+
+// buildLockTTL bounds how long a crashed replica's build lock holds a name.
+const buildLockTTL = 10 * time.Minute
+
+// openMirror makes the cluster's tool bucket the truth for reg (seeding an
+// empty cluster from it) and follows the bucket from now on; it returns
+// once reg serves what the cluster holds.
+func (l *clusterLink) openMirror(ctx context.Context, reg *registry.Registry, log *slog.Logger) error {
+	if l == nil {
+		return nil
+	}
+	m, err := cluster.OpenMirror(ctx, l.nc, reg, cluster.MirrorOptions{Replica: l.replica, Log: log})
+	if err != nil {
+		return err
+	}
+	l.mirror = m
+	ctx, l.stop = context.WithCancel(context.Background())
+	l.done = make(chan struct{})
+	ready := make(chan struct{})
+	go func() {
+		defer close(l.done)
+		if err := m.Run(ctx, ready); err != nil && !errors.Is(err, context.Canceled) {
+			log.Error("cluster: the tool watch stopped", "err", err)
+		}
+	}()
+	select {
+	case <-ready:
+		return nil
+	case <-l.done:
+		return errors.New("cluster: the tool watch stopped before it caught up")
+	case <-time.After(time.Minute):
+		return errors.New("cluster: the tools did not arrive from the cluster within a minute")
+	}
+}
+
+// writable says whether a change may be made now: not while NATS is away.
+func (l *clusterLink) writable() error {
+	if l == nil || l.nc.IsConnected() {
+		return nil
+	}
+	return errClusterDown
+}
+
+// lock takes the cluster-wide lock on a tool's name; a no-op on files.
+func (l *clusterLink) lock(ctx context.Context, name string) (func(), error) {
+	if l == nil || l.mirror == nil || name == "" {
+		return func() {}, nil
+	}
+	return l.mirror.Lock(ctx, name, buildLockTTL)
 }
 
 // openCluster connects to NATS when the configuration names it; nil, nil
@@ -87,6 +147,10 @@ func (l *clusterLink) status() *clusterStatus {
 func (l *clusterLink) Close() {
 	if l == nil {
 		return
+	}
+	if l.stop != nil {
+		l.stop()
+		<-l.done
 	}
 	if l.rows != nil {
 		l.rows.Close()

@@ -95,3 +95,81 @@ func TestReplicaWithoutWorkersRunsToolsOnTheFleet(t *testing.T) {
 		t.Errorf("run with no fleet worker: %d %v, want 503 saying so", code, r)
 	}
 }
+
+func TestTwoReplicasShareTools(t *testing.T) {
+	srv := clustertest.Start(t)
+	a := start(t, map[string]string{"ADAPTBOT_NATS_URL": srv.URL(), "ADAPTBOT_REPLICA_ID": "a"})
+	b := start(t, map[string]string{"ADAPTBOT_NATS_URL": srv.URL(), "ADAPTBOT_REPLICA_ID": "b"}, func(dir string) {
+		// B starts with a tool the cluster does not hold: the cluster wins.
+		writeTool(t, dir, "stray", strings.ReplaceAll(greetTool, "package greet", "package stray"))
+	})
+	if code, _ := b.do(t, "GET", "/api/tools/stray", ""); code != 404 {
+		t.Errorf("B serves a tool the cluster does not hold: %d", code)
+	}
+	if code, _ := b.do(t, "GET", "/api/tools/calculator", ""); code != 200 {
+		t.Errorf("B does not serve the tools A seeded the cluster with: %d", code)
+	}
+
+	// A hand edit on A reaches B: A's file watch takes it, the cluster
+	// carries it, B's bucket watch applies it.
+	writeTool(t, a.dir, "greet", greetTool)
+	waitFor(t, "B serves the tool added on A", func() bool {
+		code, _ := b.do(t, "POST", "/api/tools/greet/run", `{"name": "Ada"}`)
+		return code == 200
+	})
+	if code, r := b.do(t, "POST", "/api/tools/greet/run", `{"name": "Ada"}`); code != 200 || r["output"] != "hello, Ada" {
+		t.Errorf("greet on B: %d %v", code, r)
+	}
+
+	// A delete on B is gone from A.
+	if code, r := b.do(t, "DELETE", "/api/tools/greet", ""); code != 200 {
+		t.Fatalf("delete on B: %d %v", code, r)
+	}
+	waitFor(t, "the tool deleted on B is gone from A", func() bool {
+		code, _ := a.do(t, "GET", "/api/tools/greet", "")
+		return code == 404
+	})
+
+	// NATS away: changes are refused with 503, tools still run.
+	srv.Stop()
+	waitFor(t, "A sees NATS gone", func() bool {
+		_, h := a.do(t, "GET", "/healthz", "")
+		cl, _ := h["cluster"].(map[string]any)
+		return cl["connected"] == false
+	})
+	code, r := a.do(t, "DELETE", "/api/tools/calculator", "")
+	if code != 503 || !strings.Contains(str(r["error"]), "NATS is not connected") {
+		t.Errorf("delete with NATS away: %d %v, want 503 saying why", code, r)
+	}
+	if code, r := a.do(t, "POST", "/api/tools/calculator/run", `{"expression": "6*7"}`); code != 200 {
+		t.Errorf("a run with NATS away: %d %v", code, r)
+	}
+}
+
+const greetTool = `// Package greet says hello.
+package greet
+
+import "context"
+
+// Input names who to greet.
+type Input struct {
+	Name string ` + "`json:\"name\" jsonschema:\"who to greet\"`" + `
+}
+
+// Execute greets in.Name.
+func Execute(ctx context.Context, in Input) (string, error) {
+	return "hello, " + in.Name, nil
+}
+`
+
+// waitFor polls cond until it holds, or fails the test after a while.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out: %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -112,7 +112,7 @@ func openWorld(ctx context.Context, cfg Config, getenv func(string) string, log 
 
 	var b agent.Builder
 	if model != nil {
-		b = genBuilder{w.gen}
+		b = genBuilder{w.gen, w.link}
 	}
 	tools := agentTools{w.box}
 	deps := agent.Deps{Model: model, Tools: tools, Finder: w.feed, Runner: w.runner, Remote: tools, Builder: b}
@@ -199,9 +199,15 @@ func asRegistryTool(t toolbox.Tool) registry.Tool {
 }
 
 // genBuilder lets the chat agent run builds for BUILD messages.
-type genBuilder struct{ g *generator.Generator }
+type genBuilder struct {
+	g    *generator.Generator
+	link *clusterLink // refuses builds while NATS is away
+}
 
 func (b genBuilder) Build(ctx context.Context, request string, progress func(agent.BuildStep)) (*agent.BuildResult, error) {
+	if err := b.link.writable(); err != nil {
+		return nil, err
+	}
 	var report func(generator.Event)
 	if progress != nil {
 		report = func(ev generator.Event) { progress(agent.BuildStep{Stage: ev.Stage, Message: ev.Message}) }
@@ -308,6 +314,11 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout, 
 	case <-watching:
 	case err := <-watchDone:
 		return fmt.Errorf("watch tools: %w", err)
+	}
+	// In a cluster, the bucket's watch brings the other replicas' changes;
+	// the file watch above still takes hand edits here, which go out.
+	if err := w.link.openMirror(ctx, w.reg, log); err != nil {
+		return err
 	}
 
 	ln, err := net.Listen("tcp", cfg.Addr)
