@@ -1,6 +1,7 @@
 package main
 
 import (
+	"adaptbot/toolbox"
 	"context"
 	"errors"
 	"flag"
@@ -71,7 +72,7 @@ func mcpServeStdio(ctx context.Context, cfg Config, args []string, stdin io.Read
 		return err
 	}
 	defer runner.Close()
-	w := &world{cfg: cfg, log: log, reg: reg, runner: runner}
+	w := &world{cfg: cfg, log: log, reg: reg, runner: runner, box: toolbox.New(reg, runner)}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
