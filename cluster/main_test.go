@@ -3,8 +3,11 @@ package cluster_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"testing"
 
@@ -16,11 +19,33 @@ import (
 // the NATS URL it holds, so a test can kill a worker mid-call.
 const fleetWorkerEnv = "ADAPTBOT_CLUSTER_TEST_FLEET_WORKER"
 
+// sandboxWorkerEnv makes the test binary a sandbox worker process, for the
+// pools of the benchmarks.
+const sandboxWorkerEnv = "ADAPTBOT_CLUSTER_TEST_SANDBOX_WORKER"
+
 func TestMain(m *testing.M) {
+	if os.Getenv(sandboxWorkerEnv) == "1" {
+		if err := sandbox.ServeWorker(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if url := os.Getenv(fleetWorkerEnv); url != "" {
 		os.Exit(serveFleetProcess(url))
 	}
 	os.Exit(m.Run())
+}
+
+// fleetPoolEnv, when set, gives a fleet worker process a pool of that many
+// sandbox worker processes in place of the in-process runner.
+const fleetPoolEnv = "ADAPTBOT_CLUSTER_TEST_FLEET_POOL"
+
+// poolOptions is a pool of n sandbox worker processes: this test binary.
+func poolOptions(n int) sandbox.Options {
+	exe, _ := os.Executable()
+	return sandbox.Options{PoolSize: n, WorkerCommand: []string{exe}, WorkerEnv: []string{sandboxWorkerEnv + "=1"},
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 }
 
 func serveFleetProcess(url string) int {
@@ -32,9 +57,19 @@ func serveFleetProcess(url string) int {
 		return 1
 	}
 	defer nc.Close()
-	runner := sandbox.NewInProcess(sandbox.Options{})
+	// Like `adaptbot worker --nats`: a pool of sandbox worker processes
+	// (one, or as many as the benchmark says).
+	var runner sandbox.Runner = sandbox.NewInProcess(sandbox.Options{})
+	if n, _ := strconv.Atoi(os.Getenv(fleetPoolEnv)); n > 0 {
+		pool, err := sandbox.NewPool(poolOptions(n))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		runner = pool
+	}
 	defer runner.Close()
-	if err := cluster.ServeFleet(ctx, nc, runner, "process", nil); err != nil {
+	if err := cluster.ServeFleet(ctx, nc, runner, "process", slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
