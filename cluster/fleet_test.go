@@ -75,8 +75,9 @@ func (c *counting) Run(ctx context.Context, call sandbox.Call) (sandbox.Result, 
 }
 
 // startWorker serves the fleet from this process with an in-process runner
-// until the test ends.
-func startWorker(t testing.TB, url, id string) *counting {
+// until the test ends. It returns once a call made on probeURL (default url)
+// is answered.
+func startWorker(t testing.TB, url, id string, probeURL ...string) *counting {
 	t.Helper()
 	nc := connect(t, url, id)
 	r := &counting{Runner: sandbox.NewInProcess(sandbox.Options{Log: quiet})}
@@ -90,7 +91,11 @@ func startWorker(t testing.TB, url, id string) *counting {
 		}
 		r.Close()
 	})
-	waitForFleet(t, cluster.NewFleet(connect(t, url, "probe"), time.Second))
+	probe := url
+	if len(probeURL) > 0 {
+		probe = probeURL[0]
+	}
+	waitForFleet(t, cluster.NewFleet(connect(t, probe, "probe"), time.Second))
 	return r
 }
 

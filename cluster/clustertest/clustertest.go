@@ -22,6 +22,13 @@ type Server struct {
 // Start starts a NATS server with JetStream for t; it stops when t ends.
 func Start(t testing.TB) *Server {
 	t.Helper()
+	return StartWith(t, nil)
+}
+
+// StartWith is Start with the server's options changed by configure first
+// (users and their permissions, say).
+func StartWith(t testing.TB, configure func(*server.Options)) *Server {
+	t.Helper()
 	s := &Server{t: t, opts: server.Options{
 		Host:      "127.0.0.1",
 		Port:      -1,
@@ -30,6 +37,9 @@ func Start(t testing.TB) *Server {
 		NoLog:     true,
 		NoSigs:    true,
 	}}
+	if configure != nil {
+		configure(&s.opts)
+	}
 	s.start()
 	// Restarts reuse the port the first start got.
 	s.opts.Port = s.srv.Addr().(*net.TCPAddr).Port

@@ -1,0 +1,59 @@
+package cluster
+
+// Permissions name what each role may publish and subscribe to in NATS, as
+// the README documents them; the tests run replicas and workers under
+// exactly these.
+type Permissions struct {
+	Publish   []string
+	Subscribe []string
+	// Responses allows answering requests received, and nothing else
+	// unless Publish says so.
+	Responses bool
+}
+
+// jsAPI is what a role needs of the JetStream API for one stream (a KV
+// bucket and an object store are streams named KV_<bucket> and
+// OBJ_<store>): to look it up and create it, to read it through consumers,
+// and to get single messages from it.
+func jsAPI(stream string) []string {
+	return []string{
+		"$JS.API.STREAM.INFO." + stream,
+		"$JS.API.STREAM.CREATE." + stream,
+		"$JS.API.STREAM.UPDATE." + stream,
+		"$JS.API.STREAM.PURGE." + stream,
+		"$JS.API.STREAM.MSG.GET." + stream,
+		"$JS.API.DIRECT.GET." + stream,
+		"$JS.API.DIRECT.GET." + stream + ".>",
+		"$JS.API.CONSUMER.CREATE." + stream,
+		"$JS.API.CONSUMER.CREATE." + stream + ".>",
+		"$JS.API.CONSUMER.DELETE." + stream + ".>",
+		"$JS.API.CONSUMER.INFO." + stream + ".>",
+		"$JS.API.CONSUMER.MSG.NEXT." + stream + ".>",
+	}
+}
+
+// ReplicaPermissions is what a replica needs: to send fleet calls, publish
+// its rows and read everyone's, and read and write the registry's bucket,
+// lock bucket and source store.
+func ReplicaPermissions() Permissions {
+	pub := []string{
+		FleetRun, FleetCompile,
+		RowSubjectPrefix + ">",
+		"$KV." + ToolBucket + ".>",
+		"$KV." + LockBucket + ".>",
+		"$O." + SourceStore + ".>",
+		"$JS.API.INFO",
+		"$JS.FC.>", // flow control of the watches' push consumers
+	}
+	for _, s := range []string{RowStream, "KV_" + ToolBucket, "KV_" + LockBucket, "OBJ_" + SourceStore} {
+		pub = append(pub, jsAPI(s)...)
+	}
+	return Permissions{Publish: pub, Subscribe: []string{"_INBOX.>"}}
+}
+
+// WorkerPermissions is what a fleet worker needs: to take calls from the
+// queue group and answer them. Nothing else: no JetStream, so a worker can
+// neither read nor write the registry, the sources or the rows.
+func WorkerPermissions() Permissions {
+	return Permissions{Subscribe: []string{FleetRun, FleetCompile}, Responses: true}
+}

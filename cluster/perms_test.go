@@ -1,0 +1,85 @@
+package cluster_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"adaptbot/benchmarks"
+	"adaptbot/cluster"
+	"adaptbot/cluster/clustertest"
+)
+
+func serverPerms(p cluster.Permissions) *server.Permissions {
+	sp := &server.Permissions{Subscribe: &server.SubjectPermission{Allow: p.Subscribe}}
+	if len(p.Publish) > 0 {
+		sp.Publish = &server.SubjectPermission{Allow: p.Publish}
+	}
+	if p.Responses {
+		sp.Response = &server.ResponsePermission{MaxMsgs: 1, Expires: time.Minute}
+	}
+	return sp
+}
+
+// userURL is the server's URL with a user and password in it.
+func userURL(srv *clustertest.Server, user string) string {
+	return fmt.Sprintf("nats://%s:pw@%s", user, srv.URL()[len("nats://"):])
+}
+
+func TestDocumentedPermissionsAreEnough(t *testing.T) {
+	srv := clustertest.StartWith(t, func(o *server.Options) {
+		o.Users = []*server.User{
+			{Username: "replica", Password: "pw", Permissions: serverPerms(cluster.ReplicaPermissions())},
+			{Username: "worker", Password: "pw", Permissions: serverPerms(cluster.WorkerPermissions())},
+		}
+	})
+	replicaURL, workerURL := userURL(srv, "replica"), userURL(srv, "worker")
+
+	// A worker serves the fleet; a replica calls it.
+	startWorker(t, workerURL, "w", replicaURL)
+	fleet := cluster.NewFleet(connect(t, replicaURL, "replica"), 5*time.Second)
+	if res, err := fleet.Run(context.Background(), echoCall("hi")); err != nil || res.Output != "hi" {
+		t.Fatalf("fleet call under the documented permissions: %q, %v", res.Output, err)
+	}
+
+	// Replicas share rows and tools.
+	a := openReplica(t, replicaURL, "a", map[string]string{"echo": echoTool})
+	b := openReplica(t, replicaURL, "b", nil)
+	if _, ok := b.reg.Tool("echo"); !ok {
+		t.Error("B does not serve the cluster's tool under the documented permissions")
+	}
+	if _, err := b.mirror.Lock(context.Background(), "echo", time.Minute); err != nil {
+		t.Errorf("lock under the documented permissions: %v", err)
+	}
+	if _, err := a.reg.Delete(context.Background(), "echo"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the delete reaches B", func() bool { _, ok := b.reg.Tool("echo"); return !ok })
+	rows := openRows(t, replicaURL, "a")
+	sink := follow(t, replicaURL)
+	rows.Add(row("r1"))
+	eventually(t, "the row is read back", func() bool { n, _ := sink.count(); return n == 1 })
+	if _, err := cluster.ReadRows(context.Background(), connect(t, replicaURL, "report"), func(benchmarks.Row) {}); err != nil {
+		t.Errorf("report under the documented permissions: %v", err)
+	}
+
+	// A worker cannot write the registry, nor read it.
+	js, err := jetstream.New(connect(t, workerURL, "w2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if kv, err := js.KeyValue(ctx, cluster.ToolBucket); err == nil {
+		if _, err := kv.Put(ctx, "echo", []byte(`{}`)); err == nil {
+			t.Error("a worker wrote the tool bucket")
+		}
+	}
+	if _, err := js.Publish(ctx, "$KV."+cluster.ToolBucket+".evil", []byte(`{}`)); err == nil {
+		t.Error("a worker published into the tool bucket")
+	}
+}
