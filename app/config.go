@@ -37,6 +37,8 @@ type Config struct {
 	Passive      bool
 	Shortlist    int
 	MaxDiscovery int
+	// MaxSteps caps the rounds of tool calls per chat message.
+	MaxSteps int
 
 	// Generator.
 	BuildAttempts int
@@ -65,6 +67,7 @@ var settings = []setting{
 	{"ADAPTBOT_DISCOVERY", "active", "active (shortlist plus requests for more tools) or passive (every tool in the prompt)"},
 	{"ADAPTBOT_SHORTLIST", "5", "tools the classifier sees at first"},
 	{"ADAPTBOT_MAX_DISCOVERY", "5", "requests for more tools per message"},
+	{"ADAPTBOT_MAX_STEPS", "5", "rounds of tool calls per message (a task that needs two tools in turn takes two)"},
 	{"ADAPTBOT_BUILD_ATTEMPTS", "3", "attempts (first try plus repairs) per tool build"},
 	{"ADAPTBOT_MCP_CONFIG", "mcp_servers.json", "external MCP servers"},
 }
@@ -111,6 +114,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		Workers:       num("ADAPTBOT_WORKERS", runtime.NumCPU()),
 		Shortlist:     num("ADAPTBOT_SHORTLIST", 5),
 		MaxDiscovery:  num("ADAPTBOT_MAX_DISCOVERY", 5),
+		MaxSteps:      num("ADAPTBOT_MAX_STEPS", 5),
 		BuildAttempts: num("ADAPTBOT_BUILD_ATTEMPTS", 3),
 	}
 	if c.Workers == 0 {

@@ -101,17 +101,17 @@ func openWorld(ctx context.Context, cfg Config, getenv func(string) string, log 
 	if model != nil {
 		b = genBuilder{w.gen}
 	}
-	deps := agent.Deps{Model: model, Tools: w.reg, Finder: w.finder, Runner: w.runner, Builder: b}
+	deps := agent.Deps{Model: model, Tools: bridgeBox{src: w.reg, runner: w.runner}, Finder: w.finder, Builder: b}
 	if getenv != nil {
 		if w.hub, err = openHub(ctx, cfg, getenv, w.finder.ix, log); err != nil {
 			return nil, err
 		}
 		if w.hub != nil {
-			deps.Tools, deps.Remote = mcp.ToolSet{Local: w.reg, Hub: w.hub}, w.hub
+			deps.Tools = bridgeBox{src: mcp.ToolSet{Local: w.reg, Hub: w.hub}, runner: w.runner, remote: w.hub}
 		}
 	}
-	w.agent, err = agent.New(deps,
-		agent.Config{Shortlist: cfg.Shortlist, MaxDiscovery: cfg.MaxDiscovery, Passive: cfg.Passive})
+	w.agent, err = agent.New(deps, agent.Config{Shortlist: cfg.Shortlist, MaxDiscovery: cfg.MaxDiscovery,
+		Passive: cfg.Passive, MaxSteps: cfg.MaxSteps, Log: log})
 	if err != nil {
 		return nil, err
 	}
@@ -245,15 +245,21 @@ func (f *finder) Find(ctx context.Context, query string, k int) []string {
 	return names
 }
 
-// genBuilder lets the chat agent run builds for BUILD messages.
+// genBuilder lets the chat agent run the builds its classifier decided on:
+// the action, name and summary come with the request, so the generator
+// writes the code without asking the model to decide again.
 type genBuilder struct{ g *generator.Generator }
 
-func (b genBuilder) Build(ctx context.Context, request string, progress func(agent.BuildStep)) (*agent.BuildResult, error) {
+func (b genBuilder) Build(ctx context.Context, req agent.BuildRequest, progress func(agent.BuildStep)) (*agent.BuildResult, error) {
 	var report func(generator.Event)
 	if progress != nil {
 		report = func(ev generator.Event) { progress(agent.BuildStep{Stage: ev.Stage, Message: ev.Message}) }
 	}
-	res, err := b.g.Build(ctx, generator.Request{Text: request}, report)
+	greq := generator.Request{Text: req.Text}
+	if req.Action != "" && req.Tool != "" {
+		greq.Op, greq.Tool, greq.Summary = generator.Op(req.Action), req.Tool, req.Summary
+	}
+	res, err := b.g.Build(ctx, greq, report)
 	if res == nil {
 		return nil, err
 	}
