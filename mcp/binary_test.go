@@ -19,6 +19,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"adaptbot/toolbox"
 )
 
 // The tests in this file run AdaptBot itself: the binary built from ../app,
@@ -231,7 +233,8 @@ func TestAdaptbotMCPOverHTTP(t *testing.T) {
 	}
 
 	changed := make(chan string, 8)
-	h := newHub(t, []ServerConfig{{Name: "adaptbot", Transport: TransportHTTP, URL: base + "/mcp"}}, HubOptions{Timeout: 20 * time.Second, OnChange: func(s string) { changed <- s }})
+	h := newHub(t, []ServerConfig{{Name: "adaptbot", Transport: TransportHTTP, URL: base + "/mcp"}}, HubOptions{Timeout: 20 * time.Second})
+	h.OnChange(func(s string, _ []toolbox.Spec) { changed <- s })
 	tools, errs := h.List(ctx)
 	if len(errs) > 0 {
 		t.Fatalf("%v\nserver log:\n%s", errs, stderr.String())

@@ -1,24 +1,23 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"adaptbot/contract"
 	"adaptbot/router"
+	"adaptbot/toolbox"
 )
 
 // ClientProtocol is the protocol version the hub asks servers for: the
@@ -33,9 +32,6 @@ type HubOptions struct {
 	// Index, if set, is kept in step with the servers' tools: each tool is
 	// a router.Doc whose Server is its server's name.
 	Index *router.Index
-	// OnChange, if set, is called after a server's tool list changed (it
-	// connected, reconnected, or announced list_changed).
-	OnChange func(server string)
 	// Env is the environment stdio servers start from, before their own
 	// "env"; nil means DefaultEnv(os.Getenv).
 	Env []string
@@ -77,6 +73,30 @@ type Hub struct {
 	// orders those Adds before Close's Wait.
 	stopMu   sync.Mutex
 	stopping sync.WaitGroup
+
+	listenMu  sync.RWMutex
+	listeners []func(server string, specs []toolbox.Spec)
+}
+
+// OnChange registers fn, called with a server's name and its whole new list
+// of tools each time that list changed (the server connected, reconnected,
+// or announced list_changed). Calls for one server come in order; fn must
+// not block for long.
+func (h *Hub) OnChange(fn func(server string, specs []toolbox.Spec)) {
+	h.listenMu.Lock()
+	h.listeners = append(h.listeners, fn)
+	h.listenMu.Unlock()
+}
+
+// Specs returns every server's tools as last listed, as toolbox specs:
+// named "server/tool", with their server as their domain.
+func (h *Hub) Specs() []toolbox.Spec {
+	tools := h.Tools()
+	out := make([]toolbox.Spec, len(tools))
+	for i, t := range tools {
+		out[i] = t.Spec()
+	}
+	return out
 }
 
 // later runs stop (stopping a process or closing a session, which stops its
@@ -204,10 +224,9 @@ func (h *Hub) Tool(server, name string) (Tool, bool) {
 	return c.tool(name)
 }
 
-// Call calls tool on server with args, a JSON object. The arguments are
-// first checked against the tool's input schema (when the schema is one
-// AdaptBot can read). A tool that reports an error (isError) returns it as
-// the error.
+// Call calls tool on server with args, a JSON object. It sends args as
+// they are: callers go through the toolbox, which validates them first. A
+// tool that reports an error (isError) returns it as the error.
 //
 // A call is never sent twice: tools have side effects. If the session turns
 // out to be dead before the request went out (the server exited or
@@ -221,26 +240,15 @@ func (h *Hub) Call(ctx context.Context, server, tool string, args json.RawMessag
 		return "", fmt.Errorf("no MCP server named %q (servers: %s)", server, strings.Join(h.Servers(), ", "))
 	}
 	id := server + "/" + tool
-	t, ok := c.tool(tool)
-	if !ok {
+	if _, ok := c.tool(tool); !ok {
 		// Not listed yet, or listed before it existed: list now.
 		if _, _, err := c.ensure(ctx); err != nil {
 			return "", fmt.Errorf("%s: %w", id, err)
 		}
 		c.relist(ctx)
-		if t, ok = c.tool(tool); !ok {
+		if _, ok := c.tool(tool); !ok {
 			return "", fmt.Errorf("server %s has no tool %q", server, tool)
 		}
-	}
-	if len(bytes.TrimSpace(args)) == 0 || bytes.Equal(bytes.TrimSpace(args), []byte("null")) {
-		args = json.RawMessage("{}")
-	}
-	if readableSchema(t.InputSchema) {
-		if err := contract.Validate(t.InputSchema, args); err != nil {
-			return "", fmt.Errorf("%s: invalid arguments: %w", id, err)
-		}
-	} else if !json.Valid(args) || !bytes.HasPrefix(bytes.TrimSpace(args), []byte("{")) {
-		return "", fmt.Errorf("%s: arguments must be a JSON object", id)
 	}
 	for attempt := 0; ; attempt++ {
 		s, gen, err := c.ensure(ctx)
@@ -336,24 +344,13 @@ func resultText(res *sdk.CallToolResult) string {
 	return strings.Join(parts, "\n")
 }
 
-// readableSchema reports whether contract.Validate can use schema: servers
-// may publish drafts or references AdaptBot's validator cannot resolve, and
-// then the server's own validation is all there is.
-func readableSchema(schema json.RawMessage) bool {
-	var s jsonschema.Schema
-	if err := json.Unmarshal(schema, &s); err != nil {
-		return false
-	}
-	_, err := s.Resolve(nil)
-	return err == nil
-}
-
 // conn is one server: its configuration, its session and its tools.
 type conn struct {
 	hub *Hub
 	cfg ServerConfig
 
 	dial sync.Mutex // held while connecting, so one connect runs at a time
+	emit sync.Mutex // held while setting the tools and telling listeners
 
 	mu      sync.Mutex
 	session *sdk.ClientSession
@@ -555,6 +552,8 @@ func (c *conn) listAll(ctx context.Context, s *sdk.ClientSession, desc string) (
 // the conn's lock: two refreshes never interleave their index changes, and
 // whoever sees the new list sees the index that goes with it.
 func (c *conn) setTools(tools []Tool) {
+	c.emit.Lock() // listeners hear one server's lists in the order they were set
+	defer c.emit.Unlock()
 	c.mu.Lock()
 	old := c.tools
 	c.tools = tools
@@ -571,8 +570,18 @@ func (c *conn) setTools(tools []Tool) {
 		}
 	}
 	c.mu.Unlock()
-	if fn := c.hub.opts.OnChange; fn != nil {
-		fn(c.cfg.Name)
+	c.hub.listenMu.RLock()
+	ls := slices.Clone(c.hub.listeners)
+	c.hub.listenMu.RUnlock()
+	if len(ls) == 0 {
+		return
+	}
+	specs := make([]toolbox.Spec, len(tools))
+	for i, t := range tools {
+		specs[i] = t.Spec()
+	}
+	for _, fn := range ls {
+		fn(c.cfg.Name, specs)
 	}
 }
 

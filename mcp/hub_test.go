@@ -14,7 +14,9 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"adaptbot/registry"
 	"adaptbot/router"
+	"adaptbot/toolbox"
 )
 
 // weatherServer is an in-test go-sdk server with a page size of 2, so that
@@ -117,8 +119,18 @@ func TestHubHTTP(t *testing.T) {
 		{"get_alerts", `{"city": "Rome"}`, "weather/get_alerts: no alert service for Rome", true},
 		{"nope", `{}`, `server weather has no tool "nope"`, true},
 	}
+	// Calls go through the toolbox, which validates the arguments; a tool
+	// it does not know goes to the hub, which lists the server again.
+	box := toolbox.New(&fakeRegistry{}, nil)
+	box.Join(h)
 	for _, tt := range tests {
-		out, err := h.Call(ctx, "weather", tt.tool, json.RawMessage(tt.args))
+		var out string
+		var err error
+		if tool, ok := box.Tool("weather/" + tt.tool); ok {
+			out, err = tool.Call(ctx, json.RawMessage(tt.args))
+		} else {
+			out, err = h.Call(ctx, "weather", tt.tool, json.RawMessage(tt.args))
+		}
 		got := out
 		if err != nil {
 			got = err.Error()
@@ -131,6 +143,14 @@ func TestHubHTTP(t *testing.T) {
 		t.Errorf("CallTool on an unknown server: %v", err)
 	}
 }
+
+// fakeRegistry is a registry with no tools, for a toolbox of external
+// tools only.
+type fakeRegistry struct{}
+
+func (fakeRegistry) Serving() []registry.Tool          { return nil }
+func (fakeRegistry) Tool(string) (registry.Tool, bool) { return registry.Tool{}, false }
+func (fakeRegistry) OnChange(func(registry.Event))     {}
 
 func TestHubPartialResults(t *testing.T) {
 	ts, _ := serveHTTP(t, weatherServer())
@@ -229,7 +249,8 @@ func TestHubRefreshesOnListChanged(t *testing.T) {
 	ts, _ := serveHTTP(t, srv)
 	ix := router.New()
 	changed := make(chan string, 8)
-	h := newHub(t, []ServerConfig{{Name: "weather", Transport: TransportHTTP, URL: ts.URL}}, HubOptions{Index: ix, OnChange: func(s string) { changed <- s }})
+	h := newHub(t, []ServerConfig{{Name: "weather", Transport: TransportHTTP, URL: ts.URL}}, HubOptions{Index: ix})
+	h.OnChange(func(s string, _ []toolbox.Spec) { changed <- s })
 	if errs := h.Connect(context.Background()); len(errs) > 0 {
 		t.Fatal(errs)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"adaptbot/registry"
 	"adaptbot/router"
+	"adaptbot/toolbox"
 )
 
 // Tool is one tool as listings and search see it: one of AdaptBot's own
@@ -61,6 +62,13 @@ func (t Tool) Doc() router.Doc {
 		Description:       desc,
 		Params:            router.ParamsFromSchema(t.InputSchema),
 	}
+}
+
+// Spec returns an external tool as the toolbox sees it: named
+// "server/tool", its server its domain, its title folded into its
+// description as the router's document does.
+func (t Tool) Spec() toolbox.Spec {
+	return toolbox.Spec{Name: t.ID(), Description: t.Doc().Description, Parameters: t.InputSchema, Domain: t.Server, Origin: toolbox.Remote}
 }
 
 // Entry returns t as a registry entry, so that code written for local tools

@@ -66,8 +66,10 @@ type ArgsError struct {
 	Schema json.RawMessage
 }
 
+// Error names the tool and says what is wrong, in the words the MCP doors
+// have always used: "tool x: invalid arguments: ...".
 func (e *ArgsError) Error() string {
-	return fmt.Sprintf("arguments for %s are invalid: %s", e.Tool, e.Reason)
+	return fmt.Sprintf("tool %s: invalid arguments: %s", e.Tool, e.Reason)
 }
 
 // FunctionName encodes a tool's name for a model's function list, whose

@@ -1,0 +1,75 @@
+package toolbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"adaptbot/registry"
+	"adaptbot/sandbox"
+)
+
+// Runner runs a local tool's source; every sandbox.Runner is one.
+type Runner interface {
+	Run(ctx context.Context, c sandbox.Call) (sandbox.Result, error)
+}
+
+// Local is one serving version of a registry tool, run in the sandbox.
+// A failed run returns the sandbox's *sandbox.Error as is, so that callers
+// can still tell its kind (sandbox.KindOf: a timeout, a crash, ...).
+type Local struct {
+	tool   registry.Tool
+	runner Runner
+	spec   Spec
+}
+
+// NewLocal returns the serving version t of a registry tool, whose calls
+// run on runner.
+func NewLocal(t registry.Tool, runner Runner) *Local {
+	return &Local{tool: t, runner: runner, spec: Spec{
+		Name:        t.Name,
+		Description: t.Description,
+		Parameters:  t.Parameters,
+		Domain:      t.Category,
+		Origin:      string(t.Origin),
+		Version:     t.Version,
+	}}
+}
+
+// Spec returns the tool's spec.
+func (l *Local) Spec() Spec { return l.spec }
+
+// Entry returns the tool's registry entry: what serves, and the state of
+// its file on disk.
+func (l *Local) Entry() registry.Entry { return l.tool.Entry }
+
+// Code returns the source that runs.
+func (l *Local) Code() []byte { return l.tool.Code }
+
+// Call validates args against the tool's schema (an *ArgsError when they
+// are not valid JSON or break it) and runs this version in the sandbox.
+func (l *Local) Call(ctx context.Context, args json.RawMessage) (string, error) {
+	args, err := checkArgs(l.spec, args, true)
+	if err != nil {
+		return "", err
+	}
+	res, err := l.runner.Run(ctx, sandbox.Call{Tool: l.tool.Name, Source: l.tool.Code, Input: args, Timeout: l.tool.Timeout()})
+	if err != nil {
+		if _, ok := errors.AsType[*sandbox.Error](err); ok {
+			return "", err // "tool NAME: KIND: what happened", with the limit it hit
+		}
+		return "", fmt.Errorf("tool %s failed: %w", l.tool.Name, err)
+	}
+	return res.Output, nil
+}
+
+// same reports whether l and m are the same version of a tool as clients
+// see it: a new version, even with the same spec, is a change.
+func (l *Local) same(m *Local) bool {
+	return l.tool.SHA256 == m.tool.SHA256 && l.tool.Version == m.tool.Version &&
+		l.spec.Description == m.spec.Description && l.spec.Domain == m.spec.Domain &&
+		l.spec.Origin == m.spec.Origin && string(l.spec.Parameters) == string(m.spec.Parameters)
+}
+
+var _ Tool = (*Local)(nil)
