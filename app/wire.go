@@ -20,6 +20,7 @@ import (
 	"adaptbot/registry"
 	"adaptbot/router"
 	"adaptbot/sandbox"
+	"adaptbot/toolbox"
 	"adaptbot/toolkit"
 )
 
@@ -38,6 +39,7 @@ type world struct {
 	model  llm.Model
 	runner sandbox.Runner
 	reg    *registry.Registry
+	tools  *toolbox.Set // the registry's tools and the external servers'
 	finder *finder
 	agent  *agent.Agent
 	gen    *generator.Generator
@@ -101,15 +103,18 @@ func openWorld(ctx context.Context, cfg Config, getenv func(string) string, log 
 	if model != nil {
 		b = genBuilder{w.gen}
 	}
-	deps := agent.Deps{Model: model, Tools: bridgeBox{src: w.reg, runner: w.runner}, Finder: w.finder, Builder: b}
+	// One toolbox: the registry's tools run in the sandbox, the external
+	// servers' tools on their servers; each Call validates its arguments.
+	w.tools = toolbox.New(w.reg, w.runner)
 	if getenv != nil {
 		if w.hub, err = openHub(ctx, cfg, getenv, w.finder.ix, log); err != nil {
 			return nil, err
 		}
 		if w.hub != nil {
-			deps.Tools = bridgeBox{src: mcp.ToolSet{Local: w.reg, Hub: w.hub}, runner: w.runner, remote: w.hub}
+			w.tools.Join(w.hub)
 		}
 	}
+	deps := agent.Deps{Model: model, Tools: w.tools, Finder: w.finder, Builder: b}
 	w.agent, err = agent.New(deps, agent.Config{Shortlist: cfg.Shortlist, MaxDiscovery: cfg.MaxDiscovery,
 		Passive: cfg.Passive, MaxSteps: cfg.MaxSteps, Log: log})
 	if err != nil {
