@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -457,4 +458,77 @@ func TestShutdownWithAnIdleConnection(t *testing.T) {
 	}
 	defer conn.Close()
 	in.stop()
+}
+
+// TestModelRoundTrips counts the model calls each kind of message costs
+// through the real server, and checks that a task that needs two tools in
+// turn is done in one message, every step in the trace and the CSV.
+func TestModelRoundTrips(t *testing.T) {
+	const twoTools = "convert 5 miles to km, then multiply by 3"
+	script := newScript(map[string]string{
+		"how many km is 5 miles?": "unit_converter",
+		twoTools:                  "unit_converter",
+		"translate into Klingon":  "need_tool",
+	}, map[string]string{
+		"how many km is 5 miles?": `{"value": 5, "from": "miles", "to": "km"}`,
+		twoTools:                  `{"value": 5, "from": "miles", "to": "km"}`,
+	})
+	llmSrv := llmtest.New(t, func(r llmtest.Request) llmtest.Reply {
+		// The first synthesizer call of the two-tool task calls the
+		// calculator on the converter's result; the second answers.
+		if isSynthesizer(r) && strings.HasPrefix(r.Messages[1].Text(), "convert 5 miles") && !strings.Contains(r.LastUser(), "Tool: calculator") {
+			nums := regexp.MustCompile(`[0-9]+\.[0-9]+`).FindAllString(lastOutput(r), -1)
+			return llmtest.Call("calculator", fmt.Sprintf(`{"expression": "%s * 3"}`, nums[len(nums)-1]))
+		}
+		return script.reply(r)
+	})
+	in := start(t, modelEnv(llmSrv))
+
+	tests := []struct {
+		message   string
+		wantCalls int
+		wantTools string
+		want      string
+	}{
+		{"hello", 1, "", "Hello! I am a scripted model."},
+		{"how many km is 5 miles?", 2, "unit_converter", "8.04"},
+		{"translate into Klingon", 1, "", "don't have a tool"},
+		{twoTools, 3, "unit_converter;calculator", "24.1"},
+	}
+	for _, tt := range tests {
+		before := len(llmSrv.Requests())
+		code, r := in.chat(t, tt.message)
+		if code != 200 {
+			t.Fatalf("%q: %d %v", tt.message, code, r)
+		}
+		got := len(llmSrv.Requests()) - before
+		var tools []string
+		for _, tool := range r["tools"].([]any) {
+			tools = append(tools, tool.(string))
+		}
+		if got != tt.wantCalls || r["llm_calls"] != float64(tt.wantCalls) || strings.Join(tools, ";") != tt.wantTools || !strings.Contains(str(r["response"]), tt.want) {
+			t.Errorf("%q: %d model calls (llm_calls %v), tools %v, response %q; want %d, %s, %q", tt.message, got, r["llm_calls"], tools, r["response"], tt.wantCalls, tt.wantTools, tt.want)
+		}
+		if tt.message == twoTools {
+			var steps []string
+			for _, s := range r["trace"].([]any) {
+				st := s.(map[string]any)
+				steps = append(steps, fmt.Sprint(st["node"], ":", st["tool"]))
+				if st["node"] == "execute" && (st["arguments"] == nil || st["output"] == "") {
+					t.Errorf("execute step without arguments or output: %v", st)
+				}
+			}
+			if got := strings.Join(steps, ","); got != "classifier:<nil>,execute:unit_converter,synthesizer:<nil>,execute:calculator,synthesizer:<nil>" {
+				t.Errorf("trace = %s", got)
+			}
+			if r["total_ms"] == nil || r["path"] != "unit_converter" {
+				t.Errorf("total_ms %v, path %v", r["total_ms"], r["path"])
+			}
+		}
+	}
+	rows := in.rows(t)
+	last := rows[len(rows)-1]
+	if last["category"] != "unit_converter" || last["tools"] != "unit_converter;calculator" || last["llm_calls"] != "3" || last["tool_execution_success"] != "True" {
+		t.Errorf("two-tool row = %v", last)
+	}
 }
