@@ -155,8 +155,20 @@ func TestChatStreamsBuildProgress(t *testing.T) {
 		t.Errorf("rows = %v", rows)
 	}
 
-	// A plain chat over the stream is one result event.
-	if _, _, evs := in.events(t, "/chat", `{"message": "hello"}`); len(evs) != 1 || !strings.HasPrefix(evs[0], "result ") {
+	// A plain chat over the stream is the answer's tokens, then one result
+	// event whose response is those tokens.
+	_, _, evs = in.events(t, "/chat", `{"message": "hello"}`)
+	var streamed strings.Builder
+	for _, ev := range evs[:len(evs)-1] {
+		var tok struct{ Text string }
+		if name, data, _ := strings.Cut(ev, " "); name != "token" || json.Unmarshal([]byte(data), &tok) != nil {
+			t.Errorf("event before the result: %s", ev)
+		}
+		streamed.WriteString(tok.Text)
+	}
+	name, data, _ = strings.Cut(evs[len(evs)-1], " ")
+	var plain struct{ Response string }
+	if err := json.Unmarshal([]byte(data), &plain); name != "result" || err != nil || plain.Response != "ok" || streamed.String() != "ok" {
 		t.Errorf("plain chat stream = %v", evs)
 	}
 	// Bad input is still a plain 400 before any stream starts.

@@ -528,6 +528,21 @@ func TestModelRoundTrips(t *testing.T) {
 	}
 	rows := in.rows(t)
 	last := rows[len(rows)-1]
+	// The answer after a tool streams too: tokens, then the result.
+	_, _, evs := in.events(t, "/chat", `{"message": "how many km is 5 miles?"}`)
+	var streamed strings.Builder
+	for _, ev := range evs[:len(evs)-1] {
+		var tok struct{ Text string }
+		if name, data, _ := strings.Cut(ev, " "); name != "token" || json.Unmarshal([]byte(data), &tok) != nil {
+			t.Errorf("event before the result: %s", ev)
+		}
+		streamed.WriteString(tok.Text)
+	}
+	var res struct{ Response string }
+	name, data, _ := strings.Cut(evs[len(evs)-1], " ")
+	if err := json.Unmarshal([]byte(data), &res); name != "result" || err != nil || len(evs) < 3 || res.Response != streamed.String() {
+		t.Errorf("streamed tool answer = %v", evs)
+	}
 	if last["category"] != "unit_converter" || last["tools"] != "unit_converter;calculator" || last["llm_calls"] != "3" || last["tool_execution_success"] != "True" {
 		t.Errorf("two-tool row = %v", last)
 	}
