@@ -19,6 +19,7 @@ type state struct {
 	req        Request
 	model      llm.Model
 	candidates []toolbox.Tool
+	functions  []llm.Function // the candidates offered as functions
 	discovery  []Discovery
 	decision   string // PathGeneral, PathNeedTool, PathBuild, or "" for tools
 	text       string // the classifier's text reply: the direct answer
@@ -115,10 +116,11 @@ func (a *Agent) classify(ctx context.Context, s *state) (*state, error) {
 	if whole {
 		discoveryLeft = 0
 	}
+	s.functions = toolFunctions(candidates)
 	var extra []llm.Message
 	for {
 		msgs := append(conversation(classifierSystem(discoveryLeft), s.req), extra...)
-		resp, err := s.model.Generate(ctx, llm.Request{Messages: msgs, Functions: classifierFunctions(s.candidates, discoveryLeft > 0), Stream: s.req.Stream})
+		resp, err := s.model.Generate(ctx, llm.Request{Messages: msgs, Functions: classifierFunctions(s.functions, discoveryLeft > 0), Stream: s.req.Stream})
 		if err != nil {
 			return s, err
 		}
@@ -165,6 +167,7 @@ func (a *Agent) classify(ctx context.Context, s *state) (*state, error) {
 				d.Found = append(d.Found, t.Spec().Name)
 			}
 			s.candidates = append(s.candidates, added...)
+			s.functions = append(s.functions, toolFunctions(added)...)
 			s.discovery = append(s.discovery, d)
 			extra = append(extra,
 				llm.Message{Role: llm.Assistant, Content: fmt.Sprintf("%s(domain=%q, operation=%q)", fnRequestTools, d.Domain, d.Operation)},
@@ -335,7 +338,7 @@ func (a *Agent) synthesize(ctx context.Context, s *state) (*state, error) {
 	}
 	var fns []llm.Function
 	if s.rounds < a.cfg.MaxSteps {
-		fns = toolFunctions(s.candidates)
+		fns = s.functions
 	}
 	msgs := conversation(synthSystem(fns != nil), s.req)
 	msgs = append(msgs, llm.Message{Role: llm.User, Content: synthUser(s.runs)})

@@ -42,7 +42,7 @@ func promptTokens(a *Agent, query string) int {
 		left = 0
 	}
 	n := len(classifierSystem(left)) + len(query)
-	for _, fn := range classifierFunctions(shortlist, left > 0) {
+	for _, fn := range classifierFunctions(toolFunctions(shortlist), left > 0) {
 		n += len(fn.Name) + len(fn.Description) + len(fn.Parameters)
 	}
 	return n / 4

@@ -3,6 +3,7 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"adaptbot/contract"
@@ -13,7 +14,7 @@ import (
 // maxDescription caps a tool's description in the functions offered to the
 // model: enough to choose by and fill the arguments, and it keeps the
 // prompt's size independent of how verbose tool authors are.
-const maxDescription = 600
+const maxDescription = 300
 
 // maxSummary caps a tool's description in a discovery reply.
 const maxSummary = 160
@@ -34,18 +35,18 @@ const (
 var (
 	requestToolsFunction = llm.Function{
 		Name:        fnRequestTools,
-		Description: "None of the tools offered fits, but a tool for it may exist: describe the capability you need and more tools will be offered.",
+		Description: "No tool offered fits, but one may exist: describe the capability and more tools will be offered.",
 		Parameters:  json.RawMessage(`{"type":"object","properties":{"domain":{"type":"string","description":"the area, e.g. finance, weather, files"},"operation":{"type":"string","description":"what the tool must do, e.g. convert currency"}},"required":["domain","operation"]}`),
 	}
 	buildFunction = llm.Function{
 		Name:        fnBuild,
-		Description: "The user asks to create, change or delete a tool (\"make a tool that converts roman numerals\", \"change the calculator to accept commas\", \"delete the weather tool\", \"create a tool for that\").",
-		Parameters:  json.RawMessage(`{"type":"object","properties":{"action":{"type":"string","enum":["create","modify","delete"]},"tool":{"type":"string","description":"the tool's name in snake_case: an existing tool's name for modify and delete, a new short name for create"},"summary":{"type":"string","description":"one sentence: what the tool must do, or what to change, from the whole conversation"}},"required":["action","tool","summary"]}`),
+		Description: "The user asks to create, change or delete a tool (\"make a tool that converts roman numerals\", \"delete the weather tool\", \"create a tool for that\").",
+		Parameters:  json.RawMessage(`{"type":"object","properties":{"action":{"type":"string","enum":["create","modify","delete"]},"tool":{"type":"string","description":"snake_case name: the existing tool's for modify and delete, a new one for create"},"summary":{"type":"string","description":"one sentence: what the tool must do, or the change"}},"required":["action","tool","summary"]}`),
 	}
 	needToolFunction = llm.Function{
 		Name:        fnNeedTool,
-		Description: "The message needs a capability no tool offered provides (live data, exact computation, an action), and it cannot be answered well without one.",
-		Parameters:  json.RawMessage(`{"type":"object","properties":{"capability":{"type":"string","description":"the missing capability, in a few words"}}}`),
+		Description: "No tool offered provides what the message needs (live data, exact computation, an action), and it cannot be answered well without one.",
+		Parameters:  json.RawMessage(`{"type":"object","properties":{"capability":{"type":"string","description":"what is missing, in a few words"}}}`),
 	}
 )
 
@@ -57,7 +58,19 @@ func toolFunction(t toolbox.Tool) llm.Function {
 	if len(params) == 0 {
 		params = json.RawMessage(`{"type":"object","properties":{}}`)
 	}
-	return llm.Function{Name: toolbox.FunctionName(spec.Name), Description: contract.Summary(spec.Description, maxDescription), Parameters: params}
+	return llm.Function{Name: toolbox.FunctionName(spec.Name), Description: describe(spec.Description), Parameters: params}
+}
+
+// describe is a tool's description for the model: its first sentence, or
+// its first maxDescription characters, on one line (contract.Summary). The
+// parameters' own descriptions in the schema carry the rest the model needs
+// to fill the arguments, and the prompt stays the same size however
+// verbose tool authors are.
+func describe(desc string) string {
+	if len(desc) > 4*maxDescription {
+		desc = strings.ToValidUTF8(desc[:4*maxDescription], "") // Summary cuts there anyway; spare it the work
+	}
+	return contract.Summary(desc, maxDescription)
 }
 
 // toolFunctions offers tools, skipping names the classifier's own
@@ -75,10 +88,11 @@ func toolFunctions(tools []toolbox.Tool) []llm.Function {
 	return out
 }
 
-// classifierFunctions are the shortlisted tools, then the build request,
-// "no tool fits" and, in active discovery, the request for more tools.
-func classifierFunctions(tools []toolbox.Tool, discovery bool) []llm.Function {
-	out := append(toolFunctions(tools), buildFunction, needToolFunction)
+// classifierFunctions are the shortlisted tools' functions, then the build
+// request, "no tool fits" and, in active discovery, the request for more
+// tools.
+func classifierFunctions(tools []llm.Function, discovery bool) []llm.Function {
+	out := append(slices.Clip(tools), buildFunction, needToolFunction)
 	if discovery {
 		out = append(out, requestToolsFunction)
 	}
@@ -87,15 +101,14 @@ func classifierFunctions(tools []toolbox.Tool, discovery bool) []llm.Function {
 
 func classifierSystem(discoveryLeft int) string {
 	var b strings.Builder
-	b.WriteString(`You are AdaptBot, a helpful and concise assistant that answers with tools when a tool fits, and can build new tools.
-For the user's latest message, do exactly one of these:
-- Answer directly in plain text, without a tool: greetings, general knowledge, explanations, opinions.
-- Call the tool (or tools) that can produce the answer, with arguments taken from the conversation. Use the units and formats the parameters ask for; leave out optional parameters the user did not mention. Call several tools at once only when they do not depend on each other; you will see the results and can call more.
-- Call ` + fnBuild + ` when the user asks to create, change or delete a tool.
-- Call ` + fnNeedTool + ` when the message needs a capability no tool provides (live data, exact computation, an action) and cannot be answered well without one.
+	b.WriteString(`You are AdaptBot, a helpful and concise assistant with tools. For the user's latest message, either:
+- answer directly in plain text (greetings, general knowledge, explanations, opinions);
+- or call the tool(s) that produce the answer, with arguments from the conversation in the units and formats the parameters ask for. Call several at once only if they are independent; you will see the results and can call more;
+- or call ` + fnBuild + ` if the user asks to create, change or delete a tool;
+- or call ` + fnNeedTool + ` if the message needs a capability no tool provides.
 `)
 	if discoveryLeft > 0 {
-		fmt.Fprintf(&b, "- Call %s when no tool offered fits but one may exist: describe the capability (domain and operation) and more tools will be offered. You can do this %d more time(s).\n", fnRequestTools, discoveryLeft)
+		fmt.Fprintf(&b, "- or call %s if no tool offered fits but one may exist (%d more time(s)).\n", fnRequestTools, discoveryLeft)
 	}
 	return b.String()
 }
