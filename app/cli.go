@@ -17,6 +17,7 @@ import (
 	"adaptbot/generator"
 	"adaptbot/registry"
 	"adaptbot/router"
+	"adaptbot/toolbox"
 )
 
 const toolsUsage = `Usage:
@@ -86,7 +87,7 @@ func toolsCommand(ctx context.Context, args []string, getenv func(string) string
 		return err
 	}
 	defer bench.Close()
-	s := &Server{cfg: cfg, reg: w.reg, runner: w.runner, bench: bench, build: w.gen, log: log}
+	s := &Server{cfg: cfg, reg: w.reg, box: w.box, runner: w.runner, bench: bench, build: w.gen, log: log}
 	build := func(req generator.Request) error {
 		p := newProgressLine(stderr)
 		res, err := s.runBuild(ctx, req, p.show)
@@ -109,19 +110,19 @@ func toolsCommand(ctx context.Context, args []string, getenv func(string) string
 		if len(args) < 1 || len(args) > 2 {
 			return need(2, "NAME [JSON-ARGS]")
 		}
-		t, ok := w.reg.Tool(args[0])
+		t, ok := w.box.Tool(args[0])
 		if !ok {
-			return fmt.Errorf("no working tool named %q", args[0])
+			return toolbox.NotFound(args[0])
 		}
 		var input []byte
 		if len(args) == 2 {
 			input = []byte(args[1])
 		}
-		res, _, _, err := s.runTool(ctx, t, input)
+		out, _, _, err := s.runTool(ctx, t, input)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintln(stdout, res.Output)
+		fmt.Fprintln(stdout, out)
 		return nil
 	case "create":
 		if err := need(1, `"REQUEST"`); err != nil {

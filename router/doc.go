@@ -19,6 +19,11 @@
 // elsewhere) adds dense scores, fused by reciprocal rank; any embedding
 // failure falls back to the lexical ranking, which stands on its own.
 //
+// A Feed keeps an Index in step with the tools that serve (a toolbox.Box:
+// one Upsert or Remove per change, local or remote), finds tools by the names
+// the rest of AdaptBot uses, and holds the learning policy: what a request a
+// tool served well teaches, and which past uses are replayed at start-up.
+//
 // The package must not learn from anything but the tools it is given: it has no
 // vocabulary, synonyms or weights drawn from a benchmark. Eval and RunCLI
 // measure it on a catalog and a task file; they import nothing from the rest of

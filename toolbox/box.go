@@ -92,9 +92,11 @@ var _ Box = (*Set)(nil)
 // It follows reg's changes from now on.
 func New(reg Registry, runner Runner) *Set {
 	s := &Set{reg: reg, runner: runner, tools: map[string]Tool{}, servers: map[string][]string{}}
-	reg.OnChange(func(ev registry.Event) { s.syncLocal(ev.Entry.Name) })
+	// Subscribe and load under the change lock: a change announced
+	// meanwhile waits, and is applied after the load, not before it.
 	s.change.Lock()
 	defer s.change.Unlock()
+	reg.OnChange(func(ev registry.Event) { s.syncLocal(ev.Entry.Name) })
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, t := range reg.Serving() {
@@ -106,7 +108,13 @@ func New(reg Registry, runner Runner) *Set {
 // Join adds the tools of hub's servers, now and as they change. Join a
 // hub once.
 func (s *Set) Join(hub Hub) {
-	hub.OnChange(func(server string, specs []Spec) { s.syncServer(hub, server, specs) })
+	s.change.Lock()
+	defer s.change.Unlock()
+	hub.OnChange(func(server string, specs []Spec) {
+		s.change.Lock()
+		defer s.change.Unlock()
+		s.syncServer(hub, server, specs)
+	})
 	byServer := map[string][]Spec{}
 	var order []string
 	for _, sp := range hub.Specs() {
@@ -121,12 +129,24 @@ func (s *Set) Join(hub Hub) {
 	}
 }
 
-// Tool returns the serving tool named name.
+// Tool returns the serving tool named name. A local tool is asked of the
+// registry, so that a call always runs the version that serves now, even
+// before the registry's announcement of it has arrived.
 func (s *Set) Tool(name string) (Tool, bool) {
 	s.mu.RLock()
 	t, ok := s.tools[name]
 	s.mu.RUnlock()
-	return t, ok
+	if _, _, remote := SplitName(name); remote {
+		return t, ok
+	}
+	now, serving := s.reg.Tool(name)
+	if !serving {
+		return nil, false
+	}
+	if l, ok := t.(*Local); ok && l.current(now) {
+		return l, true
+	}
+	return NewLocal(now, s.runner), true
 }
 
 // Len returns how many tools serve.
@@ -227,10 +247,8 @@ func (s *Set) syncLocal(name string) {
 }
 
 // syncServer replaces the tools of one external server with specs, its
-// whole new list.
+// whole new list. The caller holds s.change.
 func (s *Set) syncServer(hub Hub, server string, specs []Spec) {
-	s.change.Lock()
-	defer s.change.Unlock()
 	var changes []Change
 	s.mu.Lock()
 	keep := make(map[string]bool, len(specs))

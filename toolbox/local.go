@@ -64,6 +64,13 @@ func (l *Local) Call(ctx context.Context, args json.RawMessage) (string, error) 
 	return res.Output, nil
 }
 
+// current reports whether l is the registry's tool now.
+func (l *Local) current(now registry.Tool) bool {
+	e := l.tool.Entry
+	return e.SHA256 == now.SHA256 && e.Version == now.Version && e.Status == now.Status &&
+		e.LastError == now.LastError && e.UpdatedAt.Equal(now.UpdatedAt)
+}
+
 // same reports whether l and m are the same version of a tool as clients
 // see it: a new version, even with the same spec, is a change.
 func (l *Local) same(m *Local) bool {

@@ -1,6 +1,6 @@
 //go:build unix
 
-package mcp
+package client
 
 import (
 	"bytes"
@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"adaptbot/mcp/config"
 )
 
 // gone reports whether process pid has exited. One that has exited but has
@@ -35,7 +37,7 @@ func gone(pid int) bool {
 // grandchildServer is a stdio server started as npx or a shell script
 // starts the real one: a shell that leaves a child behind (a long sleep,
 // its pid appended to pids) and then becomes the helper server.
-func grandchildServer(t *testing.T, pids string) ServerConfig {
+func grandchildServer(t *testing.T, pids string) config.Server {
 	t.Helper()
 	cfg := helperConfig(t, "wrapped")
 	script := `sleep 600 </dev/null >/dev/null 2>&1 & echo $! >>"$PIDS"; exec "$HELPER" -test.run='^$'`
@@ -68,7 +70,7 @@ func pidsIn(t *testing.T, file string) []int {
 // server that exited, and when the hub closes.
 func TestHubStopsTheServersProcessGroup(t *testing.T) {
 	pids := filepath.Join(t.TempDir(), "pids")
-	h := NewHub([]ServerConfig{grandchildServer(t, pids)}, HubOptions{Timeout: 10 * time.Second})
+	h := NewHub([]config.Server{grandchildServer(t, pids)}, Options{Timeout: 10 * time.Second})
 	t.Cleanup(func() { h.Close() })
 	ctx := context.Background()
 
@@ -106,8 +108,8 @@ func TestHubStopsTheServersProcessGroup(t *testing.T) {
 func TestHubStopsTheGroupOfAServerThatFailsToConnect(t *testing.T) {
 	pids := filepath.Join(t.TempDir(), "pids")
 	script := `sleep 600 </dev/null >/dev/null 2>&1 & echo $! >>"$PIDS"; exit 3`
-	cfg := ServerConfig{Name: "fails", Transport: TransportStdio, Command: "sh", Args: []string{"-c", script}, Env: map[string]string{"PIDS": pids}}
-	h := NewHub([]ServerConfig{cfg}, HubOptions{Timeout: 10 * time.Second})
+	cfg := config.Server{Name: "fails", Transport: config.TransportStdio, Command: "sh", Args: []string{"-c", script}, Env: map[string]string{"PIDS": pids}}
+	h := NewHub([]config.Server{cfg}, Options{Timeout: 10 * time.Second})
 	if errs := h.Connect(context.Background()); len(errs) != 1 || !strings.Contains(errs[0].Error(), "exit status 3") {
 		t.Fatalf("errs = %v", errs)
 	}

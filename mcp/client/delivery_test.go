@@ -1,4 +1,4 @@
-package mcp
+package client
 
 import (
 	"bytes"
@@ -19,6 +19,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"adaptbot/mcp/config"
 )
 
 // runs returns how many times the counting tools ran with file.
@@ -42,7 +44,7 @@ func fileArgs(file string) json.RawMessage {
 // A stdio server that dies while running a call has run it (or may have):
 // the call fails with an error that says so, and is not sent again.
 func TestHubCallNotRetriedWhenTheServerDiesDuringIt(t *testing.T) {
-	h := newHub(t, []ServerConfig{helperConfig(t, "helper")}, HubOptions{Timeout: 10 * time.Second})
+	h := newHub(t, []config.Server{helperConfig(t, "helper")}, Options{Timeout: 10 * time.Second})
 	ctx := context.Background()
 	file := filepath.Join(t.TempDir(), "runs")
 
@@ -73,7 +75,7 @@ func TestHubRetriesACallThatWasNotSent(t *testing.T) {
 	cfg := helperConfig(t, "deaf")
 	dir := t.TempDir()
 	cfg.Env = map[string]string{helperEnv: "deaf-once", onceEnv: filepath.Join(dir, "once")}
-	h := newHub(t, []ServerConfig{cfg}, HubOptions{Timeout: 10 * time.Second})
+	h := newHub(t, []config.Server{cfg}, Options{Timeout: 10 * time.Second})
 	ctx := context.Background()
 	if _, errs := h.List(ctx); len(errs) > 0 {
 		t.Fatal(errs)
@@ -134,7 +136,7 @@ func TestHubHTTPCallNotRetriedWhenTheConnectionDropsDuringIt(t *testing.T) {
 	srv := countingServer(&n)
 	ts, sw := serveHTTP(t, srv)
 	sw.set(&dropAfterCall{h: sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{JSONResponse: true})})
-	h := newHub(t, []ServerConfig{{Name: "counter", Transport: TransportHTTP, URL: ts.URL}}, HubOptions{})
+	h := newHub(t, []config.Server{{Name: "counter", Transport: config.TransportHTTP, URL: ts.URL}}, Options{})
 	ctx := context.Background()
 
 	_, err := h.Call(ctx, "counter", "count", nil)
@@ -154,7 +156,7 @@ func TestHubHTTPCallNotRetriedWhenTheConnectionDropsDuringIt(t *testing.T) {
 func TestHubHTTPRetriesACallTheServerRefused(t *testing.T) {
 	var before, after atomic.Int32
 	ts, sw := serveHTTP(t, countingServer(&before))
-	h := newHub(t, []ServerConfig{{Name: "counter", Transport: TransportHTTP, URL: ts.URL}}, HubOptions{})
+	h := newHub(t, []config.Server{{Name: "counter", Transport: config.TransportHTTP, URL: ts.URL}}, Options{})
 	ctx := context.Background()
 	if out, err := h.Call(ctx, "counter", "count", nil); err != nil || out != "1" {
 		t.Fatalf("first call = %q, %v", out, err)

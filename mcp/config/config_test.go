@@ -1,4 +1,4 @@
-package mcp
+package config
 
 import (
 	"errors"
@@ -13,7 +13,7 @@ import (
 func TestParseConfigGood(t *testing.T) {
 	tests := []struct {
 		name, src string
-		want      []ServerConfig
+		want      []Server
 		warnings  []string
 	}{
 		{
@@ -23,7 +23,7 @@ func TestParseConfigGood(t *testing.T) {
 				"search": {"url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer t"}, "timeout": "5s", "description": "Web search."},
 				"legacy": {"type": "sse", "url": "http://localhost:8080/sse", "disabled": true}
 			}}`,
-			want: []ServerConfig{
+			want: []Server{
 				{Name: "weather", Transport: TransportStdio, Command: "npx", Args: []string{"-y", "@acme/weather"}, Env: map[string]string{"API_KEY": "k"}},
 				{Name: "search", Transport: TransportHTTP, URL: "https://mcp.example.com/mcp", Headers: map[string]string{"Authorization": "Bearer t"}, Timeout: 5 * time.Second, Description: "Web search."},
 				{Name: "legacy", Transport: TransportSSE, URL: "http://localhost:8080/sse", Disabled: true},
@@ -35,7 +35,7 @@ func TestParseConfigGood(t *testing.T) {
 				{"name": "fs", "transport": {"type": "stdio", "command": "mcp-fs", "args": ["/tmp"], "env": {}}},
 				{"name": "api", "description": "An API.", "timeout": 2, "transport": {"type": "http", "url": "http://127.0.0.1:9000/mcp"}}
 			]`,
-			want: []ServerConfig{
+			want: []Server{
 				{Name: "fs", Transport: TransportStdio, Command: "mcp-fs", Args: []string{"/tmp"}, Env: map[string]string{}},
 				{Name: "api", Description: "An API.", Timeout: 2 * time.Second, Transport: TransportHTTP, URL: "http://127.0.0.1:9000/mcp"},
 			},
@@ -43,7 +43,7 @@ func TestParseConfigGood(t *testing.T) {
 		{
 			name:     "servers key and unknown keys",
 			src:      `{"servers": {"x": {"type": "stdio", "command": "x", "alwaysAllow": []}}, "inputs": []}`,
-			want:     []ServerConfig{{Name: "x", Transport: TransportStdio, Command: "x"}},
+			want:     []Server{{Name: "x", Transport: TransportStdio, Command: "x"}},
 			warnings: []string{"f.json: inputs: unknown key", "f.json: servers.x.alwaysAllow: unknown key, ignored"},
 		},
 		{
@@ -53,7 +53,7 @@ func TestParseConfigGood(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := ParseConfig("f.json", []byte(tt.src))
+			cfg, err := Parse("f.json", []byte(tt.src))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -119,10 +119,10 @@ func TestParseConfigProblems(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseConfig("f.json", []byte(tt.src))
-			var ce *ConfigError
+			_, err := Parse("f.json", []byte(tt.src))
+			var ce *Error
 			if !errors.As(err, &ce) {
-				t.Fatalf("err = %v, want a *ConfigError", err)
+				t.Fatalf("err = %v, want a *Error", err)
 			}
 			lines := strings.Split(ce.Error(), "\n")
 			if len(lines) != len(tt.want) {
@@ -139,12 +139,12 @@ func TestParseConfigProblems(t *testing.T) {
 
 func TestLoadConfig(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := LoadConfig(filepath.Join(dir, "none.json")); !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "none.json: no such file") {
+	if _, err := Load(filepath.Join(dir, "none.json")); !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "none.json: no such file") {
 		t.Errorf("missing file: %v", err)
 	}
 	path := filepath.Join(dir, "mcp_servers.json")
 	os.WriteFile(path, []byte(`{"mcpServers": {"a": {"command": "a"}, "b": {"url": "http://b", "disabled": true}}}`), 0o644)
-	cfg, err := LoadConfig(path)
+	cfg, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +216,7 @@ func TestParseConfigExpandsVars(t *testing.T) {
 		"files": {"command": "${TOOLS:-/opt/tools}/mcp-fs", "args": ["--root", "${DATA}", "--key=${API_KEY}", "sh -c 'echo $$ $HOME'"], "env": {"API_KEY": "${API_KEY}", "MODE": "${MODE:-fast}"}, "cwd": "${DATA}", "headers": {"X": "${UNSET_BUT_IGNORED}"}},
 		"search": {"url": "http://${HOST}:${PORT:-9000}/mcp?key=${API_KEY}", "headers": {"Authorization": "Bearer ${TOKEN}"}, "env": {"E": "${UNSET_BUT_IGNORED}"}}
 	}}`
-	cfg, err := ParseConfigEnv("f.json", []byte(src), getenv)
+	cfg, err := ParseEnv("f.json", []byte(src), getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,10 +274,10 @@ func TestParseConfigUnsetVars(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseConfigEnv("f.json", []byte(tt.src), getenv)
-			var ce *ConfigError
+			_, err := ParseEnv("f.json", []byte(tt.src), getenv)
+			var ce *Error
 			if !errors.As(err, &ce) {
-				t.Fatalf("err = %v, want a *ConfigError", err)
+				t.Fatalf("err = %v, want a *Error", err)
 			}
 			lines := strings.Split(ce.Error(), "\n")
 			if len(lines) != len(tt.want) {
@@ -292,7 +292,7 @@ func TestParseConfigUnsetVars(t *testing.T) {
 	}
 
 	// A disabled server needs no variables: it is only warned about.
-	cfg, err := ParseConfigEnv("f.json", []byte(`{"mcpServers": {"w": {"command": "w", "env": {"K": "${NOPE}"}, "disabled": true}}}`), getenv)
+	cfg, err := ParseEnv("f.json", []byte(`{"mcpServers": {"w": {"command": "w", "env": {"K": "${NOPE}"}, "disabled": true}}}`), getenv)
 	if err != nil {
 		t.Fatalf("disabled server: %v", err)
 	}
@@ -305,7 +305,7 @@ func TestLoadConfigExpandsFromTheEnvironment(t *testing.T) {
 	t.Setenv("ADAPTBOT_TEST_MCP_TOKEN", "from-env")
 	path := filepath.Join(t.TempDir(), "mcp_servers.json")
 	os.WriteFile(path, []byte(`{"mcpServers": {"a": {"url": "http://127.0.0.1:1/mcp", "headers": {"Authorization": "Bearer ${ADAPTBOT_TEST_MCP_TOKEN}"}}}}`), 0o644)
-	cfg, err := LoadConfig(path)
+	cfg, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}

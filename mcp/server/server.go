@@ -1,4 +1,4 @@
-package mcp
+package server
 
 import (
 	"bytes"
@@ -17,26 +17,11 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"adaptbot/contract"
-	"adaptbot/registry"
-	"adaptbot/sandbox"
+	"adaptbot/toolbox"
 )
 
-// Tools is where the server finds AdaptBot's tools and hears of their
-// changes; *registry.Registry is one.
-type Tools interface {
-	Serving() []registry.Tool
-	Tool(name string) (registry.Tool, bool)
-	OnChange(fn func(registry.Event))
-}
-
-// Runner runs a tool; every sandbox.Runner is one.
-type Runner interface {
-	Run(ctx context.Context, c sandbox.Call) (sandbox.Result, error)
-}
-
-// ServerOptions configures a Server. The zero value is usable.
-type ServerOptions struct {
+// Options configures a Server. The zero value is usable.
+type Options struct {
 	// Version is reported to clients as the implementation's version;
 	// default "dev".
 	Version string
@@ -52,16 +37,16 @@ type ServerOptions struct {
 }
 
 // DefaultInstructions describe the server to clients when
-// ServerOptions.Instructions is empty.
+// Options.Instructions is empty.
 const DefaultInstructions = "AdaptBot's tools: built-in and generated Go tools that run in a sandbox. " +
 	"The list changes while you are connected; watch notifications/tools/list_changed."
 
-// Server publishes the registry's serving tools over MCP and keeps the
-// published list in step with the registry. It is safe for concurrent use;
-// one Server serves any number of sessions, over stdio or HTTP.
+// Server publishes AdaptBot's own serving tools (a Box's local ones; an
+// external server's tools are not passed on) over MCP and keeps the
+// published list in step with the Box. It is safe for concurrent use; one
+// Server serves any number of sessions, over stdio or HTTP.
 type Server struct {
-	tools   Tools
-	runner  Runner
+	tools   toolbox.Box
 	log     *slog.Logger
 	timeout time.Duration
 	sdk     *sdk.Server
@@ -70,10 +55,10 @@ type Server struct {
 	published map[string]string // tool name → fingerprint of what clients see
 }
 
-// NewServer returns a Server for tools, whose calls run on runner. It
-// publishes the serving tools at once and subscribes to the registry's
-// changes, so it must be created once per process, not per request.
-func NewServer(tools Tools, runner Runner, opts ServerOptions) *Server {
+// New returns a Server for the local tools of tools. It publishes the
+// serving ones at once and subscribes to the Box's changes, so it must be
+// created once per process, not per request.
+func New(tools toolbox.Box, opts Options) *Server {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
@@ -86,7 +71,7 @@ func NewServer(tools Tools, runner Runner, opts ServerOptions) *Server {
 	if opts.SessionTimeout <= 0 {
 		opts.SessionTimeout = 30 * time.Minute
 	}
-	s := &Server{tools: tools, runner: runner, log: opts.Log, timeout: opts.SessionTimeout, published: map[string]string{}}
+	s := &Server{tools: tools, log: opts.Log, timeout: opts.SessionTimeout, published: map[string]string{}}
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: "adaptbot", Title: "AdaptBot", Version: opts.Version}, &sdk.ServerOptions{
 		Instructions: opts.Instructions,
 		Logger:       opts.Log,
@@ -95,20 +80,28 @@ func NewServer(tools Tools, runner Runner, opts ServerOptions) *Server {
 		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}},
 	})
 	s.Sync()
-	tools.OnChange(func(registry.Event) { s.Sync() })
+	tools.OnChange(func(c toolbox.Change) {
+		if !c.Spec.Remote() {
+			s.Sync()
+		}
+	})
 	return s
 }
 
-// Sync makes the published tools match the registry's serving ones. Clients
-// are told with notifications/tools/list_changed when anything changed (the
-// SDK batches changes that come within a few milliseconds). The registry's
-// events call it; it never needs calling by hand except in tests.
+// Sync makes the published tools match the Box's local serving ones.
+// Clients are told with notifications/tools/list_changed when anything
+// changed (the SDK batches changes that come within a few milliseconds). The
+// Box's changes call it; it never needs calling by hand except in tests.
 func (s *Server) Sync() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	serving := s.tools.Serving()
 	seen := make(map[string]bool, len(serving))
-	for _, t := range serving {
+	for _, tool := range serving {
+		t := tool.Spec()
+		if t.Remote() {
+			continue
+		}
 		seen[t.Name] = true
 		fp := fingerprint(t)
 		if s.published[t.Name] == fp {
@@ -145,9 +138,9 @@ func (s *Server) Sync() {
 
 // fingerprint says which version of a tool clients see: a new version, even
 // with the same schema, is announced as a change.
-func fingerprint(t registry.Tool) string {
+func fingerprint(t toolbox.Spec) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%d\x00%s\x00%s\x00", t.SHA256, t.Version, t.Description, t.Category)
+	fmt.Fprintf(h, "%d\x00%s\x00%s\x00", t.Version, t.Description, t.Domain)
 	h.Write(t.Parameters)
 	return hex.EncodeToString(h.Sum(nil))
 }
@@ -187,30 +180,16 @@ func (s *Server) handler(name string) sdk.ToolHandler {
 	}
 }
 
-// Call runs the tool named name with args, as an MCP client's call does:
-// args are validated against the tool's schema, then the tool runs in the
-// sandbox. Errors name the tool and say what went wrong (the validation
-// problem, or the sandbox's kind of failure and its limit).
+// Call runs the local tool named name with args, as an MCP client's call
+// does: the toolbox validates args against the tool's schema, then the tool
+// runs in the sandbox. Errors name the tool and say what went wrong (the
+// validation problem, or the sandbox's kind of failure and its limit).
 func (s *Server) Call(ctx context.Context, name string, args json.RawMessage) (string, error) {
 	t, ok := s.tools.Tool(name)
-	if !ok {
-		return "", fmt.Errorf("tool %s is no longer available", name)
+	if !ok || t.Spec().Remote() {
+		return "", toolbox.NotFound(name)
 	}
-	if len(bytes.TrimSpace(args)) == 0 || bytes.Equal(bytes.TrimSpace(args), []byte("null")) {
-		args = json.RawMessage("{}")
-	}
-	if err := contract.Validate(t.Parameters, args); err != nil {
-		return "", fmt.Errorf("tool %s: invalid arguments: %w", name, err)
-	}
-	res, err := s.runner.Run(ctx, sandbox.Call{Tool: t.Name, Source: t.Code, Input: args, Timeout: t.Timeout()})
-	if err != nil {
-		var se *sandbox.Error
-		if errors.As(err, &se) {
-			return "", err // "tool NAME: KIND: what happened", with the limit it hit
-		}
-		return "", fmt.Errorf("tool %s failed: %w", name, err)
-	}
-	return res.Output, nil
+	return t.Call(ctx, args)
 }
 
 // toolError is a failed call as MCP reports it: a result the model can read

@@ -1,4 +1,4 @@
-package mcp
+package client
 
 import (
 	"context"
@@ -16,22 +16,19 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"adaptbot/router"
+	"adaptbot/mcp/config"
 	"adaptbot/toolbox"
 )
 
-// ClientProtocol is the protocol version the hub asks servers for: the
+// Protocol is the protocol version the hub asks servers for: the
 // newest one of the initialize handshake, which every server in use speaks.
-const ClientProtocol = "2025-11-25"
+const Protocol = "2025-11-25"
 
-// HubOptions configures a Hub. The zero value is usable.
-type HubOptions struct {
+// Options configures a Hub. The zero value is usable.
+type Options struct {
 	// Timeout bounds connecting to one server and listing its tools;
-	// 0 means DefaultTimeout. A server's own Timeout overrides it.
+	// 0 means config.DefaultTimeout. A server's own Timeout overrides it.
 	Timeout time.Duration
-	// Index, if set, is kept in step with the servers' tools: each tool is
-	// a router.Doc whose Server is its server's name.
-	Index *router.Index
 	// Env is the environment stdio servers start from, before their own
 	// "env"; nil means DefaultEnv(os.Getenv).
 	Env []string
@@ -64,7 +61,7 @@ func (e *ServerError) MarshalJSON() ([]byte, error) {
 // within its own time limit; a server that fails, hangs or exits never
 // holds up the others. It is safe for concurrent use.
 type Hub struct {
-	opts   HubOptions
+	opts   Options
 	conns  []*conn // in configuration order
 	byName map[string]*conn
 	closed atomic.Bool
@@ -124,9 +121,9 @@ func (h *Hub) closeLater(s *sdk.ClientSession) { h.later(func() { s.Close() }) }
 
 // NewHub returns a Hub for the enabled servers among servers. It connects
 // to nothing yet.
-func NewHub(servers []ServerConfig, opts HubOptions) *Hub {
+func NewHub(servers []config.Server, opts Options) *Hub {
 	if opts.Timeout <= 0 {
-		opts.Timeout = DefaultTimeout
+		opts.Timeout = config.DefaultTimeout
 	}
 	if opts.Env == nil {
 		opts.Env = DefaultEnv(nil)
@@ -215,6 +212,18 @@ func (h *Hub) Tools() []Tool {
 	return out
 }
 
+// Description returns what server said it is for (its configured
+// description, or its instructions or title when it connected), or "".
+func (h *Hub) Description(server string) string {
+	c, ok := h.byName[server]
+	if !ok {
+		return ""
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.desc
+}
+
 // Tool returns the tool called name on server, as last listed.
 func (h *Hub) Tool(server, name string) (Tool, bool) {
 	c, ok := h.byName[server]
@@ -289,15 +298,6 @@ func (h *Hub) Call(ctx context.Context, server, tool string, args json.RawMessag
 	}
 }
 
-// CallTool calls a tool by its "server/tool" ID, as the agent names it.
-func (h *Hub) CallTool(ctx context.Context, id string, args json.RawMessage) (string, error) {
-	server, tool, ok := SplitID(id)
-	if !ok {
-		return "", fmt.Errorf("%q is not an external tool: want server/tool", id)
-	}
-	return h.Call(ctx, server, tool, args)
-}
-
 // Close ends every session and stops every stdio server, in parallel. A
 // connection still being made is closed as soon as it is made.
 func (h *Hub) Close() error {
@@ -347,7 +347,7 @@ func resultText(res *sdk.CallToolResult) string {
 // conn is one server: its configuration, its session and its tools.
 type conn struct {
 	hub *Hub
-	cfg ServerConfig
+	cfg config.Server
 
 	dial sync.Mutex // held while connecting, so one connect runs at a time
 	emit sync.Mutex // held while setting the tools and telling listeners
@@ -411,15 +411,15 @@ func (c *conn) connect(ctx context.Context) (*sdk.ClientSession, uint64, error) 
 	var proc *process
 	var transport sdk.Transport
 	switch c.cfg.Transport {
-	case TransportStdio:
+	case config.TransportStdio:
 		p, t, err := startProcess(c.cfg, c.hub.opts.Env)
 		if err != nil {
 			return nil, 0, err
 		}
 		proc, transport = p, t
-	case TransportHTTP:
+	case config.TransportHTTP:
 		transport = &sdk.StreamableClientTransport{Endpoint: c.cfg.URL, HTTPClient: httpClient(c.cfg.Headers)}
-	case TransportSSE:
+	case config.TransportSSE:
 		transport = &sdk.SSEClientTransport{Endpoint: c.cfg.URL, HTTPClient: httpClient(c.cfg.Headers)}
 	default:
 		return nil, 0, fmt.Errorf("unknown transport %q", c.cfg.Transport)
@@ -490,7 +490,7 @@ func (h *Hub) connectWithin(ctx context.Context, client *sdk.Client, t sdk.Trans
 	}
 	done := make(chan result, 1)
 	go func() {
-		s, err := client.Connect(ctx, t, &sdk.ClientSessionOptions{ProtocolVersion: ClientProtocol})
+		s, err := client.Connect(ctx, t, &sdk.ClientSessionOptions{ProtocolVersion: Protocol})
 		done <- result{s, err}
 	}()
 	select {
@@ -548,27 +548,13 @@ func (c *conn) listAll(ctx context.Context, s *sdk.ClientSession, desc string) (
 	return tools, nil
 }
 
-// setTools replaces the server's tools and brings the index in step, under
-// the conn's lock: two refreshes never interleave their index changes, and
-// whoever sees the new list sees the index that goes with it.
+// setTools replaces the server's tools and tells the listeners the new
+// list, one list at a time, so they hear each server's lists in order.
 func (c *conn) setTools(tools []Tool) {
-	c.emit.Lock() // listeners hear one server's lists in the order they were set
+	c.emit.Lock()
 	defer c.emit.Unlock()
 	c.mu.Lock()
-	old := c.tools
 	c.tools = tools
-	if ix := c.hub.opts.Index; ix != nil {
-		keep := make(map[string]bool, len(tools))
-		for _, t := range tools {
-			keep[t.Name] = true
-			ix.Upsert(t.Doc())
-		}
-		for _, t := range old {
-			if !keep[t.Name] {
-				ix.Remove(c.cfg.Name, t.Name)
-			}
-		}
-	}
 	c.mu.Unlock()
 	c.hub.listenMu.RLock()
 	ls := slices.Clone(c.hub.listeners)

@@ -1,4 +1,4 @@
-package mcp
+package client
 
 import (
 	"bufio"
@@ -7,12 +7,13 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"adaptbot/mcp/config"
 )
 
 // helperEnv makes the test binary itself a stdio MCP server (see
@@ -37,11 +38,7 @@ func TestMain(m *testing.M) {
 		serveHelper()
 		return
 	}
-	code := m.Run()
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath)) // the adaptbot binary built for the tests
-	}
-	os.Exit(code)
+	os.Exit(m.Run())
 }
 
 // fileIn names the file the counting tools append to.
@@ -96,13 +93,13 @@ func serveHelper() {
 }
 
 // helperConfig is a stdio server config that runs serveHelper.
-func helperConfig(t *testing.T, name string) ServerConfig {
+func helperConfig(t *testing.T, name string) config.Server {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ServerConfig{Name: name, Transport: TransportStdio, Command: exe, Args: []string{"-test.run=^$"}, Env: map[string]string{helperEnv: "stdio"}}
+	return config.Server{Name: name, Transport: config.TransportStdio, Command: exe, Args: []string{"-test.run=^$"}, Env: map[string]string{helperEnv: "stdio"}}
 }
 
 // serveDeaf is a server that stops reading: it answers the handshake and

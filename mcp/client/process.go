@@ -1,4 +1,4 @@
-package mcp
+package client
 
 import (
 	"fmt"
@@ -12,6 +12,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"adaptbot/mcp/config"
 )
 
 // passedEnv lists the variables a stdio server gets from AdaptBot's
@@ -67,7 +69,7 @@ type process struct {
 // startProcess starts cfg's command and returns a transport over its
 // standard streams. Pipes are made here, not by exec, so that waiting for
 // the process never closes a stream the session still reads.
-func startProcess(cfg ServerConfig, base []string) (*process, sdk.Transport, error) {
+func startProcess(cfg config.Server, base []string) (*process, sdk.Transport, error) {
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, nil, err

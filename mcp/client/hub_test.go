@@ -1,4 +1,4 @@
-package mcp
+package client
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -14,8 +16,10 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"adaptbot/mcp/config"
 	"adaptbot/registry"
 	"adaptbot/router"
+	"adaptbot/sandbox"
 	"adaptbot/toolbox"
 )
 
@@ -76,7 +80,7 @@ func hangingServer(t *testing.T) *httptest.Server {
 	return ts
 }
 
-func newHub(t *testing.T, servers []ServerConfig, opts HubOptions) *Hub {
+func newHub(t *testing.T, servers []config.Server, opts Options) *Hub {
 	t.Helper()
 	h := NewHub(servers, opts)
 	t.Cleanup(func() { h.Close() })
@@ -85,8 +89,8 @@ func newHub(t *testing.T, servers []ServerConfig, opts HubOptions) *Hub {
 
 func TestHubHTTP(t *testing.T) {
 	ts, _ := serveHTTP(t, weatherServer())
-	ix := router.New()
-	h := newHub(t, []ServerConfig{{Name: "weather", Transport: TransportHTTP, URL: ts.URL, Headers: map[string]string{"X-Test": "1"}}}, HubOptions{Index: ix})
+	h := newHub(t, []config.Server{{Name: "weather", Transport: config.TransportHTTP, URL: ts.URL, Headers: map[string]string{"X-Test": "1"}}}, Options{})
+	ix := feedRouter(h)
 	ctx := context.Background()
 
 	tools, errs := h.List(ctx)
@@ -139,8 +143,8 @@ func TestHubHTTP(t *testing.T) {
 			t.Errorf("Call(%s, %s) = %q, %v; want %q (error: %v)", tt.tool, tt.args, out, err, tt.want, tt.wantErr)
 		}
 	}
-	if _, err := h.CallTool(ctx, "elsewhere/x", nil); err == nil || !strings.Contains(err.Error(), `no MCP server named "elsewhere"`) {
-		t.Errorf("CallTool on an unknown server: %v", err)
+	if _, err := h.Call(ctx, "elsewhere", "x", nil); err == nil || !strings.Contains(err.Error(), `no MCP server named "elsewhere"`) {
+		t.Errorf("Call on an unknown server: %v", err)
 	}
 }
 
@@ -155,17 +159,17 @@ func (fakeRegistry) OnChange(func(registry.Event))     {}
 func TestHubPartialResults(t *testing.T) {
 	ts, _ := serveHTTP(t, weatherServer())
 	hang := hangingServer(t)
-	servers := []ServerConfig{
-		{Name: "weather", Transport: TransportHTTP, URL: ts.URL},
-		{Name: "hangs", Transport: TransportHTTP, URL: hang.URL},
-		{Name: "hangs-too", Transport: TransportHTTP, URL: hang.URL + "/other"},
-		{Name: "hangs-longer", Transport: TransportHTTP, URL: hang.URL, Timeout: 1500 * time.Millisecond},
-		{Name: "silent", Transport: TransportStdio, Command: "sleep", Args: []string{"30"}},
-		{Name: "exits", Transport: TransportStdio, Command: "sh", Args: []string{"-c", "echo 'cannot open the database' >&2; exit 3"}},
-		{Name: "missing", Transport: TransportStdio, Command: "adaptbot-no-such-command"},
-		{Name: "refused", Transport: TransportHTTP, URL: "http://127.0.0.1:1/mcp"},
+	servers := []config.Server{
+		{Name: "weather", Transport: config.TransportHTTP, URL: ts.URL},
+		{Name: "hangs", Transport: config.TransportHTTP, URL: hang.URL},
+		{Name: "hangs-too", Transport: config.TransportHTTP, URL: hang.URL + "/other"},
+		{Name: "hangs-longer", Transport: config.TransportHTTP, URL: hang.URL, Timeout: 1500 * time.Millisecond},
+		{Name: "silent", Transport: config.TransportStdio, Command: "sleep", Args: []string{"30"}},
+		{Name: "exits", Transport: config.TransportStdio, Command: "sh", Args: []string{"-c", "echo 'cannot open the database' >&2; exit 3"}},
+		{Name: "missing", Transport: config.TransportStdio, Command: "adaptbot-no-such-command"},
+		{Name: "refused", Transport: config.TransportHTTP, URL: "http://127.0.0.1:1/mcp"},
 	}
-	h := newHub(t, servers, HubOptions{Timeout: time.Second})
+	h := newHub(t, servers, Options{Timeout: time.Second})
 	start := time.Now()
 	tools, errs := h.List(context.Background())
 	elapsed := time.Since(start)
@@ -204,7 +208,7 @@ func TestHubPartialResults(t *testing.T) {
 }
 
 func TestHubStdioReconnects(t *testing.T) {
-	h := newHub(t, []ServerConfig{helperConfig(t, "helper")}, HubOptions{Timeout: 10 * time.Second})
+	h := newHub(t, []config.Server{helperConfig(t, "helper")}, Options{Timeout: 10 * time.Second})
 	ctx := context.Background()
 	first, err := h.Call(ctx, "helper", "pid", nil)
 	if err != nil {
@@ -231,7 +235,7 @@ func TestHubStdioReconnects(t *testing.T) {
 func TestHubHTTPReconnectsAfterRestart(t *testing.T) {
 	srv := weatherServer()
 	ts, sw := serveHTTP(t, srv)
-	h := newHub(t, []ServerConfig{{Name: "weather", Transport: TransportHTTP, URL: ts.URL}}, HubOptions{})
+	h := newHub(t, []config.Server{{Name: "weather", Transport: config.TransportHTTP, URL: ts.URL}}, Options{})
 	ctx := context.Background()
 	if _, err := h.Call(ctx, "weather", "get_forecast", json.RawMessage(`{"city":"Paris"}`)); err != nil {
 		t.Fatal(err)
@@ -247,26 +251,54 @@ func TestHubHTTPReconnectsAfterRestart(t *testing.T) {
 func TestHubRefreshesOnListChanged(t *testing.T) {
 	srv := weatherServer()
 	ts, _ := serveHTTP(t, srv)
-	ix := router.New()
-	changed := make(chan string, 8)
-	h := newHub(t, []ServerConfig{{Name: "weather", Transport: TransportHTTP, URL: ts.URL}}, HubOptions{Index: ix})
-	h.OnChange(func(s string, _ []toolbox.Spec) { changed <- s })
+	h := newHub(t, []config.Server{{Name: "weather", Transport: config.TransportHTTP, URL: ts.URL}}, Options{})
+	ix := feedRouter(h)
+	// Registered after the toolbox's: when it hears a list, the router has
+	// it too.
+	lists := make(chan []string, 8)
+	h.OnChange(func(s string, specs []toolbox.Spec) {
+		var names []string
+		for _, sp := range specs {
+			names = append(names, sp.Name)
+		}
+		lists <- names
+	})
 	if errs := h.Connect(context.Background()); len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	<-changed
+	<-lists
+	waitList := func(what string, ok func([]string) bool) {
+		t.Helper()
+		timeout := time.After(10 * time.Second)
+		for {
+			select {
+			case names := <-lists:
+				if ok(names) {
+					return
+				}
+			case <-timeout:
+				t.Fatalf("timed out waiting for %s", what)
+			}
+		}
+	}
 
 	sdk.AddTool(srv, &sdk.Tool{Name: "get_tides", Description: "High and low tides for a harbour."},
 		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
 			return nil, nil, nil
 		})
-	waitFor(t, "get_tides after list_changed", func() bool { _, ok := h.Tool("weather", "get_tides"); return ok })
+	waitList("get_tides after list_changed", func(names []string) bool { return slices.Contains(names, "weather/get_tides") })
+	if _, ok := h.Tool("weather", "get_tides"); !ok {
+		t.Error("the hub does not know get_tides")
+	}
 	if hits := ix.Route("tides harbour", 1); len(hits) == 0 || hits[0].Name != "get_tides" {
 		t.Errorf("router hits = %v, want get_tides", hits)
 	}
 
 	srv.RemoveTools("get_alerts")
-	waitFor(t, "get_alerts to go", func() bool { _, ok := h.Tool("weather", "get_alerts"); return !ok })
+	waitList("get_alerts to go", func(names []string) bool { return !slices.Contains(names, "weather/get_alerts") })
+	if _, ok := h.Tool("weather", "get_alerts"); ok {
+		t.Error("the hub still knows get_alerts")
+	}
 	for _, hit := range ix.Route("severe weather alerts", 5) {
 		if hit.Name == "get_alerts" {
 			t.Errorf("router still routes to the removed tool: %v", hit)
@@ -274,8 +306,16 @@ func TestHubRefreshesOnListChanged(t *testing.T) {
 	}
 }
 
+// feedRouter wires h as the server does: the hub's tools join a toolbox,
+// whose changes feed a router index, with each server's description.
+func feedRouter(h *Hub) *router.Index {
+	box := toolbox.New(fakeRegistry{}, nil)
+	box.Join(h)
+	return router.NewFeed(router.New(), box, router.FeedOptions{Describe: h.Description}).Index()
+}
+
 func TestHubListUnknownServer(t *testing.T) {
-	h := newHub(t, []ServerConfig{{Name: "a", Transport: TransportHTTP, URL: "http://127.0.0.1:1"}}, HubOptions{})
+	h := newHub(t, []config.Server{{Name: "a", Transport: config.TransportHTTP, URL: "http://127.0.0.1:1"}}, Options{})
 	_, errs := h.List(context.Background(), "b")
 	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "server b: not in the configuration (servers: a)") {
 		t.Errorf("errs = %v", errs)
@@ -291,31 +331,76 @@ func TestDefaultEnvPassesNoSecrets(t *testing.T) {
 	}
 }
 
-func TestToolSet(t *testing.T) {
-	w := newTestWorld(t)
+// TestBoxWithHub checks AdaptBot's own tools and the hub's as one toolbox:
+// an external tool is "server/tool", with its server as its domain.
+func TestBoxWithHub(t *testing.T) {
+	reg, runner := localTools(t)
 	ts, _ := serveHTTP(t, weatherServer())
-	h := newHub(t, []ServerConfig{{Name: "weather", Transport: TransportHTTP, URL: ts.URL}}, HubOptions{})
+	h := newHub(t, []config.Server{{Name: "weather", Transport: config.TransportHTTP, URL: ts.URL}}, Options{})
+	box := toolbox.New(reg, runner)
+	box.Join(h)
 	if errs := h.Connect(context.Background()); len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	set := ToolSet{Local: w.reg, Hub: h}
 	var names []string
-	for _, tool := range set.Serving() {
-		names = append(names, tool.Name)
+	for _, tool := range box.Serving() {
+		names = append(names, tool.Spec().Name)
 	}
-	if want := []string{"calculator", "slow", "weather/current_conditions", "weather/get_alerts", "weather/get_forecast"}; !slices.Equal(names, want) {
+	if want := []string{"calculator", "weather/current_conditions", "weather/get_alerts", "weather/get_forecast"}; !slices.Equal(names, want) {
 		t.Errorf("Serving() = %v, want %v", names, want)
 	}
-	ext, ok := set.Tool("weather/get_forecast")
-	if !ok || ext.Code != nil || ext.Category != "weather" || !strings.Contains(string(ext.Parameters), `"city"`) {
+	if n := box.Len(); n != 4 {
+		t.Errorf("Len() = %d, want 4", n)
+	}
+	ext, ok := box.Tool("weather/get_forecast")
+	if !ok || !ext.Spec().Remote() || ext.Spec().Domain != "weather" || !strings.Contains(string(ext.Spec().Parameters), `"city"`) {
 		t.Errorf("Tool(weather/get_forecast) = %+v, %v", ext, ok)
 	}
-	if local, ok := set.Tool("calculator"); !ok || local.Code == nil {
+	if out, err := ext.Call(context.Background(), json.RawMessage(`{"city": "Paris"}`)); err != nil || out != "sunny in Paris" {
+		t.Errorf("weather/get_forecast = %q, %v", out, err)
+	}
+	if local, ok := box.Tool("calculator"); !ok || local.Spec().Remote() {
 		t.Errorf("Tool(calculator) = %+v, %v", local, ok)
 	}
 	for _, name := range []string{"weather/nope", "nope/get_forecast", "nope"} {
-		if _, ok := set.Tool(name); ok {
+		if _, ok := box.Tool(name); ok {
 			t.Errorf("Tool(%q) found something", name)
 		}
+	}
+}
+
+// localTools is a real registry over a temp folder holding the calculator
+// from ../../tools, with an in-process sandbox.
+func localTools(t *testing.T) (*registry.Registry, sandbox.Runner) {
+	t.Helper()
+	dir := t.TempDir()
+	calc, err := os.ReadFile(filepath.Join("..", "..", "tools", "calculator", "calculator.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	toolsDir := filepath.Join(dir, "tools")
+	if err := os.MkdirAll(filepath.Join(toolsDir, "calculator"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(toolsDir, "calculator", "calculator.go"), calc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runner := sandbox.NewInProcess(sandbox.Options{})
+	t.Cleanup(func() { runner.Close() })
+	reg, err := registry.Open(context.Background(), registry.Options{ToolsDir: toolsDir, Path: filepath.Join(dir, "tools_registry.json"), Compiler: runner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg, runner
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -1,4 +1,4 @@
-package mcp
+package server
 
 import (
 	"context"
@@ -14,10 +14,8 @@ import (
 
 	"adaptbot/registry"
 	"adaptbot/sandbox"
+	"adaptbot/toolbox"
 )
-
-var _ Tools = (*registry.Registry)(nil)
-var _ Runner = (sandbox.Runner)(nil)
 
 // echoSource is a small tool; desc lets a test change its description.
 func echoSource(name, desc string) string {
@@ -69,7 +67,7 @@ func newTestWorld(t *testing.T) *testWorld {
 	t.Helper()
 	dir := t.TempDir()
 	toolsDir := filepath.Join(dir, "tools")
-	calc, err := os.ReadFile(filepath.Join("..", "tools", "calculator", "calculator.go"))
+	calc, err := os.ReadFile(filepath.Join("..", "..", "tools", "calculator", "calculator.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +147,7 @@ func callText(t *testing.T, cs *sdk.ClientSession, name string, args any) (strin
 
 func TestServerListsAndCalls(t *testing.T) {
 	w := newTestWorld(t)
-	srv := NewServer(w.reg, w.runner, ServerOptions{})
+	srv := New(toolbox.New(w.reg, w.runner), Options{})
 	cs, _ := connectInMemory(t, srv, "")
 
 	res, err := cs.ListTools(context.Background(), nil)
@@ -216,7 +214,7 @@ func TestServerFollowsRegistry(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			w := newTestWorld(t)
-			srv := NewServer(w.reg, w.runner, ServerOptions{})
+			srv := New(toolbox.New(w.reg, w.runner), Options{})
 			cs, changed := connectInMemory(t, srv, protocol)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()

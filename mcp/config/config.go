@@ -1,4 +1,4 @@
-package mcp
+package config
 
 import (
 	"bytes"
@@ -31,8 +31,8 @@ const Local = "local"
 // tools before it counts as failed.
 const DefaultTimeout = 30 * time.Second
 
-// ServerConfig is one external MCP server.
-type ServerConfig struct {
+// Server is one external MCP server.
+type Server struct {
 	// Name identifies the server: it is the domain of its tools in the
 	// router and the first half of their "server/tool" names.
 	Name string
@@ -69,15 +69,15 @@ type Config struct {
 	// Path is the file it came from, as given.
 	Path string
 	// Servers are the servers in file order, disabled ones included.
-	Servers []ServerConfig
+	Servers []Server
 	// Warnings are things that are probably mistakes but harm nothing,
 	// such as unknown keys; each says where, like an error does.
 	Warnings []string
 }
 
 // Enabled returns the servers that are not disabled.
-func (c *Config) Enabled() []ServerConfig {
-	var out []ServerConfig
+func (c *Config) Enabled() []Server {
+	var out []Server
 	for _, s := range c.Servers {
 		if !s.Disabled {
 			out = append(out, s)
@@ -86,15 +86,15 @@ func (c *Config) Enabled() []ServerConfig {
 	return out
 }
 
-// ConfigError lists every problem of a configuration file, each with the
+// Error lists every problem of a configuration file, each with the
 // file and the place in it ("mcp_servers.json: mcpServers.weather: needs
 // \"command\" or \"url\"").
-type ConfigError struct {
+type Error struct {
 	Path     string
 	Problems []string
 }
 
-func (e *ConfigError) Error() string {
+func (e *Error) Error() string {
 	lines := make([]string, len(e.Problems))
 	for i, p := range e.Problems {
 		lines[i] = e.Path + ": " + p
@@ -102,17 +102,17 @@ func (e *ConfigError) Error() string {
 	return strings.Join(lines, "\n")
 }
 
-// LoadConfig reads and parses the configuration file at path, expanding
+// Load reads and parses the configuration file at path, expanding
 // ${VAR} references from the process's environment. A missing file is an
 // error that wraps fs.ErrNotExist, so callers that treat "no file" as "no
 // servers" can tell.
-func LoadConfig(path string) (*Config, error) {
-	return LoadConfigEnv(path, nil)
+func Load(path string) (*Config, error) {
+	return LoadEnv(path, nil)
 }
 
-// LoadConfigEnv is LoadConfig with the environment ${VAR} references are
+// LoadEnv is Load with the environment ${VAR} references are
 // expanded from: getenv, or os.Getenv if nil.
-func LoadConfigEnv(path string, getenv func(string) string) (*Config, error) {
+func LoadEnv(path string, getenv func(string) string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -120,10 +120,10 @@ func LoadConfigEnv(path string, getenv func(string) string) (*Config, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return ParseConfigEnv(path, data, getenv)
+	return ParseEnv(path, data, getenv)
 }
 
-// ParseConfig parses a configuration in either of its forms:
+// Parse parses a configuration in either of its forms:
 //
 //	{"mcpServers": {"NAME": {"command": ..., "args": [...], "env": {...}}
 //	                       | {"url": ..., "headers": {...}}}}
@@ -144,15 +144,15 @@ func LoadConfigEnv(path string, getenv func(string) string) (*Config, error) {
 // followed by "{", are kept as they are; "$$" never starts a reference, so
 // "$${NAME}" stays "$${NAME}".
 //
-// All problems are reported together in a *ConfigError; path only names the
+// All problems are reported together in a *Error; path only names the
 // file in messages.
-func ParseConfig(path string, data []byte) (*Config, error) {
-	return ParseConfigEnv(path, data, nil)
+func Parse(path string, data []byte) (*Config, error) {
+	return ParseEnv(path, data, nil)
 }
 
-// ParseConfigEnv is ParseConfig with the environment ${VAR} references are
+// ParseEnv is Parse with the environment ${VAR} references are
 // expanded from: getenv, or os.Getenv if nil.
-func ParseConfigEnv(path string, data []byte, getenv func(string) string) (*Config, error) {
+func ParseEnv(path string, data []byte, getenv func(string) string) (*Config, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
@@ -172,7 +172,7 @@ func ParseConfigEnv(path string, data []byte, getenv func(string) string) (*Conf
 	}
 	p.checkNames()
 	if len(p.problems) > 0 {
-		return p.cfg, &ConfigError{Path: path, Problems: p.problems}
+		return p.cfg, &Error{Path: path, Problems: p.problems}
 	}
 	return p.cfg, nil
 }
@@ -244,7 +244,7 @@ func (p *configParser) objectForm(data []byte) {
 			p.problem(where, "want an object with \"command\" or \"url\", got %s", jsonKind(kv.value))
 			continue
 		}
-		s := ServerConfig{Name: kv.key}
+		s := Server{Name: kv.key}
 		p.serverFields(where, "", fields, &s, true)
 		p.add(where, s)
 	}
@@ -263,7 +263,7 @@ func (p *configParser) arrayForm(data []byte) {
 			p.problem(where, "want an object with \"name\" and \"transport\", got %s", jsonKind(item))
 			continue
 		}
-		var s ServerConfig
+		var s Server
 		var transport []field
 		transportSeen, transportOK := false, false
 		for _, f := range fields {
@@ -317,7 +317,7 @@ func (p *configParser) arrayForm(data []byte) {
 // inserted before field names in messages (".transport" in the array form);
 // topLevel says the server's other keys (description, timeout, disabled)
 // may appear here too.
-func (p *configParser) serverFields(where, prefix string, fields []field, s *ServerConfig, topLevel bool) {
+func (p *configParser) serverFields(where, prefix string, fields []field, s *Server, topLevel bool) {
 	at := where + prefix
 	var typ string
 	present := map[string]bool{}
@@ -422,7 +422,7 @@ func (p *configParser) serverFields(where, prefix string, fields []field, s *Ser
 // written and need no further checks. Describe keeps showing the fields as
 // written, so that a secret passed in the arguments or the URL is not
 // printed.
-func (p *configParser) expandFields(at, urlKey string, s *ServerConfig) map[string]bool {
+func (p *configParser) expandFields(at, urlKey string, s *Server) map[string]bool {
 	written := s.Describe()
 	failed := map[string]bool{}
 	one := func(field string, v *string) {
@@ -542,7 +542,7 @@ func checkURL(raw string) error {
 var serverName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 
 // add records s, checking its name.
-func (p *configParser) add(where string, s ServerConfig) {
+func (p *configParser) add(where string, s Server) {
 	if s.Name != "" {
 		switch {
 		case s.Name == Local:
@@ -728,7 +728,7 @@ func syntaxError(data []byte) string {
 // Describe says in one line how a server is reached, for listings. For a
 // parsed configuration it shows the command, arguments and URL as written in
 // the file, ${VAR} references unexpanded.
-func (s ServerConfig) Describe() string {
+func (s Server) Describe() string {
 	if s.written != "" {
 		return s.written
 	}

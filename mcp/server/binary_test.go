@@ -1,4 +1,4 @@
-package mcp
+package server
 
 import (
 	"bufio"
@@ -20,6 +20,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"adaptbot/mcp/client"
+	"adaptbot/mcp/config"
 	"adaptbot/toolbox"
 )
 
@@ -27,6 +29,22 @@ import (
 // serving its tools over stdio (`adaptbot mcp`) and over HTTP (/mcp), as
 // real clients meet it. ADAPTBOT_BIN names a binary to use instead of
 // building one.
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath)) // the adaptbot binary built for the tests
+	}
+	os.Exit(code)
+}
+
+// newHub is a hub for servers, closed when the test ends.
+func newHub(t *testing.T, servers []config.Server, opts client.Options) *client.Hub {
+	t.Helper()
+	h := client.NewHub(servers, opts)
+	t.Cleanup(func() { h.Close() })
+	return h
+}
 
 var (
 	buildOnce sync.Once
@@ -52,7 +70,7 @@ func adaptbotBinary(t *testing.T) string {
 		}
 		binPath = filepath.Join(dir, "adaptbot")
 		cmd := exec.Command(goTool, "build", "-o", binPath, "./app")
-		cmd.Dir = ".."
+		cmd.Dir = filepath.Join("..", "..")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			binErr = fmt.Errorf("go build ./app: %v\n%s", err, out)
 		}
@@ -75,7 +93,7 @@ func newAppEnv(t *testing.T) *appEnv {
 	t.Helper()
 	dir := t.TempDir()
 	a := &appEnv{dir: dir, tools: filepath.Join(dir, "tools")}
-	srcs, err := filepath.Glob(filepath.Join("..", "tools", "*", "*.go"))
+	srcs, err := filepath.Glob(filepath.Join("..", "..", "tools", "*", "*.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,14 +139,14 @@ func TestAdaptbotMCPStdio(t *testing.T) {
 	defer cancel()
 
 	changed := make(chan struct{}, 16)
-	client := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ClientOptions{
+	sc := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} },
 	})
 	cmd := exec.Command(bin, "mcp")
 	cmd.Env = a.env
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+	cs, err := sc.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		t.Fatalf("connect: %v\nstderr:\n%s", err, stderr.String())
 	}
@@ -173,7 +191,7 @@ func TestHubWithAdaptbot(t *testing.T) {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
 	}
-	h := newHub(t, []ServerConfig{{Name: "other", Transport: TransportStdio, Command: bin, Args: []string{"mcp"}, Env: env}}, HubOptions{})
+	h := newHub(t, []config.Server{{Name: "other", Transport: config.TransportStdio, Command: bin, Args: []string{"mcp"}, Env: env}}, client.Options{})
 	tools, errs := h.List(context.Background())
 	if len(errs) > 0 {
 		t.Fatal(errs)
@@ -233,7 +251,7 @@ func TestAdaptbotMCPOverHTTP(t *testing.T) {
 	}
 
 	changed := make(chan string, 8)
-	h := newHub(t, []ServerConfig{{Name: "adaptbot", Transport: TransportHTTP, URL: base + "/mcp"}}, HubOptions{Timeout: 20 * time.Second})
+	h := newHub(t, []config.Server{{Name: "adaptbot", Transport: config.TransportHTTP, URL: base + "/mcp"}}, client.Options{Timeout: 20 * time.Second})
 	h.OnChange(func(s string, _ []toolbox.Spec) { changed <- s })
 	tools, errs := h.List(ctx)
 	if len(errs) > 0 {

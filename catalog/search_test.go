@@ -1,13 +1,20 @@
-package mcp
+package catalog
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"adaptbot/mcp/client"
+	"adaptbot/mcp/config"
 )
 
 // catalog is a small mixed set of tools: two local, three external.
@@ -146,11 +153,12 @@ func TestSearchBadInput(t *testing.T) {
 // TestCatalogSearch searches local and external tools together, with a
 // failing server: partial results by default, a failure when strict.
 func TestCatalogSearch(t *testing.T) {
-	ts, _ := serveHTTP(t, weatherServer())
-	hub := newHub(t, []ServerConfig{
-		{Name: "weather", Transport: TransportHTTP, URL: ts.URL},
-		{Name: "broken", Transport: TransportStdio, Command: "sh", Args: []string{"-c", "exit 1"}},
-	}, HubOptions{Timeout: 5 * time.Second})
+	ts := weatherServer(t)
+	hub := client.NewHub([]config.Server{
+		{Name: "weather", Transport: config.TransportHTTP, URL: ts.URL},
+		{Name: "broken", Transport: config.TransportStdio, Command: "sh", Args: []string{"-c", "exit 1"}},
+	}, client.Options{Timeout: 5 * time.Second})
+	t.Cleanup(func() { hub.Close() })
 	c := Catalog{Local: catalog[:2], Hub: hub}
 	ctx := context.Background()
 
@@ -180,6 +188,26 @@ func TestCatalogSearch(t *testing.T) {
 	if len(tools) != 3 || len(errs) != 0 {
 		t.Errorf("List(weather) = %d tools, %v", len(tools), errs)
 	}
+}
+
+// weatherServer serves three weather tools over streamable HTTP.
+func weatherServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	s := sdk.NewServer(&sdk.Implementation{Name: "weather", Version: "1"}, &sdk.ServerOptions{
+		Instructions: "Weather forecasts and current conditions for any city.",
+	})
+	type cityIn struct {
+		City string `json:"city" jsonschema:"the city name"`
+	}
+	answer := func(_ context.Context, _ *sdk.CallToolRequest, in cityIn) (*sdk.CallToolResult, any, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "sunny in " + in.City}}}, nil, nil
+	}
+	sdk.AddTool(s, &sdk.Tool{Name: "get_forecast", Description: "Get the weather forecast for a city."}, answer)
+	sdk.AddTool(s, &sdk.Tool{Name: "get_alerts", Description: "List severe weather alerts for a city."}, answer)
+	sdk.AddTool(s, &sdk.Tool{Name: "current_conditions", Title: "Current conditions", Description: "Temperature and wind now."}, answer)
+	ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
+	t.Cleanup(ts.Close)
+	return ts
 }
 
 func sorted(s []string) []string {

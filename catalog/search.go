@@ -1,4 +1,4 @@
-package mcp
+package catalog
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"adaptbot/mcp/client"
 	"adaptbot/router"
 )
 
@@ -398,7 +399,7 @@ func score(results []Result, tools []Tool, query string) {
 // external servers (whose names cannot hold ':') and keep their category
 // as their domain's words.
 func searchDoc(t Tool) router.Doc {
-	d := t.Doc()
+	d := t.doc()
 	if t.Server == Local {
 		d.Server = Local + ":" + t.Category
 	}
@@ -430,27 +431,27 @@ type Catalog struct {
 	// Local are AdaptBot's own tools (see LocalTools).
 	Local []Tool
 	// Hub reaches the external servers; nil means none.
-	Hub *Hub
+	Hub *client.Hub
 }
 
 // List returns the tools of server (Local for AdaptBot's own, "" for all),
 // sorted by server then name, with one error per server that failed.
-func (c Catalog) List(ctx context.Context, server string) ([]Tool, []*ServerError) {
+func (c Catalog) List(ctx context.Context, server string) ([]Tool, []*client.ServerError) {
 	var tools []Tool
 	if server == "" || server == Local {
 		tools = append(tools, c.Local...)
 	}
-	var errs []*ServerError
+	var errs []*client.ServerError
 	if server != Local && c.Hub != nil {
 		var only []string
 		if server != "" {
 			only = []string{server}
 		}
 		ext, e := c.Hub.List(ctx, only...)
-		tools = append(tools, ext...)
+		tools = append(tools, external(ext)...)
 		errs = e
 	} else if server != "" && server != Local {
-		errs = []*ServerError{{Server: server, Err: errors.New("not in the configuration (no MCP servers are configured)")}}
+		errs = []*client.ServerError{{Server: server, Err: errors.New("not in the configuration (no MCP servers are configured)")}}
 	}
 	sortTools(tools)
 	return tools, errs
@@ -460,7 +461,7 @@ func (c Catalog) List(ctx context.Context, server string) ([]Tool, []*ServerErro
 // contacted), lists every server and searches all the tools. With
 // opts.Strict any server's failure fails the search; otherwise the results
 // are partial and the failures are returned beside them.
-func (c Catalog) Search(ctx context.Context, query string, opts SearchOptions) ([]Result, []*ServerError, error) {
+func (c Catalog) Search(ctx context.Context, query string, opts SearchOptions) ([]Result, []*client.ServerError, error) {
 	q, err := Compile(query, opts)
 	if err != nil {
 		return nil, nil, err

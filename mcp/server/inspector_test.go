@@ -1,4 +1,4 @@
-package mcp
+package server
 
 import (
 	"bytes"
@@ -29,7 +29,7 @@ func inspectorCommand(t *testing.T) []string {
 	if p := os.Getenv("ADAPTBOT_INSPECTOR"); p != "" {
 		return []string{p}
 	}
-	local, err := filepath.Abs(filepath.Join("..", ".cache", "inspector", "node_modules", ".bin", "mcp-inspector"))
+	local, err := filepath.Abs(filepath.Join("..", "..", ".cache", "inspector", "node_modules", ".bin", "mcp-inspector"))
 	if err == nil {
 		if _, err := os.Stat(local); err == nil {
 			return []string{local}

@@ -1,4 +1,4 @@
-package mcp
+package catalog
 
 import (
 	"encoding/json"
