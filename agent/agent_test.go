@@ -446,6 +446,7 @@ func TestInvalidArgumentsAskOnce(t *testing.T) {
 	}{
 		{`{"q":"1+1"}`, 3, true, true},
 		{`{"x":1}`, 2, false, false},
+		{"prose", 2, false, false}, // no call at all: as good as invalid
 	} {
 		calc := tool("calculator", "math", "evaluates arithmetic")
 		ran := false
@@ -457,6 +458,9 @@ func TestInvalidArgumentsAskOnce(t *testing.T) {
 				return call("calculator", `{"q":`) // not even JSON
 			case r.Force == "calculator":
 				retried = r.Messages[len(r.Messages)-1].Content
+				if tt.retry == "prose" {
+					return say("I would rather not.")
+				}
 				return call("calculator", tt.retry)
 			}
 			return say("1+1 is 2.")

@@ -283,8 +283,13 @@ func (a *Agent) call(ctx context.Context, s *state, c llm.FunctionCall) (run, St
 		raw, err := llm.Structured(ctx, m, msgs, fn)
 		step.LLMCalls, step.PromptTokens, step.CompletionTokens = countsOf(m)
 		step.Detail = "arguments retried: " + ae.Reason
-		if err != nil {
+		if _, failed := llm.AsError(err); failed || errors.Is(err, llm.ErrNoModel) || ctx.Err() != nil {
 			return r, step, fmt.Errorf("arguments for %s: %w", name, err)
+		}
+		if err != nil {
+			// The model answered, but not with arguments: as good as
+			// invalid ones.
+			raw = r.args
 		}
 		r.args = raw
 		step.Arguments = jsonOrString(raw)
