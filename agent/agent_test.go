@@ -352,6 +352,12 @@ func TestRoundTrips(t *testing.T) {
 		}
 	}
 
+	// Passive mode offers every tool and costs the same round trips.
+	passive, _ := New(Deps{Model: model, Tools: tools, Finder: fakeFinder{tools}}, Config{Passive: true})
+	if res, err := passive.Chat(context.Background(), Request{Message: "how many km is 5 miles"}); err != nil || res.LLMCalls != 2 || len(res.ToolsLoaded) != 2 {
+		t.Errorf("passive: %v, %+v", err, res)
+	}
+
 	before := model.calls()
 	model.generate = func(r llm.Request) llm.Response {
 		return call(fnBuild, `{"action":"CREATE","tool":"roman_numerals","summary":"converts numbers to Roman numerals"}`)
