@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"adaptbot/llm"
+	"adaptbot/reqid"
 	"adaptbot/toolbox"
 )
 
@@ -304,6 +305,7 @@ func (a *Agent) call(ctx context.Context, s *state, c llm.FunctionCall) (run, St
 	step.Output = clip(r.output, maxTraceOutput)
 	if r.err != nil {
 		step.Error = r.err.Error()
+		a.cfg.Log.Warn("tool failed", "request_id", reqid.From(ctx), "tool", name, "err", r.err)
 	}
 	return r, step, nil
 }
