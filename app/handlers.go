@@ -298,7 +298,7 @@ func (s *Server) entry(name string) (registry.Entry, error) {
 	}
 	e, ok := s.reg.Entry(name)
 	if !ok {
-		return registry.Entry{}, notFound(fmt.Sprintf("no tool named %q; GET /api/tools lists them", name))
+		return registry.Entry{}, notFound(toolbox.NotFound(name).Error())
 	}
 	return e, nil
 }

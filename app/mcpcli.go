@@ -1,6 +1,7 @@
 package main
 
 import (
+	"adaptbot/toolbox"
 	"context"
 	"errors"
 	"flag"
@@ -12,7 +13,7 @@ import (
 	"time"
 
 	"adaptbot/catalog"
-	"adaptbot/mcp/client"
+	mcpclient "adaptbot/mcp/client"
 	mcpconfig "adaptbot/mcp/config"
 	mcpserver "adaptbot/mcp/server"
 	"adaptbot/registry"
@@ -33,16 +34,16 @@ const mcpUsage = `Usage:
 `
 
 // mcpCommand is `adaptbot mcp [serve]` and `adaptbot mcp validate`.
-func mcpCommand(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+func mcpCommand(ctx context.Context, cfg Config, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	sub := "serve"
 	if len(args) > 0 {
 		sub, args = args[0], args[1:]
 	}
 	switch sub {
 	case "serve":
-		return mcpServeStdio(ctx, args, getenv, stdin, stdout, stderr)
+		return mcpServeStdio(ctx, cfg, args, stdin, stdout, stderr)
 	case "validate":
-		return mcpValidate(ctx, args, getenv, stdout, stderr)
+		return mcpValidate(ctx, cfg, args, getenv, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, mcpUsage)
 		return nil
@@ -53,23 +54,25 @@ func mcpCommand(ctx context.Context, args []string, getenv func(string) string, 
 
 // mcpServeStdio serves the registry's tools over stdin and stdout until the
 // client leaves. Stdout carries the protocol and nothing else: every log
-// line goes to stderr. Hand edits in the tools folder are followed, so
-// clients get list_changed for them too.
-func mcpServeStdio(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+// line goes to stderr. It opens the registry read-only, so it writes nothing,
+// where it was started or in ADAPTBOT_HOME, and may run beside the server.
+// Hand edits and the server's changes are followed, so clients get
+// list_changed for them too.
+func mcpServeStdio(ctx context.Context, cfg Config, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) > 0 {
 		fmt.Fprint(stderr, mcpUsage)
-		return fmt.Errorf("mcp: unexpected arguments %q", args)
+		return usageError("mcp: unexpected arguments %q", args)
 	}
-	cfg, err := loadConfig(getenv)
-	if err != nil {
+	if err := checkHome(cfg); err != nil {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	w, err := openWorld(ctx, cfg, nil, log)
+	reg, runner, err := openReadOnly(ctx, cfg, log, true)
 	if err != nil {
 		return err
 	}
-	defer w.Close()
+	defer runner.Close()
+	w := &world{cfg: cfg, log: log, reg: reg, runner: runner, box: toolbox.New(reg, runner)}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -89,10 +92,10 @@ func mcpServeStdio(ctx context.Context, args []string, getenv func(string) strin
 
 // mcpValidate is `adaptbot mcp validate [-c FILE] [--connect]`: it says
 // exactly what is wrong and where, and fails (exit status 1) if anything is.
-func mcpValidate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+func mcpValidate(ctx context.Context, cfg Config, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("mcp validate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	path := mcpConfigFlag(fs, getenv)
+	path := mcpConfigFlag(fs, cfg)
 	connect := fs.Bool("connect", false, "also connect to each server and list its tools")
 	timeout := fs.Duration("timeout", mcpconfig.DefaultTimeout, "per-server time limit with --connect")
 	if err := parseInterspersed(fs, args); err != nil {
@@ -118,11 +121,11 @@ func mcpValidate(ctx context.Context, args []string, getenv func(string) string,
 	for _, s := range mc.Servers {
 		width = max(width, len(s.Name))
 	}
-	var hub *client.Hub
+	var hub *mcpclient.Hub
 	failed := map[string]error{}
 	counts := map[string]int{}
 	if *connect {
-		hub = client.NewHub(mc.Enabled(), client.Options{Timeout: *timeout, Env: client.DefaultEnv(getenv)})
+		hub = mcpclient.NewHub(mc.Enabled(), mcpclient.Options{Timeout: *timeout, Env: mcpclient.DefaultEnv(getenv)})
 		defer hub.Close()
 		tools, errs := hub.List(ctx)
 		for _, t := range tools {
@@ -153,11 +156,11 @@ func mcpValidate(ctx context.Context, args []string, getenv func(string) string,
 // searchCommand is `adaptbot search ... QUERY`: AdaptBot's tools and every
 // configured server's, searched together. Servers that fail are reported on
 // stderr and the results are partial, unless --strict.
-func searchCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+func searchCommand(ctx context.Context, cfg Config, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("search", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, mcpUsage) }
-	path := mcpConfigFlag(fs, getenv)
+	path := mcpConfigFlag(fs, cfg)
 	mode := fs.String("mode", "auto", "auto, substring, regex, keywords or word")
 	fields := fs.String("fields", "name,title,description", "fields to search: name, title, description, schema")
 	caseSensitive := fs.Bool("case-sensitive", false, "match case")
@@ -192,7 +195,7 @@ func searchCommand(ctx context.Context, args []string, getenv func(string) strin
 		return fmt.Errorf("search: %s", strings.Join(problems, "; "))
 	}
 	query := strings.Join(fs.Args(), " ")
-	cat, closeHub, err := openCatalog(getenv, *path, *timeout, stderr)
+	cat, closeHub, err := openCatalog(cfg, getenv, *path, *timeout, stderr)
 	if err != nil {
 		return err
 	}
@@ -212,10 +215,10 @@ func searchCommand(ctx context.Context, args []string, getenv func(string) strin
 // toolsList is `adaptbot tools list [--server NAME] [--format text|json|table]`:
 // AdaptBot's own tools and the MCP servers' tools. --server local lists only
 // AdaptBot's own and contacts no server.
-func toolsList(ctx context.Context, getenv func(string) string, args []string, stdout, stderr io.Writer) error {
+func toolsList(ctx context.Context, cfg Config, getenv func(string) string, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("tools list", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	path := mcpConfigFlag(fs, getenv)
+	path := mcpConfigFlag(fs, cfg)
 	server := fs.String("server", "", `only this server's tools ("local" for AdaptBot's own)`)
 	format := fs.String("format", "table", "table, text or json")
 	timeout := fs.Duration("timeout", mcpconfig.DefaultTimeout, "per-server time limit")
@@ -234,7 +237,7 @@ func toolsList(ctx context.Context, getenv func(string) string, args []string, s
 	if *server == catalog.Local {
 		cfgPath = "" // AdaptBot's own tools only: read no server file
 	}
-	cat, closeHub, err := openCatalog(getenv, cfgPath, *timeout, stderr)
+	cat, closeHub, err := openCatalog(cfg, getenv, cfgPath, *timeout, stderr)
 	if err != nil {
 		return err
 	}
@@ -256,11 +259,7 @@ func toolsList(ctx context.Context, getenv func(string) string, args []string, s
 // without opening the registry, and a hub for the servers of the file at
 // path ("" for none). A missing file at the default path means no servers;
 // a file named with -c must exist. The returned func closes the hub.
-func openCatalog(getenv func(string) string, path string, timeout time.Duration, stderr io.Writer) (catalog.Catalog, func(), error) {
-	cfg, err := loadConfig(getenv)
-	if err != nil {
-		return catalog.Catalog{}, nil, err
-	}
+func openCatalog(cfg Config, getenv func(string) string, path string, timeout time.Duration, stderr io.Writer) (catalog.Catalog, func(), error) {
 	var c catalog.Catalog
 	entries, err := registry.ReadEntries(cfg.Registry)
 	switch {
@@ -281,7 +280,7 @@ func openCatalog(getenv func(string) string, path string, timeout time.Duration,
 	}
 	printWarnings(stderr, mc.Warnings)
 	if servers := mc.Enabled(); len(servers) > 0 {
-		c.Hub = client.NewHub(servers, client.Options{Timeout: timeout, Env: client.DefaultEnv(getenv)})
+		c.Hub = mcpclient.NewHub(servers, mcpclient.Options{Timeout: timeout, Env: mcpclient.DefaultEnv(getenv)})
 		closeHub = func() { c.Hub.Close() }
 	}
 	return c, closeHub, nil
@@ -307,14 +306,10 @@ func loadMCPConfig(path string, required bool, getenv func(string) string) (*mcp
 
 // mcpConfigFlag defines -c and --config, which default to
 // ADAPTBOT_MCP_CONFIG.
-func mcpConfigFlag(fs *flag.FlagSet, getenv func(string) string) *string {
-	def := strings.TrimSpace(getenv("ADAPTBOT_MCP_CONFIG"))
-	if def == "" {
-		def = "mcp_servers.json"
-	}
+func mcpConfigFlag(fs *flag.FlagSet, cfg Config) *string {
 	p := new(string)
-	fs.StringVar(p, "c", def, "MCP servers file")
-	fs.StringVar(p, "config", def, "MCP servers file")
+	fs.StringVar(p, "c", cfg.MCPConfig, "MCP servers file")
+	fs.StringVar(p, "config", cfg.MCPConfig, "MCP servers file")
 	return p
 }
 

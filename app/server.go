@@ -12,7 +12,7 @@ import (
 
 	"adaptbot/agent"
 	"adaptbot/benchmarks"
-	"adaptbot/mcp/client"
+	mcpclient "adaptbot/mcp/client"
 	"adaptbot/registry"
 	"adaptbot/sandbox"
 	"adaptbot/toolbox"
@@ -34,7 +34,7 @@ type Server struct {
 	bench  *benchmarks.Logger
 	build  builder
 	mcp    fiber.Handler
-	hub    *client.Hub
+	hub    *mcpclient.Hub
 	log    *slog.Logger
 	app    *fiber.App
 }
@@ -49,7 +49,7 @@ type Deps struct {
 	Bench  *benchmarks.Logger
 	Build  builder
 	MCP    fiber.Handler
-	Hub    *client.Hub
+	Hub    *mcpclient.Hub
 	Log    *slog.Logger
 }
 

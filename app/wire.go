@@ -17,7 +17,7 @@ import (
 	"adaptbot/generator"
 	"adaptbot/llm"
 	"adaptbot/llm/provider"
-	"adaptbot/mcp/client"
+	mcpclient "adaptbot/mcp/client"
 	mcpserver "adaptbot/mcp/server"
 	"adaptbot/registry"
 	"adaptbot/router"
@@ -26,15 +26,8 @@ import (
 	"adaptbot/toolkit"
 )
 
-// Set by tests so that the test binary itself serves as the sandbox worker.
-var (
-	workerCommand []string
-	workerEnv     []string
-	toolkitHosts  map[string]string
-)
-
-// world is every long-lived piece of AdaptBot, wired from a Config. The
-// server and the command-line tools share it.
+// world is every long-lived piece of AdaptBot, wired from a Config: the
+// server's.
 type world struct {
 	cfg    Config
 	log    *slog.Logger
@@ -45,7 +38,7 @@ type world struct {
 	feed   *router.Feed
 	agent  *agent.Agent
 	gen    *generator.Generator
-	hub    *client.Hub // nil without external MCP servers, and in CLI commands
+	hub    *mcpclient.Hub // nil without external MCP servers, and in CLI commands
 }
 
 // openWorld wires AdaptBot. With getenv set (the server), it also connects
@@ -59,22 +52,8 @@ func openWorld(ctx context.Context, cfg Config, getenv func(string) string, log 
 	}
 	w.model = model
 
-	mode := sandbox.ModeWorkers
-	if cfg.InProcess {
-		mode = sandbox.ModeInProcess
-	}
-	w.runner, err = sandbox.New(sandbox.Options{
-		Mode:          mode,
-		PoolSize:      cfg.Workers,
-		CallTimeout:   cfg.CallTimeout,
-		Toolkit:       toolkit.Options{Policy: cfg.Egress, Rewrite: toolkitHosts},
-		Landlock:      cfg.Landlock,
-		WorkerCommand: workerCommand,
-		WorkerEnv:     workerEnv,
-		Log:           log,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: %w", err)
+	if w.runner, err = newRunner(cfg, log); err != nil {
+		return nil, err
 	}
 	ready := false
 	defer func() {
@@ -83,7 +62,7 @@ func openWorld(ctx context.Context, cfg Config, getenv func(string) string, log 
 		}
 	}()
 
-	w.reg, err = registry.Open(ctx, registry.Options{ToolsDir: cfg.ToolsDir, Path: cfg.Registry, Compiler: w.runner, Log: log})
+	w.reg, err = registry.Open(ctx, registry.Options{ToolsDir: cfg.ToolsDir, Path: cfg.Registry, HistoryKeep: cfg.HistoryKeep, Compiler: w.runner, Log: log})
 	if err != nil {
 		return nil, err
 	}
@@ -134,6 +113,28 @@ func openWorld(ctx context.Context, cfg Config, getenv func(string) string, log 
 	return w, nil
 }
 
+// newRunner starts the sandbox the configuration asks for.
+func newRunner(cfg Config, log *slog.Logger) (sandbox.Runner, error) {
+	mode := sandbox.ModeWorkers
+	if cfg.InProcess {
+		mode = sandbox.ModeInProcess
+	}
+	runner, err := sandbox.New(sandbox.Options{
+		Mode:          mode,
+		PoolSize:      cfg.Workers,
+		CallTimeout:   cfg.CallTimeout,
+		Toolkit:       toolkit.Options{Policy: cfg.Egress, Rewrite: cfg.hooks.toolkitHosts},
+		Landlock:      cfg.Landlock,
+		WorkerCommand: cfg.hooks.workerCommand,
+		WorkerEnv:     cfg.hooks.workerEnv,
+		Log:           log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	return runner, nil
+}
+
 func (w *world) Close() error {
 	if w.hub != nil {
 		w.hub.Close()
@@ -166,8 +167,8 @@ func (b genBuilder) Build(ctx context.Context, req agent.BuildRequest, progress 
 		Attempts: res.Attempts, Error: res.Error, Summary: res.Summary}, nil
 }
 
-// openBench opens the benchmarks CSV for the server and the CLI alike, and
-// says where an older file went if it had to be moved aside.
+// openBench opens the benchmarks CSV, and says where an older file went if it
+// had to be moved aside.
 func openBench(cfg Config, log *slog.Logger) (*benchmarks.Logger, error) {
 	bench, err := benchmarks.Open(cfg.Benchmarks)
 	if err != nil {
@@ -205,11 +206,7 @@ func learnFromBenchmarks(f *router.Feed, path string, log *slog.Logger) {
 }
 
 // serve runs the HTTP server until ctx ends.
-func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) error {
-	cfg, err := loadConfig(getenv)
-	if err != nil {
-		return err
-	}
+func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout, stderr io.Writer) error {
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	w, err := openWorld(ctx, cfg, getenv, log)
 	if err != nil {
@@ -297,7 +294,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 
 // openHub is the hub the server keeps: the servers of ADAPTBOT_MCP_CONFIG,
 // not connected yet. It returns nil when no server is configured.
-func openHub(cfg Config, getenv func(string) string, log *slog.Logger) (*client.Hub, error) {
+func openHub(cfg Config, getenv func(string) string, log *slog.Logger) (*mcpclient.Hub, error) {
 	mc, err := loadMCPConfig(cfg.MCPConfig, false, getenv)
 	if err != nil {
 		return nil, err
@@ -309,13 +306,13 @@ func openHub(cfg Config, getenv func(string) string, log *slog.Logger) (*client.
 	if len(servers) == 0 {
 		return nil, nil
 	}
-	return client.NewHub(servers, client.Options{Env: client.DefaultEnv(getenv), Log: log}), nil
+	return mcpclient.NewHub(servers, mcpclient.Options{Env: mcpclient.DefaultEnv(getenv), Log: log}), nil
 }
 
 // connectHub connects the hub's servers in the background, so that a slow
 // server never delays startup; their tools join the toolbox as each one
 // lists them.
-func connectHub(ctx context.Context, hub *client.Hub, log *slog.Logger) {
+func connectHub(ctx context.Context, hub *mcpclient.Hub, log *slog.Logger) {
 	go func() {
 		for _, e := range hub.Connect(ctx) {
 			log.Warn("mcp: server unavailable; its tools are left out until it answers", "server", e.Server, "err", e.Err)

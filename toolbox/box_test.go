@@ -353,3 +353,43 @@ func TestNames(t *testing.T) {
 		t.Errorf("NotFound = %v", err)
 	}
 }
+
+// TestSetConcurrentUse looks tools up and lists them while the registry
+// and a hub change them; run it with -race.
+func TestSetConcurrentUse(t *testing.T) {
+	reg := newFakeRegistry(localTool("a", 1), localTool("b", 1))
+	set := New(reg, fakeRunner{run: func(sandbox.Call) (sandbox.Result, error) { return sandbox.Result{Output: "ok"}, nil }})
+	hub := &fakeHub{call: func(string, string, json.RawMessage) (string, error) { return "ok", nil }}
+	set.Join(hub)
+	var heard sync.Map
+	set.OnChange(func(c Change) { heard.Store(c.Spec.Name, c.Kind) })
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Go(func() {
+			for j := range 200 {
+				switch i {
+				case 0:
+					reg.put(localTool("a", j+2))
+				case 1:
+					hub.set("srv", remoteSpec("srv", fmt.Sprint("t", j%5), numberSchema))
+				default:
+					if tool, ok := set.Tool("a"); ok {
+						tool.Call(context.Background(), json.RawMessage(`{"n": 1}`))
+					}
+					set.Serving()
+					set.Len()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if tool, _ := set.Tool("a"); tool.Spec().Version != 201 {
+		t.Errorf("a serves version %d, want the last one, 201", tool.Spec().Version)
+	}
+	if got := names(set.Serving()); !slices.Equal(got, []string{"a", "b", "srv/t4"}) {
+		t.Errorf("Serving() = %v", got)
+	}
+	if k, _ := heard.Load("srv/t4"); k != Added {
+		t.Errorf("srv/t4 last heard %v", k)
+	}
+}

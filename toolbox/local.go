@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
+	"adaptbot/contract"
 	"adaptbot/registry"
 	"adaptbot/sandbox"
 )
@@ -22,6 +24,7 @@ type Local struct {
 	tool   registry.Tool
 	runner Runner
 	spec   Spec
+	schema func() (*contract.Schema, error) // resolved at the first call
 }
 
 // NewLocal returns the serving version t of a registry tool, whose calls
@@ -34,7 +37,7 @@ func NewLocal(t registry.Tool, runner Runner) *Local {
 		Domain:      t.Category,
 		Origin:      string(t.Origin),
 		Version:     t.Version,
-	}}
+	}, schema: sync.OnceValues(func() (*contract.Schema, error) { return contract.CompileSchema(t.Parameters) })}
 }
 
 // Spec returns the tool's spec.
@@ -50,7 +53,13 @@ func (l *Local) Code() []byte { return l.tool.Code }
 // Call validates args against the tool's schema (an *ArgsError when they
 // are not valid JSON or break it) and runs this version in the sandbox.
 func (l *Local) Call(ctx context.Context, args json.RawMessage) (string, error) {
-	args, err := checkArgs(l.spec, args, true)
+	schema, err := l.schema()
+	if err != nil {
+		// The registry checks every schema it accepts, so this is rare;
+		// still, nothing runs that cannot be validated.
+		return "", &ArgsError{Tool: l.spec.Name, Reason: err.Error(), Schema: l.spec.Parameters}
+	}
+	args, err = checkArgs(l.spec, schema, args)
 	if err != nil {
 		return "", err
 	}

@@ -3,6 +3,9 @@ package toolbox
 import (
 	"context"
 	"encoding/json"
+	"sync"
+
+	"adaptbot/contract"
 )
 
 // Caller calls a tool of an external MCP server with arguments already
@@ -14,11 +17,11 @@ type Caller interface {
 // External is a tool of an external MCP server, named "server/tool", whose
 // calls go through the hub.
 type External struct {
-	spec     Spec
-	server   string
-	tool     string
-	readable bool // AdaptBot's validator can read the schema
-	hub      Caller
+	spec   Spec
+	server string
+	tool   string
+	schema func() *contract.Schema // resolved at the first call; nil: AdaptBot's validator cannot read it
+	hub    Caller
 }
 
 // NewExternal returns the external tool spec (its Name "server/tool"),
@@ -30,7 +33,14 @@ func NewExternal(spec Spec, hub Caller) *External {
 	if spec.Domain == "" {
 		spec.Domain = server
 	}
-	return &External{spec: spec, server: server, tool: tool, readable: readableSchema(spec.Parameters), hub: hub}
+	schema := sync.OnceValue(func() *contract.Schema {
+		s, err := contract.CompileSchema(spec.Parameters)
+		if err != nil {
+			return nil // left to the server
+		}
+		return s
+	})
+	return &External{spec: spec, server: server, tool: tool, schema: schema, hub: hub}
 }
 
 // Spec returns the tool's spec.
@@ -39,7 +49,7 @@ func (r *External) Spec() Spec { return r.spec }
 // Call validates args as Local.Call does, then calls the tool on its
 // server.
 func (r *External) Call(ctx context.Context, args json.RawMessage) (string, error) {
-	args, err := checkArgs(r.spec, args, r.readable)
+	args, err := checkArgs(r.spec, r.schema(), args)
 	if err != nil {
 		return "", err
 	}

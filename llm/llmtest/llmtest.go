@@ -203,6 +203,7 @@ type Server struct {
 	script     func(Request) Reply
 	requests   []Request
 	embeddings int
+	embedDelay time.Duration
 	inFlight   int
 	cancelled  int
 	changed    chan struct{} // closed and replaced whenever a counter moves
@@ -477,6 +478,14 @@ func (s *Server) EmbeddingCalls() int {
 	return s.embeddings
 }
 
+// SetEmbedDelay makes embedding requests wait d before they are answered
+// (cut short, and counted as cancelled, when the client leaves).
+func (s *Server) SetEmbedDelay(d time.Duration) {
+	s.mu.Lock()
+	s.embedDelay = d
+	s.mu.Unlock()
+}
+
 // Dims is the size of the scripted embeddings.
 const Dims = 64
 
@@ -492,7 +501,11 @@ func (s *Server) embed(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	s.embeddings++
+	delay := s.embedDelay
 	s.mu.Unlock()
+	if delay > 0 && !s.pause(r, delay) {
+		return
+	}
 	data := make([]map[string]any, len(req.Input))
 	for i, text := range req.Input {
 		v := make([]float32, Dims)

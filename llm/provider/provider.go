@@ -127,7 +127,18 @@ func New(ctx context.Context, c Config) (llm.Model, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	a.m = m
+	a.url = redact(a.url)
 	return a, nil
+}
+
+// redact drops credentials from a URL shown in error messages.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	u.User = nil
+	return u.String()
 }
 
 // openaiOptions are the client options shared by chat and embeddings.
@@ -367,5 +378,32 @@ func NewEmbedder(ctx context.Context, c Config) (llm.Embedder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("embeddings: %w", err)
 	}
-	return embeddings.NewEmbedder(client)
+	e, err := embeddings.NewEmbedder(client)
+	if err != nil {
+		return nil, err
+	}
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = defaultTimeout
+	}
+	return timedEmbedder{e: e, timeout: timeout}, nil
+}
+
+// timedEmbedder bounds each embedding call by the per-call timeout, so a
+// hung embeddings server cannot hold a request until its own deadline.
+type timedEmbedder struct {
+	e       llm.Embedder
+	timeout time.Duration
+}
+
+func (t timedEmbedder) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
+	ctx, cancel := context.WithTimeout(ctx, t.timeout)
+	defer cancel()
+	return t.e.EmbedDocuments(ctx, texts)
+}
+
+func (t timedEmbedder) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
+	ctx, cancel := context.WithTimeout(ctx, t.timeout)
+	defer cancel()
+	return t.e.EmbedQuery(ctx, text)
 }

@@ -286,6 +286,15 @@ func TestBackoff(t *testing.T) {
 	}
 }
 
+func TestRedact(t *testing.T) {
+	if got := redact("http://user:secret@localhost:8080/v1"); got != "http://localhost:8080/v1" {
+		t.Errorf("redact = %q", got)
+	}
+	if got := redact("http://localhost:11434"); got != "http://localhost:11434" {
+		t.Errorf("redact = %q", got)
+	}
+}
+
 func TestCallPiece(t *testing.T) {
 	tests := map[string]bool{
 		`[{"id":"call_1","type":"function","function":{"name":"f","arguments":""}}]`: true,

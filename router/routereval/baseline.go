@@ -1,13 +1,15 @@
-package router
+package routereval
 
 import (
 	"math"
 	"regexp"
 	"sort"
 	"strings"
+
+	"adaptbot/router"
 )
 
-// The two baselines below are measured by the same harness as the Index.
+// The two baselines below are measured by the same harness as the router.
 // They are deliberately plain: each reproduces a design as described, with
 // one shared plain tokenizer, so the comparison shows what this package adds.
 
@@ -21,7 +23,7 @@ var plainRE = regexp.MustCompile(`[a-z0-9]+`)
 func plainTokens(s string) []string {
 	var out []string
 	for _, w := range plainRE.FindAllString(strings.ToLower(s), -1) {
-		if len(w) > 1 && !stopwords[w] {
+		if len(w) > 1 && !router.Stopword(w) {
 			out = append(out, w)
 		}
 	}
@@ -94,7 +96,7 @@ func cosine(a, b map[string]float64) float64 {
 // description), then the 5 best tools (name and description) of each; a tool
 // scores 0.3·domain + 0.7·tool and is kept when that reaches 0.15.
 type TFIDFHierarchy struct {
-	docs    []Doc
+	docs    []router.Doc
 	servers []string
 	byDom   [][]int // tool indices per domain
 	dom     *tfidfSpace
@@ -102,7 +104,7 @@ type TFIDFHierarchy struct {
 }
 
 // NewTFIDFHierarchy indexes docs for the baseline design.
-func NewTFIDFHierarchy(docs []Doc) *TFIDFHierarchy {
+func NewTFIDFHierarchy(docs []router.Doc) *TFIDFHierarchy {
 	b := &TFIDFHierarchy{docs: docs}
 	idx := map[string]int{}
 	var domTexts, toolTexts []string
@@ -113,7 +115,7 @@ func NewTFIDFHierarchy(docs []Doc) *TFIDFHierarchy {
 			idx[d.Server] = j
 			b.servers = append(b.servers, d.Server)
 			b.byDom = append(b.byDom, nil)
-			domTexts = append(domTexts, domainName(d.Server)+" "+d.ServerDescription)
+			domTexts = append(domTexts, router.DomainName(d.Server)+" "+d.ServerDescription)
 		}
 		b.byDom[j] = append(b.byDom[j], i)
 		toolTexts = append(toolTexts, d.Name+" "+d.Description)
@@ -124,7 +126,7 @@ func NewTFIDFHierarchy(docs []Doc) *TFIDFHierarchy {
 }
 
 // Route returns up to k tools (at most 15: 3 domains × 5 tools), best first.
-func (b *TFIDFHierarchy) Route(query string, k int) []Hit {
+func (b *TFIDFHierarchy) Route(query string, k int) []router.Hit {
 	const (
 		nDomains  = 3
 		nTools    = 5
@@ -143,7 +145,7 @@ func (b *TFIDFHierarchy) Route(query string, k int) []Hit {
 		doms[j] = scored{j, cosine(qd, b.dom.vecs[j])}
 	}
 	sort.SliceStable(doms, func(x, y int) bool { return doms[x].s > doms[y].s })
-	var out []Hit
+	var out []router.Hit
 	for _, d := range doms[:min(nDomains, len(doms))] {
 		var tools []scored
 		for _, i := range b.byDom[d.i] {
@@ -153,7 +155,7 @@ func (b *TFIDFHierarchy) Route(query string, k int) []Hit {
 		for _, t := range tools[:min(nTools, len(tools))] {
 			s := wDomain*d.s + wTool*t.s
 			if s >= threshold {
-				out = append(out, Hit{Server: b.docs[t.i].Server, Name: b.docs[t.i].Name, Score: s})
+				out = append(out, router.Hit{Server: b.docs[t.i].Server, Name: b.docs[t.i].Name, Score: s})
 			}
 		}
 	}
@@ -165,7 +167,7 @@ func (b *TFIDFHierarchy) Route(query string, k int) []Hit {
 // description as one text, tokenized like the TF-IDF baseline: no name
 // splitting, no stemming, no fields, no domains.
 type PlainBM25 struct {
-	docs []Doc
+	docs []router.Doc
 	tf   []map[string]int
 	lens []int
 	df   map[string]int
@@ -173,7 +175,7 @@ type PlainBM25 struct {
 }
 
 // NewPlainBM25 indexes docs for the plain BM25 baseline.
-func NewPlainBM25(docs []Doc) *PlainBM25 {
+func NewPlainBM25(docs []router.Doc) *PlainBM25 {
 	b := &PlainBM25{docs: docs, df: map[string]int{}}
 	total := 0
 	for _, d := range docs {
@@ -196,7 +198,7 @@ func NewPlainBM25(docs []Doc) *PlainBM25 {
 }
 
 // Route returns the k best tools, best first.
-func (b *PlainBM25) Route(query string, k int) []Hit {
+func (b *PlainBM25) Route(query string, k int) []router.Hit {
 	const k1, bb = 1.5, 0.75
 	seen := map[string]bool{}
 	sc := make([]float64, len(b.docs))
@@ -214,10 +216,10 @@ func (b *PlainBM25) Route(query string, k int) []Hit {
 			}
 		}
 	}
-	var out []Hit
+	var out []router.Hit
 	for i, s := range sc {
 		if s > 0 {
-			out = append(out, Hit{Server: b.docs[i].Server, Name: b.docs[i].Name, Score: s})
+			out = append(out, router.Hit{Server: b.docs[i].Server, Name: b.docs[i].Name, Score: s})
 		}
 	}
 	sortHits(out)

@@ -1,4 +1,4 @@
-package router
+package routereval
 
 import (
 	"bufio"
@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"adaptbot/router"
 )
 
 // Task is one line of a task file: a whole request, the annotator's steps
@@ -42,7 +44,7 @@ func ReadTasks(r io.Reader) ([]Task, error) {
 }
 
 // RouteFunc ranks tools for a request, best first.
-type RouteFunc func(query string, k int) []Hit
+type RouteFunc func(query string, k int) []router.Hit
 
 // System is a named router under evaluation.
 type System struct {
@@ -75,7 +77,7 @@ func Score(name string, route RouteFunc, tasks []Task) Metrics {
 		top := route(t.Query, 10)
 		m.RecallAt5 += recall(t.Gold, top[:min(5, len(top))])
 		m.RecallAt10 += recall(t.Gold, top)
-		var merged []Hit
+		var merged []router.Hit
 		for _, s := range t.Steps {
 			merged = append(merged, trim(route(s, 3), 3)...)
 		}
@@ -94,7 +96,7 @@ func Score(name string, route RouteFunc, tasks []Task) Metrics {
 }
 
 // recall is the share of the distinct gold names among hits.
-func recall(gold []string, hits []Hit) float64 {
+func recall(gold []string, hits []router.Hit) float64 {
 	want := map[string]bool{}
 	for _, g := range gold {
 		want[g] = true
@@ -111,31 +113,25 @@ func recall(gold []string, hits []Hit) float64 {
 	return float64(len(found)) / float64(len(want))
 }
 
-// lsaEvalDims is the latent space size the harness reports WithLSA at.
-const lsaEvalDims = 128
-
-// Systems returns the routers the harness compares on docs: this package's
-// three modes, the two baselines, and Route with the latent semantic signal
-// on (WithLSA(128), which is off by default).
-func Systems(docs []Doc, opts ...Option) []System {
-	ix := Build(docs, opts...)
-	mode := func(m Mode) RouteFunc {
-		return func(q string, k int) []Hit { return ix.RouteMode(q, k, m) }
+// Systems returns the routers the harness compares on docs: the router's
+// three modes and the two baselines.
+func Systems(docs []router.Doc, opts ...router.Option) []System {
+	ix := router.Build(docs, opts...)
+	mode := func(m router.Mode) RouteFunc {
+		return func(q string, k int) []router.Hit { return ix.RouteMode(q, k, m) }
 	}
-	lsa := Build(docs, append(append([]Option(nil), opts...), WithLSA(lsaEvalDims))...)
 	return []System{
-		{"router fused (Route)", mode(Fused)},
-		{"router flat", mode(Flat)},
-		{"router hierarchical", mode(Hierarchical)},
+		{"router fused (Route)", mode(router.Fused)},
+		{"router flat", mode(router.Flat)},
+		{"router hierarchical", mode(router.Hierarchical)},
 		{"baseline: hierarchical TF-IDF", NewTFIDFHierarchy(docs).Route},
 		{"baseline: BM25 name+description", NewPlainBM25(docs).Route},
-		{fmt.Sprintf("router fused + LSA (WithLSA(%d))", lsaEvalDims), lsa.Route},
 	}
 }
 
 // Latency is the cost of Route at one catalog size.
 type Latency struct {
-	// Index names the index's options ("default" or e.g. "WithLSA(128)").
+	// Index names the index's options ("default").
 	Index   string        `json:"index"`
 	Tools   int           `json:"tools"`
 	Queries int           `json:"queries"`
@@ -156,8 +152,8 @@ type Latency struct {
 // the server "s (replica r)", and each of its tools gets the suffix _v<r>, so
 // every name is unique and every term's posting list grows with the copies
 // (a harder case than a real catalog of the same size).
-func ScaleDocs(docs []Doc, n int) []Doc {
-	out := make([]Doc, 0, n)
+func ScaleDocs(docs []router.Doc, n int) []router.Doc {
+	out := make([]router.Doc, 0, n)
 	for r := 0; len(out) < n && len(docs) > 0; r++ {
 		for _, d := range docs {
 			if len(out) == n {
@@ -177,7 +173,7 @@ func ScaleDocs(docs []Doc, n int) []Doc {
 // (k = 10) on each query, reps times after one warm-up pass. IndexBytes
 // counts what the index allocates over the docs it is given (the docs'
 // strings are shared, not copied).
-func MeasureLatency(docs []Doc, queries []string, reps int, opts ...Option) Latency {
+func MeasureLatency(docs []router.Doc, queries []string, reps int, opts ...router.Option) Latency {
 	var before, after runtime.MemStats
 	// Two collections: an Index's sync.Pool keeps it reachable (through the
 	// runtime's list of pools) until the second GC after its last use, and
@@ -187,14 +183,11 @@ func MeasureLatency(docs []Doc, queries []string, reps int, opts ...Option) Late
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	start := time.Now()
-	ix := Build(docs, opts...)
+	ix := router.Build(docs, opts...)
 	build := time.Since(start)
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	l := Latency{Index: "default", Tools: ix.Len(), Queries: len(queries), Reps: reps, Build: build}
-	if ix.lsa != nil {
-		l.Index = fmt.Sprintf("WithLSA(%d)", ix.lsa.dims)
-	}
 	if after.HeapAlloc > before.HeapAlloc {
 		l.IndexBytes = after.HeapAlloc - before.HeapAlloc
 	}
@@ -244,8 +237,8 @@ type Report struct {
 }
 
 // LoadDataset reads catalog.json and queries.jsonl from dir.
-func LoadDataset(dir string) ([]Doc, []Task, error) {
-	docs, err := LoadCatalog(filepath.Join(dir, "catalog.json"))
+func LoadDataset(dir string) ([]router.Doc, []Task, error) {
+	docs, err := router.LoadCatalog(filepath.Join(dir, "catalog.json"))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -263,8 +256,7 @@ func LoadDataset(dir string) ([]Doc, []Task, error) {
 
 // Evaluate scores every System on the dataset in dir and, when sizes is not
 // empty, measures Route's latency at each catalog size (scaled with
-// ScaleDocs; 0 means the catalog as it is), by default and WithLSA(128),
-// timing each of the dataset's queries and steps reps times.
+// ScaleDocs; 0 means the catalog as it is), timing each of the dataset's queries and steps reps times.
 func Evaluate(dir string, sizes []int, reps int) (*Report, error) {
 	docs, tasks, err := LoadDataset(dir)
 	if err != nil {
@@ -285,8 +277,7 @@ func Evaluate(dir string, sizes []int, reps int) (*Report, error) {
 			n = len(docs)
 		}
 		scaled := ScaleDocs(docs, n)
-		r.Latency = append(r.Latency, MeasureLatency(scaled, queries, reps),
-			MeasureLatency(scaled, queries, reps, WithLSA(lsaEvalDims)))
+		r.Latency = append(r.Latency, MeasureLatency(scaled, queries, reps))
 	}
 	return r, nil
 }
@@ -311,4 +302,26 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// trim keeps the first k hits.
+func trim(h []router.Hit, k int) []router.Hit {
+	if len(h) > k {
+		return h[:k]
+	}
+	return h
+}
+
+// sortHits orders hits best first, ties by server and name, as the router
+// does.
+func sortHits(h []router.Hit) {
+	sort.Slice(h, func(i, j int) bool {
+		if h[i].Score != h[j].Score {
+			return h[i].Score > h[j].Score
+		}
+		if h[i].Server != h[j].Server {
+			return h[i].Server < h[j].Server
+		}
+		return h[i].Name < h[j].Name
+	})
 }
