@@ -17,6 +17,7 @@ import (
 	"text/tabwriter"
 
 	"adaptbot/benchmarks"
+	"adaptbot/cluster"
 	"adaptbot/generator"
 	"adaptbot/registry"
 	"adaptbot/sandbox"
@@ -351,7 +352,18 @@ func reportCommand(cfg Config, args []string, stdout io.Writer) error {
 	if len(args) == 1 {
 		path = args[0]
 	}
-	rows, err := benchmarks.ReadFile(path)
+	var rows []benchmarks.Row
+	if cfg.NATSURL != "" && len(args) == 0 {
+		// In a cluster: every replica's rows, from the stream.
+		nc, cerr := cluster.Connect(cluster.Options{URL: cfg.NATSURL, Creds: cfg.NATSCreds, Name: "adaptbot report", Log: slog.New(slog.DiscardHandler)})
+		if cerr != nil {
+			return cerr
+		}
+		defer nc.Close()
+		rows, path, err = clusterRows(context.Background(), nc)
+	} else {
+		rows, err = benchmarks.ReadFile(path)
+	}
 	var bad *benchmarks.BadLinesError
 	if err != nil && !errors.As(err, &bad) {
 		return err

@@ -123,6 +123,16 @@ func (l *clusterLink) addRow(r benchmarks.Row) {
 	}
 }
 
+// clusterRows reads every replica's rows from the cluster's stream, with a
+// bound on the wait; the label names where they came from.
+func clusterRows(ctx context.Context, nc *nats.Conn) ([]benchmarks.Row, string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var rows []benchmarks.Row
+	_, err := cluster.ReadRows(ctx, nc, func(r benchmarks.Row) { rows = append(rows, r) })
+	return rows, "stream " + cluster.RowStream + " (every replica)", err
+}
+
 // clusterStatus is the cluster part of /healthz.
 type clusterStatus struct {
 	URL       string `json:"url"`

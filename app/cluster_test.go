@@ -130,6 +130,20 @@ func TestTwoReplicasShareTools(t *testing.T) {
 		return code == 404
 	})
 
+	// Each replica's dashboard counts every replica's rows, each once.
+	a.do(t, "POST", "/api/tools/calculator/run", `{"expression": "1+1"}`)
+	waitFor(t, "A's report counts both replicas' rows", func() bool {
+		want := len(a.rows(t)) + len(b.rows(t))
+		for _, in := range []*instance{a, b} {
+			_, r := in.do(t, "GET", "/api/benchmarks", "")
+			rep, _ := r["report"].(map[string]any)
+			if got, _ := rep["rows"].(float64); int(got) != want || !strings.Contains(str(r["path"]), "every replica") {
+				return false
+			}
+		}
+		return true
+	})
+
 	// NATS away: changes are refused with 503, tools still run.
 	srv.Stop()
 	waitFor(t, "A sees NATS gone", func() bool {

@@ -398,6 +398,14 @@ func (s *Server) handleToolVersions() fiber.Handler {
 
 func (s *Server) handleBenchmarks() fiber.Handler {
 	return func(c *fiber.Ctx) error {
+		if s.link != nil && s.link.nc.IsConnected() {
+			// In a cluster: every replica's rows.
+			rows, from, err := clusterRows(c.UserContext(), s.link.nc)
+			if err == nil {
+				return c.JSON(fiber.Map{"path": from, "report": benchmarks.Summarize(rows)})
+			}
+			s.log.Warn("benchmarks: the cluster's rows are not readable; answering from this replica's CSV", "err", err)
+		}
 		rows, err := benchmarks.ReadFile(s.cfg.Benchmarks)
 		var bad *benchmarks.BadLinesError
 		if err != nil && !errors.As(err, &bad) {
@@ -410,6 +418,9 @@ func (s *Server) handleBenchmarks() fiber.Handler {
 		body := fiber.Map{"path": s.cfg.Benchmarks, "report": benchmarks.Summarize(rows)}
 		if bad != nil {
 			body["warning"] = bad.Error()
+		}
+		if s.link != nil {
+			body["warning"] = "NATS is not reachable: these are this replica's rows only"
 		}
 		return c.JSON(body)
 	}
