@@ -98,6 +98,9 @@ func (s *Server) handleBuild() fiber.Handler {
 		if s.build == nil || s.agent.Model() == nil {
 			return buildError(llm.ErrNoModel)
 		}
+		if err := s.link.writable(); err != nil {
+			return buildError(err) // 503 before any event
+		}
 		streamEvents(c, buildTimeout, func(ctx context.Context, send func(event string, v any)) {
 			res, err := s.runBuild(ctx, req, func(ev generator.Event) { send("progress", ev) })
 			if err != nil {
