@@ -39,6 +39,9 @@ type Options struct {
 	Log *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Review holds every new version (a build, a hand edit, a tool dropped
+	// in) as Pending until Approve; Put with PutOptions.Approved skips it.
+	Review bool
 }
 
 // ExamplesFile is the name of a tool's examples, kept beside its source.
@@ -63,6 +66,9 @@ type Registry struct {
 	seen     string
 	diskBad  bool
 	readOnly error
+	// trusting, while set, accepts new versions without review: Open sets
+	// it while it rebuilds a missing registry file from the tools folder.
+	trusting bool
 
 	warnings []string
 
@@ -97,6 +103,11 @@ func Open(ctx context.Context, opts Options) (*Registry, error) {
 	r := &Registry{opts: opts, tools: map[string]*record{}}
 	r.write.Lock()
 	defer r.write.Unlock()
+	if _, err := os.Stat(opts.Path); errors.Is(err, os.ErrNotExist) {
+		// A first start: the tools already in the folder are the operator's.
+		r.trusting = true
+		defer func() { r.trusting = false }()
+	}
 	entries, err := r.loadFile()
 	if err != nil {
 		return nil, err
@@ -394,11 +405,23 @@ func (r *Registry) syncLocked(ctx context.Context, name string, origin Origin, p
 		return nil, fmt.Errorf("registry: %w", err)
 	}
 	sum := hash(src)
+	if rec != nil && rec.entry.PendingSHA256 == sum {
+		// The version waiting for approval: nothing to do but make sure the
+		// previous one serves.
+		if rec.code == nil {
+			r.mu.Lock()
+			r.restoreLocked(rec)
+			r.mu.Unlock()
+		}
+		return nil, nil
+	}
 	if rec != nil && rec.entry.SHA256 == sum && (rec.code != nil || rec.entry.Status == OK) {
-		changed := rec.entry.Status != OK
+		changed := rec.entry.Status != OK || rec.entry.PendingVersion != 0
 		r.mu.Lock()
 		rec.code = src
 		rec.entry.Status, rec.entry.LastError = OK, ""
+		// The file is back to the serving version: a pending one is dropped.
+		rec.entry.PendingVersion, rec.entry.PendingSHA256 = 0, ""
 		r.mu.Unlock()
 		r.snapshot(rec.entry, src)
 		if changed {
@@ -418,7 +441,7 @@ func (r *Registry) acceptLocked(ctx context.Context, name string, src []byte, or
 		pre.spec, pre.err = r.check(ctx, name, src)
 	}
 	if pre.err == nil {
-		return r.applyLocked(name, src, pre.spec, origin, category)
+		return r.applyLocked(name, src, pre.spec, origin, category, r.trusting)
 	}
 	err := pre.err
 	r.mu.RLock()
@@ -445,7 +468,10 @@ func (r *Registry) acceptLocked(ctx context.Context, name string, src []byte, or
 // applyLocked makes src, which passed its checks as spec, the serving
 // version: the next version number, a snapshot in history, the entry. The
 // caller holds the file lock, so version numbers are unique across processes.
-func (r *Registry) applyLocked(name string, src []byte, spec *contract.Spec, origin Origin, category string) (*Event, error) {
+//
+// With Options.Review on and approved false, the version is kept in history
+// but only held (see holdLocked).
+func (r *Registry) applyLocked(name string, src []byte, spec *contract.Spec, origin Origin, category string, approved bool) (*Event, error) {
 	r.mu.RLock()
 	rec := r.tools[name]
 	r.mu.RUnlock()
@@ -483,6 +509,9 @@ func (r *Registry) applyLocked(name string, src []byte, spec *contract.Spec, ori
 	}
 	if err := r.snapshot(e, src); err != nil {
 		return nil, err
+	}
+	if r.opts.Review && !approved {
+		return r.holdLocked(rec, e), nil
 	}
 	r.mu.Lock()
 	r.tools[name] = &record{entry: e, code: src}
