@@ -44,10 +44,10 @@ type Entry struct {
 	LastError   string          `json:"last_error,omitempty"`
 	// PendingVersion and PendingSHA256 name the version waiting for
 	// approval while Status is Pending; it is kept in history.
-	PendingVersion int    `json:"pending_version,omitempty"`
-	PendingSHA256  string `json:"pending_sha256,omitempty"`
-	CreatedAt   time.Time       `json:"created_at"`
-	UpdatedAt   time.Time       `json:"updated_at"`
+	PendingVersion int       `json:"pending_version,omitempty"`
+	PendingSHA256  string    `json:"pending_sha256,omitempty"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
 }
 
 // Timeout is the tool's own call limit, or zero for the sandbox default.
