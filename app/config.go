@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -40,6 +41,10 @@ type Config struct {
 
 	// Generator.
 	BuildAttempts int
+
+	// Workspace.
+	Review bool   // ADAPTBOT_REVIEW: new and changed tools wait for approval
+	Traces string // ADAPTBOT_TRACES: the store of recent requests
 }
 
 // setting documents one variable, for the README and `adaptbot config`.
@@ -67,6 +72,8 @@ var settings = []setting{
 	{"ADAPTBOT_MAX_DISCOVERY", "5", "requests for more tools per message"},
 	{"ADAPTBOT_BUILD_ATTEMPTS", "3", "attempts (first try plus repairs) per tool build"},
 	{"ADAPTBOT_MCP_CONFIG", "mcp_servers.json", "external MCP servers"},
+	{"ADAPTBOT_REVIEW", "off", "on: a new or changed tool waits as pending, its previous version serving, until approved on its page or with POST /api/tools/NAME/approve"},
+	{"ADAPTBOT_TRACES", "requests.jsonl beside the benchmark CSV", "recent requests' traces for GET /api/requests/ID (JSON lines, rotated at 8 MiB, one old file kept); off turns it off"},
 }
 
 // loadConfig reads the configuration. Every bad value is reported at once.
@@ -145,6 +152,14 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	default:
 		problems = append(problems, fmt.Sprintf("ADAPTBOT_DISCOVERY=%q: use active or passive", v))
 	}
+	switch v := strings.ToLower(get("ADAPTBOT_REVIEW", "off")); v {
+	case "on":
+		c.Review = true
+	case "off":
+	default:
+		problems = append(problems, fmt.Sprintf("ADAPTBOT_REVIEW=%q: use on or off", v))
+	}
+	c.Traces = get("ADAPTBOT_TRACES", filepath.Join(filepath.Dir(c.Benchmarks), "requests.jsonl"))
 	timeout := get("ADAPTBOT_TOOL_TIMEOUT", "10s")
 	d, err := time.ParseDuration(timeout)
 	if err != nil || d <= 0 {

@@ -69,9 +69,7 @@ func (s *Server) handleHealth() fiber.Handler {
 			"model":  nil,
 			"tools":  s.reg.Len(),
 		}
-		if name := s.modelName(); name != "" {
-			body["model"] = name
-		}
+		body["model"] = s.modelHealth()
 		st := s.runner.Stats()
 		body["sandbox"] = st
 		if st.Live+st.Starting < st.Size {
@@ -149,6 +147,7 @@ func (s *Server) chat(ctx context.Context, req chatRequest, progress func(agent.
 	res, err := s.agent.Chat(ctx, agent.Request{Message: req.Message, History: req.History, Progress: progress})
 	row := chatRow(id, req.Message, res, err, time.Since(began))
 	s.logRow(row)
+	s.keepChat(id, req.Message, res, err)
 	if errors.Is(err, llm.ErrNoModel) {
 		return chatResponse{}, &apiError{Status: fiber.StatusServiceUnavailable, Msg: "Chat needs a language model. " + err.Error(), Extra: fiber.Map{"request_id": id}}
 	}
@@ -356,6 +355,7 @@ func (s *Server) runTool(ctx context.Context, t registry.Tool, args []byte) (san
 		row.Error = err.Error()
 	}
 	s.logRow(row)
+	s.keepRun(id, t.Name, args, res, elapsed, err)
 	return res, elapsed, id, err
 }
 

@@ -79,7 +79,7 @@ func openWorld(ctx context.Context, cfg Config, getenv func(string) string, log 
 		}
 	}()
 
-	w.reg, err = registry.Open(ctx, registry.Options{ToolsDir: cfg.ToolsDir, Path: cfg.Registry, Compiler: w.runner, Log: log})
+	w.reg, err = registry.Open(ctx, registry.Options{ToolsDir: cfg.ToolsDir, Path: cfg.Registry, Compiler: w.runner, Log: log, Review: cfg.Review})
 	if err != nil {
 		return nil, err
 	}
@@ -338,7 +338,12 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 			}
 		}()
 	}
-	srv := NewServer(Deps{Config: cfg, Agent: w.agent, Reg: w.reg, Runner: w.runner, Bench: bench, Build: w.gen, MCP: mcpHTTPHandler(ctx, w), Hub: w.hub, Log: log})
+	ws, err := openWorkspace(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer ws.Close()
+	srv := NewServer(Deps{Config: cfg, Agent: w.agent, Reg: w.reg, Runner: w.runner, Bench: bench, Build: w.gen, MCP: mcpHTTPHandler(ctx, w), Hub: w.hub, Log: log, Workspace: ws})
 
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
