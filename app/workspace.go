@@ -414,4 +414,3 @@ func (s *Server) handleToolApprove() fiber.Handler {
 		return c.JSON(fiber.Map{"tool": approved.Name, "version": approved.Version, "status": approved.Status})
 	}
 }
-
