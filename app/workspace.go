@@ -24,6 +24,7 @@ import (
 	"adaptbot/benchmarks"
 	"adaptbot/contract"
 	"adaptbot/generator"
+	"adaptbot/llm"
 	"adaptbot/registry"
 	"adaptbot/templates"
 )
@@ -37,6 +38,7 @@ func (s *Server) workspaceRoutes() {
 	s.app.Get("/api/tools/:name/diff", s.handleToolDiff())
 	s.app.Post("/api/tools/:name/test", s.requireAdmin(), s.handleToolTest())
 	s.app.Post("/api/tools/:name/approve", s.requireAdmin(), s.handleToolApprove())
+	s.app.Post("/api/tools/plan", s.requireAdmin(), s.handleBuildPlan())
 	s.app.Get("/api/requests", s.handleRequests())
 	s.app.Get("/api/requests/:id", s.handleRequest())
 }
@@ -412,5 +414,42 @@ func (s *Server) handleToolApprove() fiber.Handler {
 			return &apiError{Status: fiber.StatusUnprocessableEntity, Msg: err.Error()}
 		}
 		return c.JSON(fiber.Map{"tool": approved.Name, "version": approved.Version, "status": approved.Status})
+	}
+}
+
+// planner works out what a build would do without doing it;
+// *generator.Generator is one.
+type planner interface {
+	Plan(ctx context.Context, request string) (*generator.Plan, error)
+}
+
+// handleBuildPlan says what a build of the request would make (operation,
+// name, summary, inputs) before it starts: POST /api/tools/plan with
+// {"request": "..."}. The page shows it, then builds with op and tool set.
+func (s *Server) handleBuildPlan() fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		var req struct {
+			Request string `json:"request"`
+		}
+		if err := decodeJSON(c.Body(), &req, true); err != nil {
+			return err
+		}
+		if strings.TrimSpace(req.Request) == "" {
+			return badRequest(`"request" is required: send {"request": "make a tool that ..."}`)
+		}
+		p, ok := s.build.(planner)
+		if !ok || s.agent.Model() == nil {
+			return buildError(llm.ErrNoModel)
+		}
+		ctx, cancel := context.WithTimeout(c.UserContext(), buildTimeout)
+		defer cancel()
+		plan, err := p.Plan(ctx, req.Request)
+		switch {
+		case errors.Is(err, llm.ErrNoModel):
+			return buildError(err)
+		case err != nil:
+			return &apiError{Status: fiber.StatusBadGateway, Msg: "could not work out what to build: " + err.Error()}
+		}
+		return c.JSON(plan)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -239,5 +240,30 @@ func TestBrowserChatMarkdownTraceAndReload(t *testing.T) {
 	)
 	if err != nil {
 		t.Fatalf("reload: %v", err)
+	}
+}
+
+// TestBrowserModelDownBanner: with a model that does not answer, the chat
+// page says so and names the URL the server tried.
+func TestBrowserModelDownBanner(t *testing.T) {
+	chrome := browserPath(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + ln.Addr().String() + "/v1"
+	ln.Close()
+	in := start(t, map[string]string{"OPENAI_BASE_URL": dead, "OPENAI_API_KEY": "x"})
+	ctx := browse(t, chrome)
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(in.url),
+		chromedp.Poll[chromedp.Void](`!document.getElementById('model-down').hidden`, chromedp.WithPollingTimeout(15*time.Second)),
+	)
+	if err != nil {
+		t.Fatalf("banner: %v", err)
+	}
+	text, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("model-down")))
+	if err != nil || !strings.Contains(text, "does not answer") || !strings.Contains(text, dead+"/models") {
+		t.Errorf("banner = %q, %v", text, err)
 	}
 }

@@ -176,3 +176,29 @@ func TestFormFields(t *testing.T) {
 		t.Errorf("fields = %v", got)
 	}
 }
+
+// TestBuildPlan: the page learns what Create Tool will build before it
+// starts; nothing is built by asking.
+func TestBuildPlan(t *testing.T) {
+	srv := llmtest.New(t, func(r llmtest.Request) llmtest.Reply {
+		if r.Forced() == "decide_build" {
+			return llmtest.Call("decide_build", `{"op":"CREATE","tool":"roman_numerals","summary":"Convert a whole number to Roman numerals.","inputs":["number (integer)"]}`)
+		}
+		return llmtest.Say("?")
+	})
+	in := start(t, modelEnv(srv))
+	code, r := in.do(t, "POST", "/api/tools/plan", `{"request":"convert 12 to roman numerals"}`)
+	if code != 200 || r["op"] != "create" || r["tool"] != "roman_numerals" || str(r["inputs"]) != `["number (integer)"]` {
+		t.Errorf("plan = %d %v", code, r)
+	}
+	if code, _ := in.do(t, "GET", "/api/tools/roman_numerals", ""); code != 404 {
+		t.Errorf("a plan built the tool: %d", code)
+	}
+	if code, _ := in.do(t, "POST", "/api/tools/plan", `{}`); code != 400 {
+		t.Errorf("empty plan request = %d", code)
+	}
+	noModel := start(t, nil)
+	if code, r := noModel.do(t, "POST", "/api/tools/plan", `{"request":"x"}`); code != 503 {
+		t.Errorf("plan without a model = %d %v", code, r)
+	}
+}

@@ -320,12 +320,9 @@
     input.focus();
   }
 
-  // offerBuild says what Create Tool will do, then does it on a click.
+  // offerBuild offers to build a tool for a question no tool answers.
   function offerBuild(m, question, entry) {
-    const plan = el('div', 'plan');
-    plan.append('No tool can answer this yet. ');
-    plan.appendChild(el('b', '', 'Create Tool'));
-    plan.append(' asks the model to write a new Go tool for “' + question + '”; it picks the name and the inputs, and you will see both here before the code is checked, compiled and tested. Nothing serves until it passes.');
+    const plan = el('div', 'plan', 'No tool can answer this yet. Create Tool asks the model to write one; you will see its name and inputs before it is built, and nothing serves until its code is checked, compiled and tested.');
     m.appendChild(plan);
     const actions = el('div', 'actions');
     const create = el('button', 'primary', 'Create Tool');
@@ -338,19 +335,40 @@
     m.appendChild(actions);
     const done = () => { entry.offered = true; save(); };
     cancel.addEventListener('click', () => { actions.remove(); plan.remove(); done(); });
-    create.addEventListener('click', () => { create.disabled = cancel.disabled = true; done(); build(m, question); });
+    create.addEventListener('click', () => { create.disabled = cancel.disabled = true; done(); plan.remove(); build(m, question); });
   }
 
+  // build first asks what will be built (name, summary, inputs) and says
+  // it, then builds exactly that.
   async function build(m, question) {
     setBusy(true);
     const list = progressList(m);
-    addStep(list, {stage: 'decide', message: 'asking the model what to build…'});
+    addStep(list, {stage: 'decide', message: 'working out what to build…'});
+    const body = {request: question};
+    const planned = await api('POST', '/api/tools/plan', {request: question});
+    if (planned.ok && planned.body.tool) {
+      const p = planned.body;
+      const li = el('li', 'planned');
+      li.append('Will ' + p.op + ' ');
+      li.appendChild(el('b', '', p.tool));
+      li.append(': ' + p.summary);
+      if (p.inputs && p.inputs.length) li.append(' Inputs: ' + p.inputs.join(', ') + '.');
+      list.appendChild(li);
+      list.dataset.planned = '1';
+      body.op = p.op;
+      body.tool = p.tool;
+      body.request = question + '\n\nPlan: ' + p.summary + (p.inputs && p.inputs.length ? ' Inputs: ' + p.inputs.join(', ') + '.' : '');
+    } else if (planned.status === 403 || planned.status === 503) {
+      list.appendChild(el('li', 'fail', planned.body.error || 'The tool cannot be built here.'));
+      setBusy(false);
+      return;
+    }
     let result = null, failure = null;
     try {
       const headers = {'Content-Type': 'application/json', 'Accept': 'text/event-stream'};
       const token = localStorage.getItem('adaptbot.token');
       if (token) headers['Authorization'] = 'Bearer ' + token;
-      const resp = await fetch('/api/tools/build', {method: 'POST', headers, body: JSON.stringify({request: question})});
+      const resp = await fetch('/api/tools/build', {method: 'POST', headers, body: JSON.stringify(body)});
       if (!resp.ok) {
         const r = await resp.json().catch(() => ({}));
         failure = r.error || ('The server answered ' + resp.status + '.');
@@ -365,8 +383,7 @@
     setBusy(false);
     if (!failure && result && !result.ok) failure = 'The tool could not be built: ' + (result.error || 'no reason given') + (result.attempts ? ' (after ' + result.attempts + ' attempt' + (result.attempts === 1 ? '' : 's') + ')' : '');
     if (failure || !result) {
-      const li = el('li', 'fail', failure || 'The build ended without a result.');
-      list.appendChild(li);
+      list.appendChild(el('li', 'fail', failure || 'The build ended without a result.'));
       return;
     }
     if (!list.querySelector('li.ok')) list.appendChild(el('li', 'ok', result.summary || ('registered ' + result.tool)));
@@ -376,7 +393,12 @@
 
   async function refreshCount() {
     const r = await api('GET', '/healthz');
-    if (r.ok) { document.getElementById('tool-count').textContent = r.body.tools; modelBanner(r.body.model); }
+    if (!r.ok) return;
+    document.getElementById('tool-count').textContent = r.body.tools;
+    modelBanner(r.body.model);
+    // The server checks the model in the background at start-up: ask
+    // again soon if that first check has not ended yet.
+    if (r.body.model && r.body.model.provider && r.body.model.reachable === null) setTimeout(refreshCount, 2000);
   }
 
   // modelBanner says when the configured model does not answer, and where
