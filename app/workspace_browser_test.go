@@ -144,6 +144,27 @@ func TestBrowserToolsWorkspace(t *testing.T) {
 	screenshot(t, ctx, "tool-diff")
 
 	fits390(t, ctx, in.url, "/tools", "/tools/calculator", "/dashboard", "/")
+
+	// Delete asks first, then goes back to the list, without the tool.
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(in.url+"/tools/calculator"),
+		chromedp.WaitVisible(chromedp.ID("delete")),
+		chromedp.Click(chromedp.ID("delete")),
+		chromedp.WaitVisible(chromedp.ID("delete-yes")),
+		chromedp.Click(chromedp.ID("delete-yes")),
+		chromedp.Poll[chromedp.Void](`document.getElementById('delete-out').textContent.includes('is deleted')`, chromedp.WithPollingTimeout(10*time.Second)),
+		chromedp.Sleep(1500*time.Millisecond), // the page goes back to the list
+		chromedp.WaitVisible(chromedp.ID("search")),
+	)
+	if err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+	if gone, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`location.pathname === '/tools' && !document.querySelector('tr[data-name="calculator"]')`)); err != nil || !gone {
+		t.Errorf("after delete the list still shows calculator (%v)", err)
+	}
+	if code, _ := in.do(t, "GET", "/api/tools/calculator", ""); code != 404 {
+		t.Errorf("calculator after delete = %d", code)
+	}
 }
 
 // TestBrowserChatMarkdownTraceAndReload asks a question whose answer is

@@ -156,6 +156,16 @@ func TestToolPagesAndDiffAPI(t *testing.T) {
 	if code, r := in.do(t, "POST", "/api/tools/calculator/test", ""); code != 404 || !strings.Contains(str(r["error"]), "examples") {
 		t.Errorf("test without examples = %d %v", code, r)
 	}
+	// A broken file is highlighted with its error; the last good version serves.
+	writeTool(t, in.dir, "text_stats", "package text_stats\n\nfunc broken( {\n")
+	waitUntil(t, "text_stats to be broken", func() bool {
+		_, e := in.do(t, "GET", "/api/tools/text_stats", "")
+		return e["status"] == "broken"
+	})
+	code, page = in.raw(t, "GET", "/tools", "")
+	if code != 200 || !strings.Contains(string(page), `class="tool broken"`) || !strings.Contains(string(page), "last error:") {
+		t.Errorf("/tools does not highlight the broken tool")
+	}
 	for _, f := range []string{"chat.js", "vendor/marked.umd.js", "vendor/purify.min.js", "chroma.css", "app.css"} {
 		if code, _ := in.raw(t, "GET", "/static/"+f, ""); code != 200 {
 			t.Errorf("/static/%s = %d", f, code)
