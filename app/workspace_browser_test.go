@@ -288,3 +288,81 @@ func TestBrowserModelDownBanner(t *testing.T) {
 		t.Errorf("banner = %q, %v", text, err)
 	}
 }
+
+// fakeChatStream replaces the page's fetch of /chat with a scripted
+// Server-Sent Events stream: the first call fails with an error event, the
+// next ones stream two tokens, wait until window.release() is called, then
+// send the result. It tests what the page does with whatever the server
+// sends, independently of the model.
+const fakeChatStream = `(() => {
+  const enc = new TextEncoder();
+  let calls = 0, release;
+  window.released = new Promise(r => { release = r; });
+  window.release = () => release();
+  const real = window.fetch;
+  window.fetch = (url, opts) => {
+    if (url !== '/chat') return real(url, opts);
+    calls++;
+    const first = calls === 1;
+    const body = new ReadableStream({async start(c) {
+      const send = (ev, data) => c.enqueue(enc.encode('event: ' + ev + '\ndata: ' + JSON.stringify(data) + '\n\n'));
+      if (first) { send('error', {error: 'the model failed to answer: overloaded', status: 503, request_id: 'r1'}); c.close(); return; }
+      send('token', {text: 'Here is **Hel'});
+      send('token', {text: 'lo** <img src=x onerror="window.__xss=1">'});
+      await window.released;
+      send('result', {response: 'Here is **Hello** <img src=x onerror="window.__xss=1">', intent: 'CHAT', path: 'general', request_id: 'r2', total_ms: 12.5, llm_calls: 2,
+        usage: {prompt_tokens: 10, completion_tokens: 3},
+        trace: [{node: 'intent', ms: 1.5, llm_calls: 1, prompt_tokens: 5, completion_tokens: 1}, {node: 'general', ms: 10, llm_calls: 1}]});
+      c.close();
+    }});
+    return Promise.resolve(new Response(body, {status: 200, headers: {'Content-Type': 'text/event-stream'}}));
+  };
+})()`
+
+// TestBrowserChatStreamsRetriesAndDisablesSend: tokens render as they
+// arrive, Send stays disabled until the answer ends, and an error offers
+// Retry, which asks again.
+func TestBrowserChatStreamsRetriesAndDisablesSend(t *testing.T) {
+	chrome := browserPath(t)
+	in := start(t, nil)
+	ctx := browse(t, chrome)
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(in.url),
+		chromedp.WaitVisible(chromedp.ID("message")),
+		chromedp.Evaluate[chromedp.Void](fakeChatStream),
+		chromedp.SendKeys(chromedp.ID("message"), "hello"),
+		chromedp.Click(chromedp.ID("send")),
+		chromedp.WaitVisible(chromedp.CSS(".msg.bot.error .retry")),
+		chromedp.Click(chromedp.CSS(".msg.bot.error .retry")),
+		// Streaming: the tokens so far are rendered, Send is disabled.
+		chromedp.Poll[chromedp.Void](`document.querySelector('.msg.bot .md strong')?.textContent === 'Hello'`, chromedp.WithPollingTimeout(10*time.Second)),
+	)
+	if err != nil {
+		t.Fatalf("stream: %v", err)
+	}
+	state, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('send').disabled + ' ' + document.querySelectorAll('.msg.bot').length + ' ' + document.querySelectorAll('.msg.error').length`))
+	if err != nil || state != "true 1 0" {
+		t.Errorf("while streaming: send disabled, bot messages, errors = %q (%v)", state, err)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.Evaluate[chromedp.Void](`window.release()`),
+		chromedp.Poll[chromedp.Void](`!document.getElementById('send').disabled`, chromedp.WithPollingTimeout(10*time.Second)),
+		chromedp.Click(chromedp.CSS(".msg.bot .badge.path")),
+		chromedp.WaitVisible(chromedp.CSS(".trace td.node")),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trace, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(".trace")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"intent", "1.5 ms", "5 + 1 tokens", "total 12.5 ms", "2 model calls", "10 prompt + 3 completion tokens", "r2"} {
+		if !strings.Contains(trace, want) {
+			t.Errorf("trace lacks %q:\n%s", want, trace)
+		}
+	}
+	if ran, err := chromedp.Run(ctx, chromedp.Evaluate[string](`String(window.__xss) + ' ' + document.querySelectorAll('[onerror]').length`)); err != nil || ran != "undefined 0" {
+		t.Errorf("streamed HTML ran: %q %v", ran, err)
+	}
+}

@@ -109,7 +109,7 @@
     m.appendChild(info);
   }
 
-  function fmtMs(ms) { return ms >= 1000 ? (ms / 1000).toFixed(2) + ' s' : (+ms).toFixed(ms < 10 ? 1 : 0) + ' ms'; }
+  function fmtMs(ms) { return ms >= 1000 ? (ms / 1000).toFixed(2) + ' s' : (+ms).toFixed(ms < 100 ? 1 : 0) + ' ms'; }
 
   async function toggleTrace(m, r, badge) {
     const open = m.querySelector('.trace');
