@@ -212,3 +212,28 @@ func TestBuildPlan(t *testing.T) {
 		t.Errorf("plan without a model = %d %v", code, r)
 	}
 }
+
+// TestReviewHoldsABuild: with review on, a build passes its checks and
+// waits; the model is not offered the tool until it is approved.
+func TestReviewHoldsABuild(t *testing.T) {
+	srv := llmtest.New(t, romanScript(t))
+	in := start(t, map[string]string{"ADAPTBOT_REVIEW": "on", "OPENAI_BASE_URL": srv.BaseURL(), "OPENAI_API_KEY": "x", "ADAPTBOT_MODEL": "scripted"})
+	code, _, evs := in.events(t, "/api/tools/build", `{"request":"make a tool that writes roman numerals"}`)
+	last := evs[len(evs)-1]
+	if code != 200 || !strings.HasPrefix(last, "result ") || !strings.Contains(last, `"pending":true`) || !strings.Contains(last, "waits for approval") {
+		t.Fatalf("build under review = %d %v", code, evs)
+	}
+	_, e := in.do(t, "GET", "/api/tools/roman_numerals", "")
+	if e["status"] != "pending" || e["serving"] == true || e["pending_version"] != float64(1) {
+		t.Errorf("built tool under review = %v", e)
+	}
+	if code, _ := in.do(t, "POST", "/api/tools/roman_numerals/run", `{"number":4}`); code != 409 {
+		t.Errorf("run of a pending new tool = %d, want 409", code)
+	}
+	if code, r := in.do(t, "POST", "/api/tools/roman_numerals/approve", ""); code != 200 || r["version"] != float64(1) {
+		t.Fatalf("approve = %d %v", code, r)
+	}
+	if code, r := in.do(t, "POST", "/api/tools/roman_numerals/run", `{"number":4}`); code != 200 || r["output"] != "IV" {
+		t.Errorf("run after approval = %d %v", code, r)
+	}
+}

@@ -73,6 +73,9 @@ type Result struct {
 	Summary  string        `json:"summary"`
 	Log      []Attempt     `json:"log,omitempty"`
 	Duration time.Duration `json:"-"`
+	// Pending: review is on (ADAPTBOT_REVIEW), so the version built waits
+	// for approval and does not serve yet.
+	Pending bool `json:"pending,omitempty"`
 }
 
 // ErrConflict is returned when a build for the same tool is already running.

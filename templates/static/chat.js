@@ -387,6 +387,15 @@
       return;
     }
     if (!list.querySelector('li.ok')) list.appendChild(el('li', 'ok', result.summary || ('registered ' + result.tool)));
+    if (result.pending) {
+      // Review is on: nothing serves until a person approves it.
+      const li = el('li', '');
+      const a = el('a', '', 'Review and approve ' + result.tool);
+      a.href = '/tools/' + encodeURIComponent(result.tool);
+      li.appendChild(a);
+      list.appendChild(li);
+      return;
+    }
     refreshCount();
     await ask(question, false);
   }
