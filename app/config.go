@@ -62,6 +62,9 @@ type Config struct {
 	// Fleet says tool calls go to the worker fleet: NATS is set and
 	// ADAPTBOT_WORKERS=0.
 	Fleet bool
+	// Workspace.
+	Review bool   // ADAPTBOT_REVIEW: new and changed tools wait for approval
+	Traces string // ADAPTBOT_TRACES: the store of recent requests; "" is off
 
 	// values and from are each setting's value in effect and where it came
 	// from ("default" or "environment"), for `adaptbot config`.
@@ -189,6 +192,10 @@ var settings = []setting{
 	{"ADAPTBOT_NATS_CREDS", "", "NATS credentials file (user JWT and nkey seed)", func(c *Config, v string) error { c.NATSCreds = v; return nil }, false},
 	{"ADAPTBOT_REPLICA_ID", "", "this replica's id in the cluster, on every benchmark row it publishes; empty is host name-pid",
 		func(c *Config, v string) error { c.ReplicaID = v; return nil }, false},
+	{"ADAPTBOT_REVIEW", "off", "on: a new or changed tool waits as pending, its previous version serving, until approved on its page, with POST /api/tools/NAME/approve or adaptbot tools approve NAME",
+		func(c *Config, v string) error { v, err := oneOf(v, "on", "off"); c.Review = v == "on"; return err }, false},
+	{"ADAPTBOT_TRACES", "", "recent requests' traces for GET /api/requests/ID (JSON lines, rotated at 8 MiB, one old file kept); empty is requests.jsonl beside the benchmark CSV, off turns it off",
+		func(c *Config, v string) error { c.Traces = v; return nil }, false},
 }
 
 // wholeNumber parses a number ≥ 0.
@@ -256,11 +263,17 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		if fi, err := os.Stat(c.Home); err != nil || !fi.IsDir() {
 			problems = append(problems, fmt.Sprintf("ADAPTBOT_HOME=%q: not a folder", c.Home))
 		}
-		for _, p := range []*string{&c.ToolsDir, &c.Registry, &c.Benchmarks, &c.MCPConfig} {
-			if !filepath.IsAbs(*p) {
+		for _, p := range []*string{&c.ToolsDir, &c.Registry, &c.Benchmarks, &c.MCPConfig, &c.Traces} {
+			if *p != "" && *p != "off" && !filepath.IsAbs(*p) {
 				*p = filepath.Join(c.Home, *p)
 			}
 		}
+	}
+	switch c.Traces {
+	case "":
+		c.Traces = filepath.Join(filepath.Dir(c.Benchmarks), "requests.jsonl")
+	case "off":
+		c.Traces = ""
 	}
 	if len(problems) > 0 {
 		return c, fmt.Errorf("bad configuration:\n  %s", strings.Join(problems, "\n  "))

@@ -16,6 +16,7 @@ func (s *Server) routes() {
 	s.app.Post("/api/tools/:name/rollback", s.requireAdmin(), s.handleToolRollback())
 
 	s.app.Get("/api/benchmarks", s.handleBenchmarks())
+	s.workspaceRoutes()
 
 	if s.mcp != nil {
 		s.app.All("/mcp", s.requireAdmin(), s.mcp)

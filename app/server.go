@@ -38,6 +38,7 @@ type Server struct {
 	link   *clusterLink
 	log    *slog.Logger
 	app    *fiber.App
+	ws     *Workspace
 }
 
 // Deps are the server's dependencies; build and mcp may be nil.
@@ -51,14 +52,16 @@ type Deps struct {
 	Build  builder
 	MCP    fiber.Handler
 	Hub    *mcpclient.Hub
+	Log    *slog.Logger
+	// Workspace is the trace store and the model check; either may be nil.
+	Workspace *Workspace
 	// Cluster is the link to NATS; nil on files alone.
 	Cluster *clusterLink
-	Log     *slog.Logger
 }
 
 // NewServer wires the HTTP server.
 func NewServer(d Deps) *Server {
-	s := &Server{cfg: d.Config, agent: d.Agent, reg: d.Reg, box: d.Box, runner: d.Runner, bench: d.Bench, build: d.Build, mcp: d.MCP, hub: d.Hub, link: d.Cluster, log: d.Log}
+	s := &Server{cfg: d.Config, agent: d.Agent, reg: d.Reg, box: d.Box, runner: d.Runner, bench: d.Bench, build: d.Build, mcp: d.MCP, hub: d.Hub, link: d.Cluster, log: d.Log, ws: d.Workspace}
 	s.app = fiber.New(fiber.Config{
 		AppName:               "AdaptBot",
 		BodyLimit:             maxBody,

@@ -74,7 +74,7 @@ func openWorld(ctx context.Context, cfg Config, getenv func(string) string, log 
 	if cfg.Fleet {
 		compiler = fleetCompiler{w.runner, log}
 	}
-	w.reg, err = registry.Open(ctx, registry.Options{ToolsDir: cfg.ToolsDir, Path: cfg.Registry, HistoryKeep: cfg.HistoryKeep, Compiler: compiler, Log: log})
+	w.reg, err = registry.Open(ctx, registry.Options{ToolsDir: cfg.ToolsDir, Path: cfg.Registry, HistoryKeep: cfg.HistoryKeep, Compiler: compiler, Log: log, Review: cfg.Review})
 	if err != nil {
 		return nil, err
 	}
@@ -272,7 +272,12 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout, 
 			}
 		}()
 	}
-	srv := NewServer(Deps{Config: cfg, Agent: w.agent, Reg: w.reg, Box: w.box, Runner: w.runner, Bench: bench, Build: w.gen, MCP: mcpHTTPHandler(ctx, w), Hub: w.hub, Cluster: w.link, Log: log})
+	ws, err := openWorkspace(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer ws.Close()
+	srv := NewServer(Deps{Config: cfg, Agent: w.agent, Reg: w.reg, Box: w.box, Runner: w.runner, Bench: bench, Build: w.gen, MCP: mcpHTTPHandler(ctx, w), Hub: w.hub, Log: log, Workspace: ws, Cluster: w.link})
 
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
