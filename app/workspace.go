@@ -404,6 +404,14 @@ func (s *Server) handleToolApprove() fiber.Handler {
 		if err != nil {
 			return err
 		}
+		if err := s.link.writable(); err != nil {
+			return buildError(err)
+		}
+		release, err := s.link.lock(c.UserContext(), e.Name)
+		if err != nil {
+			return buildError(err)
+		}
+		defer release()
 		approved, err := s.reg.Approve(c.UserContext(), e.Name)
 		switch {
 		case errors.Is(err, registry.ErrNotPending):

@@ -275,7 +275,9 @@ func (m *Mirror) apply(ctx context.Context, name string, rec *toolRecord) {
 	}
 	m.mark(name, rec.SHA256)
 	defer m.unmark(name)
-	o := registry.PutOptions{Origin: rec.Origin, Category: rec.Category}
+	// The bucket holds serving versions only: one approved where it was
+	// made (review mode) serves here without a second approval.
+	o := registry.PutOptions{Origin: rec.Origin, Category: rec.Category, Approved: true}
 	if len(rec.Examples) > 0 {
 		o.Examples = rec.Examples
 	}
