@@ -1,11 +1,19 @@
 // Package cluster runs AdaptBot past one machine on NATS with JetStream:
-// a worker fleet that runs tool calls for replicas (Fleet, the client side,
-// is a sandbox.Runner; ServeFleet is the worker side), and a shared log of
-// benchmark rows (Rows publishes them to a stream, with a bounded spool on
-// disk while NATS is away; Follow feeds every row of the stream, from every
-// replica, to the aggregates).
 //
-// The package holds no state of its own beyond the spool: NATS is the
-// store. It must not change what AdaptBot does when no NATS URL is set;
-// the edge (app) wires it only then.
+//   - a worker fleet that runs tool calls for the replicas: Fleet, the
+//     client side, is a sandbox.Runner that sends each call to one worker of
+//     a queue group; ServeFleet, the worker side, answers with the worker's
+//     own sandbox pool;
+//   - one set of tools: Mirror keeps a replica's registry and the cluster's
+//     one the same (entries in a KV bucket, every accepted source in an
+//     object store, the bucket's watch bringing other replicas' changes),
+//     and Lock takes a tool's name cluster-wide by compare-and-set;
+//   - one benchmark history: Rows publishes a replica's rows to a stream,
+//     through a bounded spool on disk while NATS is away, each exactly once;
+//     Follow and ReadRows read every replica's rows back.
+//
+// The package keeps no state of its own but the spool: NATS is the store,
+// and each replica's files are its cache. It must not change what AdaptBot
+// does when no NATS URL is set; the edge (app) wires it only then.
+// Permissions lists what a replica and a worker may do in NATS.
 package cluster
