@@ -249,6 +249,12 @@ func (a *Agent) Chat(ctx context.Context, req Request) (*Result, error) {
 			res.Response = "Building tools is not available: " + llm.ErrNoModel.Error()
 			return res, nil
 		}
+		if !ChangesAllowed(ctx) {
+			// The one authorization rule reaches chat too: no token, no build.
+			res.Error = ErrForbidden.Error()
+			res.Response = "I can't create, change or delete tools for you: " + ErrForbidden.Error() + "."
+			return res, ErrForbidden
+		}
 		br, err := a.builder.Build(ctx, req.Message, req.Progress)
 		res.ToolBuild = br
 		if err != nil {

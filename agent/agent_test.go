@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -389,5 +390,37 @@ func TestAgentTeachesTheFinder(t *testing.T) {
 	}
 	if len(finder.learned) != 1 || finder.learned[0] != "calculator: one plus one" {
 		t.Errorf("learned %q, want only the request that ran", finder.learned)
+	}
+}
+
+// fakeBuilder records the builds it was asked for.
+type fakeBuilder struct{ builds []string }
+
+var _ Builder = (*fakeBuilder)(nil)
+
+func (b *fakeBuilder) Build(ctx context.Context, request string, progress func(BuildStep)) (*BuildResult, error) {
+	b.builds = append(b.builds, request)
+	return &BuildResult{Action: "delete", Tool: "calculator", OK: true, Summary: "Deleted calculator."}, nil
+}
+
+// TestBuildNeedsChangesAllowed checks that a BUILD message builds nothing
+// unless the caller may change tools, and that a context that does not say
+// is refused.
+func TestBuildNeedsChangesAllowed(t *testing.T) {
+	model := &fakeModel{generate: func(r llm.Request) llm.Response { return call("set_intent", `{"intent":"BUILD"}`) }}
+	b := &fakeBuilder{}
+	a, _ := New(Deps{Model: model, Tools: newTools(), Builder: b}, Config{})
+	for _, ctx := range []context.Context{context.Background(), AllowChanges(context.Background(), false)} {
+		res, err := a.Chat(ctx, Request{Message: "delete the calculator tool"})
+		if !errors.Is(err, ErrForbidden) || res == nil || res.Intent != IntentBuild || !strings.Contains(res.Response, "admin token") {
+			t.Errorf("chat = %+v, %v; want ErrForbidden with a reply saying so", res, err)
+		}
+	}
+	if len(b.builds) != 0 {
+		t.Fatalf("built %v without permission", b.builds)
+	}
+	res, err := a.Chat(AllowChanges(context.Background(), true), Request{Message: "delete the calculator tool"})
+	if err != nil || res.ToolBuild == nil || !res.ToolBuild.OK || len(b.builds) != 1 {
+		t.Errorf("allowed chat = %+v, %v (builds %v)", res, err, b.builds)
 	}
 }
