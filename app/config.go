@@ -40,6 +40,9 @@ type Config struct {
 
 	// Generator.
 	BuildAttempts int
+
+	// The edge's limits and cross-site rules (app/limits.go, app/guard.go).
+	Edge EdgeConfig
 }
 
 // setting documents one variable, for the README and `adaptbot config`.
@@ -67,6 +70,11 @@ var settings = []setting{
 	{"ADAPTBOT_MAX_DISCOVERY", "5", "requests for more tools per message"},
 	{"ADAPTBOT_BUILD_ATTEMPTS", "3", "attempts (first try plus repairs) per tool build"},
 	{"ADAPTBOT_MCP_CONFIG", "mcp_servers.json", "external MCP servers"},
+	{"ADAPTBOT_MAX_MESSAGE", "32KiB", "longest chat message in bytes (a number, or with KiB or MiB); a longer one gets 413"},
+	{"ADAPTBOT_MAX_INFLIGHT", "64", "chats and builds served at once; past it 503 with Retry-After"},
+	{"ADAPTBOT_RATE_LIMIT", "60/min", "chats and builds per client address (N/s, N/min or N/hour, or off); past it 429 with Retry-After"},
+	{"ADAPTBOT_ALLOWED_ORIGINS", "", "other origins (scheme://host:port) whose pages may call the API (comma-separated); others get 403"},
+	{"ADAPTBOT_ALLOWED_HOSTS", "", "host names the server answers to besides loopback and the listen host (comma-separated); others get 421"},
 }
 
 // loadConfig reads the configuration. Every bad value is reported at once.
@@ -163,6 +171,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	if c.Egress, err = toolkit.ParsePolicy(get("ADAPTBOT_EGRESS_ALLOW", "")); err != nil {
 		problems = append(problems, "ADAPTBOT_EGRESS_ALLOW: "+err.Error())
 	}
+	problems = append(problems, c.Edge.load(get)...)
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
 		problems = append(problems, fmt.Sprintf("ADAPTBOT_ADDR=%q: want host:port, e.g. 127.0.0.1:3000", c.Addr))
 	}

@@ -370,7 +370,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 	}
 
 	served := make(chan error, 1)
-	go func() { served <- srv.app.Listener(ln) }()
+	go func() { served <- srv.Serve(ln) }()
 	select {
 	case err := <-served:
 		return err
