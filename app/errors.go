@@ -100,7 +100,7 @@ func workError(err error, id string, deadline time.Duration) *apiError {
 		return &apiError{Status: statusClientClosed, Msg: "the request was cancelled: the client went away", Extra: extra}
 	}
 	return &apiError{Status: fiber.StatusBadGateway, Extra: extra,
-		Msg: "the model's answer could not be used; try again or rephrase (the server log has the details under request_id " + id + ")"}
+		Msg: "the model did not give a usable answer; try again or rephrase (the server log has the details under request_id " + id + ")"}
 }
 
 // statusClientClosed is logged for work whose client went away; the client
