@@ -66,6 +66,9 @@ func buildError(err error) error {
 	case errors.Is(err, registry.ErrNotFound):
 		return notFound(err.Error())
 	}
+	if _, ok := llm.AsError(err); ok || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return workError(err, "", 0)
+	}
 	return err
 }
 

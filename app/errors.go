@@ -76,7 +76,10 @@ func retryAfterSeconds(d time.Duration) int { return max(1, int(math.Ceil(d.Seco
 // log, under the request ID). deadline is the work's deadline, for the
 // words.
 func workError(err error, id string, deadline time.Duration) *apiError {
-	extra := fiber.Map{"request_id": id}
+	extra := fiber.Map{}
+	if id != "" {
+		extra["request_id"] = id
+	}
 	if e, ok := llm.AsError(err); ok {
 		ae := &apiError{Status: fiber.StatusBadGateway, Msg: e.Error(), Extra: extra}
 		switch e.Kind {
@@ -93,6 +96,9 @@ func workError(err error, id string, deadline time.Duration) *apiError {
 		return &apiError{Status: fiber.StatusServiceUnavailable, Msg: "Chat needs a language model. " + err.Error(), Extra: extra}
 	case errors.Is(err, agent.ErrForbidden):
 		return &apiError{Status: fiber.StatusForbidden, Msg: err.Error(), Extra: extra}
+	case errors.Is(err, context.DeadlineExceeded) && deadline <= 0:
+		return &apiError{Status: fiber.StatusGatewayTimeout, Extra: extra,
+			Msg: "this did not finish within its deadline (derived from ADAPTBOT_MODEL_TIMEOUT and ADAPTBOT_MODEL_RETRIES); try again, or raise those settings for a slow model"}
 	case errors.Is(err, context.DeadlineExceeded):
 		return &apiError{Status: fiber.StatusGatewayTimeout, Extra: extra,
 			Msg: fmt.Sprintf("this did not finish within its deadline of %s (derived from ADAPTBOT_MODEL_TIMEOUT and ADAPTBOT_MODEL_RETRIES); try again, or raise those settings for a slow model", deadline.Round(time.Second))}

@@ -219,6 +219,9 @@ func eventError(err error) fiber.Map {
 		for k, v := range ae.Extra {
 			body[k] = v
 		}
+		if ae.RetryAfter > 0 {
+			body["retry_after"] = retryAfterSeconds(ae.RetryAfter)
+		}
 	}
 	return body
 }
