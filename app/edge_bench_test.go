@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
 
 	"adaptbot/llm/llmtest"
@@ -179,5 +180,46 @@ func startTB(tb testing.TB, env map[string]string) string {
 			tb.Fatalf("server did not start:\n%s", out)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// BenchmarkEdgeMiddleware isolates what the edge's middleware (security
+// headers and the Host, Origin and Content-Type checks) adds to a request:
+// the same trivial handler with and without it, in memory.
+func BenchmarkEdgeMiddleware(b *testing.B) {
+	s := &Server{cfg: Config{Addr: "127.0.0.1:3000"}.edgeDefaults()}
+	addr := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 50000}
+	for _, bc := range []struct {
+		name   string
+		guard  bool
+		method string
+	}{{"GET/bare", false, "GET"}, {"GET/guarded", true, "GET"}, {"POST/bare", false, "POST"}, {"POST/guarded", true, "POST"}} {
+		b.Run(bc.name, func(b *testing.B) {
+			app := fiber.New(fiber.Config{DisableStartupMessage: true})
+			if bc.guard {
+				app.Use(securityHeaders(), s.sameSite())
+			}
+			app.All("/x", func(c *fiber.Ctx) error { return c.SendString("ok") })
+			h := app.Handler()
+			var req fasthttp.Request
+			req.Header.SetMethod(bc.method)
+			req.SetRequestURI("/x")
+			req.Header.SetHost("127.0.0.1:3000")
+			if bc.method == "POST" {
+				req.Header.SetContentType("application/json")
+				req.Header.Set("Origin", "http://127.0.0.1:3000")
+				req.SetBodyString(`{}`)
+			}
+			var ctx fasthttp.RequestCtx
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				ctx.Init(&req, addr, nil)
+				h(&ctx)
+				if ctx.Response.StatusCode() != 200 {
+					b.Fatalf("status %d: %s", ctx.Response.StatusCode(), ctx.Response.Body())
+				}
+			}
+		})
 	}
 }
