@@ -58,7 +58,7 @@ func errorHandler(log *slog.Logger) fiber.ErrorHandler {
 			status = fe.Code
 			body["error"] = fe.Message
 			if fe.Code == fiber.StatusRequestEntityTooLarge {
-				body["error"] = "request body is too large"
+				body["error"] = fmt.Sprintf("request body is too large: the limit is %d KiB", c.App().Config().BodyLimit>>10)
 			}
 		default:
 			log.Error("internal error", "method", c.Method(), "path", c.Path(), "err", err)
