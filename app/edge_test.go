@@ -156,6 +156,11 @@ func TestCrossSite(t *testing.T) {
 		t.Errorf("calculator = %d %v", code, r)
 	}
 
+	// A bodyless POST from another site is refused for its Origin.
+	if code, _, raw := in.send(t, "POST", "/api/tools/calculator/run", "", map[string]string{"Origin": evil}); code != 403 {
+		t.Errorf("bodyless POST from another site = %d %s", code, raw)
+	}
+
 	// The page's own requests, and clients that send no Origin, work.
 	code, _, raw := in.send(t, "POST", "/api/tools/calculator/run", `{"expression":"2*3"}`, map[string]string{"Content-Type": "application/json; charset=utf-8", "Origin": in.url})
 	if code != 200 || !strings.Contains(string(raw), `= 6"`) {

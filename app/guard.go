@@ -18,9 +18,10 @@ import (
 //     ADAPTBOT_ALLOWED_HOSTS), else 421;
 //   - an Origin, when the browser sends one, that is the server's own or in
 //     ADAPTBOT_ALLOWED_ORIGINS, else 403;
-//   - Content-Type: application/json on POST, PUT and PATCH, else 415: a
-//     form or a text/plain fetch, the only bodies another site can send
-//     without asking first, never reach a handler.
+//   - Content-Type: application/json on a POST, PUT or PATCH with a body,
+//     else 415: a form or a text/plain fetch, the only bodies another site
+//     can send without asking first, never reach a handler. (A bodyless
+//     POST from another site carries its Origin, and is refused for it.)
 // MCP clients send application/json and usually no Origin, so /mcp works.
 
 // contentSecurityPolicy lets pages load only their own scripts (no inline
@@ -57,7 +58,7 @@ func (s *Server) sameSite() fiber.Handler {
 		}
 		switch c.Method() {
 		case fiber.MethodPost, fiber.MethodPut, fiber.MethodPatch:
-			if !isJSON(c.Get(fiber.HeaderContentType)) {
+			if len(c.Body()) > 0 && !isJSON(c.Get(fiber.HeaderContentType)) {
 				return &apiError{Status: fiber.StatusUnsupportedMediaType,
 					Msg: "send the body as JSON with Content-Type: application/json"}
 			}
