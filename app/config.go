@@ -41,6 +41,9 @@ type Config struct {
 	// Generator.
 	BuildAttempts int
 
+	// HistoryKeep is how many versions of each tool the registry keeps.
+	HistoryKeep int
+
 	// The edge's limits and cross-site rules (app/limits.go, app/guard.go).
 	Edge EdgeConfig
 }
@@ -52,6 +55,7 @@ var settings = []setting{
 	{"ADAPTBOT_ADDR", "127.0.0.1:3000", "listen address"},
 	{"ADAPTBOT_TOOLS_DIR", "tools", "tool sources"},
 	{"ADAPTBOT_REGISTRY", "tools_registry.json", "registry file"},
+	{"ADAPTBOT_HISTORY_KEEP", "20", "versions of each tool kept in tools/.history for rollback; older ones are pruned"},
 	{"ADAPTBOT_BENCHMARKS", "benchmarks/benchmarks.csv", "benchmark CSV"},
 	{"ADAPTBOT_LLM_PROVIDER", "", "openai, ollama, anthropic, googleai; empty picks from the keys present"},
 	{"ADAPTBOT_MODEL", "", "model name; empty means the provider's usual default"},
@@ -116,6 +120,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 			GoogleKey:      get("GOOGLE_API_KEY", ""),
 			Retries:        num("ADAPTBOT_MODEL_RETRIES", 2),
 		},
+		HistoryKeep:   num("ADAPTBOT_HISTORY_KEEP", 20),
 		Workers:       num("ADAPTBOT_WORKERS", runtime.NumCPU()),
 		Shortlist:     num("ADAPTBOT_SHORTLIST", 5),
 		MaxDiscovery:  num("ADAPTBOT_MAX_DISCOVERY", 5),
@@ -126,6 +131,9 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	}
 	if c.BuildAttempts == 0 {
 		c.BuildAttempts = 1
+	}
+	if c.HistoryKeep == 0 {
+		c.HistoryKeep = 1 // the serving version is always kept
 	}
 	switch p := strings.ToLower(c.LLM.Provider); p {
 	case "", "openai", "ollama", "anthropic", "googleai":

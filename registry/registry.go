@@ -33,6 +33,9 @@ type Options struct {
 	// HistoryDir holds every accepted version; default ToolsDir/.history
 	// (a dot folder, which the go tool ignores).
 	HistoryDir string
+	// HistoryKeep is how many versions of each tool history keeps; older
+	// ones are pruned after each new version. Zero means DefaultHistoryKeep.
+	HistoryKeep int
 	// Compiler checks that a new version loads; nil skips the check.
 	Compiler Compiler
 	// Log receives warnings; nil discards them.
@@ -40,6 +43,10 @@ type Options struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
+
+// DefaultHistoryKeep is how many versions of each tool history keeps unless
+// Options.HistoryKeep says otherwise.
+const DefaultHistoryKeep = 20
 
 // ExamplesFile is the name of a tool's examples, kept beside its source.
 const ExamplesFile = "examples.json"
@@ -79,11 +86,18 @@ type record struct {
 var ErrNotFound = errors.New("no such tool")
 
 // Open loads the registry file, reconciles it with the tools folder and saves
-// the result. A missing file is rebuilt from the folder; a corrupt one is
-// moved aside (its name is in Warnings) and the last good copy is used.
+// the result. A missing file is restored from the last good copy (.bak);
+// a corrupt one is moved aside (its name is in Warnings) and the last good
+// copy is used too. Either way the copy is then reconciled: a tool whose
+// source matches a version in history gets that version's entry back
+// (origin, created_at, version), and tools found only in the folder are
+// added as manual. Without a good copy the registry is rebuilt the same way.
 func Open(ctx context.Context, opts Options) (*Registry, error) {
 	if opts.HistoryDir == "" {
 		opts.HistoryDir = filepath.Join(opts.ToolsDir, ".history")
+	}
+	if opts.HistoryKeep <= 0 {
+		opts.HistoryKeep = DefaultHistoryKeep
 	}
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
@@ -149,8 +163,12 @@ func (r *Registry) loadFile() ([]Entry, error) {
 func (r *Registry) readFile() ([]Entry, error) {
 	data, err := os.ReadFile(r.opts.Path)
 	if errors.Is(err, os.ErrNotExist) {
-		r.warn("registry %s is missing; rebuilding it from %s", r.opts.Path, r.opts.ToolsDir)
-		return nil, nil
+		if entries, ok := r.readBak(); ok {
+			r.warn("registry %s is missing; restored the last good copy from %s.bak and reconciled it with %s", r.opts.Path, r.opts.Path, r.opts.ToolsDir)
+			return r.fromHistory(entries), nil
+		}
+		r.warn("registry %s is missing and has no good .bak; rebuilding it from %s and its history", r.opts.Path, r.opts.ToolsDir)
+		return r.fromHistory(nil), nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("registry: %w", err)
@@ -168,11 +186,76 @@ func (r *Registry) readFile() ([]Entry, error) {
 	if data, err := os.ReadFile(r.opts.Path + ".bak"); err == nil {
 		if entries, err := parseFile(data); err == nil {
 			r.warn("restored the last good copy from %s.bak", r.opts.Path)
-			return entries, nil
+			return r.fromHistory(entries), nil
 		}
 	}
 	r.warn("no good copy of the registry; rebuilding it from %s", r.opts.ToolsDir)
-	return nil, nil
+	return r.fromHistory(nil), nil
+}
+
+// readBak reads the last good copy of the registry file, if there is one.
+func (r *Registry) readBak() ([]Entry, bool) {
+	data, err := os.ReadFile(r.opts.Path + ".bak")
+	if err != nil {
+		return nil, false
+	}
+	entries, err := parseFile(data)
+	if err != nil {
+		r.warn("%s.bak is not a good copy either (%v); not used", r.opts.Path, err)
+		return nil, false
+	}
+	return entries, true
+}
+
+// fromHistory reconciles entries recovered from a copy (or none) with the
+// tools folder before the usual sync: the .bak is one save behind, so a tool
+// changed by that last save, or added since, would otherwise come back as a
+// new manual version. For each tool whose source on disk is the newest
+// version kept in history, that version's recorded entry is used instead,
+// with its origin, created_at and version number. Everything else is left
+// to the sync: entries whose file is gone are dropped, and tools found only
+// in the folder are added as manual.
+func (r *Registry) fromHistory(entries []Entry) []Entry {
+	byName := make(map[string]int, len(entries))
+	for i, e := range entries {
+		byName[e.Name] = i
+	}
+	dirs, _ := os.ReadDir(r.opts.ToolsDir) // Open's scan reports bad folders
+	for _, d := range dirs {
+		name := d.Name()
+		if !d.IsDir() || contract.ValidName(name) != nil {
+			continue
+		}
+		src, err := os.ReadFile(r.SourcePath(name))
+		if err != nil {
+			continue
+		}
+		sum := hash(src)
+		if i, ok := byName[name]; ok && entries[i].SHA256 == sum {
+			continue // the copy already describes the file on disk
+		}
+		v := r.latestVersion(name)
+		if v == 0 {
+			continue
+		}
+		kept, err := os.ReadFile(r.versionPath(name, v))
+		if err != nil || hash(kept) != sum {
+			continue
+		}
+		var e Entry
+		meta, err := os.ReadFile(filepath.Join(filepath.Dir(r.versionPath(name, v)), "entry.json"))
+		if err != nil || json.Unmarshal(meta, &e) != nil || e.Name != name || e.SHA256 != sum || e.Version != v {
+			continue
+		}
+		e.Status, e.LastError = OK, ""
+		if i, ok := byName[name]; ok {
+			entries[i] = e
+		} else {
+			byName[name] = len(entries)
+			entries = append(entries, e)
+		}
+	}
+	return entries
 }
 
 func parseFile(data []byte) ([]Entry, error) {
@@ -582,7 +665,34 @@ func (r *Registry) snapshot(e Entry, src []byte) error {
 			return fmt.Errorf("registry: history: %w", err)
 		}
 	}
+	r.prune(e.Name, e.Version)
 	return nil
+}
+
+// prune removes the oldest versions of name from history, keeping the
+// newest Options.HistoryKeep and always keep (the version that serves). A
+// version that cannot be removed is reported and left for the next prune.
+func (r *Registry) prune(name string, keep int) {
+	dirs, _ := os.ReadDir(filepath.Join(r.opts.HistoryDir, name))
+	var versions []int
+	for _, d := range dirs {
+		v, err := strconv.Atoi(strings.TrimPrefix(d.Name(), "v"))
+		if d.IsDir() && strings.HasPrefix(d.Name(), "v") && err == nil {
+			versions = append(versions, v)
+		}
+	}
+	if len(versions) <= r.opts.HistoryKeep {
+		return
+	}
+	slices.Sort(versions)
+	for _, v := range versions[:len(versions)-r.opts.HistoryKeep] {
+		if v == keep {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Dir(r.versionPath(name, v))); err != nil {
+			r.opts.Log.Warn("registry: prune history", "tool", name, "version", v, "err", err)
+		}
+	}
 }
 
 // latestVersion is the highest version of name kept in history, or 0.
