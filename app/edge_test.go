@@ -375,26 +375,6 @@ func TestOversizedBodyInOneWrite(t *testing.T) {
 	}
 }
 
-// hangingModel is an OpenAI-compatible server that never answers: each
-// request waits until its client gives up, and says so on gone.
-func hangingModel(t *testing.T) (url string, started, gone chan struct{}) {
-	started, gone = make(chan struct{}, 100), make(chan struct{}, 100)
-	quit := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// net/http notices a client that left only once the body is read.
-		io.Copy(io.Discard, r.Body)
-		started <- struct{}{}
-		select {
-		case <-r.Context().Done():
-			gone <- struct{}{}
-		case <-quit:
-		}
-	}))
-	t.Cleanup(srv.Close)
-	t.Cleanup(func() { close(quit) }) // runs first: a failed test does not wait for hung requests
-	return srv.URL + "/v1", started, gone
-}
-
 func openFiles(t *testing.T) int {
 	fds, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
@@ -413,8 +393,10 @@ func chatGoroutines() int {
 // TestClientLeaves checks that a client that gives up takes its work with
 // it: the model request is cancelled, and no goroutine or file is left.
 func TestClientLeaves(t *testing.T) {
-	url, started, gone := hangingModel(t)
-	in := start(t, map[string]string{"OPENAI_BASE_URL": url, "OPENAI_API_KEY": "test", "ADAPTBOT_MODEL": "hang", "ADAPTBOT_RATE_LIMIT": "off"})
+	llmSrv := llmtest.New(t, llmtest.Always(llmtest.Hang()))
+	env := modelEnv(llmSrv)
+	env["ADAPTBOT_RATE_LIMIT"] = "off"
+	in := start(t, env)
 	// Warm up connections and pools so that the file count compares like with like.
 	in.do(t, "GET", "/healthz", "")
 	before := openFiles(t)
@@ -434,26 +416,23 @@ func TestClientLeaves(t *testing.T) {
 			defer close(done)
 			if resp, err := http.DefaultClient.Do(req); err == nil {
 				// The event stream answers its headers at once; leave while it waits.
-				time.Sleep(time.Second)
+				<-ctx.Done()
 				resp.Body.Close()
 			}
 		}()
-		select {
-		case <-started:
-		case <-time.After(10 * time.Second):
-			t.Fatalf("client %d: the model was never asked", i)
-		}
+		waitUntil(t, "the model to be asked", func() bool { return llmSrv.InFlight() == 1 })
 		time.Sleep(time.Second)
 		cancel()
 		<-done
-		select {
-		case <-gone:
-		case <-time.After(10 * time.Second):
+		if !llmSrv.WaitCancelled(i+1, 10*time.Second) {
 			t.Fatalf("client %d (%s) left, and its model request was not cancelled", i, accept)
 		}
 	}
 	waitUntil(t, "the abandoned chats to end", func() bool { return chatGoroutines() == 0 })
 	waitUntil(t, "their files to close", func() bool { return openFiles(t) <= before+2 })
+	if !llmSrv.WaitIdle(10 * time.Second) {
+		t.Error("model requests still open")
+	}
 	rows := in.rows(t)
 	if len(rows) != clients {
 		t.Errorf("rows = %d, want %d", len(rows), clients)
@@ -519,5 +498,59 @@ func TestBadJSONInPlainWords(t *testing.T) {
 		if code != 400 || !strings.Contains(str(r["error"]), tt.want) || strings.Contains(str(r["error"]), "Go ") || strings.Contains(str(r["error"]), "chatRequest") {
 			t.Errorf("%s %s = %d %v; want %q", tt.path, tt.body, code, r["error"], tt.want)
 		}
+	}
+}
+
+// TestModelFaultsAtTheEdge drives the whole server against a model that
+// misbehaves on purpose: the provider's retries absorb one 429 or one 500;
+// a model that stays rate-limited is a 503 with Retry-After, one that
+// hangs a 504, one that keeps failing a 502; each names the provider and
+// the model and nothing of ours.
+func TestModelFaultsAtTheEdge(t *testing.T) {
+	llmSrv := llmtest.New(t, deleteScript)
+	env := modelEnv(llmSrv)
+	env["ADAPTBOT_MODEL_TIMEOUT"] = "1s"
+	env["ADAPTBOT_MODEL_RETRIES"] = "1"
+	env["ADAPTBOT_RATE_LIMIT"] = "off"
+	in := start(t, env)
+	for _, tt := range []struct {
+		name       string
+		script     func(llmtest.Request) llmtest.Reply
+		status     int
+		retryAfter bool
+		want       string
+	}{
+		{"429 then OK", llmtest.Queue(deleteScript, llmtest.RateLimited("1")), 200, false, ""},
+		{"500 then OK", llmtest.Queue(deleteScript, llmtest.Fail(500)), 200, false, ""},
+		{"429 every time", llmtest.Always(llmtest.RateLimited("1")), 503, true, "rate-limited"},
+		{"503 every time", llmtest.Always(llmtest.Fail(503)), 503, true, "try again later"},
+		{"hang", llmtest.Always(llmtest.Hang()), 504, false, "did not answer in time"},
+		{"500 every time", llmtest.Always(llmtest.Fail(500)), 502, false, "failed"},
+		{"400", llmtest.Always(llmtest.Fail(400)), 502, false, "failed"},
+	} {
+		llmSrv.SetScript(tt.script)
+		code, h, raw := in.send(t, "POST", "/chat", `{"message":"hello"}`, map[string]string{"Content-Type": "application/json"})
+		body := string(raw)
+		if code != tt.status || (h.Get("Retry-After") != "") != tt.retryAfter || !strings.Contains(body, tt.want) {
+			t.Errorf("%s: %d Retry-After %q %s; want %d", tt.name, code, h.Get("Retry-After"), body, tt.status)
+		}
+		if code != 200 && (!strings.Contains(body, "openai model scripted") || !strings.Contains(body, "request_id")) {
+			t.Errorf("%s: the answer does not name the provider and model: %s", tt.name, body)
+		}
+		for _, leak := range []string{"graph", "node", "intent:", "*llm", "Go "} {
+			if code != 200 && strings.Contains(body, leak) {
+				t.Errorf("%s: the answer leaks %q: %s", tt.name, leak, body)
+			}
+		}
+	}
+
+	// A stream says the same in its error event.
+	llmSrv.SetScript(llmtest.Always(llmtest.RateLimited("2")))
+	_, _, evs := in.events(t, "/chat", `{"message":"hello"}`)
+	if last := evs[len(evs)-1]; !strings.HasPrefix(last, "error ") || !strings.Contains(last, `"status":503`) || !strings.Contains(last, `"retry_after":2`) {
+		t.Errorf("streamed 429s = %v", evs)
+	}
+	if !llmSrv.WaitIdle(10 * time.Second) {
+		t.Error("model requests still open")
 	}
 }

@@ -220,8 +220,8 @@ func holdSlot(c *fiber.Ctx) (release func()) {
 }
 
 // maxBackoff is the longest the provider layer waits between two tries of a
-// model call (it honours Retry-After up to this).
-const maxBackoff = 10 * time.Second
+// model call (llm/provider honours Retry-After up to this, maxWait).
+const maxBackoff = 30 * time.Second
 
 // modelCallTime is the longest one model call may take with its retries
 // (ADAPTBOT_MODEL_TIMEOUT per try, ADAPTBOT_MODEL_RETRIES retries).
