@@ -22,6 +22,7 @@ import (
 	"adaptbot/registry"
 	"adaptbot/sandbox"
 	"adaptbot/templates"
+	"adaptbot/toolbox"
 )
 
 // maxHistory caps the conversation a client may send with a message.
@@ -297,7 +298,7 @@ func (s *Server) entry(name string) (registry.Entry, error) {
 	}
 	e, ok := s.reg.Entry(name)
 	if !ok {
-		return registry.Entry{}, notFound(fmt.Sprintf("no tool named %q; GET /api/tools lists them", name))
+		return registry.Entry{}, notFound(toolbox.NotFound(name).Error())
 	}
 	return e, nil
 }
@@ -325,49 +326,44 @@ func (s *Server) handleToolRun() fiber.Handler {
 		if err != nil {
 			return err
 		}
-		t, ok := s.reg.Tool(e.Name)
+		t, ok := s.box.Tool(e.Name)
 		if !ok {
 			return &apiError{Status: fiber.StatusConflict, Msg: fmt.Sprintf("tool %s has no working version: %s", e.Name, e.LastError)}
 		}
-		args := bytes.TrimSpace(c.Body())
-		res, elapsed, id, err := s.runTool(c.UserContext(), t, args)
+		out, elapsed, id, err := s.runTool(c.UserContext(), t, c.Body())
 		ms := float64(elapsed.Microseconds()) / 1000
-		var verr *validationError
-		switch {
-		case errors.As(err, &verr):
-			return &apiError{Status: fiber.StatusBadRequest, Msg: err.Error(), Extra: fiber.Map{"parameters": t.Parameters}}
-		case err != nil:
+		name := t.Spec().Name
+		if ae, ok := errors.AsType[*toolbox.ArgsError](err); ok {
+			return &apiError{Status: fiber.StatusBadRequest, Msg: ae.Reason, Extra: fiber.Map{"parameters": ae.Schema}}
+		}
+		if err != nil {
 			status := fiber.StatusUnprocessableEntity
 			if sandbox.KindOf(err) == sandbox.KindUnavailable {
 				status = fiber.StatusServiceUnavailable
 			}
-			return &apiError{Status: status, Msg: err.Error(), Extra: fiber.Map{"tool": t.Name, "kind": sandbox.KindOf(err), "ms": ms, "request_id": id}}
+			return &apiError{Status: status, Msg: err.Error(), Extra: fiber.Map{"tool": name, "kind": sandbox.KindOf(err), "ms": ms, "request_id": id}}
 		}
-		return c.JSON(fiber.Map{"tool": t.Name, "version": t.Version, "output": res.Output, "ms": ms, "request_id": id})
+		return c.JSON(fiber.Map{"tool": name, "version": t.Spec().Version, "output": out, "ms": ms, "request_id": id})
 	}
 }
 
-// validationError is arguments that do not match a tool's schema.
-type validationError struct{ err error }
-
-func (e *validationError) Error() string { return e.err.Error() }
-
 // runTool runs a tool directly, without a model, and logs its RUN row: the
-// HTTP API and the CLI share it.
-func (s *Server) runTool(ctx context.Context, t registry.Tool, args []byte) (sandbox.Result, time.Duration, string, error) {
-	if len(args) == 0 {
-		args = []byte("{}")
-	}
+// HTTP API and the CLI share it. The tool validates args first: an
+// *toolbox.ArgsError means it did not run.
+func (s *Server) runTool(ctx context.Context, t toolbox.Tool, args []byte) (string, time.Duration, string, error) {
+	args = bytes.TrimSpace(args)
 	id := newRequestID()
 	began := time.Now()
-	row := benchmarks.Row{RequestID: id, Query: string(args), Intent: benchmarks.IntentRun, Category: t.Name, ParamExtraction: benchmarks.NA}
-	var res sandbox.Result
-	err := contract.Validate(t.Parameters, args)
-	if err != nil {
-		err = &validationError{err}
+	name := t.Spec().Name
+	query := string(args)
+	if query == "" {
+		query = "{}"
+	}
+	row := benchmarks.Row{RequestID: id, Query: query, Intent: benchmarks.IntentRun, Category: name, ParamExtraction: benchmarks.NA}
+	out, err := t.Call(ctx, args)
+	if _, invalid := errors.AsType[*toolbox.ArgsError](err); invalid {
 		row.ToolExecution = benchmarks.NA
 	} else {
-		res, err = s.runner.Run(ctx, sandbox.Call{Tool: t.Name, Source: t.Code, Input: args, Timeout: t.Timeout()})
 		row.ToolExecution = benchmarks.TriOf(err == nil)
 	}
 	elapsed := time.Since(began)
@@ -376,7 +372,7 @@ func (s *Server) runTool(ctx context.Context, t registry.Tool, args []byte) (san
 		row.Error = err.Error()
 	}
 	s.logRow(row)
-	return res, elapsed, id, err
+	return out, elapsed, id, err
 }
 
 func (s *Server) handleToolVersions() fiber.Handler {

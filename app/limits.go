@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -45,29 +46,14 @@ const (
 	busyRetryAfter = 5 * time.Second
 )
 
-// load reads the edge's settings; it returns one line per bad value.
-func (e *EdgeConfig) load(get func(name, def string) string) []string {
-	var problems []string
-	var err error
-	if e.MaxMessage, err = parseSize(get("ADAPTBOT_MAX_MESSAGE", "")); err != nil {
-		problems = append(problems, fmt.Sprintf("ADAPTBOT_MAX_MESSAGE=%q: want a size such as 32768, 32KiB or 1MiB", get("ADAPTBOT_MAX_MESSAGE", "")))
-	}
-	if e.MaxMessage == 0 {
-		e.MaxMessage = defaultMaxMessage
-	}
-	e.MaxInflight = defaultMaxInflight
-	if v := get("ADAPTBOT_MAX_INFLIGHT", ""); v != "" {
-		if e.MaxInflight, err = strconv.Atoi(v); err != nil || e.MaxInflight < 1 {
-			problems = append(problems, fmt.Sprintf("ADAPTBOT_MAX_INFLIGHT=%q: want a whole number ≥ 1", v))
-			e.MaxInflight = defaultMaxInflight
-		}
-	}
-	if e.Rate, e.Per, err = parseRate(get("ADAPTBOT_RATE_LIMIT", "")); err != nil {
-		problems = append(problems, fmt.Sprintf("ADAPTBOT_RATE_LIMIT=%q: want N/s, N/min or N/hour (e.g. 60/min), or off", get("ADAPTBOT_RATE_LIMIT", "")))
-	}
-	e.AllowedOrigins = list(get("ADAPTBOT_ALLOWED_ORIGINS", ""), func(s string) string { return strings.TrimSuffix(s, "/") })
-	e.AllowedHosts = list(get("ADAPTBOT_ALLOWED_HOSTS", ""), func(s string) string { return strings.Trim(s, "[]") })
-	return problems
+// origins reads ADAPTBOT_ALLOWED_ORIGINS: lower case, no trailing slash.
+func origins(v string) []string {
+	return list(v, func(s string) string { return strings.TrimSuffix(s, "/") })
+}
+
+// hosts reads ADAPTBOT_ALLOWED_HOSTS: lower case, IPv6 without brackets.
+func hosts(v string) []string {
+	return list(v, func(s string) string { return strings.Trim(s, "[]") })
 }
 
 // list splits a comma-separated setting into lower-case items.
@@ -79,6 +65,15 @@ func list(v string, clean func(string) string) []string {
 		}
 	}
 	return out
+}
+
+// positive parses a whole number ≥ 1.
+func positive(v string) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, errors.New("want a whole number ≥ 1")
+	}
+	return n, nil
 }
 
 // parseSize reads a size in bytes: 32768, 32KiB, 32K, 1MiB, 1M. Empty is 0.
@@ -99,7 +94,7 @@ func parseSize(v string) (int, error) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 {
-		return 0, fmt.Errorf("bad size %q", v)
+		return 0, errors.New("want a size such as 32768, 32KiB or 1MiB")
 	}
 	return n * mult, nil
 }
@@ -117,7 +112,7 @@ func parseRate(v string) (int, time.Duration, error) {
 	num, unit, ok := strings.Cut(v, "/")
 	n, err := strconv.Atoi(strings.TrimSpace(num))
 	if !ok || err != nil || n < 1 {
-		return 0, 0, fmt.Errorf("bad rate %q", v)
+		return 0, 0, errRate
 	}
 	switch strings.TrimSpace(unit) {
 	case "s", "sec", "second":
@@ -127,8 +122,10 @@ func parseRate(v string) (int, time.Duration, error) {
 	case "h", "hour":
 		return n, time.Hour, nil
 	}
-	return 0, 0, fmt.Errorf("bad rate %q", v)
+	return 0, 0, errRate
 }
+
+var errRate = errors.New("want N/s, N/min or N/hour (e.g. 60/min), or off")
 
 // bodyLimit is the largest request body: room for a longest message with a
 // history, and never below 1 MiB (tool arguments, builds).

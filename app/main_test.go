@@ -29,9 +29,13 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	workerCommand = []string{os.Args[0]}
-	workerEnv = []string{"ADAPTBOT_TEST_WORKER=1"}
 	os.Exit(m.Run())
+}
+
+// testHooks makes the test binary the sandbox worker (TestMain serves as
+// one), with the toolkit's hosts rewritten as rewrite says.
+func testHooks(rewrite map[string]string) hooks {
+	return hooks{workerCommand: []string{os.Args[0]}, workerEnv: []string{"ADAPTBOT_TEST_WORKER=1"}, toolkitHosts: rewrite}
 }
 
 // instance is AdaptBot started through run(), as `go run ./app` starts it.
@@ -100,6 +104,12 @@ func writeTool(t *testing.T, dir, name, src string) {
 // env on top of the test defaults, and waits until /healthz answers.
 func start(t *testing.T, env map[string]string, prepare ...func(dir string)) *instance {
 	t.Helper()
+	return startWith(t, env, testHooks(nil), prepare...)
+}
+
+// startWith is start with hooks.
+func startWith(t *testing.T, env map[string]string, h hooks, prepare ...func(dir string)) *instance {
+	t.Helper()
 	dir := t.TempDir()
 	copyTools(t, dir)
 	for _, p := range prepare {
@@ -132,7 +142,7 @@ func start(t *testing.T, env map[string]string, prepare ...func(dir string)) *in
 	t.Cleanup(in.stop)
 	stderr := &syncBuffer{}
 	go func() {
-		in.ended <- run(ctx, []string{"adaptbot"}, func(k string) string { return full[k] }, strings.NewReader(""), in.out, stderr)
+		in.ended <- runWith(ctx, []string{"adaptbot"}, func(k string) string { return full[k] }, strings.NewReader(""), in.out, stderr, h)
 	}()
 	re := regexp.MustCompile(`listening on (http://\S+)`)
 	deadline := time.Now().Add(30 * time.Second)

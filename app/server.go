@@ -12,9 +12,10 @@ import (
 
 	"adaptbot/agent"
 	"adaptbot/benchmarks"
-	"adaptbot/mcp"
+	mcpclient "adaptbot/mcp/client"
 	"adaptbot/registry"
 	"adaptbot/sandbox"
+	"adaptbot/toolbox"
 )
 
 // Server is AdaptBot's HTTP edge. Fiber stays inside package main.
@@ -22,11 +23,12 @@ type Server struct {
 	cfg    Config
 	agent  *agent.Agent
 	reg    *registry.Registry
+	box    toolbox.Box
 	runner sandbox.Runner
 	bench  *benchmarks.Logger
 	build  builder
 	mcp    fiber.Handler
-	hub    *mcp.Hub
+	hub    *mcpclient.Hub
 	log    *slog.Logger
 	app    *fiber.App
 	limits *limits
@@ -37,17 +39,18 @@ type Deps struct {
 	Config Config
 	Agent  *agent.Agent
 	Reg    *registry.Registry
+	Box    toolbox.Box
 	Runner sandbox.Runner
 	Bench  *benchmarks.Logger
 	Build  builder
 	MCP    fiber.Handler
-	Hub    *mcp.Hub
+	Hub    *mcpclient.Hub
 	Log    *slog.Logger
 }
 
 // NewServer wires the HTTP server.
 func NewServer(d Deps) *Server {
-	s := &Server{cfg: d.Config.edgeDefaults(), agent: d.Agent, reg: d.Reg, runner: d.Runner, bench: d.Bench, build: d.Build, mcp: d.MCP, hub: d.Hub, log: d.Log}
+	s := &Server{cfg: d.Config.edgeDefaults(), agent: d.Agent, reg: d.Reg, box: d.Box, runner: d.Runner, bench: d.Bench, build: d.Build, mcp: d.MCP, hub: d.Hub, log: d.Log}
 	s.limits = newLimits(s.cfg.Edge)
 	s.app = fiber.New(fiber.Config{
 		AppName:               "AdaptBot",

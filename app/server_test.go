@@ -61,8 +61,7 @@ func weatherAPI(t *testing.T) *httptest.Server {
 
 func TestChatThroughEveryShippedTool(t *testing.T) {
 	weather := weatherAPI(t)
-	toolkitHosts = map[string]string{"geocoding-api.open-meteo.com": weather.URL, "api.open-meteo.com": weather.URL}
-	t.Cleanup(func() { toolkitHosts = nil })
+	rewrite := map[string]string{"geocoding-api.open-meteo.com": weather.URL, "api.open-meteo.com": weather.URL}
 
 	script := newScript(map[string]string{
 		"what is (2+3)*4?":              "calculator",
@@ -80,7 +79,7 @@ func TestChatThroughEveryShippedTool(t *testing.T) {
 	llmSrv := llmtest.New(t, script.reply)
 	env := modelEnv(llmSrv)
 	env["ADAPTBOT_EGRESS_ALLOW"] = "127.0.0.1/32"
-	in := start(t, env)
+	in := startWith(t, env, testHooks(rewrite))
 
 	tests := []struct {
 		message, tool, want string

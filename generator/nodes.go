@@ -67,12 +67,6 @@ func (g *Generator) decide(ctx context.Context, b *build) (*build, error) {
 		return b, err
 	}
 	b.locked = true
-	// Another process (the CLI, or the server) may have just changed this
-	// tool; what exists, and the version a modify starts from, must be the
-	// latest, not what this process last heard.
-	if err := g.opts.Registry.Refresh(); err != nil {
-		return b, err
-	}
 
 	_, listed := g.opts.Registry.Entry(b.name)
 	switch b.op {
@@ -189,9 +183,6 @@ func (g *Generator) check(ctx context.Context, b *build) (*build, error) {
 // version; the registry checks it once more and snapshots it in history.
 func (g *Generator) register(ctx context.Context, b *build) (*build, error) {
 	b.emit(Event{Stage: StageRegister, Message: "saving the tool"})
-	if err := g.opts.Registry.Refresh(); err != nil {
-		return b, err
-	}
 	if _, exists := g.opts.Registry.Entry(b.name); b.op == Create && exists {
 		b.failure = fmt.Sprintf("A tool named %s appeared while this one was being built; nothing was saved.", b.name)
 		return b, nil

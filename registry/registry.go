@@ -42,6 +42,12 @@ type Options struct {
 	Log *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// ReadOnly opens the registry for a process that serves tools but does
+	// not own the files (`adaptbot mcp`, `adaptbot tools test`): it writes
+	// nothing, not the registry file, not history, not a folder. Hand edits
+	// and the owner's saves are followed in memory; Put and Delete fail with
+	// ErrReadOnly.
+	ReadOnly bool
 }
 
 // DefaultHistoryKeep is how many versions of each tool history keeps unless
@@ -57,19 +63,16 @@ type Registry struct {
 
 	// write serializes every change (checks included), so changes are applied
 	// one at a time in order; mu guards the maps for short reads and swaps.
-	// Across processes, changes are serialized by a file lock as well; see
-	// withFile for what is held when.
+	// One process owns the files (the server); others open them ReadOnly.
 	write sync.Mutex
 	mu    sync.RWMutex
 	tools map[string]*record
 
 	// Guarded by write. seen is the hash of the registry file as this process
-	// last read or wrote it, so a change by another process shows; diskBad
-	// says that content did not parse. readOnly, while set, is why the file
-	// lock could not be taken, and why saveLocked may not write.
-	seen     string
-	diskBad  bool
-	readOnly error
+	// last read or wrote it, so a hand edit (or, for a ReadOnly registry, the
+	// owner's save) shows; diskBad says that content did not parse.
+	seen    string
+	diskBad bool
 
 	warnings []string
 
@@ -82,8 +85,24 @@ type record struct {
 	code  []byte // the serving source; nil while no version has passed
 }
 
-// ErrNotFound is returned for a tool the registry does not have.
+// ErrNotFound is the one error for a tool that does not exist or does not
+// serve, local or remote (toolbox re-exports it); NotFound wraps it so the
+// message names the tool.
 var ErrNotFound = errors.New("no such tool")
+
+// NotFound returns the error for a missing tool, in the one wording every
+// door uses: `no tool named "x"`.
+func NotFound(name string) error { return notFound(name) }
+
+// notFound is NotFound's error: errors.Is(err, ErrNotFound) holds, and the
+// message is the one wording alone.
+type notFound string
+
+func (e notFound) Error() string        { return fmt.Sprintf("no tool named %q", string(e)) }
+func (e notFound) Is(target error) bool { return target == ErrNotFound }
+
+// ErrReadOnly is returned by a change to a registry opened ReadOnly.
+var ErrReadOnly = errors.New("registry: opened read-only; changes go through the server that owns it")
 
 // Open loads the registry file, reconciles it with the tools folder and saves
 // the result. A missing file is restored from the last good copy (.bak);
@@ -105,13 +124,15 @@ func Open(ctx context.Context, opts Options) (*Registry, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if err := os.MkdirAll(opts.ToolsDir, 0o755); err != nil {
-		return nil, fmt.Errorf("registry: tools folder: %w", err)
+	if !opts.ReadOnly {
+		if err := os.MkdirAll(opts.ToolsDir, 0o755); err != nil {
+			return nil, fmt.Errorf("registry: tools folder: %w", err)
+		}
 	}
 	r := &Registry{opts: opts, tools: map[string]*record{}}
 	r.write.Lock()
 	defer r.write.Unlock()
-	entries, err := r.loadFile()
+	entries, err := r.readFile()
 	if err != nil {
 		return nil, err
 	}
@@ -123,14 +144,9 @@ func Open(ctx context.Context, opts Options) (*Registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The slow checks of changed tools run before the file lock is taken.
-	pre := make(map[string]*checked, len(names))
-	for _, name := range names {
-		pre[name] = r.precheck(ctx, name)
-	}
-	err = r.withFile(false, func() ([]Event, error) {
+	err = r.apply(func() ([]Event, error) {
 		for _, name := range names {
-			r.syncLocked(ctx, name, Manual, pre[name])
+			r.syncLocked(ctx, name, Manual)
 		}
 		for name, rec := range r.tools {
 			if rec.code == nil && rec.entry.Status == OK {
@@ -147,19 +163,18 @@ func Open(ctx context.Context, opts Options) (*Registry, error) {
 	return r, nil
 }
 
-// loadFile is readFile under the file lock: reading may move a corrupt file
-// aside, which is a write. The caller holds r.write.
-func (r *Registry) loadFile() ([]Entry, error) {
-	release, err := r.fileLock(false)
-	if err != nil {
-		return nil, err
+// apply runs fn, one change made under r.write, and then announces the
+// events it returns.
+func (r *Registry) apply(fn func() ([]Event, error)) error {
+	events, err := fn()
+	for _, ev := range events {
+		r.emit(ev)
 	}
-	defer release()
-	return r.readFile()
+	return err
 }
 
 // readFile loads the registry file, falling back as Open describes. The
-// caller holds the file lock.
+// caller holds r.write.
 func (r *Registry) readFile() ([]Entry, error) {
 	data, err := os.ReadFile(r.opts.Path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -178,11 +193,15 @@ func (r *Registry) readFile() ([]Entry, error) {
 		r.seen = hash(data)
 		return entries, nil
 	}
-	aside := r.opts.Path + ".corrupt-" + r.opts.Now().UTC().Format("20060102T150405")
-	if err := os.Rename(r.opts.Path, aside); err != nil {
-		return nil, fmt.Errorf("registry %s is corrupt (%v) and could not be moved aside: %w", r.opts.Path, perr, err)
+	if r.opts.ReadOnly {
+		r.warn("registry %s is corrupt (%v); the server that owns it will move it aside", r.opts.Path, perr)
+	} else {
+		aside := r.opts.Path + ".corrupt-" + r.opts.Now().UTC().Format("20060102T150405")
+		if err := os.Rename(r.opts.Path, aside); err != nil {
+			return nil, fmt.Errorf("registry %s is corrupt (%v) and could not be moved aside: %w", r.opts.Path, perr, err)
+		}
+		r.warn("registry %s is corrupt (%v); moved it to %s", r.opts.Path, perr, aside)
 	}
-	r.warn("registry %s is corrupt (%v); moved it to %s", r.opts.Path, perr, aside)
 	if data, err := os.ReadFile(r.opts.Path + ".bak"); err == nil {
 		if entries, err := parseFile(data); err == nil {
 			r.warn("restored the last good copy from %s.bak", r.opts.Path)
@@ -405,11 +424,10 @@ func (r *Registry) Sync(ctx context.Context, name string) error {
 	}
 	r.write.Lock()
 	defer r.write.Unlock()
-	pre := r.precheck(ctx, name)
 	var err error
-	serr := r.withFile(false, func() ([]Event, error) {
+	serr := r.apply(func() ([]Event, error) {
 		var ev *Event
-		ev, err = r.syncLocked(ctx, name, Manual, pre)
+		ev, err = r.syncLocked(ctx, name, Manual)
 		if ev == nil {
 			return nil, nil
 		}
@@ -424,42 +442,8 @@ func (r *Registry) Sync(ctx context.Context, name string) error {
 	return err
 }
 
-// checked is the outcome of checking one source, so that the slow check can
-// run before the file lock is taken and be used under it.
-type checked struct {
-	sum  string // the source's hash: the outcome holds for that source only
-	spec *contract.Spec
-	err  error
-}
-
-// precheck reads name's source and checks it, unless it is the version this
-// process already has (then syncLocked will need no check). Run it under
-// r.write but before the file lock: the check compiles in the sandbox, which
-// other processes must not wait for. It returns nil if there is nothing to
-// check or the file cannot be read; syncLocked reads the file again anyway.
-func (r *Registry) precheck(ctx context.Context, name string) *checked {
-	src, err := os.ReadFile(r.SourcePath(name))
-	if err != nil {
-		return nil
-	}
-	sum := hash(src)
-	r.mu.RLock()
-	rec := r.tools[name]
-	same := rec != nil && rec.entry.SHA256 == sum && (rec.code != nil || rec.entry.Status == OK)
-	r.mu.RUnlock()
-	if same {
-		return nil
-	}
-	spec, err := r.check(ctx, name, src)
-	return &checked{sum: sum, spec: spec, err: err}
-}
-
 // syncLocked does Sync's work without saving; it returns the event to emit.
-// pre, if it is for the source now on disk, stands for the check; if the
-// file changed since (or another process changed the entry, so a check is
-// needed after all), the check runs here, under the file lock: rare, and
-// correct before fast.
-func (r *Registry) syncLocked(ctx context.Context, name string, origin Origin, pre *checked) (*Event, error) {
+func (r *Registry) syncLocked(ctx context.Context, name string, origin Origin) (*Event, error) {
 	src, err := os.ReadFile(r.SourcePath(name))
 	r.mu.RLock()
 	rec := r.tools[name]
@@ -489,21 +473,16 @@ func (r *Registry) syncLocked(ctx context.Context, name string, origin Origin, p
 		}
 		return nil, nil
 	}
-	return r.acceptLocked(ctx, name, src, origin, "", pre)
+	return r.acceptLocked(ctx, name, src, origin, "")
 }
 
-// acceptLocked checks src (or takes pre's outcome, if pre is for src) and,
-// if it passes, makes it the serving version; if not, it records the failure
-// on the entry.
-func (r *Registry) acceptLocked(ctx context.Context, name string, src []byte, origin Origin, category string, pre *checked) (*Event, error) {
-	if pre == nil || pre.sum != hash(src) {
-		pre = &checked{sum: hash(src)}
-		pre.spec, pre.err = r.check(ctx, name, src)
+// acceptLocked checks src and, if it passes, makes it the serving version;
+// if not, it records the failure on the entry.
+func (r *Registry) acceptLocked(ctx context.Context, name string, src []byte, origin Origin, category string) (*Event, error) {
+	spec, err := r.check(ctx, name, src)
+	if err == nil {
+		return r.applyLocked(name, src, spec, origin, category)
 	}
-	if pre.err == nil {
-		return r.applyLocked(name, src, pre.spec, origin, category)
-	}
-	err := pre.err
 	r.mu.RLock()
 	rec := r.tools[name]
 	r.mu.RUnlock()
@@ -526,8 +505,7 @@ func (r *Registry) acceptLocked(ctx context.Context, name string, src []byte, or
 }
 
 // applyLocked makes src, which passed its checks as spec, the serving
-// version: the next version number, a snapshot in history, the entry. The
-// caller holds the file lock, so version numbers are unique across processes.
+// version: the next version number, a snapshot in history, the entry.
 func (r *Registry) applyLocked(name string, src []byte, spec *contract.Spec, origin Origin, category string) (*Event, error) {
 	r.mu.RLock()
 	rec := r.tools[name]
@@ -598,14 +576,23 @@ func (r *Registry) restoreLocked(rec *record) {
 	}
 }
 
+// relSource is the tool's source path as the registry file records it:
+// relative to the file's folder, so the file reads the same wherever the
+// folder is (ADAPTBOT_HOME, a checkout, a test's temporary folder).
 func (r *Registry) relSource(name string) string {
-	return filepath.ToSlash(filepath.Join(r.opts.ToolsDir, name, name+".go"))
+	if rel, err := filepath.Rel(filepath.Dir(r.opts.Path), r.SourcePath(name)); err == nil {
+		return filepath.ToSlash(rel)
+	}
+	return filepath.ToSlash(r.SourcePath(name))
 }
 
-// saveLocked writes the registry file, keeping the previous good copy as .bak.
-// The caller holds the file lock (see withFile); without it (r.readOnly) it
-// only succeeds if there is nothing to write.
+// saveLocked writes the registry file, keeping the previous good copy as .bak,
+// if its content changed; a ReadOnly registry writes nothing. The caller
+// holds r.write.
 func (r *Registry) saveLocked() error {
+	if r.opts.ReadOnly {
+		return nil
+	}
 	entries := r.List()
 	data, err := json.MarshalIndent(file{Tools: entries}, "", "  ")
 	if err != nil {
@@ -616,9 +603,6 @@ func (r *Registry) saveLocked() error {
 	if rerr == nil && bytes.Equal(old, data) {
 		r.seen, r.diskBad = hash(data), false
 		return nil
-	}
-	if r.readOnly != nil {
-		return fmt.Errorf("registry: cannot save %s: %w", r.opts.Path, r.readOnly)
 	}
 	if rerr == nil {
 		if _, perr := parseFile(old); perr != nil {
@@ -646,7 +630,7 @@ func (r *Registry) versionPath(name string, v int) string {
 // snapshot keeps version e.Version of the tool (and its examples, if any) in
 // history, once.
 func (r *Registry) snapshot(e Entry, src []byte) error {
-	if e.Version == 0 {
+	if e.Version == 0 || r.opts.ReadOnly {
 		return nil
 	}
 	p := r.versionPath(e.Name, e.Version)
