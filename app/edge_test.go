@@ -401,14 +401,18 @@ func TestClientLeaves(t *testing.T) {
 	in.do(t, "GET", "/healthz", "")
 	before := openFiles(t)
 
-	const clients = 6
+	// Plain chats and streamed chats by turns, then a build (a stream).
+	const clients = 7
 	for i := 0; i < clients; i++ {
-		accept := "application/json"
+		accept, path, body := "application/json", "/chat", `{"message":"hello"}`
 		if i%2 == 1 {
 			accept = "text/event-stream"
 		}
+		if i == clients-1 {
+			accept, path, body = "text/event-stream", "/api/tools/build", `{"request":"make a tool that flips coins"}`
+		}
 		ctx, cancel := context.WithCancel(context.Background())
-		req, _ := http.NewRequestWithContext(ctx, "POST", in.url+"/chat", strings.NewReader(`{"message":"hello"}`))
+		req, _ := http.NewRequestWithContext(ctx, "POST", in.url+path, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", accept)
 		done := make(chan struct{})
@@ -425,7 +429,7 @@ func TestClientLeaves(t *testing.T) {
 		cancel()
 		<-done
 		if !llmSrv.WaitCancelled(i+1, 10*time.Second) {
-			t.Fatalf("client %d (%s) left, and its model request was not cancelled", i, accept)
+			t.Fatalf("client %d (%s %s) left, and its model request was not cancelled", i, path, accept)
 		}
 	}
 	waitUntil(t, "the abandoned chats to end", func() bool { return chatGoroutines() == 0 })
