@@ -45,6 +45,8 @@ type Config struct {
 	Passive      bool
 	Shortlist    int
 	MaxDiscovery int
+	// MaxSteps caps the rounds of tool calls per chat message.
+	MaxSteps int
 
 	// Generator.
 	BuildAttempts int
@@ -162,6 +164,12 @@ var settings = []setting{
 		func(c *Config, v string) (err error) { c.Shortlist, err = wholeNumber(v); return err }, false},
 	{"ADAPTBOT_MAX_DISCOVERY", "5", "requests for more tools per message",
 		func(c *Config, v string) (err error) { c.MaxDiscovery, err = wholeNumber(v); return err }, false},
+	{"ADAPTBOT_MAX_STEPS", "5", "rounds of tool calls per message (a task that needs two tools in turn takes two)",
+		func(c *Config, v string) (err error) {
+			c.MaxSteps, err = wholeNumber(v)
+			c.MaxSteps = max(c.MaxSteps, 1)
+			return err
+		}, false},
 	{"ADAPTBOT_BUILD_ATTEMPTS", "3", "attempts (first try plus repairs) per tool build",
 		func(c *Config, v string) (err error) {
 			c.BuildAttempts, err = wholeNumber(v)

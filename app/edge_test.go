@@ -61,25 +61,17 @@ func jsonBody(t *testing.T, raw []byte) map[string]any {
 // deleteScript is a model that reads "delete the calculator tool" as a
 // request to delete it, and anything else as chat.
 func deleteScript(r llmtest.Request) llmtest.Reply {
-	switch f := r.Forced(); f {
-	case "set_intent":
-		if strings.HasPrefix(r.LastUser(), "delete") {
-			return llmtest.Call(f, `{"intent":"BUILD"}`)
-		}
-		return llmtest.Call(f, `{"intent":"CHAT"}`)
-	case "decide_build":
-		return llmtest.Call(f, `{"op":"DELETE","tool":"calculator","summary":"Remove the calculator."}`)
-	case "route":
-		return llmtest.Call(f, `{"decision":"general"}`)
+	if isClassifier(r) && strings.HasPrefix(r.LastUser(), "delete") {
+		return llmtest.Call("build_tool", `{"action":"delete","tool":"calculator","summary":"Remove the calculator."}`)
 	}
 	return llmtest.Say("Hello! I am a scripted model.")
 }
 
-// TestChatBuildNeedsTheAdminToken: chat is no door around the admin token.
+// TestChatDeleteNeedsTheAdminToken: chat is no door around the admin token.
 // Beyond loopback with a token set, a chat message that would delete a tool
 // is refused with 403 and a reply saying so, and nothing is deleted; with
 // the token it works; plain chat needs no token.
-func TestChatBuildNeedsTheAdminToken(t *testing.T) {
+func TestChatDeleteNeedsTheAdminToken(t *testing.T) {
 	llmSrv := llmtest.New(t, deleteScript)
 	env := modelEnv(llmSrv)
 	env["ADAPTBOT_ADDR"] = "0.0.0.0:0"
@@ -96,11 +88,6 @@ func TestChatBuildNeedsTheAdminToken(t *testing.T) {
 	code, _, evs := in.events(t, "/chat", msg)
 	if last := evs[len(evs)-1]; code != 200 || !strings.HasPrefix(last, "error ") || !strings.Contains(last, `"status":403`) {
 		t.Errorf("streamed chat delete without the token = %d %v", code, evs)
-	}
-	for _, req := range llmSrv.Requests() {
-		if req.Forced() == "decide_build" {
-			t.Fatal("the build started without the token")
-		}
 	}
 	if code, r := in.do(t, "GET", "/api/tools/calculator", ""); code != 200 || r["serving"] != true {
 		t.Fatalf("calculator after refused deletes = %d %v", code, r)
@@ -437,10 +424,7 @@ func TestClientLeaves(t *testing.T) {
 	if !llmSrv.WaitIdle(10 * time.Second) {
 		t.Error("model requests still open")
 	}
-	rows := in.rows(t)
-	if len(rows) != clients {
-		t.Errorf("rows = %d, want %d", len(rows), clients)
-	}
+	waitUntil(t, "a row for each", func() bool { return len(in.rows(t)) == clients })
 }
 
 // TestWorkErrors checks the one mapping from a failed chat or build to a

@@ -20,6 +20,7 @@ import (
 	"adaptbot/contract"
 	"adaptbot/llm"
 	"adaptbot/registry"
+	"adaptbot/reqid"
 	"adaptbot/sandbox"
 	"adaptbot/templates"
 	"adaptbot/toolbox"
@@ -92,9 +93,6 @@ func (s *Server) handleHealth() fiber.Handler {
 type chatRequest struct {
 	Message string        `json:"message"`
 	History []llm.Message `json:"history"`
-	// mayChange says whether the message may create, modify or delete
-	// tools: the one authorization rule (buildAllowed), passed to the agent.
-	mayChange bool
 }
 
 type chatResponse struct {
@@ -104,8 +102,9 @@ type chatResponse struct {
 
 // handleChat answers one message. A client that accepts text/event-stream
 // gets Server-Sent Events instead of one JSON body: a "progress" event for
-// each step of a build the message asks for, then one "result" event (the
-// JSON body) or one "error" event ({"error", "status", "request_id"}).
+// each step of a build the message asks for, a "token" event ({"text"}) for
+// each piece of the answer as the model writes it, then one "result" event
+// (the JSON body) or one "error" event ({"error", "status", "request_id"}).
 func (s *Server) handleChat() fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		var req chatRequest
@@ -119,25 +118,28 @@ func (s *Server) handleChat() fiber.Handler {
 		if err := s.checkSizes(req); err != nil {
 			return err
 		}
-		req.mayChange = s.mayChange(c)
 		for i, m := range req.History {
 			if m.Role != llm.User && m.Role != llm.Assistant {
 				return badRequest(fmt.Sprintf(`history[%d].role is %q; use "user" or "assistant"`, i, m.Role))
 			}
 		}
+		// The one authorization rule (mayChange) reaches builds asked for in chat.
+		allowed := s.mayChange(c)
 		if !acceptsEvents(c) {
 			ctx, stop := watchConn(c.UserContext(), c.Context().Conn())
 			defer stop()
 			ctx, cancel := context.WithTimeout(ctx, s.cfg.chatDeadline())
 			defer cancel()
-			out, err := s.chat(ctx, req, nil)
+			out, err := s.chat(agent.AllowChanges(ctx, allowed), req, nil, nil)
 			if err != nil {
 				return err
 			}
 			return c.JSON(out)
 		}
 		streamEvents(c, s.cfg.chatDeadline(), func(ctx context.Context, send func(event string, v any)) {
-			out, err := s.chat(ctx, req, func(st agent.BuildStep) { send("progress", st) })
+			out, err := s.chat(agent.AllowChanges(ctx, allowed), req,
+				func(st agent.BuildStep) { send("progress", st) },
+				func(text string) { send("token", tokenEvent{Text: text}) })
 			if err != nil {
 				send("error", eventError(err))
 				return
@@ -148,12 +150,22 @@ func (s *Server) handleChat() fiber.Handler {
 	}
 }
 
+// tokenEvent is the body of a "token" event: a piece of the answer.
+type tokenEvent struct {
+	Text string `json:"text"`
+}
+
 // chat runs one message through the agent and logs its row. Its errors are
-// *apiError.
-func (s *Server) chat(ctx context.Context, req chatRequest, progress func(agent.BuildStep)) (chatResponse, error) {
-	id := newRequestID()
+// *apiError. The request ID goes into the context, so the agent's and the
+// model's log lines name it.
+func (s *Server) chat(ctx context.Context, req chatRequest, progress func(agent.BuildStep), stream func(string)) (chatResponse, error) {
+	id := reqid.From(ctx)
+	if id == "" {
+		id = reqid.New()
+		ctx = reqid.With(ctx, id)
+	}
 	began := time.Now()
-	res, err := s.agent.Chat(agent.AllowChanges(ctx, req.mayChange), agent.Request{Message: req.Message, History: req.History, Progress: progress})
+	res, err := s.agent.Chat(ctx, agent.Request{Message: req.Message, History: req.History, Progress: progress, Stream: stream})
 	row := chatRow(id, req.Message, res, err, time.Since(began))
 	s.logRow(row)
 	if err != nil {
@@ -165,6 +177,7 @@ func (s *Server) chat(ctx context.Context, req chatRequest, progress func(agent.
 			s.log.Error("chat failed", "request_id", id, "err", err)
 		}
 		if res != nil && errors.Is(err, agent.ErrForbidden) {
+			ae.Msg = res.Response
 			ae.Extra["response"], ae.Extra["intent"] = res.Response, res.Intent
 		}
 		return chatResponse{}, ae
@@ -236,7 +249,10 @@ func chatRow(id, query string, res *agent.Result, err error, latency time.Durati
 		return row
 	}
 	row.Intent = res.Intent
+	// category is the first tool that ran (or general, need_tool); tools
+	// lists every tool that ran, in order.
 	row.Category = res.Path
+	row.Tools = res.Tools
 	row.ParamExtraction, row.ToolExecution = tri(res.Extraction), tri(res.Execution)
 	if res.Error != "" && row.Error == "" {
 		row.Error = res.Error

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -102,10 +101,11 @@ func openWorld(ctx context.Context, cfg Config, getenv func(string) string, log 
 	if model != nil {
 		b = genBuilder{w.gen}
 	}
-	tools := agentTools{w.box}
-	deps := agent.Deps{Model: model, Tools: tools, Finder: w.feed, Runner: w.runner, Remote: tools, Builder: b}
-	w.agent, err = agent.New(deps,
-		agent.Config{Shortlist: cfg.Shortlist, MaxDiscovery: cfg.MaxDiscovery, Passive: cfg.Passive})
+	// The agent sees the one toolbox: each Call validates its arguments,
+	// then runs in the sandbox or on the tool's MCP server.
+	deps := agent.Deps{Model: model, Tools: w.box, Finder: w.feed, Builder: b}
+	w.agent, err = agent.New(deps, agent.Config{Shortlist: cfg.Shortlist, MaxDiscovery: cfg.MaxDiscovery,
+		Passive: cfg.Passive, MaxSteps: cfg.MaxSteps, Log: log})
 	if err != nil {
 		return nil, err
 	}
@@ -142,57 +142,21 @@ func (w *world) Close() error {
 	return w.runner.Close()
 }
 
-// agentTools shows the toolbox to the agent in the registry's shape it
-// still expects: a local tool as its registry entry and source, an external
-// one as an entry without source, whose calls go back to the toolbox. It
-// goes when the agent takes toolbox tools.
-type agentTools struct{ box toolbox.Box }
-
-func (a agentTools) Len() int { return a.box.Len() }
-
-func (a agentTools) Serving() []registry.Tool {
-	tools := a.box.Serving()
-	out := make([]registry.Tool, len(tools))
-	for i, t := range tools {
-		out[i] = asRegistryTool(t)
-	}
-	return out
-}
-
-func (a agentTools) Tool(name string) (registry.Tool, bool) {
-	t, ok := a.box.Tool(name)
-	if !ok {
-		return registry.Tool{}, false
-	}
-	return asRegistryTool(t), true
-}
-
-// CallTool calls an external tool, named "server/tool".
-func (a agentTools) CallTool(ctx context.Context, name string, args json.RawMessage) (string, error) {
-	t, ok := a.box.Tool(name)
-	if !ok {
-		return "", toolbox.NotFound(name)
-	}
-	return t.Call(ctx, args)
-}
-
-func asRegistryTool(t toolbox.Tool) registry.Tool {
-	if l, ok := t.(*toolbox.Local); ok {
-		return registry.Tool{Entry: l.Entry(), Code: l.Code()}
-	}
-	s := t.Spec()
-	return registry.Tool{Entry: registry.Entry{Name: s.Name, Description: s.Description, Category: s.Domain, Parameters: s.Parameters, Origin: registry.Origin(s.Origin), Status: registry.OK}}
-}
-
-// genBuilder lets the chat agent run builds for BUILD messages.
+// genBuilder lets the chat agent run the builds its classifier decided on:
+// the action, name and summary come with the request, so the generator
+// writes the code without asking the model to decide again.
 type genBuilder struct{ g *generator.Generator }
 
-func (b genBuilder) Build(ctx context.Context, request string, progress func(agent.BuildStep)) (*agent.BuildResult, error) {
+func (b genBuilder) Build(ctx context.Context, req agent.BuildRequest, progress func(agent.BuildStep)) (*agent.BuildResult, error) {
 	var report func(generator.Event)
 	if progress != nil {
 		report = func(ev generator.Event) { progress(agent.BuildStep{Stage: ev.Stage, Message: ev.Message}) }
 	}
-	res, err := b.g.Build(ctx, generator.Request{Text: request}, report)
+	greq := generator.Request{Text: req.Text}
+	if req.Action != "" && req.Tool != "" {
+		greq.Op, greq.Tool, greq.Summary = generator.Op(req.Action), req.Tool, req.Summary
+	}
+	res, err := b.g.Build(ctx, greq, report)
 	if res == nil {
 		return nil, err
 	}

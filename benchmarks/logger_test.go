@@ -56,7 +56,7 @@ var ts = time.Date(2026, 1, 30, 10, 15, 0, 123_000_000, time.UTC)
 func TestHeader(t *testing.T) {
 	want := "timestamp,query,intent,category,tool_generation_time_sec," +
 		"parameter_extraction_success,tool_execution_success,end_to_end_latency_sec,error_message," +
-		"request_id,llm_calls,prompt_tokens,completion_tokens,build_attempts,discovery_requests,tools_loaded,node_times\n"
+		"request_id,llm_calls,prompt_tokens,completion_tokens,build_attempts,discovery_requests,tools_loaded,node_times,tools\n"
 	if headerLine != want {
 		t.Errorf("header = %q, want %q", headerLine, want)
 	}
@@ -119,11 +119,11 @@ func TestLogLine(t *testing.T) {
 			{Node: "odd=name;x", Duration: 1500 * time.Microsecond},
 		},
 	})
-	logRow(t, l, benchmarks.Row{Timestamp: ts, Query: "hello", Intent: benchmarks.IntentChat, Category: benchmarks.CategoryGeneral, Latency: 250 * time.Millisecond})
+	logRow(t, l, benchmarks.Row{Timestamp: ts, Query: "hello", Intent: benchmarks.IntentChat, Category: benchmarks.CategoryGeneral, Latency: 250 * time.Millisecond, Tools: []string{"weather", "unit_converter"}})
 
 	want := headerLine +
-		`2026-01-30T10:15:00.123Z,"say ""hi"", then stop",BUILD,build_create,12.345678,True,False,1.500000,check failed,req-1,3,1200,340,2,1,7,decide=0.012;create=0.300;odd_name_x=0.002` + "\n" +
-		`2026-01-30T10:15:00.123Z,hello,CHAT,general,,N/A,N/A,0.250000,,,0,0,0,0,0,0,` + "\n"
+		`2026-01-30T10:15:00.123Z,"say ""hi"", then stop",BUILD,build_create,12.345678,True,False,1.500000,check failed,req-1,3,1200,340,2,1,7,decide=0.012;create=0.300;odd_name_x=0.002,` + "\n" +
+		`2026-01-30T10:15:00.123Z,hello,CHAT,general,,N/A,N/A,0.250000,,,0,0,0,0,0,0,,weather;unit_converter` + "\n"
 	if got := readFile(t, path); got != want {
 		t.Errorf("file =\n%s\nwant\n%s", got, want)
 	}
@@ -143,6 +143,8 @@ func TestLogRoundTrip(t *testing.T) {
 		{"crlf", benchmarks.Row{Query: "one\r\ntwo"}, &benchmarks.Row{Query: "one\ntwo"}},
 		{"unicode", benchmarks.Row{Query: "grüß dich ☀ 天気"}, nil},
 		{"leading space", benchmarks.Row{Query: "  padded  "}, nil},
+		{"tools", benchmarks.Row{Category: "weather", Tools: []string{"weather", "unit_converter", "weather"}}, nil},
+		{"control characters", benchmarks.Row{Query: "red \x1b[31mtext\x00", Error: "bell\a"}, &benchmarks.Row{Query: `red \x1b[31mtext\x00`, Error: `bell\x07`}},
 		{"node times", benchmarks.Row{NodeTimes: []benchmarks.NodeTime{{Node: "a", Duration: time.Millisecond}, {Node: "a", Duration: 2 * time.Second}}}, nil},
 	}
 	path := filepath.Join(t.TempDir(), "b.csv")
@@ -234,7 +236,7 @@ func TestLogConcurrent(t *testing.T) {
 }
 
 func TestOpenRepairsTornLine(t *testing.T) {
-	good := headerLine + "2026-01-30T10:15:00.123Z,first,CHAT,general,,N/A,N/A,0.100000,,r1,1,2,3,0,0,4,\n"
+	good := headerLine + "2026-01-30T10:15:00.123Z,first,CHAT,general,,N/A,N/A,0.100000,,r1,1,2,3,0,0,4,,\n"
 	tests := []struct {
 		name string
 		torn string

@@ -106,6 +106,16 @@ type NodeTime struct {
 //	                              nodes ran, separated by semicolons, three
 //	                              decimals, e.g. classifier=0.012;execute=0.300;
 //	                              a node that ran twice appears twice
+//	tools                         Tools, the tools that ran, in the order they
+//	                              ran, separated by semicolons, e.g.
+//	                              weather;unit_converter; empty when none ran.
+//	                              Category stays the first of them
+//
+// Text fields (query, intent, category, error_message, request_id and the
+// tool names) are cleaned as they are written, so every common CSV reader
+// opens the file and a terminal that prints it is not driven by it: see
+// Clean. A query or error message longer than MaxText characters is cut,
+// with a marker saying how long it was.
 type Row struct {
 	Timestamp         time.Time
 	Query             string
@@ -124,6 +134,7 @@ type Row struct {
 	DiscoveryRequests int
 	ToolsLoaded       int
 	NodeTimes         []NodeTime
+	Tools             []string
 }
 
 // Column names, in file order.
@@ -145,6 +156,7 @@ const (
 	colDiscoveryRequests = "discovery_requests"
 	colToolsLoaded       = "tools_loaded"
 	colNodeTimes         = "node_times"
+	colTools             = "tools"
 )
 
 var header = []string{
@@ -152,6 +164,7 @@ var header = []string{
 	colParamExtraction, colToolExecution, colLatency, colError,
 	colRequestID, colLLMCalls, colPromptTokens, colCompletionTokens,
 	colBuildAttempts, colDiscoveryRequests, colToolsLoaded, colNodeTimes,
+	colTools,
 }
 
 // Header returns the column names of the file, in order. The first nine are
@@ -170,15 +183,15 @@ func (r Row) record() []string {
 	}
 	return []string{
 		r.Timestamp.UTC().Format(timeLayout),
-		r.Query,
-		r.Intent,
-		r.Category,
+		Cut(Clean(r.Query), MaxText),
+		Clean(r.Intent),
+		Clean(r.Category),
 		gen,
 		r.ParamExtraction.String(),
 		r.ToolExecution.String(),
 		seconds(r.Latency, 6),
-		r.Error,
-		r.RequestID,
+		Cut(Clean(r.Error), MaxText),
+		Clean(r.RequestID),
 		strconv.Itoa(r.LLMCalls),
 		strconv.Itoa(r.PromptTokens),
 		strconv.Itoa(r.CompletionTokens),
@@ -186,7 +199,35 @@ func (r Row) record() []string {
 		strconv.Itoa(r.DiscoveryRequests),
 		strconv.Itoa(r.ToolsLoaded),
 		formatNodeTimes(r.NodeTimes),
+		formatTools(r.Tools),
 	}
+}
+
+// toolNameCleaner keeps tool names from breaking the a;b;c format.
+var toolNameCleaner = strings.NewReplacer(";", "_")
+
+func formatTools(tools []string) string {
+	var b strings.Builder
+	for i, t := range tools {
+		if i > 0 {
+			b.WriteByte(';')
+		}
+		b.WriteString(toolNameCleaner.Replace(Clean(t)))
+	}
+	return b.String()
+}
+
+func parseTools(s string) []string {
+	if strings.TrimSpace(s) == "" {
+		return nil
+	}
+	var tools []string
+	for t := range strings.SplitSeq(s, ";") {
+		if t = strings.TrimSpace(t); t != "" {
+			tools = append(tools, t)
+		}
+	}
+	return tools
 }
 
 func seconds(d time.Duration, decimals int) string {
@@ -202,7 +243,7 @@ func formatNodeTimes(nts []NodeTime) string {
 		if i > 0 {
 			b.WriteByte(';')
 		}
-		b.WriteString(nodeNameCleaner.Replace(nt.Node))
+		b.WriteString(nodeNameCleaner.Replace(Clean(nt.Node)))
 		b.WriteByte('=')
 		b.WriteString(seconds(nt.Duration, 3))
 	}
@@ -313,6 +354,8 @@ func (r *Row) setField(col, v string) error {
 		r.ToolsLoaded, err = parseCount(v)
 	case colNodeTimes:
 		r.NodeTimes, err = parseNodeTimes(v)
+	case colTools:
+		r.Tools = parseTools(v)
 	}
 	if err != nil {
 		return fmt.Errorf("column %s: %w", col, err)

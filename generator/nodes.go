@@ -20,8 +20,12 @@ import (
 // that does not.
 func (g *Generator) decide(ctx context.Context, b *build) (*build, error) {
 	b.emit(Event{Stage: StageDecide, Message: "working out what to build"})
+	b.op = Op(strings.ToLower(strings.TrimSpace(string(b.op))))
 	b.summary = strings.TrimSpace(b.req.Text)
-	if (b.op == "" || b.name == "") && b.summary == "" {
+	if s := strings.TrimSpace(b.req.Summary); s != "" {
+		b.summary = s
+	}
+	if (b.op == "" || b.name == "") && strings.TrimSpace(b.req.Text) == "" {
 		b.failure = "The request is empty: say what the tool should do."
 		return b, nil
 	}

@@ -21,7 +21,7 @@ function describe(m, r) {
   const info = el('div', 'info');
   if (r.path) info.appendChild(el('span', 'badge path', r.path));
   if (r.intent === 'BUILD') info.appendChild(el('span', 'badge', 'build'));
-  const steps = (r.trace || []).map(s => s.node + ' ' + s.ms.toFixed(0) + ' ms').join(' · ');
+  const steps = (r.trace || []).map(s => s.node + (s.tool ? ' ' + s.tool : '') + ' ' + s.ms.toFixed(0) + ' ms').join(' · ');
   if (steps) info.appendChild(el('span', '', steps));
   if (r.discovery && r.discovery.length) info.appendChild(el('span', '', ' · looked for: ' + r.discovery.map(d => d.domain + '/' + d.operation).join(', ')));
   m.appendChild(info);
@@ -65,7 +65,7 @@ async function ask(text, showUser = true) {
   if (showUser) addMessage('user', text);
   const pending = addMessage('bot', '…');
   const fail = msg => { pending.textContent = msg; pending.classList.add('error'); };
-  let r = null, step = null;
+  let r = null, step = null, streamed = '';
   try {
     const resp = await fetch('/chat', {method: 'POST',
       headers: {'Content-Type': 'application/json', 'Accept': 'text/event-stream'},
@@ -79,6 +79,10 @@ async function ask(text, showUser = true) {
       if (event === 'progress') {
         if (!step) { pending.textContent = 'Building a tool…'; step = progressList(pending); }
         step(payload.message, stepClass(payload.stage));
+      } else if (event === 'token') {
+        // The answer as the model writes it; the result replaces it.
+        streamed += payload.text || '';
+        pending.textContent = streamed;
       } else if (event === 'result') r = payload;
       else if (event === 'error') fail(payload.error || 'The request failed.');
     });
