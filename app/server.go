@@ -31,6 +31,7 @@ type Server struct {
 	hub    *mcpclient.Hub
 	log    *slog.Logger
 	app    *fiber.App
+	ws     *Workspace
 	limits *limits
 }
 
@@ -46,11 +47,13 @@ type Deps struct {
 	MCP    fiber.Handler
 	Hub    *mcpclient.Hub
 	Log    *slog.Logger
+	// Workspace is the trace store and the model check; either may be nil.
+	Workspace *Workspace
 }
 
 // NewServer wires the HTTP server.
 func NewServer(d Deps) *Server {
-	s := &Server{cfg: d.Config.edgeDefaults(), agent: d.Agent, reg: d.Reg, box: d.Box, runner: d.Runner, bench: d.Bench, build: d.Build, mcp: d.MCP, hub: d.Hub, log: d.Log}
+	s := &Server{cfg: d.Config.edgeDefaults(), agent: d.Agent, reg: d.Reg, box: d.Box, runner: d.Runner, bench: d.Bench, build: d.Build, mcp: d.MCP, hub: d.Hub, log: d.Log, ws: d.Workspace}
 	s.limits = newLimits(s.cfg.Edge)
 	s.app = fiber.New(fiber.Config{
 		AppName:               "AdaptBot",

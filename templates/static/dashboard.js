@@ -1,3 +1,5 @@
+// The dashboard: the benchmarks summary as cards and tables.
+'use strict';
 function cell(tr, text) { const td = document.createElement('td'); td.textContent = text; tr.appendChild(td); }
 function fmt(x) { return (x === undefined || x === null) ? '–' : (+x).toFixed(3); }
 function pct(r) { return r && r.total ? (100 * r.rate).toFixed(0) + '% of ' + r.total : '–'; }
