@@ -113,7 +113,8 @@ func TestChatDeleteNeedsTheAdminToken(t *testing.T) {
 // Host. None reaches a handler; the page sends its security headers.
 func TestCrossSite(t *testing.T) {
 	in := start(t, nil)
-	paths := []string{"/api/tools/calculator/run", "/api/tools/calculator/rollback", "/api/tools/build", "/chat"}
+	paths := []string{"/api/tools/calculator/run", "/api/tools/calculator/rollback", "/api/tools/build", "/chat",
+		"/api/tools/plan", "/api/tools/calculator/approve", "/api/tools/calculator/test"}
 	evil := "http://evil.example"
 	for _, p := range paths {
 		body := `{"expression":"1+1","version":1,"request":"make a tool","message":"delete the calculator tool"}`
@@ -161,7 +162,7 @@ func TestCrossSite(t *testing.T) {
 
 	code, h, page := in.send(t, "GET", "/", "", nil)
 	csp := h.Get("Content-Security-Policy")
-	if code != 200 || !strings.Contains(csp, "frame-ancestors 'none'") || !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "script-src 'self' 'unsafe-inline'") {
+	if code != 200 || !strings.Contains(csp, "frame-ancestors 'none'") || !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "'unsafe-inline'") {
 		t.Errorf("GET / = %d, Content-Security-Policy %q", code, csp)
 	}
 	if h.Get("X-Content-Type-Options") != "nosniff" || h.Get("Referrer-Policy") == "" || h.Get("X-Frame-Options") != "DENY" {

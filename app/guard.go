@@ -24,10 +24,11 @@ import (
 //     POST from another site carries its Origin, and is refused for it.)
 // MCP clients send application/json and usually no Origin, so /mcp works.
 
-// contentSecurityPolicy lets pages load only their own scripts (no inline
-// script: pages keep theirs in templates/static), talk only to this server,
+// contentSecurityPolicy lets pages load only their own scripts and styles
+// (nothing inline: pages keep theirs in templates/static, and a style
+// attribute in a model's Markdown does nothing), talk only to this server,
 // and never be framed.
-const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; " +
+const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; " +
 	"img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 // securityHeaders are sent with every response.
