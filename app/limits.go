@@ -226,10 +226,13 @@ func (c Config) modelCallTime() time.Duration {
 	return time.Duration(c.LLM.Retries+1)*c.LLM.Timeout + time.Duration(c.LLM.Retries)*maxBackoff
 }
 
-// chatCalls is the most model calls one chat makes: the intent, the
-// classifier and its requests for more tools, the argument extraction and
-// its retry, and the reply.
-func (c Config) chatCalls() int { return 1 + 1 + c.MaxDiscovery + 2 + 1 }
+// chatCalls is the most model calls one chat makes: the classifier and its
+// requests for more tools, then for each round of tool calls
+// (ADAPTBOT_MAX_STEPS) an argument retry and the synthesizer.
+func (c Config) chatCalls() int { return 1 + c.MaxDiscovery + 2*c.rounds() }
+
+// rounds is how many rounds of tool calls a chat may make.
+func (c Config) rounds() int { return max(c.MaxSteps, 1) }
 
 // buildCalls is the most model calls a build makes: the decision and one
 // call per attempt.
@@ -240,7 +243,7 @@ func (c Config) buildCalls() int { return 1 + c.BuildAttempts }
 // clearly stuck: it lets every call take its whole timeout, one call use all
 // its retries, and the tool (or a build's examples) run for their limit.
 func (c Config) chatDeadline() time.Duration {
-	chat := time.Duration(c.chatCalls())*c.LLM.Timeout + c.CallTimeout
+	chat := time.Duration(c.chatCalls())*c.LLM.Timeout + time.Duration(c.rounds())*c.CallTimeout
 	build := c.LLM.Timeout + c.buildWork() // the intent, then the build
 	return max(chat, build) + c.retryBudget()
 }
