@@ -200,6 +200,8 @@ func TestHostAndOriginRules(t *testing.T) {
 		{"localhost:3000", "127.0.0.1", true},
 		{"[::1]:3000", "127.0.0.1", true},
 		{"app.localhost", "127.0.0.1", true},
+		{"localhost.:3000", "127.0.0.1", true},
+		{"evil.example.", "127.0.0.1", false},
 		{"bot.lan:3000", "127.0.0.1", true},
 		{"BOT.LAN", "127.0.0.1", true},
 		{"evil.example", "127.0.0.1", false},

@@ -93,7 +93,7 @@ func (s *Server) hostAllowed(hostport, listen string) bool {
 	if hh, _, err := net.SplitHostPort(hostport); err == nil {
 		h = hh
 	}
-	h = strings.ToLower(strings.Trim(h, "[]"))
+	h = strings.TrimSuffix(strings.ToLower(strings.Trim(h, "[]")), ".") // "localhost." is localhost
 	if h == "localhost" || strings.HasSuffix(h, ".localhost") || h == listen || slices.Contains(s.cfg.Edge.AllowedHosts, h) {
 		return true
 	}
