@@ -228,3 +228,15 @@ func TestFleetWorkerKilledMidCallFailsThatCallOnly(t *testing.T) {
 		t.Errorf("error %q does not say the worker died", err)
 	}
 }
+
+func TestFleetCarriesOnAfterANATSRestart(t *testing.T) {
+	srv := clustertest.Start(t)
+	startWorker(t, srv.URL(), "a")
+	fleet := cluster.NewFleet(connect(t, srv.URL(), "replica"), 5*time.Second)
+	srv.Restart()
+	// Both ends reconnect and the worker's subscription comes back.
+	waitForFleet(t, fleet)
+	if res, err := fleet.Run(context.Background(), echoCall("again")); err != nil || res.Output != "again" {
+		t.Errorf("after the restart: %q, %v", res.Output, err)
+	}
+}
