@@ -1,0 +1,374 @@
+package benchmarks
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Store keeps the aggregates of the benchmark rows in memory, so the
+// dashboard and /api/benchmarks answer any filter without reading the file
+// again. It is fed one row at a time (Add): at start-up from the file, in one
+// streaming pass (LoadFile), then by the Logger as it writes each row (see
+// Logger.SetSink). It is safe for concurrent use.
+//
+// Memory is bounded whatever the number of rows. Rows are counted in cells,
+// one per time bucket and per kind of row (intent, category, tools that ran,
+// failed or not); each cell holds counters and a fixed-size latency histogram
+// (see MaxQuantileError). Three tiers of time buckets keep both the recent
+// past precise and any span short:
+//
+//   - 1-minute buckets for the latest 3 hours,
+//   - 1-hour buckets for the latest 7 days,
+//   - buckets covering all rows, at most 128 of them, whose width doubles
+//     (from 1 minute) whenever the rows span more.
+//
+// A query uses the finest tier that holds every row since Filter.Since, so a
+// time range is applied to the width of that tier's buckets (Summary.BucketSec).
+// Besides the cells, the Store keeps the latest RecentRows rows, shortened, for
+// the table of recent requests.
+type Store struct {
+	mu      sync.RWMutex
+	kinds   []kind
+	kindOf  map[kindKey]int32
+	tiers   []*tier
+	undated *bucket // rows without a timestamp, in no tier
+	recent  []Recent
+	next    int // where the next recent row goes once the ring is full
+	rows    int
+}
+
+// RecentRows is how many of the latest rows a Store keeps for the table of
+// recent requests.
+const RecentRows = 1000
+
+// kindKey is what a filter other than time can tell apart.
+type kindKey struct {
+	intent, category, tools string
+	failed                  bool
+}
+
+type kind struct {
+	kindKey
+	toolList []string // the tools that ran (see toolsOf)
+}
+
+// tier is a set of time buckets of one width; fixed tiers keep the latest
+// keep buckets, the doubling tier keeps every row in at most keep buckets.
+type tier struct {
+	width    int64 // minutes
+	keep     int64
+	doubling bool
+	buckets  map[int64]*bucket
+	low, top int64 // the lowest and highest bucket key held, once seen
+	seen     bool
+}
+
+type bucket struct {
+	cells       map[int32]*cell
+	first, last time.Time
+}
+
+// cell aggregates the rows of one kind in one time bucket.
+type cell struct {
+	n                int64
+	latency          histogram
+	latencySum       time.Duration
+	llmCalls         int64
+	promptTokens     int64
+	completionTokens int64
+	discovery        int64
+	paramOK, paramN  int64
+	execOK, execN    int64
+	generation       *histogram // builds only
+	attempts         [maxAttempts + 1]int64
+	errors           map[string]int64 // at most errorsPerCell messages
+	otherErrors      int64            // errors past that
+}
+
+// maxAttempts is the largest build attempt count kept apart; more count as it.
+const maxAttempts = 9
+
+// errorsPerCell bounds the distinct error messages a cell counts.
+const errorsPerCell = 8
+
+// NewStore returns an empty Store.
+func NewStore() *Store {
+	return &Store{
+		kindOf: map[kindKey]int32{},
+		tiers: []*tier{
+			{width: 1, keep: 180},
+			{width: 60, keep: 7 * 24},
+			{width: 1, keep: 128, doubling: true},
+		},
+		undated: newBucket(),
+	}
+}
+
+func newBucket() *bucket { return &bucket{cells: map[int32]*cell{}} }
+
+// LoadFile builds a Store from the file at path in one streaming pass. A
+// missing file gives an empty Store. Bad lines are skipped and reported with
+// a *BadLinesError that comes with the Store, as ReadFile does.
+func LoadFile(path string) (*Store, error) {
+	s := NewStore()
+	err := ScanFile(path, func(r Row) error {
+		s.Add(r)
+		return nil
+	})
+	if err != nil && isNotExist(err) {
+		return s, nil
+	}
+	if err != nil && !isBadLines(err) {
+		return nil, err
+	}
+	return s, err
+}
+
+// Add counts one row.
+func (s *Store) Add(r Row) {
+	key := kindKey{intent: r.Intent, category: r.Category, tools: strings.Join(r.Tools, ";"), failed: r.Error != ""}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k, ok := s.kindOf[key]
+	if !ok {
+		k = int32(len(s.kinds))
+		s.kinds = append(s.kinds, kind{kindKey: key, toolList: slices.Clone(toolsOf(r.Category, r.Tools))})
+		s.kindOf[key] = k
+	}
+	s.rows++
+	if r.Timestamp.IsZero() {
+		s.undated.cell(k).add(r)
+	} else {
+		minute := r.Timestamp.Unix() / 60
+		for _, t := range s.tiers {
+			if b := t.bucketFor(minute); b != nil {
+				b.cell(k).add(r)
+				b.saw(r.Timestamp)
+			}
+		}
+	}
+	s.remember(r)
+}
+
+func (b *bucket) cell(k int32) *cell {
+	c := b.cells[k]
+	if c == nil {
+		c = &cell{}
+		b.cells[k] = c
+	}
+	return c
+}
+
+func (b *bucket) saw(t time.Time) {
+	if b.first.IsZero() || t.Before(b.first) {
+		b.first = t
+	}
+	if t.After(b.last) {
+		b.last = t
+	}
+}
+
+func (c *cell) add(r Row) {
+	c.n++
+	c.latency.add(r.Latency)
+	c.latencySum += r.Latency
+	c.llmCalls += int64(r.LLMCalls)
+	c.promptTokens += int64(r.PromptTokens)
+	c.completionTokens += int64(r.CompletionTokens)
+	c.discovery += int64(r.DiscoveryRequests)
+	switch r.ParamExtraction {
+	case True:
+		c.paramOK++
+		c.paramN++
+	case False:
+		c.paramN++
+	}
+	switch r.ToolExecution {
+	case True:
+		c.execOK++
+		c.execN++
+	case False:
+		c.execN++
+	}
+	if r.Intent == IntentBuild {
+		if c.generation == nil {
+			c.generation = &histogram{}
+		}
+		if r.GenerationTime > 0 {
+			c.generation.add(r.GenerationTime)
+		}
+		c.attempts[min(max(r.BuildAttempts, 0), maxAttempts)]++
+	}
+	if r.Error != "" {
+		key := errorKey(r.Error)
+		if _, ok := c.errors[key]; ok || len(c.errors) < errorsPerCell {
+			if c.errors == nil {
+				c.errors = map[string]int64{}
+			}
+			c.errors[key]++
+		} else {
+			c.otherErrors++
+		}
+	}
+}
+
+// bucketFor returns the bucket for a row at minute, making room for it, or
+// nil when a fixed tier no longer keeps that time.
+func (t *tier) bucketFor(minute int64) *bucket {
+	if t.buckets == nil {
+		t.buckets = map[int64]*bucket{}
+	}
+	key := floorDiv(minute, t.width)
+	switch {
+	case !t.seen:
+		t.low, t.top, t.seen = key, key, true
+	case t.doubling:
+		for max(t.top, key)-min(t.low, key) >= t.keep {
+			t.double()
+			key = floorDiv(minute, t.width)
+		}
+		t.low, t.top = min(t.low, key), max(t.top, key)
+	case key > t.top:
+		t.top = key
+		if low := t.top - t.keep + 1; low > t.low {
+			for k := range t.buckets {
+				if k < low {
+					delete(t.buckets, k)
+				}
+			}
+			t.low = low
+		}
+	case key < t.top-t.keep+1:
+		return nil // older than this tier keeps
+	default:
+		t.low = min(t.low, key)
+	}
+	b := t.buckets[key]
+	if b == nil {
+		b = newBucket()
+		t.buckets[key] = b
+	}
+	return b
+}
+
+// double halves the number of buckets by merging neighbours.
+func (t *tier) double() {
+	merged := make(map[int64]*bucket, len(t.buckets)/2+1)
+	for k, b := range t.buckets {
+		nk := floorDiv(k, 2)
+		if into := merged[nk]; into != nil {
+			into.merge(b)
+		} else {
+			merged[nk] = b
+		}
+	}
+	t.buckets = merged
+	t.width *= 2
+	t.low, t.top = floorDiv(t.low, 2), floorDiv(t.top, 2)
+}
+
+func (b *bucket) merge(o *bucket) {
+	for k, c := range o.cells {
+		b.cell(k).merge(c)
+	}
+	if !o.first.IsZero() {
+		b.saw(o.first)
+		b.saw(o.last)
+	}
+}
+
+func (c *cell) merge(o *cell) {
+	c.n += o.n
+	c.latency.merge(&o.latency)
+	c.latencySum += o.latencySum
+	c.llmCalls += o.llmCalls
+	c.promptTokens += o.promptTokens
+	c.completionTokens += o.completionTokens
+	c.discovery += o.discovery
+	c.paramOK += o.paramOK
+	c.paramN += o.paramN
+	c.execOK += o.execOK
+	c.execN += o.execN
+	if o.generation != nil {
+		if c.generation == nil {
+			c.generation = &histogram{}
+		}
+		c.generation.merge(o.generation)
+	}
+	for i, n := range o.attempts {
+		c.attempts[i] += n
+	}
+	for msg, n := range o.errors {
+		if _, ok := c.errors[msg]; ok || len(c.errors) < errorsPerCell {
+			if c.errors == nil {
+				c.errors = map[string]int64{}
+			}
+			c.errors[msg] += n
+		} else {
+			c.otherErrors += n
+		}
+	}
+	c.otherErrors += o.otherErrors
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
+}
+
+// remember keeps r, shortened, in the ring of recent rows.
+func (s *Store) remember(r Row) {
+	rec := Recent{
+		Timestamp: r.Timestamp, RequestID: r.RequestID, Intent: r.Intent, Path: r.Category,
+		Tools: slices.Clone(r.Tools), LatencySec: round(r.Latency.Seconds()),
+		Error: Cut(errorKey(r.Error), 200), Query: Cut(r.Query, 200),
+	}
+	if len(s.recent) < RecentRows {
+		s.recent = append(s.recent, rec)
+		return
+	}
+	s.recent[s.next] = rec
+	s.next = (s.next + 1) % RecentRows
+}
+
+// Rows returns how many rows the Store has counted.
+func (s *Store) Rows() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.rows
+}
+
+// sortedKeys returns the bucket keys of t in order.
+func (t *tier) sortedKeys() []int64 {
+	return slices.Sorted(maps.Keys(t.buckets))
+}
+
+// pick returns the finest tier holding every row at or after since, or the
+// all-rows tier.
+func (s *Store) pick(since time.Time) *tier {
+	all := s.tiers[len(s.tiers)-1]
+	if since.IsZero() {
+		return all
+	}
+	minute := floorDiv(since.Unix(), 60)
+	for _, t := range s.tiers[:len(s.tiers)-1] {
+		if t.seen && floorDiv(minute, t.width) >= t.top-t.keep+1 {
+			return t
+		}
+	}
+	return all
+}
+
+// sortKinds orders breakdown rows: most requests first, then by name.
+func sortByCount[T any](xs []T, count func(T) int64, name func(T) string) {
+	slices.SortFunc(xs, func(a, b T) int {
+		return cmp.Or(cmp.Compare(count(b), count(a)), cmp.Compare(name(a), name(b)))
+	})
+}
