@@ -220,8 +220,8 @@ func TestStoreMatchesRecount(t *testing.T) {
 		{Path: benchmarks.PathBuild},
 		{Outcome: benchmarks.OutcomeError},
 		{Outcome: benchmarks.OutcomeOK, Tool: "unit_converter"},
-		{Since: end.Add(-90 * time.Minute)},                                          // the minute tier
-		{Since: end.Add(-3 * 24 * time.Hour), Until: end.Add(-24 * time.Hour)},       // the hour tier
+		{Since: end.Add(-90 * time.Minute)},                                    // the minute tier
+		{Since: end.Add(-3 * 24 * time.Hour), Until: end.Add(-24 * time.Hour)}, // the hour tier
 		{Since: end.Add(-100 * time.Minute), Until: end.Add(-30 * time.Minute), Intent: benchmarks.IntentChat},
 		{Tool: "no_such_tool"},
 	}
