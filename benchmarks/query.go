@@ -257,23 +257,6 @@ func (s *Store) Query(f Filter) Summary {
 		}
 		keys = append(keys, k)
 	}
-	buckets := make([]*bucket, 0, len(keys)+1)
-	for _, k := range keys {
-		buckets = append(buckets, t.buckets[k])
-	}
-	if f.Since.IsZero() && f.Until.IsZero() {
-		buckets = append(buckets, s.undated)
-	}
-
-	var total acc
-	paths := map[string]*pathAcc{}
-	tools := map[string]*ToolStat{}
-	var builds acc
-	var gen histogram
-	var genSum time.Duration
-	var attempts [maxAttempts + 1]int64
-	errs := map[string]int64{}
-	var otherErrs int64
 
 	// The series spans the filter's range when it has one, else the data's.
 	var series []Point
@@ -294,62 +277,100 @@ func (s *Store) Query(f Filter) Summary {
 			series[i].T = time.Unix((first+int64(i)*group)*t.width*60, 0).UTC()
 		}
 	}
-	pointAcc := make([]acc, len(series))
-	pointGen := make([]struct {
-		sum      time.Duration
-		n        int64
-		attempts int64
-		counted  int64
-	}, len(series))
+	points := make([]pointAcc, len(series))
+	var from, to time.Time
 
-	for bi, b := range buckets {
-		pi := -1
-		if bi < len(keys) {
-			pi = int((keys[bi] - first) / group)
+	// perKind sums the selected cells of each kind; breakdowns are computed
+	// per kind after, so the work per cell is a few additions.
+	perKind := make([]*cell, len(s.kinds))
+	wholeRange := f.Since.IsZero() && f.Until.IsZero()
+	if wholeRange && f.Tool == "" && f.Path == "" {
+		// Every row of the selected kinds: the running totals per kind, and
+		// the series from each bucket's totals per intent, so the work does
+		// not grow with the number of cells.
+		for k, c := range s.allTime {
+			if match[k] {
+				perKind[k] = c
+			}
 		}
-		for k, c := range b.cells {
-			if !match[k] {
-				continue
-			}
-			kd := &s.kinds[k]
-			sum.Requests += int(c.n)
-			sum.ByIntent[cmp.Or(kd.intent, none)] += int(c.n)
-			if kd.failed {
-				sum.Errors += int(c.n)
-				for msg, n := range c.errors {
-					errs[msg] += n
+		for _, key := range keys {
+			b := t.buckets[key]
+			pi := int((key - first) / group)
+			for i, c := range b.byIntent {
+				intent, failed := intentOf(i)
+				if c == nil || !f.matchKind(intent, "", nil, failed) {
+					continue
 				}
-				otherErrs += c.otherErrors
+				points[pi].add(&series[pi], c, intent, failed, scope)
+				from, to = earlier(from, b.first), later(to, b.last)
 			}
-			if pi >= 0 {
-				p := &series[pi]
-				p.Requests += c.n
-				if kd.failed {
-					p.Errors += c.n
-				}
-				switch kd.intent {
-				case IntentChat:
-					p.Chat += c.n
-				case IntentBuild:
-					p.Build += c.n
-				case IntentRun:
-					p.Run += c.n
-				}
+		}
+	} else {
+		buckets := make([]*bucket, 0, len(keys)+1)
+		for _, k := range keys {
+			buckets = append(buckets, t.buckets[k])
+		}
+		if wholeRange {
+			buckets = append(buckets, s.undated)
+		}
+		for bi, b := range buckets {
+			pi := -1
+			if bi < len(keys) {
+				pi = int((keys[bi] - first) / group)
 			}
-			if kd.intent == scope {
-				total.add(c, kd)
+			for k, c := range b.cells {
+				if c == nil || !match[k] {
+					continue
+				}
+				if perKind[k] == nil {
+					perKind[k] = &cell{}
+				}
+				perKind[k].merge(c)
 				if pi >= 0 {
-					pointAcc[pi].add(c, kd)
+					kd := &s.kinds[k]
+					points[pi].add(&series[pi], c, kd.intent, kd.failed, scope)
+					from, to = earlier(from, b.first), later(to, b.last)
 				}
 			}
-			if kd.intent != IntentRun {
-				pa := paths[kd.category]
-				if pa == nil {
-					pa = &pathAcc{intent: kd.intent}
-					paths[kd.category] = pa
-				}
-				pa.add(c, kd)
+		}
+	}
+	if !from.IsZero() {
+		sum.From, sum.To = &from, &to
+	}
+
+	var total, builds acc
+	paths := map[string]*pathAcc{}
+	tools := map[string]*ToolStat{}
+	var gen histogram
+	var attempts [maxAttempts + 1]int64
+	errs := map[string]int64{}
+	var otherErrs int64
+	for k, c := range perKind {
+		if c == nil {
+			continue
+		}
+		kd := &s.kinds[k]
+		sum.Requests += int(c.n)
+		sum.ByIntent[cmp.Or(kd.intent, none)] += int(c.n)
+		if kd.failed {
+			sum.Errors += int(c.n)
+			for msg, n := range c.errors {
+				errs[msg] += n
 			}
+			otherErrs += c.otherErrors
+		}
+		if kd.intent == scope {
+			total.add(c, kd)
+		}
+		if kd.intent != IntentRun {
+			pa := paths[kd.category]
+			if pa == nil {
+				pa = &pathAcc{intent: kd.intent}
+				paths[kd.category] = pa
+			}
+			pa.add(c, kd)
+		}
+		if kd.intent == IntentChat || kd.intent == IntentRun {
 			for _, name := range kd.toolList {
 				ts := tools[name]
 				if ts == nil {
@@ -359,40 +380,19 @@ func (s *Store) Query(f Filter) Summary {
 				calls := &ts.Chat
 				if kd.intent == IntentRun {
 					calls = &ts.Run
-				} else if kd.intent != IntentChat {
-					continue
 				}
 				calls.Requests += c.n
 				calls.OK += c.execOK
 				calls.Failed += c.execN - c.execOK
 			}
-			if kd.intent == IntentBuild {
-				builds.add(c, kd)
-				if c.generation != nil {
-					gen.merge(c.generation)
-				}
-				for i, n := range c.attempts {
-					attempts[i] += n
-				}
-				if pi >= 0 {
-					series[pi].Builds += c.n
-					pg := &pointGen[pi]
-					if c.generation != nil {
-						pg.n += int64(c.generation.n)
-						pg.sum += c.generation.sum()
-					}
-					for i, n := range c.attempts[1:] {
-						pg.attempts += int64(i+1) * n
-						pg.counted += n
-					}
-				}
-				if c.generation != nil {
-					genSum += c.generation.sum()
-				}
+		}
+		if kd.intent == IntentBuild {
+			builds.add(c, kd)
+			if c.generation != nil {
+				gen.merge(c.generation)
 			}
-			if bi < len(keys) {
-				sum.From = earliest(sum.From, b.first)
-				sum.To = latest(sum.To, b.last)
+			for i, n := range c.attempts {
+				attempts[i] += n
 			}
 		}
 	}
@@ -434,24 +434,11 @@ func (s *Store) Query(f Filter) Summary {
 	}
 	sum.Builds.Generation = Quantiles{P50: ptr(gen.quantile(.5)), P95: ptr(gen.quantile(.95)), P99: ptr(gen.quantile(.99))}
 	if gen.n > 0 {
-		sum.Builds.Generation.Mean = ptr(round(genSum.Seconds()/float64(gen.n)), true)
+		sum.Builds.Generation.Mean = ptr(round(gen.sum().Seconds()/float64(gen.n)), true)
 	}
 
 	for i := range series {
-		p, a := &series[i], &pointAcc[i]
-		p.P50 = ptr(a.lat.quantile(.50))
-		p.P95 = ptr(a.lat.quantile(.95))
-		if a.n > 0 {
-			p.LLMCalls = ptr(round(float64(a.llm)/float64(a.n)), true)
-			p.Tokens = ptr(round(float64(a.prompt+a.completion)/float64(a.n)), true)
-		}
-		pg := pointGen[i]
-		if pg.n > 0 {
-			p.BuildSec = ptr(round(pg.sum.Seconds()/float64(pg.n)), true)
-		}
-		if pg.counted > 0 {
-			p.BuildAttempt = ptr(round(float64(pg.attempts)/float64(pg.counted)), true)
-		}
+		points[i].finish(&series[i])
 	}
 	sum.Series = series
 
@@ -482,18 +469,71 @@ type pathAcc struct {
 	acc
 }
 
-func earliest(p *time.Time, t time.Time) *time.Time {
-	if t.IsZero() || (p != nil && !t.Before(*p)) {
-		return p
+func earlier(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b.UTC()
 	}
-	t = t.UTC()
-	return &t
+	return a
 }
 
-func latest(p *time.Time, t time.Time) *time.Time {
-	if t.IsZero() || (p != nil && !t.After(*p)) {
-		return p
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b.UTC()
 	}
-	t = t.UTC()
-	return &t
+	return a
+}
+
+// pointAcc sums the cells of one point of a series.
+type pointAcc struct {
+	scope             acc
+	genSum            time.Duration
+	genN              int64
+	attempts, counted int64
+}
+
+func (pa *pointAcc) add(p *Point, c *cell, intent string, failed bool, scope string) {
+	p.Requests += c.n
+	if failed {
+		p.Errors += c.n
+	}
+	switch intent {
+	case IntentChat:
+		p.Chat += c.n
+	case IntentBuild:
+		p.Build += c.n
+		p.Builds += c.n
+		if c.generation != nil {
+			pa.genN += int64(c.generation.n)
+			pa.genSum += c.generation.sum()
+		}
+		for i, n := range c.attempts[1:] {
+			pa.attempts += int64(i+1) * n
+			pa.counted += n
+		}
+	case IntentRun:
+		p.Run += c.n
+	}
+	if intent == scope {
+		pa.scope.n += c.n
+		pa.scope.lat.merge(&c.latency)
+		pa.scope.llm += c.llmCalls
+		pa.scope.prompt += c.promptTokens
+		pa.scope.completion += c.completionTokens
+	}
+}
+
+func (pa *pointAcc) finish(p *Point) {
+	a := &pa.scope
+	p.P50 = ptr(a.lat.quantile(.50))
+	p.P95 = ptr(a.lat.quantile(.95))
+	if a.n > 0 {
+		p.LLMCalls = ptr(round(float64(a.llm)/float64(a.n)), true)
+		p.Tokens = ptr(round(float64(a.prompt+a.completion)/float64(a.n)), true)
+	}
+	if pa.genN > 0 {
+		p.BuildSec = ptr(round(pa.genSum.Seconds()/float64(pa.genN)), true)
+	}
+	if pa.counted > 0 {
+		p.BuildAttempt = ptr(round(float64(pa.attempts)/float64(pa.counted)), true)
+	}
 }

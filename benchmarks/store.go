@@ -36,6 +36,7 @@ type Store struct {
 	kindOf  map[kindKey]int32
 	tiers   []*tier
 	undated *bucket // rows without a timestamp, in no tier
+	allTime []*cell // every row, by kind
 	recent  []Recent
 	next    int // where the next recent row goes once the ring is full
 	rows    int
@@ -68,7 +69,8 @@ type tier struct {
 }
 
 type bucket struct {
-	cells       map[int32]*cell
+	cells       []*cell                 // by kind; nil where the bucket has no row of that kind
+	byIntent    [2 * len(intents)]*cell // by intent and outcome (see intentIndex), for the series
 	first, last time.Time
 }
 
@@ -108,7 +110,7 @@ func NewStore() *Store {
 	}
 }
 
-func newBucket() *bucket { return &bucket{cells: map[int32]*cell{}} }
+func newBucket() *bucket { return &bucket{} }
 
 // LoadFile builds a Store from the file at path in one streaming pass. A
 // missing file gives an empty Store. Bad lines are skipped and reported with
@@ -130,6 +132,7 @@ func LoadFile(path string) (*Store, error) {
 
 // Add counts one row.
 func (s *Store) Add(r Row) {
+	r.Intent = strings.ToUpper(strings.TrimSpace(r.Intent)) // as Filter reads it
 	key := kindKey{intent: r.Intent, category: r.Category, tools: strings.Join(r.Tools, ";"), failed: r.Error != ""}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -140,6 +143,10 @@ func (s *Store) Add(r Row) {
 		s.kindOf[key] = k
 	}
 	s.rows++
+	if int(k) >= len(s.allTime) {
+		s.allTime = append(s.allTime, &cell{})
+	}
+	s.allTime[k].add(r)
 	if r.Timestamp.IsZero() {
 		s.undated.cell(k).add(r)
 	} else {
@@ -147,6 +154,7 @@ func (s *Store) Add(r Row) {
 		for _, t := range s.tiers {
 			if b := t.bucketFor(minute); b != nil {
 				b.cell(k).add(r)
+				b.intentCell(r.Intent, r.Error != "").add(r)
 				b.saw(r.Timestamp)
 			}
 		}
@@ -155,12 +163,44 @@ func (s *Store) Add(r Row) {
 }
 
 func (b *bucket) cell(k int32) *cell {
+	if int(k) >= len(b.cells) {
+		b.cells = append(b.cells, make([]*cell, int(k)+1-len(b.cells))...)
+	}
 	c := b.cells[k]
 	if c == nil {
 		c = &cell{}
 		b.cells[k] = c
 	}
 	return c
+}
+
+// intents are the intents a bucket keeps totals for; "" stands for any other.
+var intents = [...]string{IntentChat, IntentBuild, IntentRun, ""}
+
+func intentIndex(intent string, failed bool) int {
+	i := len(intents) - 1
+	for j, in := range intents[:len(intents)-1] {
+		if intent == in {
+			i = j
+		}
+	}
+	if failed {
+		i += len(intents)
+	}
+	return i
+}
+
+// intentOf is the inverse of intentIndex.
+func intentOf(i int) (intent string, failed bool) {
+	return intents[i%len(intents)], i >= len(intents)
+}
+
+func (b *bucket) intentCell(intent string, failed bool) *cell {
+	i := intentIndex(intent, failed)
+	if b.byIntent[i] == nil {
+		b.byIntent[i] = &cell{}
+	}
+	return b.byIntent[i]
 }
 
 func (b *bucket) saw(t time.Time) {
@@ -273,7 +313,15 @@ func (t *tier) double() {
 
 func (b *bucket) merge(o *bucket) {
 	for k, c := range o.cells {
-		b.cell(k).merge(c)
+		if c != nil {
+			b.cell(int32(k)).merge(c)
+		}
+	}
+	for i, c := range o.byIntent {
+		if c != nil {
+			intent, failed := intentOf(i)
+			b.intentCell(intent, failed).merge(c)
+		}
 	}
 	if !o.first.IsZero() {
 		b.saw(o.first)
