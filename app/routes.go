@@ -4,6 +4,7 @@ package main
 func (s *Server) routes() {
 	s.app.Get("/", s.handleIndex())
 	s.app.Get("/dashboard", s.handleDashboard())
+	s.app.Use("/static", s.handleStatic())
 	s.app.Get("/healthz", s.handleHealth())
 	s.app.Post("/chat", s.handleChat())
 

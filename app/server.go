@@ -30,6 +30,7 @@ type Server struct {
 	reg    *registry.Registry
 	runner sandbox.Runner
 	bench  *benchmarks.Logger
+	stats  *benchmarks.Store
 	build  builder
 	mcp    fiber.Handler
 	hub    *mcp.Hub
@@ -44,6 +45,7 @@ type Deps struct {
 	Reg    *registry.Registry
 	Runner sandbox.Runner
 	Bench  *benchmarks.Logger
+	Stats  *benchmarks.Store // the aggregates behind /dashboard; nil: none yet
 	Build  builder
 	MCP    fiber.Handler
 	Hub    *mcp.Hub
@@ -52,7 +54,7 @@ type Deps struct {
 
 // NewServer wires the HTTP server.
 func NewServer(d Deps) *Server {
-	s := &Server{cfg: d.Config, agent: d.Agent, reg: d.Reg, runner: d.Runner, bench: d.Bench, build: d.Build, mcp: d.MCP, hub: d.Hub, log: d.Log}
+	s := &Server{cfg: d.Config, agent: d.Agent, reg: d.Reg, runner: d.Runner, bench: d.Bench, stats: d.Stats, build: d.Build, mcp: d.MCP, hub: d.Hub, log: d.Log}
 	s.app = fiber.New(fiber.Config{
 		AppName:               "AdaptBot",
 		BodyLimit:             maxBody,

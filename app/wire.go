@@ -312,6 +312,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 		return err
 	}
 	defer bench.Close()
+	stats := loadStats(bench, log)
 	if cfg.Learn {
 		learnFromBenchmarks(w.finder, bench.Path(), log)
 	}
@@ -338,7 +339,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 			}
 		}()
 	}
-	srv := NewServer(Deps{Config: cfg, Agent: w.agent, Reg: w.reg, Runner: w.runner, Bench: bench, Build: w.gen, MCP: mcpHTTPHandler(ctx, w), Hub: w.hub, Log: log})
+	srv := NewServer(Deps{Config: cfg, Agent: w.agent, Reg: w.reg, Runner: w.runner, Bench: bench, Stats: stats, Build: w.gen, MCP: mcpHTTPHandler(ctx, w), Hub: w.hub, Log: log})
 
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()

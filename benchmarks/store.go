@@ -21,7 +21,7 @@ import (
 // (see MaxQuantileError). Three tiers of time buckets keep both the recent
 // past precise and any span short:
 //
-//   - 1-minute buckets for the latest 3 hours,
+//   - 1-minute buckets for the latest 6 hours and 10 minutes,
 //   - 1-hour buckets for the latest 7 days,
 //   - buckets covering all rows, at most 128 of them, whose width doubles
 //     (from 1 minute) whenever the rows span more.
@@ -102,7 +102,7 @@ func NewStore() *Store {
 	return &Store{
 		kindOf: map[kindKey]int32{},
 		tiers: []*tier{
-			{width: 1, keep: 180},
+			{width: 1, keep: 6*60 + 10},
 			{width: 60, keep: 7 * 24},
 			{width: 1, keep: 128, doubling: true},
 		},
