@@ -13,7 +13,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"adaptbot/benchmarks"
 	"adaptbot/generator"
 	"adaptbot/registry"
 	"adaptbot/router"
@@ -241,25 +240,4 @@ func routeCommand(ctx context.Context, args []string, getenv func(string) string
 		return docs
 	}
 	return router.RunCLI(ctx, args, stdin, stdout, stderr, local)
-}
-
-// reportCommand is `adaptbot report [FILE]`.
-func reportCommand(args []string, getenv func(string) string, stdout io.Writer) error {
-	path := getenv("ADAPTBOT_BENCHMARKS")
-	if path == "" {
-		path = benchmarks.DefaultPath
-	}
-	if len(args) > 0 {
-		path = args[0]
-	}
-	rows, err := benchmarks.ReadFile(path)
-	var bad *benchmarks.BadLinesError
-	if err != nil && !errors.As(err, &bad) {
-		return err
-	}
-	if bad != nil {
-		fmt.Fprintln(stdout, "warning:", bad.Error())
-	}
-	fmt.Fprintf(stdout, "%s\n\n", path)
-	return benchmarks.Summarize(rows).WriteText(stdout)
 }

@@ -64,7 +64,9 @@ Usage:
   adaptbot tools list|show|create|modify|delete|test|history|rollback ...
   adaptbot route [--catalog FILE] [--top-k K] [--format text|json] [QUERY]
   adaptbot route --eval DIR              router benchmark on a dataset
-  adaptbot report [FILE]                 summarize the benchmarks CSV
+  adaptbot report [--format text|md|json|csv] [--since T] [--until T] [--intent I]
+                  [--tool NAME] [--path P] [--outcome ok|error] [--out FILE] [CSV]
+                                         summarize (or export) the benchmarks CSV
   adaptbot mcp                           serve AdaptBot's tools over MCP (stdio)
   adaptbot mcp validate [-c FILE] [--connect]
   adaptbot search [-c FILE] [--mode auto|substring|regex|keywords|word] [--fields ...]
@@ -90,7 +92,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "route":
 		return routeCommand(ctx, rest, getenv, stdin, stdout, stderr)
 	case "report":
-		return reportCommand(rest, getenv, stdout)
+		return reportCommand(rest, getenv, stdout, stderr)
 	case "mcp":
 		return mcpCommand(ctx, rest, getenv, stdin, stdout, stderr)
 	case "search":

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"adaptbot/benchmarks"
+)
+
+const reportUsage = `Usage: adaptbot report [flags] [CSV]
+
+Summarizes the benchmarks CSV (ADAPTBOT_BENCHMARKS, or the CSV given), or
+exports the rows a filter selects.
+
+Flags:
+  --format text|md|json|csv  text (default): tables for a terminal; md: Markdown
+                             tables to paste into a document; json: the same
+                             summary /api/benchmarks answers, "requests" first;
+                             csv: the selected rows themselves, for pandas or DuckDB
+  --since T, --until T       a time (2026-03-01T10:00:00Z or 2026-03-01) or a
+                             duration before now (24h, 90m, 7d)
+  --intent CHAT|BUILD|RUN    one kind of request
+  --tool NAME                requests that ran the tool
+  --path P                   one path: general, need_tool, a tool, build_create,
+                             build_modify, build_delete, or build (any build)
+  --outcome ok|error         requests without or with an error message
+  --out FILE                 write to FILE instead of standard output
+  -h, --help                 this help
+`
+
+// reportCommand is `adaptbot report`.
+func reportCommand(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	format := fs.String("format", "text", "")
+	out := fs.String("out", "", "")
+	values := map[string]*string{}
+	for _, name := range []string{"since", "until", "intent", "tool", "path", "outcome"} {
+		values[name] = fs.String(name, "", "")
+	}
+	var file string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fmt.Fprint(stdout, reportUsage)
+				return err
+			}
+			fmt.Fprint(stderr, reportUsage)
+			return fmt.Errorf("report: %w", err)
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		if file != "" {
+			fmt.Fprint(stderr, reportUsage)
+			return fmt.Errorf("report: one CSV at most, got %q and %q", file, fs.Arg(0))
+		}
+		file, args = fs.Arg(0), fs.Args()[1:]
+	}
+	switch *format {
+	case "text", "md", "json", "csv":
+	default:
+		fmt.Fprint(stderr, reportUsage)
+		return fmt.Errorf("report: --format %q is not text, md, json or csv", *format)
+	}
+	f, err := benchmarks.ParseFilter(func(name string) string { return *values[name] }, time.Now())
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	path := file
+	if path == "" {
+		path = getenv("ADAPTBOT_BENCHMARKS")
+	}
+	if path == "" {
+		path = benchmarks.DefaultPath
+	}
+
+	w := stdout
+	var outFile *os.File
+	if *out != "" {
+		if outFile, err = os.Create(*out); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+		defer outFile.Close()
+		w = outFile
+	}
+	warn := func(err error) error {
+		var bad *benchmarks.BadLinesError
+		if errors.As(err, &bad) {
+			fmt.Fprintln(stderr, "warning:", bad.Error())
+			return nil
+		}
+		return err
+	}
+
+	if *format == "csv" {
+		n, err := benchmarks.Export(path, f, w)
+		if err = warn(err); err != nil {
+			return err
+		}
+		if *out != "" {
+			fmt.Fprintf(stderr, "%d rows written to %s\n", n, *out)
+		}
+	} else {
+		stats, err := benchmarks.LoadFile(path)
+		if err = warn(err); err != nil {
+			return err
+		}
+		sum := stats.Query(f)
+		switch *format {
+		case "json":
+			err = sum.WriteJSON(w)
+		case "md":
+			err = sum.WriteMarkdown(w)
+		default:
+			fmt.Fprintf(w, "%s\n\n", path)
+			err = sum.WriteText(w)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if outFile != nil {
+		if err := outFile.Close(); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+	}
+	return nil
+}
