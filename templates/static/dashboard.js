@@ -67,13 +67,16 @@ function timeChart(id, s, cols, axes, emptyText) {
     return;
   }
   const series = [{}];
-  for (const c of cols) {
-    const one = {label: c.label, stroke: c.color, width: 2, scale: c.scale || 'y', spanGaps: false,
+  cols.forEach((c, i) => {
+    // Buckets without requests have no latency or mean: lines join the
+    // buckets that have one, and sparse values show as dots too.
+    const values = ys[i].filter(v => v !== null).length;
+    const one = {label: c.label, stroke: c.color, width: 2, scale: c.scale || 'y', spanGaps: !c.bars,
       value: (u, v) => v === null || v === undefined ? DASH : (c.decimals === undefined ? v : (+v).toFixed(c.decimals))};
     if (c.bars) { one.paths = uPlot.paths.bars({size: [0.7, 40]}); one.fill = c.color + '55'; one.points = {show: false}; }
-    else one.points = {show: pts.length < 40, size: 4};
+    else one.points = {show: values <= 60, size: 5};
     series.push(one);
-  }
+  });
   const opts = {
     width: Math.max(box.clientWidth, 200), height: 210,
     tzDate: ts => uPlot.tzDate(new Date(ts * 1e3), 'Etc/UTC'),
