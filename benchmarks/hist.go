@@ -46,10 +46,12 @@ func histUpper(i int) float64 {
 }
 
 func (h *histogram) add(d time.Duration) {
-	if d < 0 {
-		d = 0
-	}
-	i := uint8(histIndex(d))
+	h.addAt(max(d, 0), uint8(histIndex(max(d, 0))))
+}
+
+// addAt is add with the bucket index already computed (histIndex(d)), so a
+// row counted in several cells computes it once.
+func (h *histogram) addAt(d time.Duration, i uint8) {
 	if h.n == 0 {
 		h.lo, h.hi, h.min, h.max = i, i, d, d
 	} else {

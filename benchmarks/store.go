@@ -2,7 +2,9 @@ package benchmarks
 
 import (
 	"cmp"
+	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -117,17 +119,27 @@ func newBucket() *bucket { return &bucket{} }
 // a *BadLinesError that comes with the Store, as ReadFile does.
 func LoadFile(path string) (*Store, error) {
 	s := NewStore()
-	err := ScanFile(path, func(r Row) error {
+	f, err := os.Open(path)
+	if err != nil {
+		if isNotExist(err) {
+			return s, nil
+		}
+		return nil, fmt.Errorf("benchmarks: %w", err)
+	}
+	defer f.Close()
+	// The Store has no use for the step times, the costliest column to parse.
+	err = scan(f, map[string]bool{colNodeTimes: true}, func(r Row) error {
 		s.Add(r)
 		return nil
 	})
-	if err != nil && isNotExist(err) {
-		return s, nil
+	if bad, ok := err.(*BadLinesError); ok {
+		bad.Path = path
+		return s, bad
 	}
-	if err != nil && !isBadLines(err) {
-		return nil, err
+	if err != nil {
+		return nil, fmt.Errorf("%w (reading %s)", err, path)
 	}
-	return s, err
+	return s, nil
 }
 
 // Add counts one row.
@@ -146,15 +158,16 @@ func (s *Store) Add(r Row) {
 	if int(k) >= len(s.allTime) {
 		s.allTime = append(s.allTime, &cell{})
 	}
-	s.allTime[k].add(r)
+	cr := count(r)
+	s.allTime[k].add(cr)
 	if r.Timestamp.IsZero() {
-		s.undated.cell(k).add(r)
+		s.undated.cell(k).add(cr)
 	} else {
 		minute := r.Timestamp.Unix() / 60
 		for _, t := range s.tiers {
 			if b := t.bucketFor(minute); b != nil {
-				b.cell(k).add(r)
-				b.intentCell(r.Intent, r.Error != "").add(r)
+				b.cell(k).add(cr)
+				b.intentCell(r.Intent, r.Error != "").add(cr)
 				b.saw(r.Timestamp)
 			}
 		}
@@ -212,9 +225,26 @@ func (b *bucket) saw(t time.Time) {
 	}
 }
 
-func (c *cell) add(r Row) {
+// counted is a row with what every cell it goes into needs worked out once.
+type counted struct {
+	Row
+	latency, generation uint8  // histogram buckets
+	errorKey            string // errorKey(Error)
+}
+
+func count(r Row) *counted {
+	r.Latency = max(r.Latency, 0)
+	r.GenerationTime = max(r.GenerationTime, 0)
+	c := &counted{Row: r, latency: uint8(histIndex(r.Latency)), generation: uint8(histIndex(r.GenerationTime))}
+	if r.Error != "" {
+		c.errorKey = errorKey(r.Error)
+	}
+	return c
+}
+
+func (c *cell) add(r *counted) {
 	c.n++
-	c.latency.add(r.Latency)
+	c.latency.addAt(r.Latency, r.latency)
 	c.latencySum += r.Latency
 	c.llmCalls += int64(r.LLMCalls)
 	c.promptTokens += int64(r.PromptTokens)
@@ -239,17 +269,16 @@ func (c *cell) add(r Row) {
 			c.generation = &histogram{}
 		}
 		if r.GenerationTime > 0 {
-			c.generation.add(r.GenerationTime)
+			c.generation.addAt(r.GenerationTime, r.generation)
 		}
 		c.attempts[min(max(r.BuildAttempts, 0), maxAttempts)]++
 	}
-	if r.Error != "" {
-		key := errorKey(r.Error)
-		if _, ok := c.errors[key]; ok || len(c.errors) < errorsPerCell {
+	if r.errorKey != "" {
+		if _, ok := c.errors[r.errorKey]; ok || len(c.errors) < errorsPerCell {
 			if c.errors == nil {
 				c.errors = map[string]int64{}
 			}
-			c.errors[key]++
+			c.errors[r.errorKey]++
 		} else {
 			c.otherErrors++
 		}
