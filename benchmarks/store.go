@@ -304,9 +304,17 @@ func (t *tier) bucketFor(minute int64) *bucket {
 	case key > t.top:
 		t.top = key
 		if low := t.top - t.keep + 1; low > t.low {
-			for k := range t.buckets {
-				if k < low {
+			if low-t.low <= int64(len(t.buckets)) {
+				// Usually one step: delete the few keys that fell out, rather
+				// than walk the whole map on every new minute.
+				for k := t.low; k < low; k++ {
 					delete(t.buckets, k)
+				}
+			} else {
+				for k := range t.buckets {
+					if k < low {
+						delete(t.buckets, k)
+					}
 				}
 			}
 			t.low = low
