@@ -92,7 +92,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "route":
 		return routeCommand(ctx, rest, getenv, stdin, stdout, stderr)
 	case "report":
-		return reportCommand(rest, getenv, stdout, stderr)
+		cfg, err := loadConfig(getenv)
+		if err != nil {
+			return err
+		}
+		return reportCommand(cfg, rest, stdout, stderr)
 	case "mcp":
 		return mcpCommand(ctx, rest, getenv, stdin, stdout, stderr)
 	case "search":

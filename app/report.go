@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -32,8 +33,9 @@ Flags:
   -h, --help                 this help
 `
 
-// reportCommand is `adaptbot report`.
-func reportCommand(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+// reportCommand is `adaptbot report`; the CSV is cfg.Benchmarks unless one
+// is named.
+func reportCommand(cfg Config, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	format := fs.String("format", "text", "")
@@ -71,13 +73,7 @@ func reportCommand(args []string, getenv func(string) string, stdout, stderr io.
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	path := file
-	if path == "" {
-		path = getenv("ADAPTBOT_BENCHMARKS")
-	}
-	if path == "" {
-		path = benchmarks.DefaultPath
-	}
+	path := cmp.Or(file, cfg.Benchmarks, benchmarks.DefaultPath)
 
 	w := stdout
 	var outFile *os.File
