@@ -25,8 +25,9 @@ import (
 //
 //   - 1-minute buckets for the latest 6 hours and 10 minutes,
 //   - 1-hour buckets for the latest 7 days,
-//   - buckets covering all rows, at most 128 of them, whose width doubles
-//     (from 1 minute) whenever the rows span more.
+//   - buckets covering all rows, at most 128 of them, whose width grows
+//     (1, 5, 10, 30 minutes, 1, 3, 6, 12 hours, 1, 2, 4… days) whenever the
+//     rows span more.
 //
 // A query uses the finest tier that holds every row since Filter.Since, so a
 // time range is applied to the width of that tier's buckets (Summary.BucketSec).
@@ -60,11 +61,11 @@ type kind struct {
 }
 
 // tier is a set of time buckets of one width; fixed tiers keep the latest
-// keep buckets, the doubling tier keeps every row in at most keep buckets.
+// keep buckets, the growing tier keeps every row in at most keep buckets.
 type tier struct {
 	width    int64 // minutes
 	keep     int64
-	doubling bool
+	grows    bool
 	buckets  map[int64]*bucket
 	low, top int64 // the lowest and highest bucket key held, once seen
 	seen     bool
@@ -106,7 +107,7 @@ func NewStore() *Store {
 		tiers: []*tier{
 			{width: 1, keep: 6*60 + 10},
 			{width: 60, keep: 7 * 24},
-			{width: 1, keep: 128, doubling: true},
+			{width: 1, keep: 128, grows: true},
 		},
 		undated: newBucket(),
 	}
@@ -295,9 +296,9 @@ func (t *tier) bucketFor(minute int64) *bucket {
 	switch {
 	case !t.seen:
 		t.low, t.top, t.seen = key, key, true
-	case t.doubling:
+	case t.grows:
 		for max(t.top, key)-min(t.low, key) >= t.keep {
-			t.double()
+			t.widen()
 			key = floorDiv(minute, t.width)
 		}
 		t.low, t.top = min(t.low, key), max(t.top, key)
@@ -332,11 +333,30 @@ func (t *tier) bucketFor(minute int64) *bucket {
 	return b
 }
 
-// double halves the number of buckets by merging neighbours.
-func (t *tier) double() {
+// widths are the bucket widths of the all-rows tier, in minutes, each a
+// multiple of the one before, so buckets merge exactly and line up with the
+// hours and days analysts group by (DuckDB's date_trunc, pandas' resample).
+var widths = []int64{1, 5, 10, 30, 60, 180, 360, 720, 1440}
+
+// nextWidth is the width after w: the next of widths, then doubling days.
+func nextWidth(w int64) int64 {
+	for _, n := range widths {
+		if n > w {
+			return n
+		}
+	}
+	return 2 * w
+}
+
+// widen widens the buckets to the next width, merging those that fall
+// into one.
+func (t *tier) widen() {
+	old := t.width
+	t.width = nextWidth(old)
+	rekey := func(k int64) int64 { return floorDiv(k*old, t.width) }
 	merged := make(map[int64]*bucket, len(t.buckets)/2+1)
 	for k, b := range t.buckets {
-		nk := floorDiv(k, 2)
+		nk := rekey(k)
 		if into := merged[nk]; into != nil {
 			into.merge(b)
 		} else {
@@ -344,8 +364,7 @@ func (t *tier) double() {
 		}
 	}
 	t.buckets = merged
-	t.width *= 2
-	t.low, t.top = floorDiv(t.low, 2), floorDiv(t.top, 2)
+	t.low, t.top = rekey(t.low), rekey(t.top)
 }
 
 func (b *bucket) merge(o *bucket) {
