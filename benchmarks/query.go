@@ -147,6 +147,8 @@ type Recent struct {
 	Error      string    `json:"error"`
 	Query      string    `json:"query"`
 	Trace      string    `json:"trace,omitempty"` // /api/requests/<id>
+
+	failed bool // the row has an error message, even one whose first line is blank
 }
 
 // MaxPoints bounds the points of a series; buckets are merged to fit.
@@ -453,7 +455,8 @@ func (s *Store) Query(f Filter) Summary {
 
 	for i := len(s.recent) - 1; i >= 0 && len(sum.Recent) < maxRecent; i-- {
 		r := s.recent[(s.next+i)%len(s.recent)]
-		if !f.Match(Row{Timestamp: r.Timestamp, Intent: r.Intent, Category: r.Path, Tools: r.Tools, Error: r.Error}) {
+		if !f.Since.IsZero() && r.Timestamp.Before(f.Since) || !f.Until.IsZero() && !r.Timestamp.Before(f.Until) ||
+			!f.matchKind(r.Intent, r.Path, r.Tools, r.failed) {
 			continue
 		}
 		if r.RequestID != "" {

@@ -432,7 +432,7 @@ func (s *Store) remember(r Row) {
 	rec := Recent{
 		Timestamp: r.Timestamp, RequestID: r.RequestID, Intent: r.Intent, Path: r.Category,
 		Tools: slices.Clone(r.Tools), LatencySec: round(r.Latency.Seconds()),
-		Error: Cut(errorKey(r.Error), 200), Query: Cut(r.Query, 200),
+		Error: Cut(errorKey(r.Error), 200), Query: Cut(r.Query, 200), failed: r.Error != "",
 	}
 	if len(s.recent) < RecentRows {
 		s.recent = append(s.recent, rec)
