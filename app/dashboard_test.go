@@ -96,6 +96,10 @@ func TestBenchmarksAPIFilters(t *testing.T) {
 			if s["scope"] != "RUN" || s["errors"] != float64(5) {
 				t.Errorf("scope %v, errors %v", s["scope"], s["errors"])
 			}
+			// The runs span 4 minutes: the series spans them, not the chats' two hours.
+			if n := len(s["series"].([]any)); n < 4 || n > 6 {
+				t.Errorf("series of the runs has %d points, want 5 one-minute points", n)
+			}
 		}},
 		{"?intent=chat&tool=unit_converter", 1, nil},
 		{"?tool=calculator", 25, nil},

@@ -259,6 +259,32 @@ func (s *Store) Query(f Filter) Summary {
 		}
 		keys = append(keys, k)
 	}
+	wholeRange := f.Since.IsZero() && f.Until.IsZero()
+	fast := wholeRange && f.Tool == "" && f.Path == ""
+	// Leading and trailing buckets without a selected row are left out, so
+	// the series spans the selected rows (or the filter's range, below).
+	has := func(b *bucket) bool {
+		if fast {
+			for i, c := range b.byIntent {
+				if intent, failed := intentOf(i); c != nil && f.matchKind(intent, "", nil, failed) {
+					return true
+				}
+			}
+			return false
+		}
+		for k, c := range b.cells {
+			if c != nil && match[k] {
+				return true
+			}
+		}
+		return false
+	}
+	for len(keys) > 0 && !has(t.buckets[keys[0]]) {
+		keys = keys[1:]
+	}
+	for len(keys) > 0 && !has(t.buckets[keys[len(keys)-1]]) {
+		keys = keys[:len(keys)-1]
+	}
 
 	// The series spans the filter's range when it has one, else the data's.
 	var series []Point
@@ -285,8 +311,7 @@ func (s *Store) Query(f Filter) Summary {
 	// perKind sums the selected cells of each kind; breakdowns are computed
 	// per kind after, so the work per cell is a few additions.
 	perKind := make([]*cell, len(s.kinds))
-	wholeRange := f.Since.IsZero() && f.Until.IsZero()
-	if wholeRange && f.Tool == "" && f.Path == "" {
+	if fast {
 		// Every row of the selected kinds: the running totals per kind, and
 		// the series from each bucket's totals per intent, so the work does
 		// not grow with the number of cells.

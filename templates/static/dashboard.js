@@ -54,14 +54,15 @@ function empty(box, text) {
 }
 
 // timeChart draws one uPlot chart of series over s.series, or says there is
-// no data. cols: [{label, get(point), color, scale, bars}].
-function timeChart(id, s, cols, axes, emptyText) {
+// no data (hasData false, or every value null); a run of zeros is data and
+// is drawn. cols: [{label, get(point), color, scale, bars}].
+function timeChart(id, s, hasData, cols, axes, emptyText) {
   const box = $(id);
   box.replaceChildren();
   const pts = s.series || [];
   const xs = pts.map(p => Date.parse(p.t) / 1000);
   const ys = cols.map(c => pts.map(p => { const v = c.get(p); return v === undefined ? null : v; }));
-  if (!pts.length || ys.every(col => col.every(v => v === null || v === 0))) {
+  if (!hasData || !pts.length || ys.every(col => col.every(v => v === null))) {
     empty(box, emptyText);
     box.dataset.drawn = 'empty';
     return;
@@ -149,21 +150,21 @@ function drawBreakdowns(s) {
 
 function drawSeries(s) {
   const scope = s.scope;
-  timeChart('chart-requests', s, [
+  timeChart('chart-requests', s, s.requests > 0, [
     {label: 'chat', get: p => p.chat, color: '#2f6fed', bars: true},
     {label: 'build', get: p => p.build, color: '#8e44ad'},
     {label: 'run', get: p => p.run, color: '#16a085'},
     {label: 'errors', get: p => p.errors, color: '#c0392b'},
   ], null, 'No requests in this selection.');
-  timeChart('chart-latency', s, [
+  timeChart('chart-latency', s, s.scope_requests > 0, [
     {label: 'p50', get: p => p.p50_sec, color: '#2f6fed', decimals: 3},
     {label: 'p95', get: p => p.p95_sec, color: '#e67e22', decimals: 3},
   ], null, 'No ' + scope + ' requests in this selection.');
-  timeChart('chart-tokens', s, [
+  timeChart('chart-tokens', s, s.scope_requests > 0, [
     {label: 'model calls', get: p => p.llm_calls_per_request, color: '#2f6fed', decimals: 2},
     {label: 'tokens', get: p => p.tokens_per_request, color: '#16a085', scale: 'tokens', decimals: 0},
   ], [{label: 'calls'}, {scale: 'tokens', side: 1, label: 'tokens', grid: {show: false}}], 'No ' + scope + ' requests in this selection.');
-  timeChart('chart-builds', s, [
+  timeChart('chart-builds', s, s.builds.requests > 0, [
     {label: 'builds', get: p => p.builds, color: '#8e44ad', bars: true},
     {label: 'mean build s', get: p => p.build_sec_mean, color: '#e67e22', scale: 'sec', decimals: 1},
   ], [{label: 'builds'}, {scale: 'sec', side: 1, label: 's', grid: {show: false}}], 'No builds in this selection.');
