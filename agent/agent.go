@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
+	"time"
 
 	"adaptbot/graph"
 	"adaptbot/llm"
-	"adaptbot/registry"
-	"adaptbot/sandbox"
+	"adaptbot/reqid"
+	"adaptbot/toolbox"
 )
 
 // Node keys of the chat graph.
@@ -20,12 +22,14 @@ const (
 	NodeExecute     = "execute"
 	NodeSynthesizer = "synthesizer"
 	NodeNeedTool    = "need_tool"
+	NodeBuild       = "build"
 )
 
 // Paths a message can take, besides the name of the tool it ran.
 const (
 	PathGeneral  = "general"
 	PathNeedTool = "need_tool"
+	PathBuild    = "build"
 )
 
 // Intents of a message.
@@ -34,23 +38,16 @@ const (
 	IntentBuild = "BUILD"
 )
 
-// Tools is where the agent finds tools; the registry is one.
+// DefaultMaxSteps is how many rounds of tool calls a message may make when
+// Config.MaxSteps is zero.
+const DefaultMaxSteps = 5
+
+// Tools is where the agent finds tools; toolbox.Box is one.
 type Tools interface {
-	Serving() []registry.Tool
-	Tool(name string) (registry.Tool, bool)
+	Tool(name string) (toolbox.Tool, bool)
+	Serving() []toolbox.Tool
 	// Len is how many tools serve; it must not copy them.
 	Len() int
-}
-
-// Runner runs a tool; the sandbox is one.
-type Runner interface {
-	Run(ctx context.Context, c sandbox.Call) (sandbox.Result, error)
-}
-
-// Remote calls a tool of an external MCP server, named "server/tool"; such
-// tools come from Tools without Code.
-type Remote interface {
-	CallTool(ctx context.Context, name string, args json.RawMessage) (string, error)
 }
 
 // Finder shortlists tools for a request, best first.
@@ -65,9 +62,19 @@ type Learner interface {
 	Learn(tool, request string)
 }
 
-// Builder creates, modifies or deletes tools for a BUILD message.
+// Builder creates, modifies or deletes tools for a message that asks for it.
 type Builder interface {
-	Build(ctx context.Context, request string, progress func(BuildStep)) (*BuildResult, error)
+	Build(ctx context.Context, req BuildRequest, progress func(BuildStep)) (*BuildResult, error)
+}
+
+// BuildRequest is a build the classifier decided on: the user's words and
+// the action, the tool's name and a summary, so the builder need not ask
+// the model again. An empty Action leaves the decision to the builder.
+type BuildRequest struct {
+	Text    string `json:"request"`
+	Action  string `json:"action"`
+	Tool    string `json:"tool"`
+	Summary string `json:"summary"`
 }
 
 // BuildStep is one progress report of a running build.
@@ -95,8 +102,12 @@ type Config struct {
 	MaxDiscovery int
 	// Passive puts every tool in the classifier's prompt instead, for comparison.
 	Passive bool
-	// MaxSteps caps graph steps per message (default graph.DefaultMaxSteps).
+	// MaxSteps caps the rounds of tool calls per message (default
+	// DefaultMaxSteps): the first round, and each one the synthesizer
+	// asks for after seeing the results.
 	MaxSteps int
+	// Log receives one line per message; nil discards.
+	Log *slog.Logger
 }
 
 // Agent answers chat messages. It is safe for concurrent use.
@@ -104,25 +115,31 @@ type Agent struct {
 	model   llm.Model
 	tools   Tools
 	finder  Finder
-	runner  Runner
-	remote  Remote
 	builder Builder
 	cfg     Config
 	chat    *graph.Compiled[*state]
 }
 
-// Deps are what the agent needs; Model and Builder may be nil.
+// Deps are what the agent needs; Model, Finder and Builder may be nil.
 type Deps struct {
 	Model   llm.Model
 	Tools   Tools
 	Finder  Finder
-	Runner  Runner
-	Remote  Remote
 	Builder Builder
 }
 
 // New wires and compiles the chat graph. This is the one place that says how a
-// message travels.
+// message travels:
+//
+//	classifier ─┬─ (text) ────────── general ─────────────── end
+//	            ├─ (tool calls) ──── execute ── synthesizer ─┬─ end
+//	            │                       ▲                    │ (more calls)
+//	            │                       └────────────────────┘
+//	            ├─ (build request) ─ build ───────────────── end
+//	            └─ (no tool fits) ── need_tool ───────────── end
+//
+// The classifier makes one model call; its requests for more tools
+// (request_tools) loop inside it.
 func New(d Deps, cfg Config) (*Agent, error) {
 	if cfg.Shortlist <= 0 {
 		cfg.Shortlist = 5
@@ -133,9 +150,12 @@ func New(d Deps, cfg Config) (*Agent, error) {
 		cfg.MaxDiscovery = 5
 	}
 	if cfg.MaxSteps <= 0 {
-		cfg.MaxSteps = graph.DefaultMaxSteps
+		cfg.MaxSteps = DefaultMaxSteps
 	}
-	a := &Agent{model: d.Model, tools: d.Tools, finder: d.Finder, runner: d.Runner, remote: d.Remote, builder: d.Builder, cfg: cfg}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	a := &Agent{model: d.Model, tools: d.Tools, finder: d.Finder, builder: d.Builder, cfg: cfg}
 
 	g := graph.New[*state]()
 	g.AddNode(NodeClassifier, a.classify)
@@ -143,6 +163,7 @@ func New(d Deps, cfg Config) (*Agent, error) {
 	g.AddNode(NodeExecute, a.execute)
 	g.AddNode(NodeSynthesizer, a.synthesize)
 	g.AddNode(NodeNeedTool, a.needTool)
+	g.AddNode(NodeBuild, a.build)
 
 	g.AddEdge(graph.Start, NodeClassifier)
 	g.AddBranch(NodeClassifier, func(_ context.Context, s *state) (string, error) {
@@ -151,13 +172,21 @@ func New(d Deps, cfg Config) (*Agent, error) {
 			return NodeGeneral, nil
 		case PathNeedTool:
 			return NodeNeedTool, nil
+		case PathBuild:
+			return NodeBuild, nil
 		}
 		return NodeExecute, nil
-	}, NodeGeneral, NodeExecute, NodeNeedTool)
+	}, NodeGeneral, NodeExecute, NodeNeedTool, NodeBuild)
 	g.AddEdge(NodeGeneral, graph.End)
 	g.AddEdge(NodeExecute, NodeSynthesizer)
-	g.AddEdge(NodeSynthesizer, graph.End)
+	g.AddBranch(NodeSynthesizer, func(_ context.Context, s *state) (string, error) {
+		if len(s.pending) > 0 {
+			return NodeExecute, nil
+		}
+		return graph.End, nil
+	}, NodeExecute, graph.End)
 	g.AddEdge(NodeNeedTool, graph.End)
+	g.AddEdge(NodeBuild, graph.End)
 
 	compiled, err := g.Compile()
 	if err != nil {
@@ -177,6 +206,10 @@ type Request struct {
 	// Progress, when set, hears each step of a build the message asks
 	// for, as it happens.
 	Progress func(BuildStep) `json:"-"`
+	// Stream, when set, hears the answer's text piece by piece as the
+	// model writes it (a direct answer, or the answer after the tools
+	// ran). The Result still holds the whole answer.
+	Stream func(text string) `json:"-"`
 }
 
 // Discovery is one request the classifier made for more tools.
@@ -186,19 +219,45 @@ type Discovery struct {
 	Found     []string `json:"found"`
 }
 
-// Result is the answer to a message and how it was reached.
-type Result struct {
-	Response         string          `json:"response"`
-	Intent           string          `json:"intent"`
-	Path             string          `json:"path"`
-	NeedTool         bool            `json:"need_tool"`
-	ToolBuild        *BuildResult    `json:"tool_build"`
-	OriginalQuestion string          `json:"original_question"`
-	Trace            graph.Trace     `json:"trace"`
+// maxTraceOutput caps a tool's output in a trace step.
+const maxTraceOutput = 2 << 10
+
+// Step is one step of a message's way through the graph: a node, or, in
+// execute, one tool call.
+type Step struct {
+	Node string  `json:"node"`
+	Ms   float64 `json:"ms"`
+	// Tool, Arguments and Output describe a tool call; Output is cut to
+	// 2 KiB.
 	Tool             string          `json:"tool,omitempty"`
 	Arguments        json.RawMessage `json:"arguments,omitempty"`
-	// Extraction and Execution say whether the tool's arguments were
-	// extracted and whether it ran; nil when no tool was involved.
+	Output           string          `json:"output,omitempty"`
+	Error            string          `json:"error,omitempty"`
+	LLMCalls         int             `json:"llm_calls,omitempty"`
+	PromptTokens     int             `json:"prompt_tokens,omitempty"`
+	CompletionTokens int             `json:"completion_tokens,omitempty"`
+	Detail           string          `json:"detail,omitempty"`
+	// Duration is Ms, for code.
+	Duration time.Duration `json:"-"`
+}
+
+// Result is the answer to a message and how it was reached.
+type Result struct {
+	Response         string       `json:"response"`
+	Intent           string       `json:"intent"`
+	Path             string       `json:"path"`
+	NeedTool         bool         `json:"need_tool"`
+	ToolBuild        *BuildResult `json:"tool_build"`
+	OriginalQuestion string       `json:"original_question"`
+	Trace            []Step       `json:"trace"`
+	TotalMs          float64      `json:"total_ms"`
+	// Tool and Arguments are the first tool that ran and its arguments;
+	// Tools lists every tool that ran, in order.
+	Tool      string          `json:"tool,omitempty"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Tools     []string        `json:"tools"`
+	// Extraction and Execution say whether the tools' arguments were
+	// valid and whether they all ran; nil when no tool was involved.
 	Extraction  *bool       `json:"parameter_extraction_success"`
 	Execution   *bool       `json:"tool_execution_success"`
 	Error       string      `json:"error,omitempty"`
@@ -208,26 +267,11 @@ type Result struct {
 	Usage       llm.Usage   `json:"usage"`
 }
 
-// state is one message's way through the graph; each Run gets a fresh one.
-type state struct {
-	req        Request
-	model      llm.Model
-	candidates []registry.Tool
-	discovery  []Discovery
-	decision   string
-	tool       registry.Tool
-	args       json.RawMessage
-	extraction *bool
-	execution  *bool
-	output     string
-	toolErr    error
-	response   string
-	needTool   bool
-}
-
 // Chat answers one message. A failure of the model or the graph comes back as
-// an error; a failing tool does not: it is reported in the Result.
+// an error; a failing tool does not: it is reported in the Result. A build
+// the caller may not make returns ErrForbidden with a Result that says so.
 func (a *Agent) Chat(ctx context.Context, req Request) (*Result, error) {
+	began := time.Now()
 	req.Message = strings.TrimSpace(req.Message)
 	if req.Message == "" {
 		return nil, errors.New("message is empty")
@@ -236,58 +280,51 @@ func (a *Agent) Chat(ctx context.Context, req Request) (*Result, error) {
 		return nil, llm.ErrNoModel
 	}
 	meter := llm.NewMeter(a.model)
-	res := &Result{Intent: IntentChat, OriginalQuestion: req.Message, ToolsLoaded: []string{}}
-	defer func() { res.LLMCalls, res.Usage = meter.Counts() }()
-
-	intent, err := a.intent(ctx, meter, req)
-	if err != nil {
-		return res, fmt.Errorf("intent: %w", err)
-	}
-	if intent == IntentBuild {
-		res.Intent = IntentBuild
-		if a.builder == nil {
-			res.Response = "Building tools is not available: " + llm.ErrNoModel.Error()
-			return res, nil
-		}
-		br, err := a.builder.Build(ctx, req.Message, req.Progress)
-		res.ToolBuild = br
-		if err != nil {
-			res.Error = err.Error()
-			res.Response = "I could not do that: " + err.Error()
-			return res, nil
-		}
-		res.Response = br.Summary
-		if !br.OK {
-			res.Error = br.Error
-			res.Response = "I could not build that tool: " + br.Error
-		}
-		return res, nil
-	}
+	res := &Result{Intent: IntentChat, OriginalQuestion: req.Message, ToolsLoaded: []string{}, Tools: []string{}, Trace: []Step{}}
+	defer func() {
+		res.LLMCalls, res.Usage = meter.Counts()
+		res.TotalMs = millis(time.Since(began))
+	}()
 
 	s := &state{req: req, model: meter}
-	s, trace, err := a.chat.Run(ctx, s, graph.WithMaxSteps(a.cfg.MaxSteps))
-	res.Trace = trace
-	if s == nil {
-		return res, err
+	var last llm.Usage
+	var lastCalls int
+	hook := func(st graph.Step) {
+		calls, u := meter.Counts()
+		if len(s.detail) > 0 {
+			res.Trace = append(res.Trace, s.detail...)
+			s.detail = nil
+		} else {
+			res.Trace = append(res.Trace, Step{Node: st.Node, Ms: st.Millis(), Duration: st.Duration, Error: st.Err, Detail: s.note,
+				LLMCalls: calls - lastCalls, PromptTokens: u.PromptTokens - last.PromptTokens, CompletionTokens: u.CompletionTokens - last.CompletionTokens})
+		}
+		s.note = ""
+		lastCalls, last = calls, u
 	}
+	_, _, err := a.chat.Run(ctx, s, graph.WithMaxSteps(2*a.cfg.MaxSteps+4), graph.WithStepHook(hook))
+
 	for _, t := range s.candidates {
-		res.ToolsLoaded = append(res.ToolsLoaded, t.Name)
+		res.ToolsLoaded = append(res.ToolsLoaded, t.Spec().Name)
 	}
 	res.Discovery = s.discovery
-	res.Extraction, res.Execution = s.extraction, s.execution
-	if s.toolErr != nil {
-		res.Error = s.toolErr.Error()
-	}
+	res.NeedTool = s.needTool
+	res.Response = s.response
+	res.ToolBuild = s.built
 	switch s.decision {
 	case PathGeneral, PathNeedTool:
 		res.Path = s.decision
-	default:
-		res.Path = s.tool.Name
-		res.Tool = s.tool.Name
-		res.Arguments = s.args
+	case PathBuild:
+		res.Intent = IntentBuild
 	}
-	res.NeedTool = s.needTool
-	res.Response = s.response
+	a.summarizeRuns(res, s.runs)
+	if res.Error == "" && s.buildErr != "" {
+		res.Error = s.buildErr
+	}
+	if err == nil && s.err != nil {
+		err = s.err
+	}
+	a.cfg.Log.Info("chat", "request_id", reqid.From(ctx), "path", res.Path, "tools", res.Tools,
+		"ms", millis(time.Since(began)), "err", err)
 	if err != nil {
 		return res, err
 	}
@@ -297,4 +334,39 @@ func (a *Agent) Chat(ctx context.Context, req Request) (*Result, error) {
 	return res, nil
 }
 
-func boolPtr(b bool) *bool { return &b }
+// summarizeRuns fills the Result's tool fields from every call made.
+func (a *Agent) summarizeRuns(res *Result, runs []run) {
+	if len(runs) == 0 {
+		return
+	}
+	extracted, executed, anyRan := true, true, false
+	for _, r := range runs {
+		if !r.valid {
+			extracted = false
+		}
+		if r.ran {
+			anyRan = true
+			res.Tools = append(res.Tools, r.tool)
+			if res.Tool == "" {
+				res.Tool, res.Arguments = r.tool, r.args
+			}
+		}
+		if r.err != nil {
+			executed = false
+			if res.Error == "" {
+				res.Error = r.err.Error()
+			}
+		}
+	}
+	if res.Tool == "" {
+		// No call ran: name the first one tried.
+		res.Tool, res.Arguments = runs[0].tool, runs[0].args
+	}
+	res.Path = res.Tool
+	res.Extraction = &extracted
+	if anyRan {
+		res.Execution = &executed
+	}
+}
+
+func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -3,18 +3,20 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"adaptbot/contract"
 	"adaptbot/llm"
-	"adaptbot/registry"
-	"adaptbot/sandbox"
+	"adaptbot/toolbox"
 )
 
-// fakeModel answers each request with the function its test scripts.
+// fakeModel answers each request with what its test scripts.
 type fakeModel struct {
 	mu       sync.Mutex
 	generate func(r llm.Request) llm.Response
@@ -28,54 +30,131 @@ func (f *fakeModel) Name() string { return "fake" }
 func (f *fakeModel) Generate(_ context.Context, r llm.Request) (llm.Response, error) {
 	f.mu.Lock()
 	f.requests = append(f.requests, r)
+	gen := f.generate
 	f.mu.Unlock()
-	return f.generate(r), nil
+	resp := gen(r)
+	if r.Stream != nil && resp.Content != "" {
+		for _, w := range strings.SplitAfter(resp.Content, " ") {
+			r.Stream(w)
+		}
+	}
+	return resp, nil
 }
+
+func (f *fakeModel) calls() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.requests)
+}
+
+// The kinds of request the agent makes.
+func isClassifier(r llm.Request) bool  { return hasFunction(r, fnNeedTool) }
+func isSynthesizer(r llm.Request) bool { return strings.HasPrefix(r.Messages[0].Content, synthMarker) }
+
+func hasFunction(r llm.Request, name string) bool {
+	for _, f := range r.Functions {
+		if f.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+var usage = llm.Usage{PromptTokens: 10, CompletionTokens: 2}
 
 func call(name, args string) llm.Response {
-	return llm.Response{Calls: []llm.FunctionCall{{Name: name, Arguments: json.RawMessage(args)}}, Usage: llm.Usage{PromptTokens: 10, CompletionTokens: 2}}
+	return calls(llm.FunctionCall{Name: name, Arguments: json.RawMessage(args)})
 }
 
-// fakeTools is a registry of n synthetic tools plus any given ones.
-type fakeTools struct{ tools map[string]registry.Tool }
+func calls(cs ...llm.FunctionCall) llm.Response { return llm.Response{Calls: cs, Usage: usage} }
+
+func say(text string) llm.Response { return llm.Response{Content: text, Usage: usage} }
+
+// fakeTool is a tool whose Call validates like every tool and then runs fn.
+type fakeTool struct {
+	spec toolbox.Spec
+	fn   func(args json.RawMessage) (string, error)
+}
+
+func (t *fakeTool) Spec() toolbox.Spec { return t.spec }
+
+func (t *fakeTool) Call(_ context.Context, args json.RawMessage) (string, error) {
+	if err := contract.Validate(t.spec.Parameters, args); err != nil {
+		return "", &toolbox.ArgsError{Tool: t.spec.Name, Reason: err.Error(), Schema: t.spec.Parameters}
+	}
+	if t.fn == nil {
+		return "ok", nil
+	}
+	return t.fn(args)
+}
+
+// fakeTools is a toolbox of the given tools.
+type fakeTools struct{ tools map[string]toolbox.Tool }
 
 var _ Tools = (*fakeTools)(nil)
 
-func (f *fakeTools) Serving() []registry.Tool {
-	var out []registry.Tool
+func (f *fakeTools) Serving() []toolbox.Tool {
+	var out []toolbox.Tool
 	for _, t := range f.tools {
 		out = append(out, t)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	sort.Slice(out, func(i, j int) bool { return out[i].Spec().Name < out[j].Spec().Name })
 	return out
 }
 
 func (f *fakeTools) Len() int { return len(f.tools) }
 
-func (f *fakeTools) Tool(name string) (registry.Tool, bool) {
+func (f *fakeTools) Tool(name string) (toolbox.Tool, bool) {
 	t, ok := f.tools[name]
 	return t, ok
 }
 
-func newTools(ts ...registry.Tool) *fakeTools {
-	f := &fakeTools{tools: map[string]registry.Tool{}}
+func newTools(ts ...*fakeTool) *fakeTools {
+	f := &fakeTools{tools: map[string]toolbox.Tool{}}
 	for _, t := range ts {
-		f.tools[t.Name] = t
+		f.tools[t.spec.Name] = t
 	}
 	return f
 }
 
-func tool(name, category, desc string) registry.Tool {
-	return registry.Tool{Entry: registry.Entry{Name: name, Category: category, Description: desc,
-		Parameters: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}},"required":["q"],"additionalProperties":false}`)},
-		Code: []byte("package " + name)}
+const qSchema = `{"type":"object","properties":{"q":{"type":"string"}},"required":["q"],"additionalProperties":false}`
+
+func tool(name, domain, desc string) *fakeTool {
+	return &fakeTool{spec: toolbox.Spec{Name: name, Domain: domain, Description: desc, Origin: toolbox.Builtin, Parameters: json.RawMessage(qSchema)}}
 }
 
 // filler returns n tools that no test query matches.
-func filler(n int) []registry.Tool {
-	out := make([]registry.Tool, n)
+func filler(n int) []*fakeTool {
+	out := make([]*fakeTool, n)
 	for i := range out {
 		out[i] = tool(fmt.Sprintf("tool_%02d", i), "misc", fmt.Sprintf("does job %d", i))
+	}
+	return out
+}
+
+func names(ts []toolbox.Tool) []string {
+	var out []string
+	for _, t := range ts {
+		out = append(out, t.Spec().Name)
+	}
+	return out
+}
+
+// fakeFinder finds tools whose description contains a word of the query.
+type fakeFinder struct{ tools *fakeTools }
+
+func (f fakeFinder) Find(_ context.Context, query string, k int) []string {
+	var out []string
+	for _, t := range f.tools.Serving() {
+		for _, w := range strings.Fields(strings.ToLower(query)) {
+			if strings.Contains(strings.ToLower(t.Spec().Description), w) {
+				out = append(out, t.Spec().Name)
+				break
+			}
+		}
+	}
+	if len(out) > k {
+		out = out[:k]
 	}
 	return out
 }
@@ -93,7 +172,7 @@ func TestShortlist(t *testing.T) {
 		t.Errorf("small catalog, unmatched request: %d tools, whole %v; want all 6, whole", len(list), whole)
 	}
 	list, _ = a.shortlist(context.Background(), "forecast please")
-	if len(list) != 6 || list[0].Name != "weather_forecast" {
+	if len(list) != 6 || list[0].Spec().Name != "weather_forecast" {
 		t.Errorf("small catalog: router's pick not first: %v", names(list))
 	}
 
@@ -102,88 +181,43 @@ func TestShortlist(t *testing.T) {
 	if list, whole := a.shortlist(context.Background(), "how warm is it outside"); len(list) != 0 || whole {
 		t.Errorf("large catalog, unmatched request: %v, whole %v; want none, not whole", names(list), whole)
 	}
-	if list, whole := a.shortlist(context.Background(), "forecast please"); len(list) != 1 || list[0].Name != "weather_forecast" || whole {
+	if list, whole := a.shortlist(context.Background(), "forecast please"); len(list) != 1 || list[0].Spec().Name != "weather_forecast" || whole {
 		t.Errorf("large catalog: %v, whole %v; want the router's pick alone", names(list), whole)
 	}
-}
-
-func names(ts []registry.Tool) []string {
-	var out []string
-	for _, t := range ts {
-		out = append(out, t.Name)
-	}
-	return out
-}
-
-// fakeFinder finds tools whose description contains a word of the query.
-type fakeFinder struct{ tools *fakeTools }
-
-func (f fakeFinder) Find(_ context.Context, query string, k int) []string {
-	var out []string
-	for _, t := range f.tools.Serving() {
-		for _, w := range strings.Fields(strings.ToLower(query)) {
-			if strings.Contains(strings.ToLower(t.Description), w) {
-				out = append(out, t.Name)
-				break
-			}
-		}
-	}
-	if len(out) > k {
-		out = out[:k]
-	}
-	return out
-}
-
-// fakeRunner returns what its test scripts.
-type fakeRunner struct {
-	run func(c sandbox.Call) (sandbox.Result, error)
-}
-
-var _ Runner = (*fakeRunner)(nil)
-
-func (f *fakeRunner) Run(_ context.Context, c sandbox.Call) (sandbox.Result, error) {
-	return f.run(c)
 }
 
 func TestDiscoveryAddsToolsAndIsBounded(t *testing.T) {
 	// Three tools are more than twice the shortlist of one, so the
 	// classifier starts from the router's pick rather than all of them.
-	tools := newTools(tool("greeter", "text", "says hello"), tool("fx_rates", "finance", "converts currency amounts"),
-		tool("notes", "text", "keeps notes"))
+	fx := tool("fx_rates", "finance", "converts currency amounts")
+	fx.fn = func(json.RawMessage) (string, error) { return "9.2 EUR", nil }
+	tools := newTools(tool("greeter", "text", "says hello"), fx, tool("notes", "text", "keeps notes"))
 	var rounds int
 	model := &fakeModel{generate: func(r llm.Request) llm.Response {
-		switch r.Force {
-		case "set_intent":
-			return call(r.Force, `{"intent":"CHAT"}`)
-		case "route":
+		switch {
+		case isClassifier(r):
 			rounds++
-			sys := r.Messages[0].Content
 			switch {
 			case rounds == 1:
-				if strings.Contains(sys, "fx_rates") {
+				if hasFunction(r, "fx_rates") {
 					t.Errorf("fx_rates was in the first shortlist")
 				}
-				return call("route", `{"decision":"request_tools","tool_request":{"domain":"astronomy","operation":"moon phase"}}`)
+				return call(fnRequestTools, `{"domain":"astronomy","operation":"moon phase"}`)
 			case rounds == 2:
 				if last := r.Messages[len(r.Messages)-1].Content; !strings.Contains(last, "No more tools found") {
 					t.Errorf("empty discovery reply = %q", last)
 				}
-				return call("route", `{"decision":"request_tools","tool_request":{"domain":"finance","operation":"currency"}}`)
+				return call(fnRequestTools, `{"domain":"finance","operation":"currency"}`)
 			default:
-				if !strings.Contains(sys, "fx_rates") {
-					t.Errorf("fx_rates not offered after discovery:\n%s", sys)
+				if !hasFunction(r, "fx_rates") {
+					t.Errorf("fx_rates not offered after discovery: %v", r.Functions)
 				}
-				return call("route", `{"decision":"fx_rates"}`)
+				return call("fx_rates", `{"q":"10 USD in EUR"}`)
 			}
-		case "fx_rates":
-			return call("fx_rates", `{"q":"10 USD in EUR"}`)
 		}
-		return llm.Response{Content: "10 USD is 9.2 EUR."}
+		return say("10 USD is 9.2 EUR.")
 	}}
-	runner := &fakeRunner{run: func(c sandbox.Call) (sandbox.Result, error) {
-		return sandbox.Result{Output: "9.2 EUR"}, nil
-	}}
-	a, err := New(Deps{Model: model, Tools: tools, Finder: fakeFinder{tools}, Runner: runner}, Config{Shortlist: 1})
+	a, err := New(Deps{Model: model, Tools: tools, Finder: fakeFinder{tools}}, Config{Shortlist: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,27 +228,25 @@ func TestDiscoveryAddsToolsAndIsBounded(t *testing.T) {
 	if res.Path != "fx_rates" || len(res.Discovery) != 2 || len(res.Discovery[0].Found) != 0 || res.Discovery[1].Found[0] != "fx_rates" {
 		t.Errorf("result = %+v", res)
 	}
-	if res.LLMCalls != 6 || res.Usage.PromptTokens != 50 {
+	// Two discovery requests, the classifier's decision and the answer.
+	if res.LLMCalls != 4 || res.Usage.PromptTokens != 40 {
 		t.Errorf("calls, usage = %d, %+v", res.LLMCalls, res.Usage)
 	}
 
 	// A model that keeps asking is cut off after MaxDiscovery requests.
 	rounds = 0
 	model.generate = func(r llm.Request) llm.Response {
-		switch r.Force {
-		case "set_intent":
-			return call(r.Force, `{"intent":"CHAT"}`)
-		case "route":
+		if isClassifier(r) {
 			rounds++
-			if strings.Contains(r.Messages[0].Content, "request_tools") {
-				return call("route", `{"decision":"request_tools","tool_request":{"domain":"x","operation":"y"}}`)
+			if hasFunction(r, fnRequestTools) {
+				return call(fnRequestTools, `{"domain":"x","operation":"y"}`)
 			}
-			return call("route", `{"decision":"need_tool"}`)
+			return call(fnNeedTool, `{}`)
 		}
 		return llm.Response{}
 	}
 	tools = newTools(filler(11)...) // more than twice the default shortlist of 5
-	a, _ = New(Deps{Model: model, Tools: tools, Finder: fakeFinder{tools}, Runner: runner}, Config{MaxDiscovery: 2})
+	a, _ = New(Deps{Model: model, Tools: tools, Finder: fakeFinder{tools}}, Config{MaxDiscovery: 2})
 	res, err = a.Chat(context.Background(), Request{Message: "something"})
 	if err != nil {
 		t.Fatal(err)
@@ -225,84 +257,325 @@ func TestDiscoveryAddsToolsAndIsBounded(t *testing.T) {
 }
 
 func TestClassifierDecisions(t *testing.T) {
-	tools := newTools(tool("calculator", "math", "evaluates arithmetic"))
 	tests := []struct {
-		decision, wantPath string
+		reply              llm.Response
+		wantPath           string
 		wantNeedTool       bool
+		wantIntent         string
+		wantCalls, wantRan int
 	}{
-		{"general", PathGeneral, false},
-		{"need_tool", PathNeedTool, true},
-		{"calculator", "calculator", false},
-		{"made_up_tool", PathNeedTool, true}, // a tool that does not exist is no tool
+		{say("Hi there."), PathGeneral, false, IntentChat, 1, 0},
+		{call(fnNeedTool, `{"capability":"klingon"}`), PathNeedTool, true, IntentChat, 1, 0},
+		{call("calculator", `{"q":"1+1"}`), "calculator", false, IntentChat, 2, 1},
+		{call("made_up_tool", `{}`), PathNeedTool, true, IntentChat, 1, 0}, // a tool that does not exist is no tool
+		{call(fnBuild, `{"action":"create","tool":"coin","summary":"flips coins"}`), "", false, IntentBuild, 1, 0},
 	}
 	for _, tt := range tests {
+		calc := tool("calculator", "math", "evaluates arithmetic")
+		ran := 0
+		calc.fn = func(json.RawMessage) (string, error) { ran++; return "2", nil }
+		tools := newTools(calc)
 		model := &fakeModel{generate: func(r llm.Request) llm.Response {
-			switch r.Force {
-			case "set_intent":
-				return call(r.Force, `{"intent":"CHAT"}`)
-			case "route":
-				return call("route", fmt.Sprintf(`{"decision":%q}`, tt.decision))
-			case "calculator":
-				return call("calculator", `{"q":"1+1"}`)
+			if isClassifier(r) {
+				return tt.reply
 			}
-			return llm.Response{Content: "ok"}
+			return say("ok")
 		}}
-		runner := &fakeRunner{run: func(sandbox.Call) (sandbox.Result, error) { return sandbox.Result{Output: "2"}, nil }}
-		a, _ := New(Deps{Model: model, Tools: tools, Finder: fakeFinder{tools}, Runner: runner}, Config{})
-		res, err := a.Chat(context.Background(), Request{Message: "1+1"})
+		a, _ := New(Deps{Model: model, Tools: tools, Finder: fakeFinder{tools}}, Config{})
+		res, err := a.Chat(AllowChanges(context.Background(), true), Request{Message: "1+1"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Path != tt.wantPath || res.NeedTool != tt.wantNeedTool {
-			t.Errorf("decision %q: path %q need_tool %v", tt.decision, res.Path, res.NeedTool)
+		if res.Path != tt.wantPath || res.NeedTool != tt.wantNeedTool || res.Intent != tt.wantIntent || res.LLMCalls != tt.wantCalls || ran != tt.wantRan {
+			t.Errorf("reply %+v: path %q need_tool %v intent %s calls %d ran %d", tt.reply, res.Path, res.NeedTool, res.Intent, res.LLMCalls, ran)
 		}
 	}
 }
 
-// calculatorModel is a model that sends every chat message to the calculator
-// with args, and answers anything else with other.
-func calculatorModel(args string, other func() llm.Response) *fakeModel {
-	return &fakeModel{generate: func(r llm.Request) llm.Response {
-		switch r.Force {
-		case "set_intent":
-			return call(r.Force, `{"intent":"CHAT"}`)
-		case "route":
-			return call("route", `{"decision":"calculator"}`)
-		case "calculator":
-			return call("calculator", args)
+// TestRoundTrips checks the model calls each kind of message costs.
+func TestRoundTrips(t *testing.T) {
+	convert := &fakeTool{spec: toolbox.Spec{Name: "unit_converter", Description: "converts units",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"value":{"type":"number"},"from":{"type":"string"},"to":{"type":"string"}},"required":["value","from","to"]}`)},
+		fn: func(json.RawMessage) (string, error) { return "8.04672", nil }}
+	calc := &fakeTool{spec: toolbox.Spec{Name: "calculator", Description: "evaluates arithmetic",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"expression":{"type":"string"}},"required":["expression"]}`)},
+		fn: func(json.RawMessage) (string, error) { return "24.14016", nil }}
+	tools := newTools(convert, calc)
+	model := &fakeModel{generate: func(r llm.Request) llm.Response {
+		msg := r.Messages[len(r.Messages)-1].Content
+		if isSynthesizer(r) {
+			msg = r.Messages[len(r.Messages)-2].Content
 		}
-		return other()
+		switch {
+		case strings.HasPrefix(msg, "convert 5 miles"):
+			switch {
+			case isClassifier(r):
+				return call("unit_converter", `{"value":5,"from":"miles","to":"km"}`)
+			case !strings.Contains(r.Messages[len(r.Messages)-1].Content, "Tool: calculator"):
+				return call("calculator", `{"expression":"8.04672*3"}`)
+			}
+			return say("5 miles is 8.05 km; times 3 is 24.14.")
+		case strings.HasPrefix(msg, "how many km"):
+			if isClassifier(r) {
+				return call("unit_converter", `{"value":5,"from":"miles","to":"km"}`)
+			}
+			return say("5 miles is 8.05 km.")
+		case strings.HasPrefix(msg, "translate"):
+			return call(fnNeedTool, `{}`)
+		}
+		return say("Hello.")
 	}}
-}
+	var builder *fakeBuilder
+	builder = &fakeBuilder{build: func(req BuildRequest) *BuildResult {
+		builder.callsBefore = model.calls()
+		return &BuildResult{Action: req.Action, Tool: req.Tool, OK: true, Summary: "Created " + req.Tool}
+	}}
+	a, _ := New(Deps{Model: model, Tools: tools, Finder: fakeFinder{tools}, Builder: builder}, Config{})
+	tests := []struct {
+		message   string
+		wantCalls int
+		wantTools string
+		want      string
+	}{
+		{"hello", 1, "", "Hello."},
+		{"how many km is 5 miles", 2, "unit_converter", "8.05 km"},
+		{"translate this into Klingon", 1, "", "don't have a tool"},
+		{"convert 5 miles to km, then multiply by 3", 3, "unit_converter,calculator", "24.14"},
+	}
+	for _, tt := range tests {
+		res, err := a.Chat(context.Background(), Request{Message: tt.message})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.LLMCalls != tt.wantCalls || strings.Join(res.Tools, ",") != tt.wantTools || !strings.Contains(res.Response, tt.want) {
+			t.Errorf("%q: %d calls, tools %v, response %q; want %d, %s, %q", tt.message, res.LLMCalls, res.Tools, res.Response, tt.wantCalls, tt.wantTools, tt.want)
+		}
+	}
 
-func TestToolErrorIsReportedNotDressedUp(t *testing.T) {
-	tools := newTools(tool("calculator", "math", "evaluates arithmetic"))
-	model := calculatorModel(`{"q":"1/0"}`, func() llm.Response {
-		t.Error("the synthesizer asked the model to phrase a failure")
-		return llm.Response{Content: "All good!"}
-	})
-	runner := &fakeRunner{run: func(sandbox.Call) (sandbox.Result, error) {
-		return sandbox.Result{}, &sandbox.Error{Tool: "calculator", Kind: sandbox.KindTool, Msg: "division by zero"}
-	}}
-	a, _ := New(Deps{Model: model, Tools: tools, Runner: runner}, Config{})
-	res, err := a.Chat(context.Background(), Request{Message: "1/0"})
+	// Passive mode offers every tool and costs the same round trips.
+	passive, _ := New(Deps{Model: model, Tools: tools, Finder: fakeFinder{tools}}, Config{Passive: true})
+	if res, err := passive.Chat(context.Background(), Request{Message: "how many km is 5 miles"}); err != nil || res.LLMCalls != 2 || len(res.ToolsLoaded) != 2 {
+		t.Errorf("passive: %v, %+v", err, res)
+	}
+
+	before := model.calls()
+	model.generate = func(r llm.Request) llm.Response {
+		return call(fnBuild, `{"action":"CREATE","tool":"roman_numerals","summary":"converts numbers to Roman numerals"}`)
+	}
+	res, err := a.Chat(AllowChanges(context.Background(), true), Request{Message: "make a tool that writes Roman numerals"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if *res.Extraction != true || *res.Execution != false || !strings.Contains(res.Response, "division by zero") {
-		t.Errorf("result = %+v", res)
+	got := builder.got
+	if res.Intent != IntentBuild || builder.callsBefore-before != 1 || got.Action != "create" || got.Tool != "roman_numerals" || got.Summary == "" || got.Text != "make a tool that writes Roman numerals" {
+		t.Errorf("build: intent %s, %d model calls before the build, request %+v", res.Intent, builder.callsBefore-before, got)
 	}
 }
 
-func TestBuildIntentWithoutBuilder(t *testing.T) {
-	model := &fakeModel{generate: func(r llm.Request) llm.Response { return call("set_intent", `{"intent":"BUILD"}`) }}
+// fakeBuilder records the build it is asked for.
+type fakeBuilder struct {
+	build       func(BuildRequest) *BuildResult
+	got         BuildRequest
+	callsBefore int
+	ran         bool
+}
+
+func (f *fakeBuilder) Build(_ context.Context, req BuildRequest, progress func(BuildStep)) (*BuildResult, error) {
+	f.got, f.ran = req, true
+	if progress != nil {
+		progress(BuildStep{Stage: "write", Message: "writing the code"})
+	}
+	return f.build(req), nil
+}
+
+func TestBuildNeedsPermission(t *testing.T) {
+	model := &fakeModel{generate: func(r llm.Request) llm.Response {
+		return call(fnBuild, `{"action":"delete","tool":"calculator","summary":"delete it"}`)
+	}}
+	builder := &fakeBuilder{build: func(req BuildRequest) *BuildResult { return &BuildResult{OK: true} }}
+	a, _ := New(Deps{Model: model, Tools: newTools(), Builder: builder}, Config{})
+	res, err := a.Chat(context.Background(), Request{Message: "delete the calculator"})
+	if !errors.Is(err, ErrForbidden) || builder.ran || res == nil || !strings.Contains(res.Response, "admin token") || res.Intent != IntentBuild {
+		t.Errorf("err %v, built %v, result %+v", err, builder.ran, res)
+	}
+
+	var steps []string
+	res, err = a.Chat(AllowChanges(context.Background(), true), Request{Message: "delete the calculator",
+		Progress: func(st BuildStep) { steps = append(steps, st.Stage) }})
+	if err != nil || !builder.ran || len(steps) != 1 || res.ToolBuild == nil || !res.ToolBuild.OK {
+		t.Errorf("allowed: err %v, built %v, progress %v, result %+v", err, builder.ran, steps, res)
+	}
+}
+
+func TestBuildWithoutBuilder(t *testing.T) {
+	model := &fakeModel{generate: func(r llm.Request) llm.Response {
+		return call(fnBuild, `{"action":"create","tool":"coin","summary":"flips coins"}`)
+	}}
 	a, _ := New(Deps{Model: model, Tools: newTools()}, Config{})
-	res, err := a.Chat(context.Background(), Request{Message: "make a tool that flips coins"})
+	res, err := a.Chat(AllowChanges(context.Background(), true), Request{Message: "make a tool that flips coins"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Intent != IntentBuild || !strings.Contains(res.Response, "not available") {
 		t.Errorf("result = %+v", res)
+	}
+}
+
+func TestToolErrorIsReportedNotDressedUp(t *testing.T) {
+	calc := tool("calculator", "math", "evaluates arithmetic")
+	calc.fn = func(json.RawMessage) (string, error) { return "", errors.New("calculator: division by zero") }
+	model := &fakeModel{generate: func(r llm.Request) llm.Response {
+		if isClassifier(r) {
+			return call("calculator", `{"q":"1/0"}`)
+		}
+		t.Error("the synthesizer asked the model to phrase a failure")
+		return say("All good!")
+	}}
+	a, _ := New(Deps{Model: model, Tools: newTools(calc)}, Config{})
+	res, err := a.Chat(context.Background(), Request{Message: "1/0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *res.Extraction != true || *res.Execution != false || !strings.Contains(res.Response, "division by zero") || res.LLMCalls != 1 {
+		t.Errorf("result = %+v", res)
+	}
+}
+
+// TestInvalidArgumentsAskOnce checks that arguments that break the schema go
+// back to the model once with the error, and that a second failure is
+// reported without running the tool.
+func TestInvalidArgumentsAskOnce(t *testing.T) {
+	for _, tt := range []struct {
+		retry                   string
+		wantCalls               int
+		wantExtraction, wantRan bool
+	}{
+		{`{"q":"1+1"}`, 3, true, true},
+		{`{"x":1}`, 2, false, false},
+		{"prose", 2, false, false}, // no call at all: as good as invalid
+	} {
+		calc := tool("calculator", "math", "evaluates arithmetic")
+		ran := false
+		calc.fn = func(json.RawMessage) (string, error) { ran = true; return "2", nil }
+		var retried string
+		model := &fakeModel{generate: func(r llm.Request) llm.Response {
+			switch {
+			case isClassifier(r):
+				return call("calculator", `{"q":`) // not even JSON
+			case r.Force == "calculator":
+				retried = r.Messages[len(r.Messages)-1].Content
+				if tt.retry == "prose" {
+					return say("I would rather not.")
+				}
+				return call("calculator", tt.retry)
+			}
+			return say("1+1 is 2.")
+		}}
+		a, _ := New(Deps{Model: model, Tools: newTools(calc)}, Config{})
+		res, err := a.Chat(context.Background(), Request{Message: "1+1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(retried, "Those arguments are invalid") {
+			t.Errorf("retry prompt = %q", retried)
+		}
+		if res.LLMCalls != tt.wantCalls || *res.Extraction != tt.wantExtraction || ran != tt.wantRan {
+			t.Errorf("retry %s: calls %d, extraction %v, ran %v", tt.retry, res.LLMCalls, *res.Extraction, ran)
+		}
+		if !tt.wantRan && (res.Execution != nil || !strings.Contains(res.Response, "did not work") || !strings.Contains(res.Error, "valid arguments")) {
+			t.Errorf("second failure: %+v", res)
+		}
+		if tt.wantRan && res.Trace[1].LLMCalls != 1 {
+			t.Errorf("the retry is not in the execute step: %+v", res.Trace)
+		}
+	}
+}
+
+// TestParallelCallsRunTogether checks that two calls in one reply run at the
+// same time: each tool waits for the other to start.
+func TestParallelCallsRunTogether(t *testing.T) {
+	var started sync.WaitGroup
+	started.Add(2)
+	both := make(chan struct{})
+	go func() { started.Wait(); close(both) }()
+	wait := func(out string) func(json.RawMessage) (string, error) {
+		return func(json.RawMessage) (string, error) {
+			started.Done()
+			select {
+			case <-both:
+				return out, nil
+			case <-time.After(10 * time.Second):
+				return "", errors.New("the other call never started")
+			}
+		}
+	}
+	paris, tokyo := tool("paris_time", "time", "time in Paris"), tool("tokyo_time", "time", "time in Tokyo")
+	paris.fn, tokyo.fn = wait("10:00"), wait("18:00")
+	model := &fakeModel{generate: func(r llm.Request) llm.Response {
+		if isClassifier(r) {
+			return calls(llm.FunctionCall{Name: "paris_time", Arguments: json.RawMessage(`{"q":"now"}`)},
+				llm.FunctionCall{Name: "tokyo_time", Arguments: json.RawMessage(`{"q":"now"}`)})
+		}
+		return say("Paris 10:00, Tokyo 18:00.")
+	}}
+	a, _ := New(Deps{Model: model, Tools: newTools(paris, tokyo)}, Config{})
+	res, err := a.Chat(context.Background(), Request{Message: "time in Paris and Tokyo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *res.Execution != true || strings.Join(res.Tools, ",") != "paris_time,tokyo_time" || res.LLMCalls != 2 {
+		t.Errorf("result = %+v", res)
+	}
+	var nodes []string
+	for _, st := range res.Trace {
+		nodes = append(nodes, st.Node+":"+st.Tool+":"+st.Output)
+	}
+	if got := strings.Join(nodes, ","); got != "classifier::,execute:paris_time:10:00,execute:tokyo_time:18:00,synthesizer::" {
+		t.Errorf("trace = %s", got)
+	}
+}
+
+// TestMaxSteps checks that a model that keeps calling tools is stopped:
+// after MaxSteps rounds the synthesizer is offered no tools.
+func TestMaxSteps(t *testing.T) {
+	calc := tool("calculator", "math", "evaluates arithmetic")
+	model := &fakeModel{generate: func(r llm.Request) llm.Response {
+		if len(r.Functions) == 0 {
+			return say("done")
+		}
+		return call("calculator", `{"q":"1"}`)
+	}}
+	a, _ := New(Deps{Model: model, Tools: newTools(calc)}, Config{MaxSteps: 3})
+	res, err := a.Chat(context.Background(), Request{Message: "loop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Tools) != 3 || res.Response != "done" || res.LLMCalls != 4 {
+		t.Errorf("tools %v, response %q, calls %d", res.Tools, res.Response, res.LLMCalls)
+	}
+}
+
+func TestAnswersStream(t *testing.T) {
+	calc := tool("calculator", "math", "evaluates arithmetic")
+	model := &fakeModel{generate: func(r llm.Request) llm.Response {
+		if strings.Contains(r.Messages[len(r.Messages)-1].Content, "hello") {
+			return say("Hello to you.")
+		}
+		if isClassifier(r) {
+			return call("calculator", `{"q":"1+1"}`)
+		}
+		return say("It is 2.")
+	}}
+	a, _ := New(Deps{Model: model, Tools: newTools(calc)}, Config{})
+	for msg, want := range map[string]string{"hello": "Hello to you.", "1+1": "It is 2."} {
+		var pieces []string
+		res, err := a.Chat(context.Background(), Request{Message: msg, Stream: func(s string) { pieces = append(pieces, s) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(pieces) < 2 || strings.Join(pieces, "") != want || res.Response != want {
+			t.Errorf("%s: pieces %q, response %q", msg, pieces, res.Response)
+		}
 	}
 }
 
@@ -313,47 +586,27 @@ func TestNoModel(t *testing.T) {
 	}
 }
 
-// fakeRemote records the external calls the agent makes.
-type fakeRemote struct{ name, args string }
-
-var _ Remote = (*fakeRemote)(nil)
-
-func (f *fakeRemote) CallTool(_ context.Context, name string, args json.RawMessage) (string, error) {
-	f.name, f.args = name, string(args)
-	return "sunny, 21°C", nil
-}
-
-func TestExternalToolsGoThroughRemote(t *testing.T) {
+func TestExternalToolsAreOfferedUnderAnEncodedName(t *testing.T) {
 	ext := tool("weather/get_forecast", "weather", "gets the forecast")
-	ext.Code = nil // an MCP server's tool: no source here
-	tools := newTools(ext)
-	var extractedAs string
+	ext.spec.Origin = toolbox.Remote
+	var got string
+	ext.fn = func(args json.RawMessage) (string, error) { got = string(args); return "sunny, 21°C", nil }
 	model := &fakeModel{generate: func(r llm.Request) llm.Response {
-		switch r.Force {
-		case "set_intent":
-			return call(r.Force, `{"intent":"CHAT"}`)
-		case "route":
-			return call("route", `{"decision":"weather/get_forecast"}`)
-		case "":
-			return llm.Response{Content: "It is sunny."}
+		if isClassifier(r) {
+			if !hasFunction(r, "weather__get_forecast") {
+				t.Errorf("functions = %v", r.Functions)
+			}
+			return call("weather__get_forecast", `{"q":"Paris"}`)
 		}
-		extractedAs = r.Force
-		return call(r.Force, `{"q":"Paris"}`)
+		return say("It is sunny.")
 	}}
-	remote := &fakeRemote{}
-	a, _ := New(Deps{Model: model, Tools: tools, Runner: &fakeRunner{run: func(sandbox.Call) (sandbox.Result, error) {
-		t.Error("an external tool ran in the sandbox")
-		return sandbox.Result{}, nil
-	}}, Remote: remote}, Config{})
+	a, _ := New(Deps{Model: model, Tools: newTools(ext)}, Config{})
 	res, err := a.Chat(context.Background(), Request{Message: "weather in Paris"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if extractedAs != "weather__get_forecast" || remote.name != "weather/get_forecast" || remote.args != `{"q":"Paris"}` {
-		t.Errorf("extracted as %q, called %q with %s", extractedAs, remote.name, remote.args)
-	}
-	if res.Path != "weather/get_forecast" || *res.Execution != true || res.Response != "It is sunny." {
-		t.Errorf("result = %+v", res)
+	if got != `{"q":"Paris"}` || res.Path != "weather/get_forecast" || *res.Execution != true || res.Response != "It is sunny." {
+		t.Errorf("called with %s, result = %+v", got, res)
 	}
 }
 
@@ -370,17 +623,23 @@ func (f *learningFinder) Learn(tool, request string) {
 // TestAgentTeachesTheFinder checks that the finder learns a request only
 // when its tool ran without error.
 func TestAgentTeachesTheFinder(t *testing.T) {
-	tools := newTools(tool("calculator", "math", "evaluates arithmetic"))
-	model := calculatorModel(`{"q":"x"}`, func() llm.Response { return llm.Response{Content: "done"} })
+	calc := tool("calculator", "math", "evaluates arithmetic")
 	fail := false
-	runner := &fakeRunner{run: func(sandbox.Call) (sandbox.Result, error) {
+	calc.fn = func(json.RawMessage) (string, error) {
 		if fail {
-			return sandbox.Result{}, &sandbox.Error{Tool: "calculator", Kind: sandbox.KindTool, Msg: "division by zero"}
+			return "", errors.New("division by zero")
 		}
-		return sandbox.Result{Output: "2"}, nil
+		return "2", nil
+	}
+	tools := newTools(calc)
+	model := &fakeModel{generate: func(r llm.Request) llm.Response {
+		if isClassifier(r) {
+			return call("calculator", `{"q":"x"}`)
+		}
+		return say("done")
 	}}
 	finder := &learningFinder{fakeFinder: fakeFinder{tools}}
-	a, _ := New(Deps{Model: model, Tools: tools, Finder: finder, Runner: runner}, Config{})
+	a, _ := New(Deps{Model: model, Tools: tools, Finder: finder}, Config{})
 	for _, msg := range []string{"one plus one", "one over zero"} {
 		fail = msg == "one over zero"
 		if _, err := a.Chat(context.Background(), Request{Message: msg}); err != nil {
@@ -390,4 +649,52 @@ func TestAgentTeachesTheFinder(t *testing.T) {
 	if len(finder.learned) != 1 || finder.learned[0] != "calculator: one plus one" {
 		t.Errorf("learned %q, want only the request that ran", finder.learned)
 	}
+}
+
+// TestTraceRecordsEveryStep checks the trace of a two-step message: each
+// tool with its arguments and output, and the model calls of each node.
+func TestTraceRecordsEveryStep(t *testing.T) {
+	calc := tool("calculator", "math", "evaluates arithmetic")
+	calc.fn = func(args json.RawMessage) (string, error) { return strings.Repeat("9", 5000), nil }
+	n := 0
+	model := &fakeModel{generate: func(r llm.Request) llm.Response {
+		n++
+		if n <= 2 {
+			return call("calculator", fmt.Sprintf(`{"q":"step %d"}`, n))
+		}
+		return say("done")
+	}}
+	a, _ := New(Deps{Model: model, Tools: newTools(calc)}, Config{})
+	res, err := a.Chat(context.Background(), Request{Message: "two steps"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(res)
+	var out struct {
+		Trace []map[string]any `json:"trace"`
+		Total float64          `json:"total_ms"`
+		Tools []string         `json:"tools"`
+	}
+	json.Unmarshal(b, &out)
+	var nodes []string
+	for _, st := range out.Trace {
+		nodes = append(nodes, st["node"].(string))
+	}
+	if got := strings.Join(nodes, ","); got != "classifier,execute,synthesizer,execute,synthesizer" {
+		t.Fatalf("trace = %s", got)
+	}
+	if out.Trace[0]["llm_calls"] != 1.0 || out.Trace[0]["prompt_tokens"] != 10.0 || out.Trace[2]["llm_calls"] != 1.0 {
+		t.Errorf("model calls not in the trace: %v", out.Trace)
+	}
+	if ex := out.Trace[3]; ex["tool"] != "calculator" || str(ex["arguments"]) != `{"q":"step 2"}` || len(ex["output"].(string)) > 2<<10+16 {
+		t.Errorf("execute step = %v", ex)
+	}
+	if len(out.Tools) != 2 || out.Total <= 0 {
+		t.Errorf("tools %v, total_ms %v", out.Tools, out.Total)
+	}
+}
+
+func str(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }

@@ -1,13 +1,19 @@
-// Package agent is AdaptBot's chat orchestrator. An intent step sorts each
-// message into CHAT or BUILD; a CHAT message runs through a graph compiled
-// once, in New:
+// Package agent is AdaptBot's chat orchestrator. Every message runs through
+// one graph compiled once, in New:
 //
-//	classifier ─┬─ general ───────────────────┐
-//	            ├─ execute ── synthesizer ────┼─ end
-//	            └─ need_tool ─────────────────┘
+//	classifier ─┬─ (text) ────────── general ─────────────── end
+//	            ├─ (tool calls) ──── execute ── synthesizer ─┬─ end
+//	            │                       ▲                    │ (more calls)
+//	            │                       └────────────────────┘
+//	            ├─ (build request) ─ build ───────────────── end
+//	            └─ (no tool fits) ── need_tool ───────────── end
 //
-// The classifier sees a shortlist of tools from a Finder, never the whole
-// registry, and may ask for more (active discovery). Tools are looked up live
-// at every step, so adding, editing or removing one changes nothing here.
-// The agent never runs tool code itself: execute hands it to the sandbox.
+// The classifier makes one model call: a shortlist of tools from a Finder
+// (never the whole catalog) is offered as functions with their schemas,
+// next to request_tools (show me more tools), build_tool and need_tool. A
+// text reply is the direct answer, streamed; tool calls carry their
+// arguments. Tools are looked up live at every step, so adding, editing or
+// removing one changes nothing here. The agent never runs tool code itself:
+// it calls toolbox.Tool, which validates and runs it in the sandbox or on
+// its MCP server.
 package agent

@@ -3,46 +3,68 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
-	"adaptbot/contract"
 	"adaptbot/llm"
-	"adaptbot/registry"
-	"adaptbot/sandbox"
+	"adaptbot/reqid"
+	"adaptbot/toolbox"
 )
 
-// intent sorts a message into CHAT or BUILD.
-func (a *Agent) intent(ctx context.Context, m llm.Model, req Request) (string, error) {
-	raw, err := llm.Structured(ctx, m, conversation(intentSystem, req), intentFunction)
-	if err != nil {
-		return "", err
-	}
-	var out struct {
-		Intent string `json:"intent"`
-	}
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return "", fmt.Errorf("intent reply %s: %w", raw, err)
-	}
-	if strings.EqualFold(out.Intent, IntentBuild) {
-		return IntentBuild, nil
-	}
-	return IntentChat, nil
+// state is one message's way through the graph; each Run gets a fresh one.
+type state struct {
+	req        Request
+	model      llm.Model
+	candidates []toolbox.Tool
+	functions  []llm.Function // the candidates offered as functions
+	discovery  []Discovery
+	decision   string // PathGeneral, PathNeedTool, PathBuild, or "" for tools
+	text       string // the classifier's text reply: the direct answer
+
+	pending []llm.FunctionCall // tool calls execute runs next
+	rounds  int                // rounds of tool calls so far
+	runs    []run              // every tool call, in order
+
+	build    BuildRequest
+	built    *BuildResult
+	buildErr string
+
+	response string
+	needTool bool
+	err      error // returned by Chat with the Result (ErrForbidden)
+
+	// detail, when a node sets it, replaces the node's one trace step
+	// (execute: a step per tool call); note is the step's detail text.
+	detail []Step
+	note   string
+}
+
+// run is one tool call.
+type run struct {
+	tool   string
+	args   json.RawMessage
+	output string
+	err    error
+	valid  bool // the arguments passed the schema (perhaps after a retry)
+	ran    bool // the tool was called with valid arguments
 }
 
 // shortlist returns the tools the classifier starts with, and whether they
 // are every serving tool (then there is nothing left to discover).
-func (a *Agent) shortlist(ctx context.Context, query string) ([]registry.Tool, bool) {
+func (a *Agent) shortlist(ctx context.Context, query string) ([]toolbox.Tool, bool) {
 	if a.cfg.Passive || a.finder == nil {
 		return a.tools.Serving(), true
 	}
 	// A small catalog is shown whole: a lexical router misses paraphrases
-	// ("how warm is it outside"), and a dozen one-line descriptions cost
-	// less than a discovery round trip. A large one is shown only what the
-	// router found; the model asks for more when that is not enough.
-	// Padding a large catalog's shortlist would add arbitrary tools and,
-	// per request, copy every one of them.
+	// ("how warm is it outside"), and a dozen functions cost less than a
+	// discovery round trip. A large one is shown only what the router
+	// found; the model asks for more when that is not enough. Padding a
+	// large catalog's shortlist would add arbitrary tools and, per
+	// request, copy every one of them.
 	if a.tools.Len() <= smallCatalog*a.cfg.Shortlist {
 		return a.routedFirst(ctx, query), true
 	}
@@ -54,10 +76,10 @@ func (a *Agent) shortlist(ctx context.Context, query string) ([]registry.Tool, b
 const smallCatalog = 2
 
 // routedFirst returns every serving tool, the router's picks first.
-func (a *Agent) routedFirst(ctx context.Context, query string) []registry.Tool {
+func (a *Agent) routedFirst(ctx context.Context, query string) []toolbox.Tool {
 	list := a.lookup(a.finder.Find(ctx, query, a.cfg.Shortlist), nil)
 	for _, t := range a.tools.Serving() {
-		if !slices.ContainsFunc(list, func(have registry.Tool) bool { return have.Name == t.Name }) {
+		if !slices.ContainsFunc(list, func(have toolbox.Tool) bool { return have.Spec().Name == t.Spec().Name }) {
 			list = append(list, t)
 		}
 	}
@@ -65,12 +87,12 @@ func (a *Agent) routedFirst(ctx context.Context, query string) []registry.Tool {
 }
 
 // lookup returns the serving tools among names, skipping those in have.
-func (a *Agent) lookup(names []string, have []registry.Tool) []registry.Tool {
+func (a *Agent) lookup(names []string, have []toolbox.Tool) []toolbox.Tool {
 	seen := map[string]bool{}
 	for _, t := range have {
-		seen[t.Name] = true
+		seen[t.Spec().Name] = true
 	}
-	var out []registry.Tool
+	var out []toolbox.Tool
 	for _, n := range names {
 		if seen[n] {
 			continue
@@ -83,6 +105,11 @@ func (a *Agent) lookup(names []string, have []registry.Tool) []registry.Tool {
 	return out
 }
 
+// classify makes the one model call that decides the message's way: a text
+// reply is the direct answer (streamed), calls of the offered tools go to
+// execute with their arguments, build_tool to build, need_tool to
+// need_tool. A request_tools call adds the tools the router finds and asks
+// again, at most MaxDiscovery times.
 func (a *Agent) classify(ctx context.Context, s *state) (*state, error) {
 	candidates, whole := a.shortlist(ctx, s.req.Message)
 	s.candidates = candidates
@@ -90,61 +117,83 @@ func (a *Agent) classify(ctx context.Context, s *state) (*state, error) {
 	if whole {
 		discoveryLeft = 0
 	}
+	s.functions = toolFunctions(candidates)
 	var extra []llm.Message
 	for {
-		msgs := conversation(classifierSystem(s.candidates, discoveryLeft), s.req)
-		msgs = append(msgs, extra...)
-		raw, err := llm.Structured(ctx, s.model, msgs, classifierFunction(s.candidates, discoveryLeft > 0))
+		msgs := append(conversation(classifierSystem(discoveryLeft), s.req), extra...)
+		resp, err := s.model.Generate(ctx, llm.Request{Messages: msgs, Functions: classifierFunctions(s.functions, discoveryLeft > 0), Stream: s.req.Stream})
 		if err != nil {
 			return s, err
 		}
-		var out struct {
-			Decision    string `json:"decision"`
-			ToolRequest *struct {
-				Domain    string `json:"domain"`
-				Operation string `json:"operation"`
-			} `json:"tool_request"`
+		if len(resp.Calls) == 0 {
+			s.decision, s.text = PathGeneral, strings.TrimSpace(resp.Content)
+			return s, nil
 		}
-		if err := json.Unmarshal(raw, &out); err != nil {
-			return s, fmt.Errorf("classifier reply %s: %w", raw, err)
+		var tools []llm.FunctionCall
+		var ask *Discovery
+		for _, c := range resp.Calls {
+			switch c.Name {
+			case fnBuild:
+				var b BuildRequest
+				if err := json.Unmarshal(args(c.Arguments), &b); err != nil {
+					return s, fmt.Errorf("%s reply %.200s: %w", fnBuild, c.Arguments, err)
+				}
+				b.Text, b.Action = s.req.Message, strings.ToLower(strings.TrimSpace(b.Action))
+				s.decision, s.build = PathBuild, b
+				s.note = fmt.Sprintf("%s %s", b.Action, b.Tool)
+				return s, nil
+			case fnRequestTools:
+				var d Discovery
+				if json.Unmarshal(args(c.Arguments), &d) == nil && ask == nil {
+					ask = &d
+				}
+			case fnNeedTool:
+			default:
+				// A tool: accept it if it serves, even if the model
+				// picked it from memory rather than from the list.
+				if _, ok := a.tools.Tool(toolbox.ToolName(c.Name)); ok {
+					tools = append(tools, c)
+				}
+			}
 		}
-		decision := strings.TrimSpace(out.Decision)
-		if decision == "request_tools" && discoveryLeft > 0 && out.ToolRequest != nil {
+		switch {
+		case len(tools) > 0:
+			s.pending = tools
+			return s, nil
+		case ask != nil && discoveryLeft > 0:
 			discoveryLeft--
-			d := Discovery{Domain: out.ToolRequest.Domain, Operation: out.ToolRequest.Operation, Found: []string{}}
+			d := Discovery{Domain: ask.Domain, Operation: ask.Operation, Found: []string{}}
 			added := a.lookup(a.finder.Find(ctx, d.Domain+" "+d.Operation, a.cfg.Shortlist), s.candidates)
 			for _, t := range added {
-				d.Found = append(d.Found, t.Name)
+				d.Found = append(d.Found, t.Spec().Name)
 			}
 			s.candidates = append(s.candidates, added...)
+			s.functions = append(s.functions, toolFunctions(added)...)
 			s.discovery = append(s.discovery, d)
 			extra = append(extra,
-				llm.Message{Role: llm.Assistant, Content: string(raw)},
+				llm.Message{Role: llm.Assistant, Content: fmt.Sprintf("%s(domain=%q, operation=%q)", fnRequestTools, d.Domain, d.Operation)},
 				llm.Message{Role: llm.User, Content: discoveryReply(d, added)})
 			continue
 		}
-		switch decision {
-		case PathGeneral, PathNeedTool:
-			s.decision = decision
-			return s, nil
-		}
-		// A tool: accept it if it serves, even if the model picked it from
-		// memory rather than from the list; otherwise no tool fits.
-		if t, ok := a.tools.Tool(decision); ok {
-			s.decision, s.tool = decision, t
-			return s, nil
-		}
+		// need_tool, a spent discovery, or only tools that do not exist:
+		// no tool fits.
 		s.decision = PathNeedTool
 		return s, nil
 	}
 }
 
-func (a *Agent) general(ctx context.Context, s *state) (*state, error) {
-	reply, err := llm.Text(ctx, s.model, conversation("You are AdaptBot, a helpful and concise assistant.", s.req))
-	if err != nil {
-		return s, err
+// args is a call's arguments, {} when the model sent none.
+func args(raw json.RawMessage) json.RawMessage {
+	raw = json.RawMessage(strings.TrimSpace(string(raw)))
+	if len(raw) == 0 {
+		return json.RawMessage("{}")
 	}
-	s.response = reply
+	return raw
+}
+
+// general is the classifier's text reply, already streamed.
+func (a *Agent) general(_ context.Context, s *state) (*state, error) {
+	s.response = s.text
 	return s, nil
 }
 
@@ -154,71 +203,165 @@ func (a *Agent) needTool(_ context.Context, s *state) (*state, error) {
 	return s, nil
 }
 
-// execute extracts the tool's arguments, validates them against its schema
-// (asking once more with the validation error), and runs it in the sandbox.
-func (a *Agent) execute(ctx context.Context, s *state) (*state, error) {
-	// Look the tool up again: it may have changed since the classifier ran.
-	t, ok := a.tools.Tool(s.tool.Name)
-	if !ok {
-		s.extraction = boolPtr(false)
-		s.toolErr = fmt.Errorf("tool %s is no longer available", s.tool.Name)
+// build runs the build the classifier decided on, if the caller may
+// change tools.
+func (a *Agent) build(ctx context.Context, s *state) (*state, error) {
+	if !ChangesAllowed(ctx) {
+		s.err = ErrForbidden
+		s.buildErr = ErrForbidden.Error()
+		s.response = "I cannot change tools for you: " + ErrForbidden.Error() + ". Nothing was built or deleted."
 		return s, nil
 	}
-	s.tool = t
-	// Providers accept only [a-zA-Z0-9_-] in function names: an external
-	// tool's "server/tool" is sent as "server__tool".
-	fn := llm.Function{Name: strings.ReplaceAll(t.Name, "/", "__"), Description: t.Description, Parameters: t.Parameters}
-	msgs := conversation(extractSystem(t), s.req)
-	var verr error
-	for attempt := 0; attempt < 2; attempt++ {
-		raw, err := llm.Structured(ctx, s.model, msgs, fn)
-		if err != nil {
-			return s, fmt.Errorf("extract arguments for %s: %w", t.Name, err)
-		}
-		s.args = raw
-		if verr = contract.Validate(t.Parameters, raw); verr == nil {
-			break
-		}
-		msgs = append(msgs,
-			llm.Message{Role: llm.Assistant, Content: string(raw)},
-			llm.Message{Role: llm.User, Content: fmt.Sprintf("Those arguments are invalid: %v. Call %s again with corrected arguments.", verr, fn.Name)})
-	}
-	if verr != nil {
-		s.extraction = boolPtr(false)
-		s.toolErr = fmt.Errorf("could not get valid arguments for %s: %w", t.Name, verr)
+	if a.builder == nil {
+		s.response = "Building tools is not available: " + llm.ErrNoModel.Error()
 		return s, nil
 	}
-	s.extraction = boolPtr(true)
-	var err error
-	switch {
-	case t.Code != nil:
-		var res sandbox.Result
-		res, err = a.runner.Run(ctx, sandbox.Call{Tool: t.Name, Source: t.Code, Input: s.args, Timeout: t.Timeout()})
-		s.output = res.Output
-	case a.remote != nil:
-		s.output, err = a.remote.CallTool(ctx, t.Name, s.args)
-	default:
-		err = fmt.Errorf("tool %s has no code to run and no MCP server to call", t.Name)
+	br, err := a.builder.Build(ctx, s.build, s.req.Progress)
+	s.built = br
+	if err != nil {
+		s.buildErr = err.Error()
+		s.response = "I could not do that: " + err.Error()
+		return s, nil
 	}
-	s.execution = boolPtr(err == nil)
-	s.toolErr = err
+	s.response = br.Summary
+	if !br.OK {
+		s.buildErr = br.Error
+		s.response = "I could not build that tool: " + br.Error
+	}
 	return s, nil
 }
 
-// synthesize turns the tool's output into a reply. A failed tool is reported
-// as a failure, in plain words, without asking the model to dress it up.
-func (a *Agent) synthesize(ctx context.Context, s *state) (*state, error) {
-	if s.toolErr != nil {
-		s.response = fmt.Sprintf("Sorry, that did not work: %v", s.toolErr)
-		return s, nil
+// execute runs the pending tool calls, in parallel. A call whose arguments
+// are not valid JSON or break the tool's schema goes back to the model once,
+// with the error; if the new arguments fail too, the tool does not run.
+func (a *Agent) execute(ctx context.Context, s *state) (*state, error) {
+	s.rounds++
+	calls := s.pending
+	s.pending = nil
+	runs := make([]run, len(calls))
+	steps := make([]Step, len(calls))
+	errs := make([]error, len(calls))
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runs[i], steps[i], errs[i] = a.call(ctx, s, c)
+		}()
 	}
-	reply, err := llm.Text(ctx, s.model, []llm.Message{
-		{Role: llm.System, Content: synthSystem()},
-		{Role: llm.User, Content: synthUser(s.req.Message, s.tool.Name, s.output)},
-	})
+	wg.Wait()
+	s.runs = append(s.runs, runs...)
+	s.detail = steps
+	return s, errors.Join(errs...)
+}
+
+// call runs one tool call; its error is the model's failure on a retry,
+// never the tool's.
+func (a *Agent) call(ctx context.Context, s *state, c llm.FunctionCall) (run, Step, error) {
+	began := time.Now()
+	name := toolbox.ToolName(c.Name)
+	r := run{tool: name, args: args(c.Arguments)}
+	step := Step{Node: NodeExecute, Tool: name, Arguments: jsonOrString(r.args)}
+	defer func() {
+		step.Duration = time.Since(began)
+		step.Ms = millis(step.Duration)
+	}()
+	// Look the tool up again: it may have changed since the classifier ran.
+	t, ok := a.tools.Tool(name)
+	if !ok {
+		r.err = fmt.Errorf("tool %s is no longer available", name)
+		step.Error = r.err.Error()
+		return r, step, nil
+	}
+	r.output, r.err = t.Call(ctx, r.args)
+	if ae, ok := errors.AsType[*toolbox.ArgsError](r.err); ok {
+		m := llm.NewMeter(s.model)
+		spec := t.Spec()
+		fn := llm.Function{Name: toolbox.FunctionName(spec.Name), Description: spec.Description, Parameters: spec.Parameters}
+		msgs := append(conversation(extractSystem(spec), s.req),
+			llm.Message{Role: llm.Assistant, Content: fmt.Sprintf("%s(%s)", fn.Name, r.args)},
+			llm.Message{Role: llm.User, Content: fmt.Sprintf("Those arguments are invalid: %s. Call %s again with corrected arguments.", ae.Reason, fn.Name)})
+		raw, err := llm.Structured(ctx, m, msgs, fn)
+		step.LLMCalls, step.PromptTokens, step.CompletionTokens = countsOf(m)
+		step.Detail = "arguments retried: " + ae.Reason
+		if _, failed := llm.AsError(err); failed || errors.Is(err, llm.ErrNoModel) || ctx.Err() != nil {
+			return r, step, fmt.Errorf("arguments for %s: %w", name, err)
+		}
+		if err != nil {
+			// The model answered, but not with arguments: as good as
+			// invalid ones.
+			raw = r.args
+		}
+		r.args = raw
+		step.Arguments = jsonOrString(raw)
+		r.output, r.err = t.Call(ctx, raw)
+		if errors.As(r.err, &ae) {
+			r.err = fmt.Errorf("could not get valid arguments for %s: %w", name, r.err)
+			step.Error = r.err.Error()
+			return r, step, nil
+		}
+	}
+	r.valid, r.ran = true, true
+	step.Output = clip(r.output, maxTraceOutput)
+	if r.err != nil {
+		step.Error = r.err.Error()
+		a.cfg.Log.Warn("tool failed", "request_id", reqid.From(ctx), "tool", name, "err", r.err)
+	}
+	return r, step, nil
+}
+
+func countsOf(m *llm.Meter) (calls, prompt, completion int) {
+	calls, u := m.Counts()
+	return calls, u.PromptTokens, u.CompletionTokens
+}
+
+// jsonOrString keeps valid JSON as it is and quotes anything else, so a
+// trace step always encodes.
+func jsonOrString(raw json.RawMessage) json.RawMessage {
+	if json.Valid(raw) {
+		return raw
+	}
+	b, _ := json.Marshal(string(raw))
+	return b
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…[cut]"
+}
+
+// synthesize answers from the tools' results, with the tools still
+// offered: the model answers (streamed) or calls more tools, which go back
+// to execute, until MaxSteps rounds have run. A failed tool is reported as a
+// failure, in plain words, without asking the model to dress it up.
+func (a *Agent) synthesize(ctx context.Context, s *state) (*state, error) {
+	for _, r := range s.runs {
+		if r.err != nil {
+			s.response = fmt.Sprintf("Sorry, that did not work: %v", r.err)
+			return s, nil
+		}
+	}
+	var fns []llm.Function
+	if s.rounds < a.cfg.MaxSteps {
+		fns = s.functions
+	}
+	msgs := conversation(synthSystem(fns != nil), s.req)
+	msgs = append(msgs, llm.Message{Role: llm.User, Content: synthUser(s.runs)})
+	resp, err := s.model.Generate(ctx, llm.Request{Messages: msgs, Functions: fns, Stream: s.req.Stream})
 	if err != nil {
 		return s, err
 	}
-	s.response = reply
+	for _, c := range resp.Calls {
+		if _, ok := a.tools.Tool(toolbox.ToolName(c.Name)); ok && fns != nil {
+			s.pending = append(s.pending, c)
+		}
+	}
+	if len(s.pending) > 0 {
+		s.note = fmt.Sprintf("%d more tool call(s)", len(s.pending))
+		return s, nil
+	}
+	s.response = strings.TrimSpace(resp.Content)
 	return s, nil
 }

@@ -7,33 +7,33 @@ import (
 	"os"
 	"testing"
 
-	"adaptbot/registry"
 	"adaptbot/router"
+	"adaptbot/toolbox"
 )
 
 // catalogTools returns n tools with real names and descriptions from the
 // LiveMCPBench catalog (cycled, with a suffix, past its 527 tools), or
 // synthetic ones when the shared dataset is absent.
-func catalogTools(n int) []registry.Tool {
+func catalogTools(n int) []*fakeTool {
 	var base []router.Doc
 	if docs, err := router.LoadCatalog("../../shared/datasets/livemcpbench/catalog.json"); err == nil {
 		base = docs
 	}
-	out := make([]registry.Tool, 0, n)
+	out := make([]*fakeTool, 0, n)
 	for i := 0; i < n; i++ {
 		name, desc, domain := fmt.Sprintf("tool_%d", i), fmt.Sprintf("does task number %d on some data", i), "general"
 		if len(base) > 0 {
 			d := base[i%len(base)]
 			name, desc, domain = fmt.Sprintf("%s_%d", d.Name, i), d.Description, d.Server
 		}
-		out = append(out, registry.Tool{Entry: registry.Entry{Name: name, Description: desc, Category: domain,
+		out = append(out, &fakeTool{spec: toolbox.Spec{Name: name, Description: desc, Domain: domain,
 			Parameters: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"}}}`)}})
 	}
 	return out
 }
 
 // promptTokens estimates the classifier prompt for query with the given
-// tools: the system prompt and the function schema, at four bytes a token
+// tools: the system prompt and the functions offered, at four bytes a token
 // (the usual rule of thumb for English; no tokenizer is available offline).
 func promptTokens(a *Agent, query string) int {
 	shortlist, whole := a.shortlist(context.Background(), query)
@@ -41,16 +41,18 @@ func promptTokens(a *Agent, query string) int {
 	if whole {
 		left = 0
 	}
-	sys := classifierSystem(shortlist, left)
-	fn := classifierFunction(shortlist, left > 0)
-	return (len(sys) + len(fn.Parameters) + len(query)) / 4
+	n := len(classifierSystem(left)) + len(query)
+	for _, fn := range classifierFunctions(toolFunctions(shortlist), left > 0) {
+		n += len(fn.Name) + len(fn.Description) + len(fn.Parameters)
+	}
+	return n / 4
 }
 
-func agentWith(tools []registry.Tool, passive bool) *Agent {
+func agentWith(tools []*fakeTool, passive bool) *Agent {
 	ft := newTools(tools...)
 	ix := router.New()
 	for _, t := range tools {
-		ix.Upsert(router.Doc{Server: t.Category, Name: t.Name, Description: t.Description})
+		ix.Upsert(router.Doc{Server: t.spec.Domain, Name: t.spec.Name, Description: t.spec.Description})
 	}
 	a, _ := New(Deps{Tools: ft, Finder: routerFinder{ix}}, Config{Passive: passive})
 	return a

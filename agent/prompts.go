@@ -3,99 +3,131 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"adaptbot/contract"
 	"adaptbot/llm"
-	"adaptbot/registry"
+	"adaptbot/toolbox"
 )
 
-// maxSummary caps a tool's description in the classifier's prompt: enough to
-// choose by, and it keeps the prompt's size independent of how verbose tool
-// authors are. The extraction step sees the whole description.
+// maxDescription caps a tool's description in the functions offered to the
+// model: enough to choose by and fill the arguments, and it keeps the
+// prompt's size independent of how verbose tool authors are.
+const maxDescription = 300
+
+// maxSummary caps a tool's description in a discovery reply.
 const maxSummary = 160
 
-// maxOutputInPrompt caps how much tool output the synthesizer sees.
+// maxOutputInPrompt caps how much of one tool's output the synthesizer sees.
 const maxOutputInPrompt = 8000
 
 // historyTurns is how many earlier messages go into prompts.
 const historyTurns = 8
 
-const intentSystem = `You sort messages sent to AdaptBot, a chat assistant that can build its own tools.
-Answer with the intent:
-- BUILD: the user asks to create, change or delete a tool (for example "make a tool that converts roman numerals", "change the calculator to accept commas", "delete the weather tool", "create a tool for that").
-- CHAT: anything else, including questions a tool might answer ("what is 2+2", "weather in Paris") and questions about tools.`
+// The classifier's functions besides the tools.
+const (
+	fnRequestTools = "request_tools"
+	fnBuild        = "build_tool"
+	fnNeedTool     = "need_tool"
+)
 
-var intentFunction = llm.Function{
-	Name:        "set_intent",
-	Description: "Record the intent of the user's latest message.",
-	Parameters:  json.RawMessage(`{"type":"object","properties":{"intent":{"type":"string","enum":["CHAT","BUILD"]},"reason":{"type":"string","description":"a few words on why"}},"required":["intent"]}`),
+var (
+	requestToolsFunction = llm.Function{
+		Name:        fnRequestTools,
+		Description: "No tool offered fits, but one may exist: describe the capability and more tools will be offered.",
+		Parameters:  json.RawMessage(`{"type":"object","properties":{"domain":{"type":"string","description":"the area, e.g. finance, weather, files"},"operation":{"type":"string","description":"what the tool must do, e.g. convert currency"}},"required":["domain","operation"]}`),
+	}
+	buildFunction = llm.Function{
+		Name:        fnBuild,
+		Description: "The user asks to create, change or delete a tool (\"make a tool that converts roman numerals\", \"delete the weather tool\", \"create a tool for that\").",
+		Parameters:  json.RawMessage(`{"type":"object","properties":{"action":{"type":"string","enum":["create","modify","delete"]},"tool":{"type":"string","description":"snake_case name: the existing tool's for modify and delete, a new one for create"},"summary":{"type":"string","description":"one sentence: what the tool must do, or the change"}},"required":["action","tool","summary"]}`),
+	}
+	needToolFunction = llm.Function{
+		Name:        fnNeedTool,
+		Description: "No tool offered provides what the message needs (live data, exact computation, an action), and it cannot be answered well without one.",
+		Parameters:  json.RawMessage(`{"type":"object","properties":{"capability":{"type":"string","description":"what is missing, in a few words"}}}`),
+	}
+)
+
+// toolFunction offers a tool to the model with its real schema, under a
+// name providers accept.
+func toolFunction(t toolbox.Tool) llm.Function {
+	spec := t.Spec()
+	params := spec.Parameters
+	if len(params) == 0 {
+		params = json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	return llm.Function{Name: toolbox.FunctionName(spec.Name), Description: describe(spec.Description), Parameters: params}
 }
 
-// classifierFunction is the classifier's structured answer. decision is
-// "general", "need_tool", a tool's name or, in active discovery,
-// "request_tools".
-func classifierFunction(tools []registry.Tool, discovery bool) llm.Function {
-	enum := []string{"general", "need_tool"}
+// describe is a tool's description for the model: its first sentence, or
+// its first maxDescription characters, on one line (contract.Summary). The
+// parameters' own descriptions in the schema carry the rest the model needs
+// to fill the arguments, and the prompt stays the same size however
+// verbose tool authors are.
+func describe(desc string) string {
+	if len(desc) > 4*maxDescription {
+		desc = strings.ToValidUTF8(desc[:4*maxDescription], "") // Summary cuts there anyway; spare it the work
+	}
+	return contract.Summary(desc, maxDescription)
+}
+
+// toolFunctions offers tools, skipping names the classifier's own
+// functions use.
+func toolFunctions(tools []toolbox.Tool) []llm.Function {
+	out := make([]llm.Function, 0, len(tools))
 	for _, t := range tools {
-		enum = append(enum, t.Name)
-	}
-	props := map[string]any{
-		"decision": map[string]any{"type": "string", "enum": enum, "description": "general, need_tool, or the name of the tool to run"},
-		"reason":   map[string]any{"type": "string", "description": "a few words on why"},
-	}
-	if discovery {
-		props["decision"].(map[string]any)["enum"] = append(enum, "request_tools")
-		props["tool_request"] = map[string]any{
-			"type":        "object",
-			"description": "with decision request_tools: the capability you are looking for",
-			"properties": map[string]any{
-				"domain":    map[string]any{"type": "string", "description": "the area, e.g. finance, weather, files"},
-				"operation": map[string]any{"type": "string", "description": "what the tool must do, e.g. convert currency"},
-			},
-			"required": []string{"domain", "operation"},
+		f := toolFunction(t)
+		switch f.Name {
+		case fnRequestTools, fnBuild, fnNeedTool:
+			continue
 		}
+		out = append(out, f)
 	}
-	schema, _ := json.Marshal(map[string]any{"type": "object", "properties": props, "required": []string{"decision"}})
-	return llm.Function{Name: "route", Description: "Decide how to handle the user's latest message.", Parameters: schema}
+	return out
 }
 
-func classifierSystem(tools []registry.Tool, discoveryLeft int) string {
+// classifierFunctions are the shortlisted tools' functions, then the build
+// request, "no tool fits" and, in active discovery, the request for more
+// tools.
+func classifierFunctions(tools []llm.Function, discovery bool) []llm.Function {
+	out := append(slices.Clip(tools), buildFunction, needToolFunction)
+	if discovery {
+		out = append(out, requestToolsFunction)
+	}
+	return out
+}
+
+func classifierSystem(discoveryLeft int) string {
 	var b strings.Builder
-	b.WriteString(`You route messages for AdaptBot, a chat assistant that answers with tools when a tool fits.
-Decide how to handle the user's latest message:
-- "general": answer directly, without a tool (greetings, general knowledge, explanations, opinions).
-- the name of one tool below: that tool can produce the answer, and it should run.
-- "need_tool": the message needs a capability that no tool below provides (live data, exact computation, an action), and it cannot be answered well without one.
+	b.WriteString(`You are AdaptBot, a helpful and concise assistant with tools. For the user's latest message, either:
+- answer directly in plain text (greetings, general knowledge, explanations, opinions);
+- or call the tool(s) that produce the answer, with arguments from the conversation in the units and formats the parameters ask for. Call several at once only if they are independent; you will see the results and can call more;
+- or call ` + fnBuild + ` if the user asks to create, change or delete a tool;
+- or call ` + fnNeedTool + ` if the message needs a capability no tool provides.
 `)
 	if discoveryLeft > 0 {
-		fmt.Fprintf(&b, `- "request_tools": none of the tools below fits, but a tool for it may exist. Describe the capability in tool_request (domain and operation) and you will be shown more tools. You can do this %d more time(s).
-`, discoveryLeft)
-	}
-	b.WriteString("\nTools:\n")
-	if len(tools) == 0 {
-		b.WriteString("(none)\n")
-	}
-	for _, t := range tools {
-		b.WriteString(toolLine(t))
+		fmt.Fprintf(&b, "- or call %s if no tool offered fits but one may exist (%d more time(s)).\n", fnRequestTools, discoveryLeft)
 	}
 	return b.String()
 }
 
-func toolLine(t registry.Tool) string {
-	cat := ""
-	if t.Category != "" {
-		cat = " [" + t.Category + "]"
+func toolLine(t toolbox.Tool) string {
+	spec := t.Spec()
+	domain := ""
+	if spec.Domain != "" {
+		domain = " [" + spec.Domain + "]"
 	}
-	return fmt.Sprintf("- %s%s: %s\n", t.Name, cat, contract.Summary(t.Description, maxSummary))
+	return fmt.Sprintf("- %s%s: %s\n", spec.Name, domain, contract.Summary(spec.Description, maxSummary))
 }
 
-func discoveryReply(d Discovery, added []registry.Tool) string {
+func discoveryReply(d Discovery, added []toolbox.Tool) string {
 	if len(added) == 0 {
 		return fmt.Sprintf("No more tools found for %s: %s. Rephrase the request, or decide with what you have.", d.Domain, d.Operation)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Tools found for %s: %s:\n", d.Domain, d.Operation)
+	fmt.Fprintf(&b, "Tools found for %s: %s (now offered as functions):\n", d.Domain, d.Operation)
 	for _, t := range added {
 		b.WriteString(toolLine(t))
 	}
@@ -103,22 +135,37 @@ func discoveryReply(d Discovery, added []registry.Tool) string {
 	return b.String()
 }
 
-func extractSystem(t registry.Tool) string {
+func extractSystem(spec toolbox.Spec) string {
 	return fmt.Sprintf(`You extract the arguments for the tool %q from the conversation, by calling it.
 Tool: %s
-Use the values the user gave, or that follow plainly from the conversation. Use the units and formats the parameter descriptions ask for. Leave out optional parameters the user did not mention.`, t.Name, t.Description)
+Use the values the user gave, or that follow plainly from the conversation. Use the units and formats the parameter descriptions ask for. Leave out optional parameters the user did not mention.`, spec.Name, spec.Description)
 }
 
-func synthSystem() string {
-	return `You turn a tool's raw output into a short, friendly answer to the user's question.
-Use only what the output says; do not invent or change numbers. Answer in the user's language.`
-}
+// synthMarker begins the synthesizer's system prompt; scripted models in
+// tests look for it.
+const synthMarker = "You answer the user's question from the results of the tools that ran."
 
-func synthUser(question, tool, output string) string {
-	if len(output) > maxOutputInPrompt {
-		output = output[:maxOutputInPrompt] + "\n[output truncated]"
+func synthSystem(moreTools bool) string {
+	s := synthMarker + `
+Use only what the results say; do not invent or change numbers. Answer in the user's language, short and friendly.`
+	if moreTools {
+		s += "\nIf the question needs another step, call the tool for it with its arguments instead of answering; you will see its result."
 	}
-	return fmt.Sprintf("Question: %s\n\nTool: %s\nOutput:\n%s", question, tool, output)
+	return s
+}
+
+// synthUser is the tools' results so far, in the order they ran.
+func synthUser(runs []run) string {
+	var b strings.Builder
+	b.WriteString("Tool results:\n")
+	for _, r := range runs {
+		out := r.output
+		if len(out) > maxOutputInPrompt {
+			out = out[:maxOutputInPrompt] + "\n[output truncated]"
+		}
+		fmt.Fprintf(&b, "\nTool: %s\nArguments: %s\nOutput:\n%s\n", r.tool, r.args, out)
+	}
+	return b.String()
 }
 
 // conversation is the history (the last few turns) followed by the message.

@@ -23,18 +23,17 @@ func romanScript(t *testing.T) func(llmtest.Request) llmtest.Reply {
 		"examples": []map[string]any{{"input": map[string]any{"number": 4}, "contains": "IV"}, {"input": map[string]any{"number": 9}, "contains": "IX"}},
 	})
 	return func(r llmtest.Request) llmtest.Reply {
-		switch f := r.Forced(); f {
-		case "set_intent":
+		if isClassifier(r) {
 			if strings.HasPrefix(r.LastUser(), "make a tool") {
-				return llmtest.Call(f, `{"intent":"BUILD"}`)
+				return llmtest.Call("build_tool", `{"action":"create","tool":"roman_numerals","summary":"Roman numerals."}`)
 			}
-			return llmtest.Call(f, `{"intent":"CHAT"}`)
-		case "decide_build":
+			return llmtest.Say("ok")
+		}
+		switch f := r.Forced(); f {
+		case "decide_build": // the Create Tool button's build decides in the generator
 			return llmtest.Call(f, `{"op":"CREATE","tool":"roman_numerals","summary":"Roman numerals."}`)
 		case "write_tool":
 			return llmtest.Call(f, string(args))
-		case "route":
-			return llmtest.Call(f, `{"decision":"general"}`)
 		}
 		return llmtest.Say("ok")
 	}
@@ -51,6 +50,10 @@ func TestBuildFromChatThenDeleteAndRollback(t *testing.T) {
 	build, _ := r["tool_build"].(map[string]any)
 	if build["ok"] != true || build["tool"] != "roman_numerals" || build["action"] != "create" {
 		t.Fatalf("tool_build = %v", r["tool_build"])
+	}
+	// The classifier decided the build: one model call before the code.
+	if reqs := llmSrv.Requests(); len(reqs) < 2 || !isClassifier(reqs[0]) || reqs[1].Forced() != "write_tool" {
+		t.Errorf("model calls before the code: %d", len(reqs))
 	}
 	if code, r := in.do(t, "POST", "/api/tools/roman_numerals/run", `{"number": 2026}`); code != 200 || r["output"] != "MMXXVI" {
 		t.Errorf("run new tool = %d %v", code, r)
@@ -152,8 +155,20 @@ func TestChatStreamsBuildProgress(t *testing.T) {
 		t.Errorf("rows = %v", rows)
 	}
 
-	// A plain chat over the stream is one result event.
-	if _, _, evs := in.events(t, "/chat", `{"message": "hello"}`); len(evs) != 1 || !strings.HasPrefix(evs[0], "result ") {
+	// A plain chat over the stream is the answer's tokens, then one result
+	// event whose response is those tokens.
+	_, _, evs = in.events(t, "/chat", `{"message": "hello"}`)
+	var streamed strings.Builder
+	for _, ev := range evs[:len(evs)-1] {
+		var tok struct{ Text string }
+		if name, data, _ := strings.Cut(ev, " "); name != "token" || json.Unmarshal([]byte(data), &tok) != nil {
+			t.Errorf("event before the result: %s", ev)
+		}
+		streamed.WriteString(tok.Text)
+	}
+	name, data, _ = strings.Cut(evs[len(evs)-1], " ")
+	var plain struct{ Response string }
+	if err := json.Unmarshal([]byte(data), &plain); name != "result" || err != nil || plain.Response != "ok" || streamed.String() != "ok" {
 		t.Errorf("plain chat stream = %v", evs)
 	}
 	// Bad input is still a plain 400 before any stream starts.

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,202 +18,303 @@ import (
 
 	"adaptbot/generator"
 	"adaptbot/registry"
-	"adaptbot/router"
+	"adaptbot/sandbox"
+	"adaptbot/toolbox"
 )
 
-const toolsUsage = `Usage:
-  adaptbot tools list [-c FILE] [--server local|NAME] [--format table|text|json] [--strict]
-  adaptbot tools show NAME
-  adaptbot tools run NAME [JSON-ARGS]
-  adaptbot tools create "REQUEST"
-  adaptbot tools modify NAME "REQUEST"
-  adaptbot tools delete NAME
-  adaptbot tools test NAME
-  adaptbot tools history NAME
-  adaptbot tools rollback NAME VERSION
-`
+// toolsUsages is the usage of each `tools` subcommand. Those marked
+// "through the server" send the change to the server at ADAPTBOT_ADDR.
+var toolsUsages = []struct{ sub, usage string }{
+	{"list", "adaptbot tools list [-c FILE] [--server local|NAME] [--format table|text|json] [--strict]\n      AdaptBot's tools and the MCP servers' tools"},
+	{"show", "adaptbot tools show NAME [--format text|json]\n      the tool's entry and source"},
+	{"run", "adaptbot tools run NAME [JSON-ARGS] [--format text|json]\n      run the tool directly, no model needed (through the server)"},
+	{"create", "adaptbot tools create \"REQUEST\" [--format text|json]\n      build a new tool; progress goes to stderr (through the server)"},
+	{"modify", "adaptbot tools modify NAME \"REQUEST\" [--format text|json]\n      change a tool (through the server)"},
+	{"delete", "adaptbot tools delete NAME [--yes] [--format text|json]\n      delete a tool, after a confirmation on a terminal; --yes skips it (through the server)"},
+	{"rollback", "adaptbot tools rollback NAME VERSION [--format text|json]\n      serve an old version again, as a new version (through the server)"},
+	{"approve", "adaptbot tools approve NAME [--format text|json]\n      approve a tool waiting for review (through the server)"},
+	{"test", "adaptbot tools test NAME [--format text|json]\n      re-run the tool's stored examples; exit status 1 if one fails"},
+	{"history", "adaptbot tools history NAME [--format text|json]\n      the tool's kept versions"},
+}
+
+// toolsHelp is the usage of `tools`, or of the subcommand args start with.
+func toolsHelp(args []string) string {
+	var b strings.Builder
+	b.WriteString("Usage:\n")
+	for _, u := range toolsUsages {
+		if len(args) > 0 && args[0] == u.sub {
+			return "Usage:\n  " + u.usage + "\n"
+		}
+		b.WriteString("  " + u.usage + "\n")
+	}
+	b.WriteString("\nChanges go through the server at ADAPTBOT_ADDR, with ADAPTBOT_ADMIN_TOKEN when set;\nstart it with `adaptbot serve`.\n")
+	return b.String()
+}
 
 // toolsCommand is `adaptbot tools ...`.
-func toolsCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+func toolsCommand(ctx context.Context, cfg Config, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, toolsUsage)
-		return errors.New("tools: which subcommand?")
-	}
-	cfg, err := loadConfig(getenv)
-	if err != nil {
-		return err
+		fmt.Fprint(stderr, toolsHelp(nil))
+		return usageError("tools: which subcommand?")
 	}
 	sub, args := args[0], args[1:]
-	need := func(n int, what string) error {
+	if sub == "list" {
+		return toolsList(ctx, cfg, getenv, args, stdout, stderr)
+	}
+	fs := flag.NewFlagSet("tools "+sub, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	format := fs.String("format", "text", "text or json")
+	yes := fs.Bool("yes", false, "delete without asking")
+	if err := parseInterspersed(fs, args); err != nil {
+		return usageError("tools %s: %v", sub, err)
+	}
+	if *format != "text" && *format != "json" {
+		return usageError("tools %s: --format must be text or json, not %q", sub, *format)
+	}
+	args = fs.Args()
+	want := func(n int, what string) error {
 		if len(args) != n {
-			fmt.Fprint(stderr, toolsUsage)
-			return fmt.Errorf("tools %s: want %s", sub, what)
+			fmt.Fprint(stderr, toolsHelp([]string{sub}))
+			return usageError("tools %s: want %s", sub, what)
 		}
 		return nil
 	}
-	switch sub {
-	case "list":
-		return toolsList(ctx, getenv, args, stdout, stderr)
-	case "show":
-		if err := need(1, "NAME"); err != nil {
-			return err
+	// show writes v as JSON, or text as it is.
+	show := func(v any, text string) error {
+		if *format == "json" {
+			return writeJSON(stdout, v)
 		}
-		entries, err := registry.ReadEntries(cfg.Registry)
-		if err != nil {
-			return err
-		}
-		for _, e := range entries {
-			if e.Name == args[0] {
-				if err := writeJSON(stdout, e); err != nil {
-					return err
-				}
-				src, err := os.ReadFile(filepath.Join(cfg.ToolsDir, e.Name, e.Name+".go"))
-				if err == nil {
-					fmt.Fprintf(stdout, "\n%s", src)
-				}
-				return nil
-			}
-		}
-		return fmt.Errorf("no tool named %q", args[0])
-	}
-
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	w, err := openWorld(ctx, cfg, nil, log)
-	if err != nil {
+		_, err := io.WriteString(stdout, text)
 		return err
 	}
-	defer w.Close()
-	bench, err := openBench(cfg, log)
-	if err != nil {
-		return err
-	}
-	defer bench.Close()
-	s := &Server{cfg: cfg, reg: w.reg, runner: w.runner, bench: bench, build: w.gen, log: log}
+	c := newClient(cfg)
 	build := func(req generator.Request) error {
 		p := newProgressLine(stderr)
-		res, err := s.runBuild(ctx, req, p.show)
+		res, err := c.build(ctx, req, p.show)
 		p.done()
 		if err != nil {
 			return err
 		}
-		if !res.OK {
+		if !res.OK && *format == "text" {
 			for _, a := range res.Log {
 				fmt.Fprintf(stderr, "attempt %d:\n  %s\n", a.Number, strings.Join(a.Errors, "\n  "))
 			}
 			return fmt.Errorf("%s %s failed: %s", res.Op, res.Tool, res.Error)
 		}
-		fmt.Fprintln(stdout, res.Summary)
+		if err := show(res, res.Summary+"\n"); err != nil {
+			return err
+		}
+		if !res.OK {
+			return &exitError{code: 1}
+		}
 		return nil
 	}
 
 	switch sub {
+	case "show":
+		if err := want(1, "NAME"); err != nil {
+			return err
+		}
+		return toolsShow(cfg, args[0], show)
+	case "history":
+		if err := want(1, "NAME"); err != nil {
+			return err
+		}
+		return toolsHistory(ctx, cfg, args[0], *format, stdout)
+	case "test":
+		if err := want(1, "NAME"); err != nil {
+			return err
+		}
+		return toolsTest(ctx, cfg, args[0], stderr, show)
 	case "run":
 		if len(args) < 1 || len(args) > 2 {
-			return need(2, "NAME [JSON-ARGS]")
+			return want(2, "NAME [JSON-ARGS]")
 		}
-		t, ok := w.reg.Tool(args[0])
-		if !ok {
-			return fmt.Errorf("no working tool named %q", args[0])
-		}
-		var input []byte
+		input := []byte("{}")
 		if len(args) == 2 {
 			input = []byte(args[1])
 		}
-		res, _, _, err := s.runTool(ctx, t, input)
-		if err != nil {
+		var out struct {
+			Tool    string  `json:"tool"`
+			Version int     `json:"version"`
+			Output  string  `json:"output"`
+			MS      float64 `json:"ms"`
+			ID      string  `json:"request_id"`
+		}
+		if err := c.call(ctx, "POST", "/api/tools/"+url.PathEscape(args[0])+"/run", input, &out); err != nil {
 			return err
 		}
-		fmt.Fprintln(stdout, res.Output)
-		return nil
+		return show(out, out.Output+"\n")
 	case "create":
-		if err := need(1, `"REQUEST"`); err != nil {
+		if err := want(1, `"REQUEST"`); err != nil {
 			return err
 		}
 		return build(generator.Request{Text: args[0], Op: generator.Create})
 	case "modify":
-		if err := need(2, `NAME "REQUEST"`); err != nil {
+		if err := want(2, `NAME "REQUEST"`); err != nil {
 			return err
 		}
 		return build(generator.Request{Text: args[1], Op: generator.Modify, Tool: args[0]})
 	case "delete":
-		if err := need(1, "NAME"); err != nil {
+		if err := want(1, "NAME"); err != nil {
 			return err
 		}
-		return build(generator.Request{Op: generator.Delete, Tool: args[0]})
-	case "test":
-		if err := need(1, "NAME"); err != nil {
-			return err
-		}
-		rep, err := w.gen.TestTool(ctx, args[0])
-		if err != nil {
-			return err
-		}
-		if err := writeJSON(stdout, rep); err != nil {
-			return err
-		}
-		if !rep.OK {
-			return exitError(1)
-		}
-		return nil
-	case "history":
-		if err := need(1, "NAME"); err != nil {
-			return err
-		}
-		vs, err := w.reg.Versions(args[0])
-		if err != nil {
-			return err
-		}
-		tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "VERSION\tSAVED\tSHA256\tCURRENT")
-		for _, v := range vs {
-			cur := ""
-			if v.Current {
-				cur = "*"
+		if !*yes {
+			if !isTerminal(stdin) {
+				return usageError("tools delete: add --yes to delete %s (standard input is not a terminal, so there is no one to ask)", args[0])
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%.12s\t%s\n", v.Version, v.SavedAt.Format("2006-01-02 15:04:05"), v.SHA256, cur)
+			fmt.Fprintf(stderr, "Delete %s? Its versions stay in history and rollback brings it back. [y/N] ", args[0])
+			answer, _ := bufio.NewReader(stdin).ReadString('\n')
+			if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+				return fmt.Errorf("tools delete: %s not deleted (--yes deletes without asking)", args[0])
+			}
 		}
-		return tw.Flush()
+		var res generator.Result
+		if err := c.call(ctx, "DELETE", "/api/tools/"+url.PathEscape(args[0]), nil, &res); err != nil {
+			return err
+		}
+		return show(res, res.Summary+"\n")
 	case "rollback":
-		if err := need(2, "NAME VERSION"); err != nil {
+		if err := want(2, "NAME VERSION"); err != nil {
 			return err
 		}
 		v, err := strconv.Atoi(args[1])
 		if err != nil || v <= 0 {
-			return fmt.Errorf("tools rollback: VERSION %q is not a version number", args[1])
+			return usageError("tools rollback: VERSION %q is not a version number", args[1])
 		}
-		e, err := w.reg.Rollback(ctx, args[0], v)
-		if err != nil {
+		var out struct {
+			Tool     string `json:"tool"`
+			Version  int    `json:"version"`
+			Restored int    `json:"restored"`
+		}
+		if err := c.call(ctx, "POST", "/api/tools/"+url.PathEscape(args[0])+"/rollback", map[string]int{"version": v}, &out); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "%s: version %d restored as version %d.\n", e.Name, v, e.Version)
-		return nil
+		return show(out, fmt.Sprintf("%s: version %d restored as version %d.\n", out.Tool, out.Restored, out.Version))
+	case "approve":
+		if err := want(1, "NAME"); err != nil {
+			return err
+		}
+		var out map[string]any
+		if err := c.call(ctx, "POST", "/api/tools/"+url.PathEscape(args[0])+"/approve", nil, &out); err != nil {
+			return err
+		}
+		return show(out, args[0]+" approved: it serves now.\n")
 	}
-	fmt.Fprint(stderr, toolsUsage)
-	return fmt.Errorf("tools: unknown subcommand %q", sub)
+	fmt.Fprint(stderr, toolsHelp(nil))
+	return usageError("tools: unknown subcommand %q", sub)
 }
 
-// progressLine shows a build's progress on one terminal line.
-type progressLine struct {
-	w     io.Writer
-	width int
+// toolsShow prints a tool's entry and source from the files; it changes
+// nothing.
+func toolsShow(cfg Config, name string, show func(v any, text string) error) error {
+	entries, err := registry.ReadEntries(cfg.Registry)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.Name != name {
+			continue
+		}
+		src, _ := os.ReadFile(filepath.Join(cfg.ToolsDir, e.Name, e.Name+".go"))
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s, version %d (%s, %s)\n%s\n", e.Name, e.Version, e.Origin, e.Status, e.Description)
+		if e.Category != "" {
+			fmt.Fprintf(&b, "category: %s\n", e.Category)
+		}
+		if e.LastError != "" {
+			fmt.Fprintf(&b, "last error: %s\n", e.LastError)
+		}
+		fmt.Fprintf(&b, "parameters: %s\nsource: %s\n\n%s", e.Parameters, e.Source, src)
+		return show(struct {
+			registry.Entry
+			Code string `json:"code"`
+		}{e, string(src)}, b.String())
+	}
+	return toolbox.NotFound(name)
 }
 
-func newProgressLine(w io.Writer) *progressLine { return &progressLine{w: w} }
-
-func (p *progressLine) show(ev generator.Event) {
-	line := fmt.Sprintf("[%s] %s", ev.Stage, ev.Message)
-	pad := ""
-	if n := p.width - len(line); n > 0 {
-		pad = strings.Repeat(" ", n)
+// openReadOnly opens the registry for a process that serves or checks tools
+// but does not own the files: it writes nothing (registry.Options.ReadOnly).
+// With compile set it also starts the sandbox, which the caller closes.
+func openReadOnly(ctx context.Context, cfg Config, log *slog.Logger, compile bool) (*registry.Registry, sandbox.Runner, error) {
+	var runner sandbox.Runner
+	opts := registry.Options{ToolsDir: cfg.ToolsDir, Path: cfg.Registry, Log: log, ReadOnly: true}
+	if compile {
+		var err error
+		if runner, err = newRunner(cfg, log); err != nil {
+			return nil, nil, err
+		}
+		opts.Compiler = runner
 	}
-	p.width = len(line)
-	fmt.Fprintf(p.w, "\r%s%s", line, pad)
+	reg, err := registry.Open(ctx, opts)
+	if err != nil && runner != nil {
+		runner.Close()
+	}
+	return reg, runner, err
 }
 
-func (p *progressLine) done() {
-	if p.width > 0 {
-		fmt.Fprintln(p.w)
+// toolsHistory prints a tool's kept versions.
+func toolsHistory(ctx context.Context, cfg Config, name, format string, stdout io.Writer) error {
+	reg, _, err := openReadOnly(ctx, cfg, slog.New(slog.DiscardHandler), false)
+	if err != nil {
+		return err
 	}
+	vs, err := reg.Versions(name)
+	if err != nil {
+		return err
+	}
+	if format == "json" {
+		return writeJSON(stdout, vs)
+	}
+	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "VERSION\tSAVED\tSHA256\tCURRENT")
+	for _, v := range vs {
+		cur := ""
+		if v.Current {
+			cur = "*"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%.12s\t%s\n", v.Version, v.SavedAt.Format("2006-01-02 15:04:05"), v.SHA256, cur)
+	}
+	return tw.Flush()
+}
+
+// toolsTest re-runs a tool's stored examples in a sandbox of its own. It
+// changes nothing, so it needs no server.
+func toolsTest(ctx context.Context, cfg Config, name string, stderr io.Writer, show func(v any, text string) error) error {
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	reg, runner, err := openReadOnly(ctx, cfg, log, true)
+	if err != nil {
+		return err
+	}
+	defer runner.Close()
+	gen, err := generator.New(generator.Options{Registry: reg, Runner: runner, Log: log})
+	if err != nil {
+		return err
+	}
+	rep, err := gen.TestTool(ctx, name)
+	if errors.Is(err, registry.ErrNotFound) {
+		return toolbox.NotFound(name)
+	}
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	for i, r := range rep.Results {
+		if r.OK {
+			fmt.Fprintf(&b, "ok    example %d %s\n", i+1, r.Input)
+		} else {
+			fmt.Fprintf(&b, "FAIL  example %d %s: %s\n", i+1, r.Input, r.Error)
+		}
+	}
+	fmt.Fprintf(&b, "%s version %d: %d of %d examples pass\n", rep.Tool, rep.Version, len(rep.Results)-len(rep.Failures()), len(rep.Results))
+	if err := show(rep, b.String()); err != nil {
+		return err
+	}
+	if !rep.OK {
+		return &exitError{code: 1}
+	}
+	return nil
 }
 
 func writeJSON(w io.Writer, v any) error {
@@ -219,25 +323,32 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// routeCommand is `adaptbot route ...`; without --catalog it routes over the
-// local registry.
-func routeCommand(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
-	local := func() []router.Doc {
-		cfg, err := loadConfig(getenv)
-		if err != nil {
-			return nil
-		}
-		entries, err := registry.ReadEntries(cfg.Registry)
-		if err != nil {
-			return nil
-		}
-		var docs []router.Doc
-		for _, e := range entries {
-			if e.Status == registry.OK {
-				docs = append(docs, router.Doc{Server: e.Category, Name: e.Name, Description: e.Description, Params: router.ParamsFromSchema(e.Parameters)})
-			}
-		}
-		return docs
+// formatFlag takes --format text|json out of args.
+func formatFlag(args []string, def string) (string, []string, error) {
+	fs := flag.NewFlagSet("format", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	format := fs.String("format", def, "text or json")
+	if err := parseInterspersed(fs, args); err != nil {
+		return "", nil, usageError("%v", err)
 	}
-	return router.RunCLI(ctx, args, stdin, stdout, stderr, local)
+	if *format != "text" && *format != "json" {
+		return "", nil, usageError("--format must be text or json, not %q", *format)
+	}
+	return *format, fs.Args(), nil
+}
+
+// configJSON is `adaptbot config --format json`: each setting's value in
+// effect (secrets as set or unset), where it came from, and its help.
+func configJSON(c Config) []map[string]any {
+	var out []map[string]any
+	for _, s := range settings {
+		row := map[string]any{"name": s.name, "from": c.from[s.name], "help": s.help}
+		if s.secret {
+			row["set"] = c.value(s.name) != ""
+		} else {
+			row["value"] = c.value(s.name)
+		}
+		out = append(out, row)
+	}
+	return out
 }

@@ -1,74 +1,437 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
-	"context"
+	"encoding/json"
+	"flag"
+	"io"
+	"io/fs"
+	"net"
+	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"adaptbot/llm/llmtest"
 )
 
-// runCLI runs one command of the binary over dir, as a person would type it.
-func runCLI(t *testing.T, dir string, args ...string) (string, error) {
-	t.Helper()
-	env := map[string]string{
+// cliEnv is the environment of a command run over dir against the server
+// at addr.
+func cliEnv(dir, addr string) map[string]string {
+	return map[string]string{
+		"ADAPTBOT_ADDR":       addr,
 		"ADAPTBOT_TOOLS_DIR":  filepath.Join(dir, "tools"),
 		"ADAPTBOT_REGISTRY":   filepath.Join(dir, "tools_registry.json"),
-		"ADAPTBOT_BENCHMARKS": filepath.Join(dir, "benchmarks.csv"),
+		"ADAPTBOT_BENCHMARKS": filepath.Join(dir, "benchmarks", "benchmarks.csv"),
 		"ADAPTBOT_WORKERS":    "1",
 	}
+}
+
+// runEnv runs one command of the binary with env, as a person would type
+// it, and returns stdout and stderr together.
+func runEnv(t *testing.T, env map[string]string, stdin io.Reader, args ...string) (string, error) {
+	t.Helper()
 	var out, errOut bytes.Buffer
-	err := run(context.Background(), append([]string{"adaptbot"}, args...), func(k string) string { return env[k] }, strings.NewReader(""), &out, &errOut)
+	err := runWith(t.Context(), append([]string{"adaptbot"}, args...), func(k string) string { return env[k] }, stdin, &out, &errOut, testHooks(nil))
 	return out.String() + errOut.String(), err
 }
 
-func TestCommandLine(t *testing.T) {
-	dir := t.TempDir()
-	copyTools(t, dir)
-	writeTool(t, dir, "echo_tool", strings.Replace(echoTool, "%d", "2", 1))
-
-	// run opens the registry (rebuilding it) and runs a tool in a worker.
-	out, err := runCLI(t, dir, "tools", "run", "echo_tool", `{"text": "hi"}`)
-	if err != nil || !strings.HasPrefix(out, "hihi\n") {
-		t.Fatalf("tools run = %q, %v", out, err)
+// serverAddr is the host:port of a started instance.
+func serverAddr(t *testing.T, in *instance) string {
+	t.Helper()
+	u, err := url.Parse(in.url)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return u.Host
+}
+
+// closedAddr is a loopback address where nothing listens.
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// TestCommandLineThroughServer: the commands that change tools go through a
+// running server, which serves each change at once; the others read the
+// files.
+func TestCommandLineThroughServer(t *testing.T) {
+	in := start(t, modelEnv(llmtest.New(t, romanScript(t))))
+	writeTool(t, in.dir, "echo_tool", strings.Replace(echoTool, "%d", "2", 1))
+	waitUntil(t, "echo_tool serves", func() bool {
+		code, _ := in.do(t, "GET", "/api/tools/echo_tool", "")
+		return code == 200
+	})
+	env := cliEnv(in.dir, serverAddr(t, in))
+	env["ADAPTBOT_BENCHMARKS"] = in.env["ADAPTBOT_BENCHMARKS"]
+	cli := func(args ...string) (string, error) { return runEnv(t, env, strings.NewReader(""), args...) }
+
 	tests := []struct {
 		args    []string
 		want    string
 		wantErr string
 	}{
+		{[]string{"tools", "run", "echo_tool", `{"text": "hi"}`}, "hihi\n", ""},
+		{[]string{"tools", "run", "echo_tool", `{"text": "hi"}`, "--format", "json"}, `"output": "hihi"`, ""},
+		{[]string{"tools", "run", "calculator", `{"expression": "2^8"}`}, "256", ""},
+		{[]string{"tools", "run", "calculator", `{"expression": "1/0"}`}, "", "zero"},
+		{[]string{"tools", "run", "nope"}, "", `no tool named "nope"`},
+		{[]string{"tools", "create", "a tool that converts numbers to roman numerals"}, "roman_numerals", ""},
+		{[]string{"tools", "run", "roman_numerals", `{"number": 2026}`}, "MMXXVI", ""},
 		{[]string{"tools", "list"}, "echo_tool", ""},
 		{[]string{"tools", "list", "--format", "json"}, `"name": "calculator"`, ""},
 		{[]string{"tools", "list", "--format", "xml"}, "", "--format"},
-		{[]string{"tools", "list", "--server", "local"}, "calculator", ""},
+		{[]string{"tools", "list", "--server", "local"}, "roman_numerals", ""},
 		{[]string{"tools", "show", "echo_tool"}, "package echo_tool", ""},
-		{[]string{"tools", "show", "nope"}, "", "no tool named"},
-		{[]string{"tools", "history", "echo_tool"}, "VERSION", ""},
-		{[]string{"tools", "run", "calculator", `{"expression": "2^8"}`}, "256", ""},
-		{[]string{"tools", "run", "calculator", `{"expression": "1/0"}`}, "", "zero"},
+		{[]string{"tools", "show", "echo_tool", "--format", "json"}, `"code": "// Package echo_tool`, ""},
+		{[]string{"tools", "show", "nope"}, "", `no tool named "nope"`},
+		{[]string{"tools", "history", "roman_numerals"}, "VERSION", ""},
+		{[]string{"tools", "history", "roman_numerals", "--format", "json"}, `"version": 1`, ""},
+		{[]string{"tools", "test", "roman_numerals"}, "2 of 2 examples pass", ""},
+		{[]string{"tools", "test", "roman_numerals", "--format", "json"}, `"ok": true`, ""},
 		{[]string{"tools", "test", "calculator"}, "", "no stored examples"},
-		{[]string{"tools", "create", "a tool that flips coins"}, "", "OPENAI_API_KEY"},
+		{[]string{"tools", "delete", "roman_numerals"}, "", "--yes"},
+		{[]string{"tools", "delete", "roman_numerals", "--yes"}, "Deleted roman_numerals", ""},
+		{[]string{"tools", "run", "roman_numerals", `{"number": 4}`}, "", `no tool named "roman_numerals"`},
+		{[]string{"tools", "rollback", "roman_numerals", "1"}, "version 1 restored as version 2", ""},
+		{[]string{"tools", "run", "roman_numerals", `{"number": 4}`}, "IV", ""},
+		{[]string{"tools", "rollback", "roman_numerals", "x"}, "", "not a version number"},
 		{[]string{"tools", "frobnicate"}, "", "unknown subcommand"},
-		{[]string{"tools", "rollback", "echo_tool", "x"}, "", "not a version number"},
 		{[]string{"route", "--top-k", "2", "evaluate an arithmetic expression"}, "calculator", ""},
-		{[]string{"config"}, "ADAPTBOT_TOOL_TIMEOUT", ""},
-		{[]string{"help"}, "adaptbot tools", ""},
+		{[]string{"report"}, "RUN", ""},
+		{[]string{"report", "--format", "json"}, `"requests"`, ""},
 		{[]string{"frobnicate"}, "", "unknown command"},
 	}
 	for _, tt := range tests {
-		out, err := runCLI(t, dir, tt.args...)
+		out, err := cli(tt.args...)
 		switch {
 		case tt.wantErr == "" && err != nil:
 			t.Errorf("%v: %v\n%s", tt.args, err, out)
 		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
-			t.Errorf("%v: err = %v, want %q", tt.args, err, tt.wantErr)
+			t.Errorf("%v: err = %v, want %q\n%s", tt.args, err, tt.wantErr, out)
 		case !strings.Contains(out, tt.want):
 			t.Errorf("%v: output does not contain %q:\n%s", tt.args, tt.want, out)
 		}
 	}
+	// The server itself serves what the CLI changed, and wrote the rows.
+	if code, r := in.do(t, "POST", "/api/tools/roman_numerals/run", `{"number": 9}`); code != 200 || r["output"] != "IX" {
+		t.Errorf("the server after the CLI's rollback: %d %v", code, r)
+	}
+	runs := 0
+	for _, row := range in.rows(t) {
+		if row["intent"] == "RUN" {
+			runs++
+		}
+	}
+	if runs < 5 {
+		t.Errorf("%d RUN rows in the server's CSV, want the CLI's runs there", runs)
+	}
+}
 
-	out, err = runCLI(t, dir, "report")
-	if err != nil || !strings.Contains(out, "RUN 3") {
-		t.Errorf("report = %q, %v", out, err)
+// TestBuildProgressLines: off a terminal, a build's progress is one line per
+// event, on stderr; the result goes to stdout.
+func TestBuildProgressLines(t *testing.T) {
+	in := start(t, modelEnv(llmtest.New(t, romanScript(t))))
+	env := cliEnv(in.dir, serverAddr(t, in))
+	var out, errOut bytes.Buffer
+	err := runWith(t.Context(), []string{"adaptbot", "tools", "create", "roman numerals"}, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errOut, testHooks(nil))
+	if err != nil {
+		t.Fatalf("create: %v\n%s", err, errOut.String())
+	}
+	lines := strings.Split(strings.TrimSpace(errOut.String()), "\n")
+	if len(lines) < 3 || strings.Contains(errOut.String(), "\r") || !strings.HasPrefix(lines[len(lines)-1], "[done]") {
+		t.Errorf("progress off a terminal:\n%q", errOut.String())
+	}
+	if !strings.Contains(out.String(), "roman_numerals") {
+		t.Errorf("stdout = %q", out.String())
+	}
+}
+
+// TestNoServer: a change without a server says how to start one, and
+// changes nothing.
+func TestNoServer(t *testing.T) {
+	dir := t.TempDir()
+	copyTools(t, dir)
+	env := cliEnv(dir, closedAddr(t))
+	for _, args := range [][]string{
+		{"tools", "run", "calculator", `{"expression": "1+1"}`},
+		{"tools", "delete", "calculator", "--yes"},
+		{"tools", "create", "a tool that flips coins"},
+		{"tools", "rollback", "calculator", "1"},
+		{"tools", "approve", "calculator"},
+	} {
+		_, err := runEnv(t, env, strings.NewReader(""), args...)
+		if err == nil || !strings.Contains(err.Error(), "adaptbot serve") {
+			t.Errorf("%v without a server: %v; want how to start it", args, err)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("the folder holds %d entries, want only tools/", len(entries))
+	}
+}
+
+// TestHelpDoesNothingElse: --help and -h print usage and succeed on every
+// command and subcommand, and touch nothing: no file, no server, no CSV row.
+func TestHelpDoesNothingElse(t *testing.T) {
+	dir := t.TempDir()
+	copyTools(t, dir)
+	env := cliEnv(dir, closedAddr(t))
+	env["ADAPTBOT_BENCHMARKS"] = filepath.Join(dir, "benchmarks.csv")
+	before := tree(t, dir)
+	commands := [][]string{
+		{}, {"serve"}, {"tools"}, {"route"}, {"report"}, {"config"}, {"mcp"}, {"mcp", "validate"}, {"search"},
+		{"report", "some.csv"}, {"route", "--eval", "nowhere"},
+	}
+	for _, u := range toolsUsages {
+		commands = append(commands, []string{"tools", u.sub}, []string{"tools", u.sub, "some_tool", "1"})
+	}
+	for _, cmd := range commands {
+		for _, help := range []string{"--help", "-h"} {
+			args := append(append([]string(nil), cmd...), help)
+			var out, errOut bytes.Buffer
+			err := runWith(t.Context(), append([]string{"adaptbot"}, args...), func(k string) string { return env[k] }, strings.NewReader(""), &out, &errOut, hooks{})
+			if err != nil || !strings.Contains(out.String(), "Usage") || errOut.Len() > 0 {
+				t.Errorf("%v: err %v, stdout %q, stderr %q", args, err, out.String(), errOut.String())
+			}
+			if c := exitCode(err, io.Discard); c != 0 {
+				t.Errorf("%v: exit status %d", args, c)
+			}
+		}
+	}
+	if after := tree(t, dir); !equalTrees(before, after) {
+		t.Errorf("help changed the folder")
+	}
+
+	// The top-level help names every command and tools subcommand.
+	out, _ := runEnv(t, env, nil, "--help")
+	for _, want := range []string{"serve", "route", "report", "mcp", "search", "config"} {
+		if !strings.Contains(out, " "+want) {
+			t.Errorf("help lacks %q", want)
+		}
+	}
+	for _, u := range toolsUsages {
+		if !strings.Contains(out, "adaptbot tools "+u.sub) {
+			t.Errorf("help lacks tools %s", u.sub)
+		}
+	}
+	// A usage error is exit status 2.
+	_, err := runEnv(t, env, nil, "tools", "show")
+	if c := exitCode(err, io.Discard); c != 2 {
+		t.Errorf("tools show without a NAME: exit status %d, want 2", c)
+	}
+}
+
+func TestConfigCommand(t *testing.T) {
+	env := map[string]string{"ADAPTBOT_SHORTLIST": "7", "OPENAI_API_KEY": "sk-secret-value", "ADAPTBOT_ADMIN_TOKEN": "tok-secret"}
+	out, err := runEnv(t, env, nil, "config")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := map[string]string{}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		if f := strings.Fields(sc.Text()); len(f) > 2 {
+			lines[f[0]] = strings.Join(f[1:3], " ")
+		}
+	}
+	for name, want := range map[string]string{
+		"ADAPTBOT_SHORTLIST":    "7 environment",
+		"ADAPTBOT_TOOL_TIMEOUT": "10s default",
+		"OPENAI_API_KEY":        "(set) environment",
+		"ANTHROPIC_API_KEY":     "(unset) default",
+		"ADAPTBOT_ADMIN_TOKEN":  "(set) environment",
+	} {
+		if lines[name] != want {
+			t.Errorf("%s: %q, want %q", name, lines[name], want)
+		}
+	}
+	if strings.Contains(out, "secret") {
+		t.Errorf("config prints a secret:\n%s", out)
+	}
+	out, err = runEnv(t, env, nil, "config", "--format", "json")
+	var rows []map[string]any
+	if err != nil || json.Unmarshal([]byte(out), &rows) != nil || len(rows) != len(settings) || strings.Contains(out, "secret") {
+		t.Errorf("config --format json = %v\n%s", err, out)
+	}
+	// Bad values are listed and fail the command, after the table.
+	out, err = runEnv(t, map[string]string{"ADAPTBOT_SHORTLIST": "many"}, nil, "config")
+	if err == nil || !strings.Contains(err.Error(), `ADAPTBOT_SHORTLIST="many"`) || !strings.Contains(out, "ADAPTBOT_ADDR") {
+		t.Errorf("config with a bad value: %v\n%s", err, out)
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite the README's configuration table")
+
+// TestREADMEConfigTable: the README's configuration table is the settings
+// table. go test ./app -run READMEConfig -update rewrites it.
+func TestREADMEConfigTable(t *testing.T) {
+	raw, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(raw)
+	const begin, end = "<!-- settings: begin -->\n", "<!-- settings: end -->"
+	i, j := strings.Index(readme, begin), strings.Index(readme, end)
+	if i < 0 || j < i {
+		t.Fatalf("README.md has no %q ... %q section", begin, end)
+	}
+	want := markdownTable()
+	if got := readme[i+len(begin) : j]; got != want {
+		if *update {
+			os.WriteFile("../README.md", []byte(readme[:i+len(begin)]+want+readme[j:]), 0o644)
+			return
+		}
+		t.Errorf("README.md's configuration table is not the settings table; run go test ./app -run READMEConfig -update")
+	}
+}
+
+// TestMCPHome: `adaptbot mcp` started elsewhere serves ADAPTBOT_HOME's tools
+// and writes nothing, there or where it was started; without ADAPTBOT_HOME,
+// in a folder with no tools, it says so and fails.
+func TestMCPHome(t *testing.T) {
+	home := t.TempDir()
+	copyTools(t, home)
+	elsewhere := t.TempDir()
+	t.Chdir(elsewhere)
+	env := map[string]string{"ADAPTBOT_WORKERS": "1"}
+	_, err := runEnv(t, env, strings.NewReader(""), "mcp")
+	if err == nil || !strings.Contains(err.Error(), "ADAPTBOT_HOME") {
+		t.Errorf("mcp in a folder with no tools: %v; want a word about ADAPTBOT_HOME", err)
+	}
+
+	env["ADAPTBOT_HOME"] = home
+	before := tree(t, home)
+	pr, pw := io.Pipe()
+	var out syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- runWith(t.Context(), []string{"adaptbot", "mcp"}, func(k string) string { return env[k] }, pr, &out, io.Discard, testHooks(nil))
+	}()
+	for _, msg := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+	} {
+		io.WriteString(pw, msg+"\n")
+	}
+	waitUntil(t, "tools/list answered", func() bool { return strings.Contains(out.String(), `"id":2`) })
+	pw.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("mcp: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("mcp did not end when its input did")
+	}
+	if !strings.Contains(out.String(), `"name":"calculator"`) {
+		t.Errorf("tools/list does not list calculator:\n%s", out.String())
+	}
+	if !equalTrees(before, tree(t, home)) {
+		t.Error("mcp wrote into ADAPTBOT_HOME")
+	}
+	if entries, _ := os.ReadDir(elsewhere); len(entries) > 0 {
+		t.Errorf("mcp wrote %d entries where it was started", len(entries))
+	}
+}
+
+// TestStartChatRunChangeNoTrackedFile: the repository's own tools and
+// registry, served, chatted with and run, keep every byte.
+func TestStartChatRunChangeNoTrackedFile(t *testing.T) {
+	script := newScript(map[string]string{"what is 2+2?": "calculator"}, map[string]string{"what is 2+2?": `{"expression": "2+2"}`})
+	in := start(t, modelEnv(llmtest.New(t, script.reply)), func(dir string) {
+		os.RemoveAll(filepath.Join(dir, "tools"))
+		copyTree(t, "../tools", filepath.Join(dir, "tools"))
+		copyFile(t, "../tools_registry.json", filepath.Join(dir, "tools_registry.json"))
+	})
+	before := tree(t, in.dir)
+	if code, r := in.chat(t, "what is 2+2?"); code != 200 || !strings.Contains(str(r["response"]), "4") {
+		t.Errorf("chat = %d %v", code, r)
+	}
+	if code, r := in.do(t, "POST", "/api/tools/calculator/run", `{"expression": "3*3"}`); code != 200 || !strings.HasSuffix(str(r["output"]), "9") {
+		t.Errorf("run = %d %v", code, r)
+	}
+	in.stop()
+	after := tree(t, in.dir)
+	for p, b := range before {
+		if strings.Contains(p, ".history") || strings.Contains(p, "benchmarks") {
+			continue
+		}
+		if !bytes.Equal(b, after[p]) {
+			t.Errorf("%s changed", p)
+		}
+	}
+	raw, _ := os.ReadFile("../tools_registry.json")
+	if !bytes.Equal(raw, after[filepath.Join(in.dir, "tools_registry.json")]) {
+		t.Error("the registry is not byte for byte the repository's")
+	}
+	for p := range after {
+		if _, ok := before[p]; !ok && !strings.Contains(p, ".history") && !strings.Contains(p, "benchmarks") {
+			t.Errorf("new file %s", p)
+		}
+	}
+}
+
+// tree returns every file under dir with its content.
+func tree(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files[p], _ = os.ReadFile(p)
+		}
+		return nil
+	})
+	return files
+}
+
+func equalTrees(a, b map[string][]byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for p, x := range a {
+		if y, ok := b[p]; !ok || !bytes.Equal(x, y) {
+			return false
+		}
+	}
+	return true
+}
+
+func copyTree(t *testing.T, from, to string) {
+	t.Helper()
+	filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		if d.IsDir() {
+			if strings.HasPrefix(d.Name(), ".") && rel != "." {
+				return filepath.SkipDir
+			}
+			return os.MkdirAll(filepath.Join(to, rel), 0o755)
+		}
+		copyFile(t, p, filepath.Join(to, rel))
+		return nil
+	})
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -14,8 +18,12 @@ import (
 	"adaptbot/toolkit"
 )
 
-// Config is everything AdaptBot reads from its environment, read in one place.
+// Config is everything AdaptBot reads from its environment, read once, in
+// loadConfig, from the settings table.
 type Config struct {
+	// Home is the folder every relative path below resolves against
+	// (ADAPTBOT_HOME); empty is the current directory.
+	Home       string
 	Addr       string
 	ToolsDir   string
 	Registry   string
@@ -37,139 +45,251 @@ type Config struct {
 	Passive      bool
 	Shortlist    int
 	MaxDiscovery int
+	// MaxSteps caps the rounds of tool calls per chat message.
+	MaxSteps int
 
 	// Generator.
 	BuildAttempts int
+
+	// HistoryKeep is how many versions of each tool the registry keeps.
+	HistoryKeep int
+
+	// values and from are each setting's value in effect and where it came
+	// from ("default" or "environment"), for `adaptbot config`.
+	values, from map[string]string
+	// hooks are set by tests only.
+	hooks hooks
 }
 
-// setting documents one variable, for the README and `adaptbot config`.
-type setting struct{ name, def, meaning string }
+// hooks are what tests replace in the wiring: the sandbox worker command
+// (the test binary serves as the worker) and host rewrites for the toolkit.
+// The binary leaves them zero.
+type hooks struct {
+	workerCommand []string
+	workerEnv     []string
+	toolkitHosts  map[string]string
+}
 
+// setting is one environment variable: its name, its default as it would be
+// written in the environment ("" is empty), its help text (for `adaptbot
+// config` and the README's table), and parse, which stores the value in
+// effect in a Config or says what is wrong with it. A setting with a nil
+// parse is listed and its value is kept for Config.value. secret settings
+// are shown as set or unset, never their value.
+type setting struct {
+	name, def, help string
+	parse           func(c *Config, v string) error
+	secret          bool
+}
+
+// settings is the one table of configuration variables.
 var settings = []setting{
-	{"ADAPTBOT_ADDR", "127.0.0.1:3000", "listen address"},
-	{"ADAPTBOT_TOOLS_DIR", "tools", "tool sources"},
-	{"ADAPTBOT_REGISTRY", "tools_registry.json", "registry file"},
-	{"ADAPTBOT_BENCHMARKS", "benchmarks/benchmarks.csv", "benchmark CSV"},
-	{"ADAPTBOT_LLM_PROVIDER", "", "openai, ollama, anthropic, googleai; empty picks from the keys present"},
-	{"ADAPTBOT_MODEL", "", "model name; empty means the provider's usual default"},
-	{"ADAPTBOT_MODEL_TIMEOUT", "60s", "limit of one model call (one try); the chat deadline is derived from it"},
-	{"ADAPTBOT_MODEL_RETRIES", "2", "retries of a model call after a 429, a 5xx, a connection error or a timeout before any output"},
-	{"ADAPTBOT_EMBEDDING_MODEL", "", "embedding model of the provider; when set, tool routing fuses dense scores with the lexical ones"},
-	{"ADAPTBOT_ADMIN_TOKEN", "", "required for build, modify, delete, rollback and direct runs when listening beyond loopback"},
-	{"ADAPTBOT_SANDBOX", "workers", "workers (tools run in supervised worker processes) or inprocess (development only)"},
-	{"ADAPTBOT_WORKERS", "number of CPUs", "size of the worker pool"},
-	{"ADAPTBOT_SANDBOX_LANDLOCK", "auto", "auto (workers confine their file access with Landlock and deny dangerous system calls with seccomp where the kernel has them), require (refuse to start without both) or off"},
-	{"ADAPTBOT_TOOL_TIMEOUT", "10s", "wall-clock limit of one tool call; a tool may declare a lower one"},
-	{"ADAPTBOT_EGRESS_ALLOW", "", "hosts or CIDRs tools may reach even though they are private (comma-separated)"},
-	{"ADAPTBOT_LEARN", "on", "on (requests like one a tool served before, in this server or in the benchmarks CSV, route to that tool) or off (route on the tools' own text alone)"},
-	{"ADAPTBOT_DISCOVERY", "active", "active (shortlist plus requests for more tools) or passive (every tool in the prompt)"},
-	{"ADAPTBOT_SHORTLIST", "5", "tools the classifier sees at first"},
-	{"ADAPTBOT_MAX_DISCOVERY", "5", "requests for more tools per message"},
-	{"ADAPTBOT_BUILD_ATTEMPTS", "3", "attempts (first try plus repairs) per tool build"},
-	{"ADAPTBOT_MCP_CONFIG", "mcp_servers.json", "external MCP servers"},
+	{"ADAPTBOT_HOME", "", "the folder every relative path below (tools, registry, CSV, MCP servers file) resolves against; empty is the current directory",
+		func(c *Config, v string) error { c.Home = v; return nil }, false},
+	{"ADAPTBOT_ADDR", "127.0.0.1:3000", "the address the server listens on and the CLI sends changes to",
+		func(c *Config, v string) error {
+			if _, _, err := net.SplitHostPort(v); err != nil {
+				return errors.New("want host:port, e.g. 127.0.0.1:3000")
+			}
+			c.Addr = v
+			return nil
+		}, false},
+	{"ADAPTBOT_TOOLS_DIR", "tools", "tool sources", func(c *Config, v string) error { c.ToolsDir = v; return nil }, false},
+	{"ADAPTBOT_REGISTRY", "tools_registry.json", "registry file", func(c *Config, v string) error { c.Registry = v; return nil }, false},
+	{"ADAPTBOT_HISTORY_KEEP", "20", "versions of each tool kept in tools/.history for rollback; older ones are pruned",
+		func(c *Config, v string) (err error) {
+			c.HistoryKeep, err = wholeNumber(v)
+			c.HistoryKeep = max(c.HistoryKeep, 1) // the serving version is always kept
+			return err
+		}, false},
+	{"ADAPTBOT_BENCHMARKS", "benchmarks/benchmarks.csv", "benchmark CSV", func(c *Config, v string) error { c.Benchmarks = v; return nil }, false},
+	{"ADAPTBOT_MCP_CONFIG", "mcp_servers.json", "external MCP servers", func(c *Config, v string) error { c.MCPConfig = v; return nil }, false},
+	{"ADAPTBOT_LLM_PROVIDER", "", "openai, ollama, anthropic or googleai; empty picks from the keys present",
+		func(c *Config, v string) (err error) {
+			c.LLM.Provider, err = oneOf(v, "", "openai", "ollama", "anthropic", "googleai")
+			return err
+		}, false},
+	{"ADAPTBOT_MODEL", "", "model name; empty means the provider's usual default", func(c *Config, v string) error { c.LLM.Model = v; return nil }, false},
+	{"ADAPTBOT_MODEL_TIMEOUT", "60s", "limit of one model call (one try); the chat deadline is derived from it",
+		func(c *Config, v string) (err error) { c.LLM.Timeout, err = duration(v); return err }, false},
+	{"ADAPTBOT_MODEL_RETRIES", "2", "retries of a model call after a 429, a 5xx, a connection error or a timeout before any output",
+		func(c *Config, v string) (err error) { c.LLM.Retries, err = wholeNumber(v); return err }, false},
+	{"ADAPTBOT_EMBEDDING_MODEL", "", "embedding model of the provider; when set, tool routing fuses dense scores with the lexical ones",
+		func(c *Config, v string) error { c.LLM.EmbeddingModel = v; return nil }, false},
+	{"OPENAI_API_KEY", "", "OpenAI, or any OpenAI-compatible server", func(c *Config, v string) error { c.LLM.OpenAIKey = v; return nil }, true},
+	{"OPENAI_BASE_URL", "", "an OpenAI-compatible server (Groq, vLLM, llama.cpp, LM Studio, OpenRouter)", func(c *Config, v string) error { c.LLM.OpenAIBaseURL = v; return nil }, false},
+	{"OLLAMA_HOST", "", "Ollama, e.g. localhost:11434", func(c *Config, v string) error { c.LLM.OllamaHost = v; return nil }, false},
+	{"ANTHROPIC_API_KEY", "", "Anthropic", func(c *Config, v string) error { c.LLM.AnthropicKey = v; return nil }, true},
+	{"GOOGLE_API_KEY", "", "Google (Gemini)", func(c *Config, v string) error { c.LLM.GoogleKey = v; return nil }, true},
+	{"ADAPTBOT_ADMIN_TOKEN", "", "required for build, modify, delete, rollback, approve and direct runs when listening beyond loopback; the CLI sends it too",
+		func(c *Config, v string) error { c.AdminToken = v; return nil }, true},
+	{"ADAPTBOT_SANDBOX", "workers", "workers (tools run in supervised worker processes) or inprocess (development only)",
+		func(c *Config, v string) error {
+			v, err := oneOf(v, "workers", "inprocess", "in-process")
+			c.InProcess = v == "inprocess" || v == "in-process"
+			return err
+		}, false},
+	{"ADAPTBOT_WORKERS", "", "size of the worker pool; empty is the number of CPUs",
+		func(c *Config, v string) (err error) {
+			c.Workers = runtime.NumCPU()
+			if v != "" {
+				c.Workers, err = wholeNumber(v)
+			}
+			c.Workers = max(c.Workers, 1)
+			return err
+		}, false},
+	{"ADAPTBOT_SANDBOX_LANDLOCK", "auto", "auto (workers confine their file access with Landlock and deny dangerous system calls with seccomp where the kernel has them), require (refuse to start without both) or off",
+		func(c *Config, v string) (err error) {
+			if c.Landlock, err = sandbox.ParseLandlock(v); err != nil {
+				return errors.New("use auto, require or off")
+			}
+			return nil
+		}, false},
+	{"ADAPTBOT_TOOL_TIMEOUT", "10s", "wall-clock limit of one tool call; a tool may declare a lower one",
+		func(c *Config, v string) (err error) { c.CallTimeout, err = duration(v); return err }, false},
+	{"ADAPTBOT_EGRESS_ALLOW", "", "hosts or CIDRs tools may reach even though they are private (comma-separated)",
+		func(c *Config, v string) (err error) { c.Egress, err = toolkit.ParsePolicy(v); return err }, false},
+	{"ADAPTBOT_LEARN", "on", "on (requests like one a tool served before, in this server or in the benchmarks CSV, route to that tool) or off (route on the tools' own text alone)",
+		func(c *Config, v string) error { v, err := oneOf(v, "on", "off"); c.Learn = v == "on"; return err }, false},
+	{"ADAPTBOT_DISCOVERY", "active", "active (shortlist plus requests for more tools) or passive (every tool in the prompt)",
+		func(c *Config, v string) error {
+			v, err := oneOf(v, "active", "passive")
+			c.Passive = v == "passive"
+			return err
+		}, false},
+	{"ADAPTBOT_SHORTLIST", "5", "tools the classifier sees at first",
+		func(c *Config, v string) (err error) { c.Shortlist, err = wholeNumber(v); return err }, false},
+	{"ADAPTBOT_MAX_DISCOVERY", "5", "requests for more tools per message",
+		func(c *Config, v string) (err error) { c.MaxDiscovery, err = wholeNumber(v); return err }, false},
+	{"ADAPTBOT_MAX_STEPS", "5", "rounds of tool calls per message (a task that needs two tools in turn takes two)",
+		func(c *Config, v string) (err error) {
+			c.MaxSteps, err = wholeNumber(v)
+			c.MaxSteps = max(c.MaxSteps, 1)
+			return err
+		}, false},
+	{"ADAPTBOT_BUILD_ATTEMPTS", "3", "attempts (first try plus repairs) per tool build",
+		func(c *Config, v string) (err error) {
+			c.BuildAttempts, err = wholeNumber(v)
+			c.BuildAttempts = max(c.BuildAttempts, 1)
+			return err
+		}, false},
 }
 
-// loadConfig reads the configuration. Every bad value is reported at once.
-func loadConfig(getenv func(string) string) (Config, error) {
-	var problems []string
-	get := func(name, def string) string {
-		if v := strings.TrimSpace(getenv(name)); v != "" {
-			return v
-		}
-		return def
+// wholeNumber parses a number ≥ 0.
+func wholeNumber(v string) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, errors.New("want a whole number ≥ 0")
 	}
-	num := func(name string, def int) int {
-		v := get(name, "")
-		if v == "" {
-			return def
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			problems = append(problems, fmt.Sprintf("%s=%q: want a whole number ≥ 0", name, v))
-			return def
-		}
-		return n
-	}
-	c := Config{
-		Addr:       get("ADAPTBOT_ADDR", "127.0.0.1:3000"),
-		ToolsDir:   get("ADAPTBOT_TOOLS_DIR", "tools"),
-		Registry:   get("ADAPTBOT_REGISTRY", "tools_registry.json"),
-		Benchmarks: get("ADAPTBOT_BENCHMARKS", "benchmarks/benchmarks.csv"),
-		MCPConfig:  get("ADAPTBOT_MCP_CONFIG", "mcp_servers.json"),
-		AdminToken: get("ADAPTBOT_ADMIN_TOKEN", ""),
-		LLM: provider.Config{
-			Provider:       get("ADAPTBOT_LLM_PROVIDER", ""),
-			Model:          get("ADAPTBOT_MODEL", ""),
-			EmbeddingModel: get("ADAPTBOT_EMBEDDING_MODEL", ""),
-			OpenAIKey:      get("OPENAI_API_KEY", ""),
-			OpenAIBaseURL:  get("OPENAI_BASE_URL", ""),
-			OllamaHost:     get("OLLAMA_HOST", ""),
-			AnthropicKey:   get("ANTHROPIC_API_KEY", ""),
-			GoogleKey:      get("GOOGLE_API_KEY", ""),
-			Retries:        num("ADAPTBOT_MODEL_RETRIES", 2),
-		},
-		Workers:       num("ADAPTBOT_WORKERS", runtime.NumCPU()),
-		Shortlist:     num("ADAPTBOT_SHORTLIST", 5),
-		MaxDiscovery:  num("ADAPTBOT_MAX_DISCOVERY", 5),
-		BuildAttempts: num("ADAPTBOT_BUILD_ATTEMPTS", 3),
-	}
-	if c.Workers == 0 {
-		c.Workers = 1
-	}
-	if c.BuildAttempts == 0 {
-		c.BuildAttempts = 1
-	}
-	switch p := strings.ToLower(c.LLM.Provider); p {
-	case "", "openai", "ollama", "anthropic", "googleai":
-	default:
-		problems = append(problems, fmt.Sprintf("ADAPTBOT_LLM_PROVIDER=%q: use openai, ollama, anthropic or googleai", c.LLM.Provider))
-	}
-	switch v := strings.ToLower(get("ADAPTBOT_SANDBOX", "workers")); v {
-	case "workers":
-	case "inprocess", "in-process":
-		c.InProcess = true
-	default:
-		problems = append(problems, fmt.Sprintf("ADAPTBOT_SANDBOX=%q: use workers or inprocess", v))
-	}
-	switch v := strings.ToLower(get("ADAPTBOT_LEARN", "on")); v {
-	case "on":
-		c.Learn = true
-	case "off":
-	default:
-		problems = append(problems, fmt.Sprintf("ADAPTBOT_LEARN=%q: use on or off", v))
-	}
-	switch v := strings.ToLower(get("ADAPTBOT_DISCOVERY", "active")); v {
-	case "active":
-	case "passive":
-		c.Passive = true
-	default:
-		problems = append(problems, fmt.Sprintf("ADAPTBOT_DISCOVERY=%q: use active or passive", v))
-	}
-	timeout := get("ADAPTBOT_TOOL_TIMEOUT", "10s")
-	d, err := time.ParseDuration(timeout)
+	return n, nil
+}
+
+// duration parses a duration > 0.
+func duration(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
 	if err != nil || d <= 0 {
-		problems = append(problems, fmt.Sprintf("ADAPTBOT_TOOL_TIMEOUT=%q: want a duration such as 10s", timeout))
+		return 0, errors.New("want a duration such as 10s")
 	}
-	c.CallTimeout = d
-	modelTimeout := get("ADAPTBOT_MODEL_TIMEOUT", "60s")
-	if c.LLM.Timeout, err = time.ParseDuration(modelTimeout); err != nil || c.LLM.Timeout <= 0 {
-		problems = append(problems, fmt.Sprintf("ADAPTBOT_MODEL_TIMEOUT=%q: want a duration such as 60s", modelTimeout))
+	return d, nil
+}
+
+// oneOf returns v in lower case if it is one of choices.
+func oneOf(v string, choices ...string) (string, error) {
+	v = strings.ToLower(v)
+	for _, c := range choices {
+		if v == c {
+			return v, nil
+		}
 	}
-	if c.Landlock, err = sandbox.ParseLandlock(get("ADAPTBOT_SANDBOX_LANDLOCK", "auto")); err != nil {
-		problems = append(problems, fmt.Sprintf("ADAPTBOT_SANDBOX_LANDLOCK=%q: use auto, require or off", get("ADAPTBOT_SANDBOX_LANDLOCK", "")))
-	} else if c.Landlock == sandbox.LandlockRequire && c.InProcess {
+	var named []string
+	for _, c := range choices {
+		if c != "" {
+			named = append(named, c)
+		}
+	}
+	return v, fmt.Errorf("use %s", strings.Join(named, ", "))
+}
+
+// loadConfig reads the configuration from getenv, once: every setting of the
+// table, then the paths resolved against ADAPTBOT_HOME. Every bad value is
+// reported at once.
+func loadConfig(getenv func(string) string) (Config, error) {
+	c := Config{values: map[string]string{}, from: map[string]string{}}
+	var problems []string
+	for _, s := range settings {
+		v, from := strings.TrimSpace(getenv(s.name)), "environment"
+		if v == "" {
+			v, from = s.def, "default"
+		}
+		c.values[s.name], c.from[s.name] = v, from
+		if s.parse == nil {
+			continue
+		}
+		if err := s.parse(&c, v); err != nil {
+			problems = append(problems, fmt.Sprintf("%s=%q: %v", s.name, v, err))
+		}
+	}
+	if c.Landlock == sandbox.LandlockRequire && c.InProcess {
 		problems = append(problems, "ADAPTBOT_SANDBOX_LANDLOCK=require confines worker processes: it needs ADAPTBOT_SANDBOX=workers")
 	}
-	if c.Egress, err = toolkit.ParsePolicy(get("ADAPTBOT_EGRESS_ALLOW", "")); err != nil {
-		problems = append(problems, "ADAPTBOT_EGRESS_ALLOW: "+err.Error())
-	}
-	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
-		problems = append(problems, fmt.Sprintf("ADAPTBOT_ADDR=%q: want host:port, e.g. 127.0.0.1:3000", c.Addr))
+	if c.Home != "" {
+		if fi, err := os.Stat(c.Home); err != nil || !fi.IsDir() {
+			problems = append(problems, fmt.Sprintf("ADAPTBOT_HOME=%q: not a folder", c.Home))
+		}
+		for _, p := range []*string{&c.ToolsDir, &c.Registry, &c.Benchmarks, &c.MCPConfig} {
+			if !filepath.IsAbs(*p) {
+				*p = filepath.Join(c.Home, *p)
+			}
+		}
 	}
 	if len(problems) > 0 {
 		return c, fmt.Errorf("bad configuration:\n  %s", strings.Join(problems, "\n  "))
 	}
 	return c, nil
+}
+
+// value is a setting's value in effect, as written.
+func (c Config) value(name string) string { return c.values[name] }
+
+// set reports whether the environment set name.
+func (c Config) set(name string) bool { return c.from[name] == "environment" }
+
+// writeConfig prints every setting: its value in effect (secrets as set or
+// unset), where that came from, and its help text.
+func writeConfig(w io.Writer, c Config) error {
+	width := 0
+	for _, s := range settings {
+		width = max(width, len(s.name))
+	}
+	for _, s := range settings {
+		v := c.value(s.name)
+		switch {
+		case s.secret && v == "":
+			v = "(unset)"
+		case s.secret:
+			v = "(set)"
+		case v == "":
+			v = "(empty)"
+		}
+		if _, err := fmt.Fprintf(w, "%-*s  %-26s  %-11s  %s\n", width, s.name, v, c.from[s.name], s.help); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// markdownTable is the README's configuration table, made from settings.
+func markdownTable() string {
+	var b strings.Builder
+	b.WriteString("| variable | meaning | default |\n|---|---|---|\n")
+	for _, s := range settings {
+		def := "empty"
+		if s.def != "" {
+			def = "`" + s.def + "`"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", s.name, strings.ReplaceAll(s.help, "|", `\|`), def)
+	}
+	return b.String()
 }
 
 // Loopback reports whether the server listens on loopback only; builds are
@@ -184,4 +304,31 @@ func (c Config) Loopback() bool {
 	}
 	ip, err := netip.ParseAddr(host)
 	return err == nil && ip.IsLoopback()
+}
+
+// serverURL is where the CLI finds the server: ADAPTBOT_ADDR, with an
+// unspecified host (0.0.0.0, ::) reached on loopback.
+func (c Config) serverURL() string {
+	host, port, _ := net.SplitHostPort(c.Addr)
+	if ip, err := netip.ParseAddr(host); host == "" || (err == nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+// checkHome refuses to serve from a folder that holds no tools when
+// ADAPTBOT_HOME does not say where they are: an MCP client starts
+// `adaptbot mcp` in a folder of its own, where it would serve nothing.
+func checkHome(c Config) error {
+	if c.set("ADAPTBOT_HOME") {
+		return nil
+	}
+	dirs, _ := os.ReadDir(c.ToolsDir)
+	for _, d := range dirs {
+		if d.IsDir() && !strings.HasPrefix(d.Name(), ".") {
+			return nil
+		}
+	}
+	abs, _ := filepath.Abs(c.ToolsDir)
+	return fmt.Errorf("no tools in %s: run this in AdaptBot's folder, or set ADAPTBOT_HOME to it (MCP clients start servers in a folder of their own)", abs)
 }

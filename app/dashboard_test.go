@@ -154,6 +154,10 @@ func TestReportCommand(t *testing.T) {
 	dir := t.TempDir()
 	seedBenchmarks(t, dir)
 	csvPath := filepath.Join(dir, "benchmarks", "benchmarks.csv")
+	runCLI := func(t *testing.T, dir string, args ...string) (string, error) {
+		t.Helper()
+		return runEnv(t, cliEnv(dir, "127.0.0.1:1"), nil, args...)
+	}
 
 	out, err := runCLI(t, dir, "report", "--format", "json", "--intent", "RUN", csvPath)
 	if err != nil {

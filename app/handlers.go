@@ -19,8 +19,10 @@ import (
 	"adaptbot/contract"
 	"adaptbot/llm"
 	"adaptbot/registry"
+	"adaptbot/reqid"
 	"adaptbot/sandbox"
 	"adaptbot/templates"
+	"adaptbot/toolbox"
 )
 
 // maxHistory caps the conversation a client may send with a message.
@@ -88,8 +90,9 @@ type chatResponse struct {
 
 // handleChat answers one message. A client that accepts text/event-stream
 // gets Server-Sent Events instead of one JSON body: a "progress" event for
-// each step of a build the message asks for, then one "result" event (the
-// JSON body) or one "error" event ({"error", "status", "request_id"}).
+// each step of a build the message asks for, a "token" event ({"text"}) for
+// each piece of the answer as the model writes it, then one "result" event
+// (the JSON body) or one "error" event ({"error", "status", "request_id"}).
 func (s *Server) handleChat() fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		var req chatRequest
@@ -108,17 +111,20 @@ func (s *Server) handleChat() fiber.Handler {
 				return badRequest(fmt.Sprintf(`history[%d].role is %q; use "user" or "assistant"`, i, m.Role))
 			}
 		}
+		allowed := s.buildAllowed(c.Get(fiber.HeaderAuthorization))
 		if !acceptsEvents(c) {
 			ctx, cancel := context.WithTimeout(c.UserContext(), chatTimeout)
 			defer cancel()
-			out, err := s.chat(ctx, req, nil)
+			out, err := s.chat(agent.AllowChanges(ctx, allowed), req, nil, nil)
 			if err != nil {
 				return err
 			}
 			return c.JSON(out)
 		}
 		streamEvents(c, chatTimeout, func(ctx context.Context, send func(event string, v any)) {
-			out, err := s.chat(ctx, req, func(st agent.BuildStep) { send("progress", st) })
+			out, err := s.chat(agent.AllowChanges(ctx, allowed), req,
+				func(st agent.BuildStep) { send("progress", st) },
+				func(text string) { send("token", tokenEvent{Text: text}) })
 			if err != nil {
 				send("error", eventError(err))
 				return
@@ -129,18 +135,30 @@ func (s *Server) handleChat() fiber.Handler {
 	}
 }
 
+// tokenEvent is the body of a "token" event: a piece of the answer.
+type tokenEvent struct {
+	Text string `json:"text"`
+}
+
 // chat runs one message through the agent and logs its row. Its errors are
-// *apiError.
-func (s *Server) chat(ctx context.Context, req chatRequest, progress func(agent.BuildStep)) (chatResponse, error) {
-	id := newRequestID()
+// *apiError. The request ID goes into the context, so the agent's and the
+// model's log lines name it.
+func (s *Server) chat(ctx context.Context, req chatRequest, progress func(agent.BuildStep), stream func(string)) (chatResponse, error) {
+	id := reqid.From(ctx)
+	if id == "" {
+		id = reqid.New()
+		ctx = reqid.With(ctx, id)
+	}
 	began := time.Now()
-	res, err := s.agent.Chat(ctx, agent.Request{Message: req.Message, History: req.History, Progress: progress})
+	res, err := s.agent.Chat(ctx, agent.Request{Message: req.Message, History: req.History, Progress: progress, Stream: stream})
 	row := chatRow(id, req.Message, res, err, time.Since(began))
 	s.logRow(row)
-	if errors.Is(err, llm.ErrNoModel) {
+	switch {
+	case errors.Is(err, llm.ErrNoModel):
 		return chatResponse{}, &apiError{Status: fiber.StatusServiceUnavailable, Msg: "Chat needs a language model. " + err.Error(), Extra: fiber.Map{"request_id": id}}
-	}
-	if err != nil {
+	case errors.Is(err, agent.ErrForbidden):
+		return chatResponse{}, &apiError{Status: fiber.StatusForbidden, Msg: res.Response, Extra: fiber.Map{"request_id": id}}
+	case err != nil:
 		s.log.Error("chat failed", "request_id", id, "err", err)
 		return chatResponse{}, &apiError{Status: fiber.StatusBadGateway, Msg: "the model failed to answer: " + err.Error(), Extra: fiber.Map{"request_id": id}}
 	}
@@ -203,7 +221,10 @@ func chatRow(id, query string, res *agent.Result, err error, latency time.Durati
 		return row
 	}
 	row.Intent = res.Intent
+	// category is the first tool that ran (or general, need_tool); tools
+	// lists every tool that ran, in order.
 	row.Category = res.Path
+	row.Tools = res.Tools
 	row.ParamExtraction, row.ToolExecution = tri(res.Extraction), tri(res.Execution)
 	if res.Error != "" && row.Error == "" {
 		row.Error = res.Error
@@ -265,7 +286,7 @@ func (s *Server) entry(name string) (registry.Entry, error) {
 	}
 	e, ok := s.reg.Entry(name)
 	if !ok {
-		return registry.Entry{}, notFound(fmt.Sprintf("no tool named %q; GET /api/tools lists them", name))
+		return registry.Entry{}, notFound(toolbox.NotFound(name).Error())
 	}
 	return e, nil
 }
@@ -293,49 +314,44 @@ func (s *Server) handleToolRun() fiber.Handler {
 		if err != nil {
 			return err
 		}
-		t, ok := s.reg.Tool(e.Name)
+		t, ok := s.box.Tool(e.Name)
 		if !ok {
 			return &apiError{Status: fiber.StatusConflict, Msg: fmt.Sprintf("tool %s has no working version: %s", e.Name, e.LastError)}
 		}
-		args := bytes.TrimSpace(c.Body())
-		res, elapsed, id, err := s.runTool(c.UserContext(), t, args)
+		out, elapsed, id, err := s.runTool(c.UserContext(), t, c.Body())
 		ms := float64(elapsed.Microseconds()) / 1000
-		var verr *validationError
-		switch {
-		case errors.As(err, &verr):
-			return &apiError{Status: fiber.StatusBadRequest, Msg: err.Error(), Extra: fiber.Map{"parameters": t.Parameters}}
-		case err != nil:
+		name := t.Spec().Name
+		if ae, ok := errors.AsType[*toolbox.ArgsError](err); ok {
+			return &apiError{Status: fiber.StatusBadRequest, Msg: ae.Reason, Extra: fiber.Map{"parameters": ae.Schema}}
+		}
+		if err != nil {
 			status := fiber.StatusUnprocessableEntity
 			if sandbox.KindOf(err) == sandbox.KindUnavailable {
 				status = fiber.StatusServiceUnavailable
 			}
-			return &apiError{Status: status, Msg: err.Error(), Extra: fiber.Map{"tool": t.Name, "kind": sandbox.KindOf(err), "ms": ms, "request_id": id}}
+			return &apiError{Status: status, Msg: err.Error(), Extra: fiber.Map{"tool": name, "kind": sandbox.KindOf(err), "ms": ms, "request_id": id}}
 		}
-		return c.JSON(fiber.Map{"tool": t.Name, "version": t.Version, "output": res.Output, "ms": ms, "request_id": id})
+		return c.JSON(fiber.Map{"tool": name, "version": t.Spec().Version, "output": out, "ms": ms, "request_id": id})
 	}
 }
 
-// validationError is arguments that do not match a tool's schema.
-type validationError struct{ err error }
-
-func (e *validationError) Error() string { return e.err.Error() }
-
 // runTool runs a tool directly, without a model, and logs its RUN row: the
-// HTTP API and the CLI share it.
-func (s *Server) runTool(ctx context.Context, t registry.Tool, args []byte) (sandbox.Result, time.Duration, string, error) {
-	if len(args) == 0 {
-		args = []byte("{}")
-	}
+// HTTP API and the CLI share it. The tool validates args first: an
+// *toolbox.ArgsError means it did not run.
+func (s *Server) runTool(ctx context.Context, t toolbox.Tool, args []byte) (string, time.Duration, string, error) {
+	args = bytes.TrimSpace(args)
 	id := newRequestID()
 	began := time.Now()
-	row := benchmarks.Row{RequestID: id, Query: string(args), Intent: benchmarks.IntentRun, Category: t.Name, ParamExtraction: benchmarks.NA}
-	var res sandbox.Result
-	err := contract.Validate(t.Parameters, args)
-	if err != nil {
-		err = &validationError{err}
+	name := t.Spec().Name
+	query := string(args)
+	if query == "" {
+		query = "{}"
+	}
+	row := benchmarks.Row{RequestID: id, Query: query, Intent: benchmarks.IntentRun, Category: name, ParamExtraction: benchmarks.NA}
+	out, err := t.Call(ctx, args)
+	if _, invalid := errors.AsType[*toolbox.ArgsError](err); invalid {
 		row.ToolExecution = benchmarks.NA
 	} else {
-		res, err = s.runner.Run(ctx, sandbox.Call{Tool: t.Name, Source: t.Code, Input: args, Timeout: t.Timeout()})
 		row.ToolExecution = benchmarks.TriOf(err == nil)
 	}
 	elapsed := time.Since(began)
@@ -344,7 +360,7 @@ func (s *Server) runTool(ctx context.Context, t registry.Tool, args []byte) (san
 		row.Error = err.Error()
 	}
 	s.logRow(row)
-	return res, elapsed, id, err
+	return out, elapsed, id, err
 }
 
 func (s *Server) handleToolVersions() fiber.Handler {

@@ -27,12 +27,10 @@ func TestHostileToolsCannotTakeTheServerDown(t *testing.T) {
 		t.Fatalf("redirector: %v", err)
 	}
 	defer stop()
-	toolkitHosts = redirect.Rewrite
-	t.Cleanup(func() { toolkitHosts = nil })
-	in := start(t, map[string]string{
+	in := startWith(t, map[string]string{
 		"ADAPTBOT_TOOL_TIMEOUT": "2s",
 		"ADAPTBOT_EGRESS_ALLOW": redirect.Policy.AllowNets[0].String(),
-	})
+	}, testHooks(redirect.Rewrite))
 
 	for _, c := range cases {
 		writeTool(t, in.dir, c.Name, string(c.Source))

@@ -7,7 +7,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -17,7 +16,6 @@ import (
 	// hosts without /usr/share/zoneinfo (workers run this same binary).
 	_ "time/tzdata"
 
-	"adaptbot/router"
 	"adaptbot/sandbox"
 )
 
@@ -25,6 +23,10 @@ func main() {
 	// Worker mode first: a worker must not read the server's configuration
 	// or touch its files, and must not catch the server's signals.
 	if len(os.Args) > 1 && os.Args[1] == "worker" {
+		if wantsHelp(os.Args[2:]) {
+			fmt.Print(workerUsage)
+			return
+		}
 		if err := sandbox.ServeWorker(); err != nil {
 			fmt.Fprintln(os.Stderr, "adaptbot worker:", err)
 			os.Exit(1)
@@ -34,90 +36,171 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err := run(ctx, os.Args, os.Getenv, os.Stdin, os.Stdout, os.Stderr)
-	var (
-		ee    exitError
-		usage *router.UsageError
-	)
-	switch {
-	case err == nil, errors.Is(err, flag.ErrHelp):
-		return
-	case errors.As(err, &ee):
-		os.Exit(int(ee))
-	case errors.As(err, &usage):
-		fmt.Fprintln(os.Stderr, "adaptbot:", err)
-		os.Exit(2)
-	}
-	fmt.Fprintln(os.Stderr, "adaptbot:", err)
-	os.Exit(1)
+	stop()
+	os.Exit(exitCode(err, os.Stderr))
 }
 
-// exitError carries an exit code for a command that failed without a message
-// of its own to add (it has printed what went wrong).
-type exitError int
+// exitError ends the program with its code. Err, if set, is printed; a nil
+// Err means the command has already said what went wrong.
+type exitError struct {
+	code int
+	err  error
+}
 
-func (e exitError) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageError is a command line that cannot run: exit status 2.
+func usageError(format string, args ...any) error {
+	return &exitError{code: 2, err: fmt.Errorf(format, args...)}
+}
+
+// exitCode is the one place that turns run's error into an exit status,
+// printing the error unless the command already has.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return 0
+	}
+	code := 1
+	if ee, ok := errors.AsType[*exitError](err); ok {
+		code = ee.code
+		if ee.err == nil {
+			return code
+		}
+	}
+	fmt.Fprintln(stderr, "adaptbot:", err)
+	return code
+}
 
 const usage = `AdaptBot: a chat agent that builds its own tools.
 
 Usage:
-  adaptbot [serve]                       run the server (default)
-  adaptbot tools list|show|create|modify|delete|test|history|rollback ...
-  adaptbot route [--catalog FILE] [--top-k K] [--format text|json] [QUERY]
+  adaptbot [serve]                       run the server (the one process that changes tools)
+  adaptbot tools list                    the tools, AdaptBot's and the MCP servers'
+  adaptbot tools show NAME               a tool's entry and source
+  adaptbot tools run NAME [JSON-ARGS]    run a tool           (through the server)
+  adaptbot tools create "REQUEST"        build a new tool     (through the server)
+  adaptbot tools modify NAME "REQUEST"   change a tool        (through the server)
+  adaptbot tools delete NAME [--yes]     delete a tool        (through the server)
+  adaptbot tools rollback NAME VERSION   serve an old version (through the server)
+  adaptbot tools approve NAME            approve a pending tool (through the server)
+  adaptbot tools test NAME               re-run a tool's stored examples
+  adaptbot tools history NAME            a tool's kept versions
+  adaptbot route [QUERY]                 the tools the router picks for QUERY
   adaptbot route --eval DIR              router benchmark on a dataset
-  adaptbot report [--format text|md|json|csv] [--since T] [--until T] [--intent I]
-                  [--tool NAME] [--path P] [--outcome ok|error] [--out FILE] [CSV]
-                                         summarize (or export) the benchmarks CSV
+  adaptbot report [--format F] [FILTERS] summarize, or export, the benchmarks CSV
   adaptbot mcp                           serve AdaptBot's tools over MCP (stdio)
-  adaptbot mcp validate [-c FILE] [--connect]
-  adaptbot search [-c FILE] [--mode auto|substring|regex|keywords|word] [--fields ...]
-                  [--case-sensitive] [--sort score|server|tool] [--limit N]
-                  [--format text|json|table] QUERY
-  adaptbot config                        list the configuration variables
+  adaptbot mcp validate                  check the MCP servers file
+  adaptbot search QUERY                  search AdaptBot's and the MCP servers' tools
+  adaptbot config                        the settings in effect and where each came from
   adaptbot worker                        (internal) a sandbox worker process
 
-Configuration comes from the environment; run "adaptbot config" to list it.
+"adaptbot COMMAND --help" says more about each. Commands that change tools
+send the change to the server at ADAPTBOT_ADDR (start it with "adaptbot
+serve"). Configuration comes from the environment: see "adaptbot config".
 `
+
+const (
+	serveUsage = `Usage: adaptbot [serve]
+
+Runs the server on ADAPTBOT_ADDR: the chat page, the HTTP API and /mcp. It is
+the one process that writes the tools, the registry and the benchmarks CSV.
+`
+	configUsage = `Usage: adaptbot config [--format text|json]
+
+Prints each setting's value in effect, where it came from (default or
+environment) and what it means. Provider keys and the admin token show as set
+or unset, never their values.
+`
+	workerUsage = `Usage: adaptbot worker
+
+Internal: a sandbox worker process, started by the server.
+`
+)
+
+// wantsHelp reports whether args ask for help: -h, -help or --help before
+// any "--".
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help":
+			return true
+		}
+	}
+	return false
+}
 
 // run is the whole program but for process concerns, so tests can call it.
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	return runWith(ctx, args, getenv, stdin, stdout, stderr, hooks{})
+}
+
+// runWith is run with the tests' hooks. Help is answered before anything
+// else, so it never opens, writes or starts anything; the configuration is
+// read once, here.
+func runWith(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer, h hooks) error {
 	cmd, rest := "serve", []string(nil)
 	if len(args) > 1 {
 		cmd, rest = args[1], args[2:]
 	}
+	if cmd == "help" || wantsHelp([]string{cmd}) {
+		_, err := fmt.Fprint(stdout, usage)
+		return err
+	}
+	help := map[string]string{"serve": serveUsage, "report": reportUsage, "config": configUsage, "route": routeUsage,
+		"tools": toolsHelp(rest), "mcp": mcpUsage, "search": mcpUsage}
+	text, known := help[cmd]
+	if !known {
+		fmt.Fprint(stderr, usage)
+		return usageError("unknown command %q", cmd)
+	}
+	if wantsHelp(rest) {
+		_, err := fmt.Fprint(stdout, text)
+		return err
+	}
+	cfg, err := loadConfig(getenv)
+	if err != nil && cmd != "config" {
+		return err
+	}
+	cfg.hooks = h
 	switch cmd {
 	case "serve":
-		return serve(ctx, getenv, stdout, stderr)
-	case "tools":
-		return toolsCommand(ctx, rest, getenv, stdout, stderr)
-	case "route":
-		return routeCommand(ctx, rest, getenv, stdin, stdout, stderr)
-	case "report":
-		cfg, err := loadConfig(getenv)
-		if err != nil {
-			return err
+		if len(rest) > 0 {
+			return usageError("serve takes no arguments, got %q", rest)
 		}
+		return serve(ctx, cfg, getenv, stdout, stderr)
+	case "tools":
+		return toolsCommand(ctx, cfg, rest, getenv, stdin, stdout, stderr)
+	case "route":
+		return routeCommand(ctx, cfg, rest, stdin, stdout)
+	case "report":
 		return reportCommand(cfg, rest, stdout, stderr)
 	case "mcp":
-		return mcpCommand(ctx, rest, getenv, stdin, stdout, stderr)
+		return mcpCommand(ctx, cfg, rest, getenv, stdin, stdout, stderr)
 	case "search":
-		return searchCommand(ctx, rest, getenv, stdout, stderr)
-	case "config":
-		width := 0
-		for _, s := range settings {
-			width = max(width, len(s.name))
-		}
-		for _, s := range settings {
-			def := s.def
-			if def == "" {
-				def = "(empty)"
-			}
-			fmt.Fprintf(stdout, "%-*s %-28s %s\n", width, s.name, def, s.meaning)
-		}
-		return nil
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return nil
+		return searchCommand(ctx, cfg, rest, getenv, stdout, stderr)
 	}
-	fmt.Fprint(stderr, usage)
-	return fmt.Errorf("unknown command %q", cmd)
+	// config: the settings in effect, even when some are bad.
+	format, rest, ferr := formatFlag(rest, "text")
+	if ferr != nil {
+		return ferr
+	}
+	if len(rest) > 0 {
+		return usageError("config takes no arguments, got %q", rest)
+	}
+	if format == "json" {
+		return writeJSON(stdout, configJSON(cfg))
+	}
+	if werr := writeConfig(stdout, cfg); werr != nil {
+		return werr
+	}
+	return err
 }

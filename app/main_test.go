@@ -17,6 +17,7 @@ import (
 
 	"adaptbot/llm/llmtest"
 	"adaptbot/sandbox"
+	"adaptbot/toolbox"
 )
 
 // TestMain lets the test binary serve as the sandbox worker, the way the real
@@ -29,9 +30,13 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	workerCommand = []string{os.Args[0]}
-	workerEnv = []string{"ADAPTBOT_TEST_WORKER=1"}
 	os.Exit(m.Run())
+}
+
+// testHooks makes the test binary the sandbox worker (TestMain serves as
+// one), with the toolkit's hosts rewritten as rewrite says.
+func testHooks(rewrite map[string]string) hooks {
+	return hooks{workerCommand: []string{os.Args[0]}, workerEnv: []string{"ADAPTBOT_TEST_WORKER=1"}, toolkitHosts: rewrite}
 }
 
 // instance is AdaptBot started through run(), as `go run ./app` starts it.
@@ -100,6 +105,12 @@ func writeTool(t *testing.T, dir, name, src string) {
 // env on top of the test defaults, and waits until /healthz answers.
 func start(t *testing.T, env map[string]string, prepare ...func(dir string)) *instance {
 	t.Helper()
+	return startWith(t, env, testHooks(nil), prepare...)
+}
+
+// startWith is start with hooks.
+func startWith(t *testing.T, env map[string]string, h hooks, prepare ...func(dir string)) *instance {
+	t.Helper()
 	dir := t.TempDir()
 	copyTools(t, dir)
 	for _, p := range prepare {
@@ -132,7 +143,7 @@ func start(t *testing.T, env map[string]string, prepare ...func(dir string)) *in
 	t.Cleanup(in.stop)
 	stderr := &syncBuffer{}
 	go func() {
-		in.ended <- run(ctx, []string{"adaptbot"}, func(k string) string { return full[k] }, strings.NewReader(""), in.out, stderr)
+		in.ended <- runWith(ctx, []string{"adaptbot"}, func(k string) string { return full[k] }, strings.NewReader(""), in.out, stderr, h)
 	}()
 	re := regexp.MustCompile(`listening on (http://\S+)`)
 	deadline := time.Now().Add(30 * time.Second)
@@ -231,57 +242,70 @@ func str(v any) string {
 	return string(b)
 }
 
+// The kinds of request the chat flow sends a model: the classifier offers
+// need_tool among its functions; the synthesizer's prompt starts with the
+// agent's marker; a retry of invalid arguments forces the tool.
+func isClassifier(r llmtest.Request) bool { return r.Schema("need_tool") != nil }
+func isSynthesizer(r llmtest.Request) bool {
+	return strings.HasPrefix(r.System(), "You answer the user's question from the results")
+}
+
+// lastOutput is the last tool output a synthesizer request shows.
+func lastOutput(r llmtest.Request) string {
+	u := r.LastUser()
+	return strings.TrimSpace(u[strings.LastIndex(u, "Output:\n")+len("Output:\n"):])
+}
+
 // scriptedModel answers like a model that routes by keywords in the message:
-// what each test needs, scripted per function the request forces.
+// what each test needs, scripted per kind of request.
 type scriptedModel struct {
 	mu    sync.Mutex
-	route map[string]string // message → decision
+	route map[string]string // message → decision: general, need_tool or a tool
 	args  map[string]string // message → arguments (or a sequence separated by "\n---\n")
 	calls map[string]int
 }
 
 func (m *scriptedModel) reply(r llmtest.Request) llmtest.Reply {
-	msg := r.LastUser()
-	switch f := r.Forced(); f {
-	case "set_intent":
-		if strings.HasPrefix(strings.ToLower(msg), "make a tool") {
-			return llmtest.Call(f, `{"intent":"BUILD"}`)
+	// The message is the first user message: later ones carry validation
+	// errors, discovery replies or tool results.
+	msg := ""
+	for _, um := range r.Messages {
+		if um.Role == "user" {
+			msg = um.Text()
+			break
 		}
-		return llmtest.Call(f, `{"intent":"CHAT"}`)
-	case "route":
+	}
+	switch {
+	case isSynthesizer(r):
+		return llmtest.Say("Here you go: " + lastOutput(r))
+	case isClassifier(r):
 		m.mu.Lock()
 		d, ok := m.route[msg]
 		m.mu.Unlock()
-		if !ok {
-			d = "general"
+		switch {
+		case !ok || d == "general":
+			return llmtest.Say("Hello! I am a scripted model.")
+		case d == "need_tool":
+			return llmtest.Call("need_tool", `{"capability":"scripted"}`)
 		}
-		// Prose around the JSON, as some models answer even when asked for a call.
-		return llmtest.Call(f, fmt.Sprintf(`{"decision": %q, "reason": "scripted"}`, d))
-	case "":
-		if strings.Contains(r.System(), "raw output") {
-			return llmtest.Say("Here you go: " + r.LastUser()[strings.Index(r.LastUser(), "Output:\n")+8:])
-		}
-		return llmtest.Say("Hello! I am a scripted model.")
+		return llmtest.Call(toolbox.FunctionName(d), m.nextArgs(msg))
 	default:
-		// Argument extraction: the first user message is the question; later
-		// user messages carry validation errors.
-		first := ""
-		for _, msg := range r.Messages {
-			if msg.Role == "user" {
-				first = msg.Text()
-				break
-			}
-		}
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		seq := strings.Split(m.args[first], "\n---\n")
-		n := m.calls[first]
-		m.calls[first]++
-		if n >= len(seq) {
-			n = len(seq) - 1
-		}
-		return llmtest.Call(f, seq[n])
+		// A retry of arguments that failed validation.
+		return llmtest.Call(r.Forced(), m.nextArgs(msg))
 	}
+}
+
+// nextArgs returns the next arguments scripted for msg; the last repeats.
+func (m *scriptedModel) nextArgs(msg string) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	seq := strings.Split(m.args[msg], "\n---\n")
+	n := m.calls[msg]
+	m.calls[msg]++
+	if n >= len(seq) {
+		n = len(seq) - 1
+	}
+	return seq[n]
 }
 
 func newScript(route, args map[string]string) *scriptedModel {

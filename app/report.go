@@ -44,34 +44,25 @@ func reportCommand(cfg Config, args []string, stdout, stderr io.Writer) error {
 	for _, name := range []string{"since", "until", "intent", "tool", "path", "outcome"} {
 		values[name] = fs.String(name, "", "")
 	}
-	var file string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				fmt.Fprint(stdout, reportUsage)
-				return err
-			}
-			fmt.Fprint(stderr, reportUsage)
-			return fmt.Errorf("report: %w", err)
+	if err := parseInterspersed(fs, args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, reportUsage)
+			return nil
 		}
-		if fs.NArg() == 0 {
-			break
-		}
-		if file != "" {
-			fmt.Fprint(stderr, reportUsage)
-			return fmt.Errorf("report: one CSV at most, got %q and %q", file, fs.Arg(0))
-		}
-		file, args = fs.Arg(0), fs.Args()[1:]
+		return usageError("report: %v", err)
 	}
+	if fs.NArg() > 1 {
+		return usageError("report: one CSV at most, got %q", fs.Args())
+	}
+	file := fs.Arg(0)
 	switch *format {
 	case "text", "md", "json", "csv":
 	default:
-		fmt.Fprint(stderr, reportUsage)
-		return fmt.Errorf("report: --format %q is not text, md, json or csv", *format)
+		return usageError("report: --format %q is not text, md, json or csv", *format)
 	}
 	f, err := benchmarks.ParseFilter(func(name string) string { return *values[name] }, time.Now())
 	if err != nil {
-		return fmt.Errorf("report: %w", err)
+		return usageError("report: %v", err)
 	}
 	path := cmp.Or(file, cfg.Benchmarks, benchmarks.DefaultPath)
 

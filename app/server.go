@@ -12,9 +12,10 @@ import (
 
 	"adaptbot/agent"
 	"adaptbot/benchmarks"
-	"adaptbot/mcp"
+	mcpclient "adaptbot/mcp/client"
 	"adaptbot/registry"
 	"adaptbot/sandbox"
+	"adaptbot/toolbox"
 )
 
 // maxBody caps request bodies; chat messages and tool arguments are small.
@@ -28,12 +29,13 @@ type Server struct {
 	cfg    Config
 	agent  *agent.Agent
 	reg    *registry.Registry
+	box    toolbox.Box
 	runner sandbox.Runner
 	bench  *benchmarks.Logger
 	stats  *benchmarks.Store
 	build  builder
 	mcp    fiber.Handler
-	hub    *mcp.Hub
+	hub    *mcpclient.Hub
 	log    *slog.Logger
 	app    *fiber.App
 }
@@ -43,18 +45,19 @@ type Deps struct {
 	Config Config
 	Agent  *agent.Agent
 	Reg    *registry.Registry
+	Box    toolbox.Box
 	Runner sandbox.Runner
 	Bench  *benchmarks.Logger
 	Stats  *benchmarks.Store // the aggregates behind /dashboard; nil: none yet
 	Build  builder
 	MCP    fiber.Handler
-	Hub    *mcp.Hub
+	Hub    *mcpclient.Hub
 	Log    *slog.Logger
 }
 
 // NewServer wires the HTTP server.
 func NewServer(d Deps) *Server {
-	s := &Server{cfg: d.Config, agent: d.Agent, reg: d.Reg, runner: d.Runner, bench: d.Bench, stats: d.Stats, build: d.Build, mcp: d.MCP, hub: d.Hub, log: d.Log}
+	s := &Server{cfg: d.Config, agent: d.Agent, reg: d.Reg, box: d.Box, runner: d.Runner, bench: d.Bench, stats: d.Stats, build: d.Build, mcp: d.MCP, hub: d.Hub, log: d.Log}
 	s.app = fiber.New(fiber.Config{
 		AppName:               "AdaptBot",
 		BodyLimit:             maxBody,

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -61,8 +62,7 @@ func weatherAPI(t *testing.T) *httptest.Server {
 
 func TestChatThroughEveryShippedTool(t *testing.T) {
 	weather := weatherAPI(t)
-	toolkitHosts = map[string]string{"geocoding-api.open-meteo.com": weather.URL, "api.open-meteo.com": weather.URL}
-	t.Cleanup(func() { toolkitHosts = nil })
+	rewrite := map[string]string{"geocoding-api.open-meteo.com": weather.URL, "api.open-meteo.com": weather.URL}
 
 	script := newScript(map[string]string{
 		"what is (2+3)*4?":              "calculator",
@@ -80,7 +80,7 @@ func TestChatThroughEveryShippedTool(t *testing.T) {
 	llmSrv := llmtest.New(t, script.reply)
 	env := modelEnv(llmSrv)
 	env["ADAPTBOT_EGRESS_ALLOW"] = "127.0.0.1/32"
-	in := start(t, env)
+	in := startWith(t, env, testHooks(rewrite))
 
 	tests := []struct {
 		message, tool, want string
@@ -119,14 +119,18 @@ func TestChatThroughEveryShippedTool(t *testing.T) {
 		})
 	}
 
-	// The classifier saw a shortlist, not a dump of the registry, and the
-	// extraction call carried the tool's own schema.
+	// The classifier was offered a shortlist, not a dump of the registry,
+	// each tool with its own schema, and chose with the arguments in the
+	// same call.
 	for _, req := range llmSrv.Requests() {
-		if _, list, _ := strings.Cut(req.System(), "Tools:\n"); req.Forced() == "route" && strings.Count(list, "\n") > 5 {
-			t.Errorf("classifier prompt lists too many tools:\n%s", req.System())
+		if !isClassifier(req) {
+			continue
 		}
-		if req.Forced() == "calculator" && !strings.Contains(string(req.Schema("calculator")), `"expression"`) {
-			t.Errorf("extraction schema = %s", req.Schema("calculator"))
+		if tools := len(req.Tools) - 2; tools > 5 { // besides build_tool and need_tool
+			t.Errorf("classifier offered %d tools", tools)
+		}
+		if !strings.Contains(string(req.Schema("calculator")), `"expression"`) {
+			t.Errorf("calculator schema = %s", req.Schema("calculator"))
 		}
 	}
 
@@ -138,7 +142,8 @@ func TestChatThroughEveryShippedTool(t *testing.T) {
 		if row["category"] != tests[i].tool || row["intent"] != "CHAT" || row["parameter_extraction_success"] != "True" || row["tool_execution_success"] != "True" || row["error_message"] != "" {
 			t.Errorf("row %d = %v", i, row)
 		}
-		if row["llm_calls"] != "4" || row["request_id"] == "" || !strings.Contains(row["node_times"], "execute=") {
+		// One call decides and extracts, one answers.
+		if row["llm_calls"] != "2" || row["tools"] != tests[i].tool || row["request_id"] == "" || !strings.Contains(row["node_times"], "execute=") {
 			t.Errorf("row %d extras = %v", i, row)
 		}
 	}
@@ -452,4 +457,92 @@ func TestShutdownWithAnIdleConnection(t *testing.T) {
 	}
 	defer conn.Close()
 	in.stop()
+}
+
+// TestModelRoundTrips counts the model calls each kind of message costs
+// through the real server, and checks that a task that needs two tools in
+// turn is done in one message, every step in the trace and the CSV.
+func TestModelRoundTrips(t *testing.T) {
+	const twoTools = "convert 5 miles to km, then multiply by 3"
+	script := newScript(map[string]string{
+		"how many km is 5 miles?": "unit_converter",
+		twoTools:                  "unit_converter",
+		"translate into Klingon":  "need_tool",
+	}, map[string]string{
+		"how many km is 5 miles?": `{"value": 5, "from": "miles", "to": "km"}`,
+		twoTools:                  `{"value": 5, "from": "miles", "to": "km"}`,
+	})
+	llmSrv := llmtest.New(t, func(r llmtest.Request) llmtest.Reply {
+		// The first synthesizer call of the two-tool task calls the
+		// calculator on the converter's result; the second answers.
+		if isSynthesizer(r) && strings.HasPrefix(r.Messages[1].Text(), "convert 5 miles") && !strings.Contains(r.LastUser(), "Tool: calculator") {
+			nums := regexp.MustCompile(`[0-9]+\.[0-9]+`).FindAllString(lastOutput(r), -1)
+			return llmtest.Call("calculator", fmt.Sprintf(`{"expression": "%s * 3"}`, nums[len(nums)-1]))
+		}
+		return script.reply(r)
+	})
+	in := start(t, modelEnv(llmSrv))
+
+	tests := []struct {
+		message   string
+		wantCalls int
+		wantTools string
+		want      string
+	}{
+		{"hello", 1, "", "Hello! I am a scripted model."},
+		{"how many km is 5 miles?", 2, "unit_converter", "8.04"},
+		{"translate into Klingon", 1, "", "don't have a tool"},
+		{twoTools, 3, "unit_converter;calculator", "24.1"},
+	}
+	for _, tt := range tests {
+		before := len(llmSrv.Requests())
+		code, r := in.chat(t, tt.message)
+		if code != 200 {
+			t.Fatalf("%q: %d %v", tt.message, code, r)
+		}
+		got := len(llmSrv.Requests()) - before
+		var tools []string
+		for _, tool := range r["tools"].([]any) {
+			tools = append(tools, tool.(string))
+		}
+		if got != tt.wantCalls || r["llm_calls"] != float64(tt.wantCalls) || strings.Join(tools, ";") != tt.wantTools || !strings.Contains(str(r["response"]), tt.want) {
+			t.Errorf("%q: %d model calls (llm_calls %v), tools %v, response %q; want %d, %s, %q", tt.message, got, r["llm_calls"], tools, r["response"], tt.wantCalls, tt.wantTools, tt.want)
+		}
+		if tt.message == twoTools {
+			var steps []string
+			for _, s := range r["trace"].([]any) {
+				st := s.(map[string]any)
+				steps = append(steps, fmt.Sprint(st["node"], ":", st["tool"]))
+				if st["node"] == "execute" && (st["arguments"] == nil || st["output"] == "") {
+					t.Errorf("execute step without arguments or output: %v", st)
+				}
+			}
+			if got := strings.Join(steps, ","); got != "classifier:<nil>,execute:unit_converter,synthesizer:<nil>,execute:calculator,synthesizer:<nil>" {
+				t.Errorf("trace = %s", got)
+			}
+			if r["total_ms"] == nil || r["path"] != "unit_converter" {
+				t.Errorf("total_ms %v, path %v", r["total_ms"], r["path"])
+			}
+		}
+	}
+	rows := in.rows(t)
+	last := rows[len(rows)-1]
+	// The answer after a tool streams too: tokens, then the result.
+	_, _, evs := in.events(t, "/chat", `{"message": "how many km is 5 miles?"}`)
+	var streamed strings.Builder
+	for _, ev := range evs[:len(evs)-1] {
+		var tok struct{ Text string }
+		if name, data, _ := strings.Cut(ev, " "); name != "token" || json.Unmarshal([]byte(data), &tok) != nil {
+			t.Errorf("event before the result: %s", ev)
+		}
+		streamed.WriteString(tok.Text)
+	}
+	var res struct{ Response string }
+	name, data, _ := strings.Cut(evs[len(evs)-1], " ")
+	if err := json.Unmarshal([]byte(data), &res); name != "result" || err != nil || len(evs) < 3 || res.Response != streamed.String() {
+		t.Errorf("streamed tool answer = %v", evs)
+	}
+	if last["category"] != "unit_converter" || last["tools"] != "unit_converter;calculator" || last["llm_calls"] != "3" || last["tool_execution_success"] != "True" {
+		t.Errorf("two-tool row = %v", last)
+	}
 }

@@ -8,40 +8,37 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"sync"
 	"time"
+
+	"github.com/gofiber/fiber/v2"
 
 	"adaptbot/agent"
 	"adaptbot/benchmarks"
 	"adaptbot/generator"
 	"adaptbot/llm"
 	"adaptbot/llm/provider"
-	"adaptbot/mcp"
+	mcpclient "adaptbot/mcp/client"
+	mcpserver "adaptbot/mcp/server"
 	"adaptbot/registry"
 	"adaptbot/router"
 	"adaptbot/sandbox"
+	"adaptbot/toolbox"
 	"adaptbot/toolkit"
 )
 
-// Set by tests so that the test binary itself serves as the sandbox worker.
-var (
-	workerCommand []string
-	workerEnv     []string
-	toolkitHosts  map[string]string
-)
-
-// world is every long-lived piece of AdaptBot, wired from a Config. The
-// server and the command-line tools share it.
+// world is every long-lived piece of AdaptBot, wired from a Config: the
+// server's.
 type world struct {
 	cfg    Config
 	log    *slog.Logger
 	model  llm.Model
 	runner sandbox.Runner
 	reg    *registry.Registry
-	finder *finder
+	box    *toolbox.Set // the registry's tools and the hub's
+	feed   *router.Feed
 	agent  *agent.Agent
 	gen    *generator.Generator
-	hub    *mcp.Hub // nil without external MCP servers, and in CLI commands
+	hub    *mcpclient.Hub // nil without external MCP servers, and in CLI commands
 }
 
 // openWorld wires AdaptBot. With getenv set (the server), it also connects
@@ -55,22 +52,8 @@ func openWorld(ctx context.Context, cfg Config, getenv func(string) string, log 
 	}
 	w.model = model
 
-	mode := sandbox.ModeWorkers
-	if cfg.InProcess {
-		mode = sandbox.ModeInProcess
-	}
-	w.runner, err = sandbox.New(sandbox.Options{
-		Mode:          mode,
-		PoolSize:      cfg.Workers,
-		CallTimeout:   cfg.CallTimeout,
-		Toolkit:       toolkit.Options{Policy: cfg.Egress, Rewrite: toolkitHosts},
-		Landlock:      cfg.Landlock,
-		WorkerCommand: workerCommand,
-		WorkerEnv:     workerEnv,
-		Log:           log,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: %w", err)
+	if w.runner, err = newRunner(cfg, log); err != nil {
+		return nil, err
 	}
 	ready := false
 	defer func() {
@@ -79,16 +62,33 @@ func openWorld(ctx context.Context, cfg Config, getenv func(string) string, log 
 		}
 	}()
 
-	w.reg, err = registry.Open(ctx, registry.Options{ToolsDir: cfg.ToolsDir, Path: cfg.Registry, Compiler: w.runner, Log: log})
+	w.reg, err = registry.Open(ctx, registry.Options{ToolsDir: cfg.ToolsDir, Path: cfg.Registry, HistoryKeep: cfg.HistoryKeep, Compiler: w.runner, Log: log})
 	if err != nil {
 		return nil, err
+	}
+	w.box = toolbox.New(w.reg, w.runner)
+	var describe func(string) string
+	if getenv != nil {
+		if w.hub, err = openHub(cfg, getenv, log); err != nil {
+			return nil, err
+		}
+		if w.hub != nil {
+			w.box.Join(w.hub)
+			describe = w.hub.Description
+		}
 	}
 	embedder, err := provider.NewEmbedder(ctx, cfg.LLM)
 	if err != nil {
 		return nil, fmt.Errorf("embeddings: %w", err)
 	}
-	w.finder = newFinder(w.reg, embedder, cfg.Learn)
-	w.reg.OnChange(w.finder.apply)
+	var opts []router.Option
+	if embedder != nil {
+		opts = append(opts, router.WithEmbedder(embedder))
+	}
+	w.feed = router.NewFeed(router.New(opts...), w.box, router.FeedOptions{Learn: cfg.Learn, Describe: describe})
+	if w.hub != nil {
+		connectHub(ctx, w.hub, log)
+	}
 
 	// The generator works without a model for what needs none: deletes and
 	// re-running a tool's examples. Builds say plainly that they need one.
@@ -101,22 +101,38 @@ func openWorld(ctx context.Context, cfg Config, getenv func(string) string, log 
 	if model != nil {
 		b = genBuilder{w.gen}
 	}
-	deps := agent.Deps{Model: model, Tools: w.reg, Finder: w.finder, Runner: w.runner, Builder: b}
-	if getenv != nil {
-		if w.hub, err = openHub(ctx, cfg, getenv, w.finder.ix, log); err != nil {
-			return nil, err
-		}
-		if w.hub != nil {
-			deps.Tools, deps.Remote = mcp.ToolSet{Local: w.reg, Hub: w.hub}, w.hub
-		}
-	}
-	w.agent, err = agent.New(deps,
-		agent.Config{Shortlist: cfg.Shortlist, MaxDiscovery: cfg.MaxDiscovery, Passive: cfg.Passive})
+	// The agent sees the one toolbox: each Call validates its arguments,
+	// then runs in the sandbox or on the tool's MCP server.
+	deps := agent.Deps{Model: model, Tools: w.box, Finder: w.feed, Builder: b}
+	w.agent, err = agent.New(deps, agent.Config{Shortlist: cfg.Shortlist, MaxDiscovery: cfg.MaxDiscovery,
+		Passive: cfg.Passive, MaxSteps: cfg.MaxSteps, Log: log})
 	if err != nil {
 		return nil, err
 	}
 	ready = true
 	return w, nil
+}
+
+// newRunner starts the sandbox the configuration asks for.
+func newRunner(cfg Config, log *slog.Logger) (sandbox.Runner, error) {
+	mode := sandbox.ModeWorkers
+	if cfg.InProcess {
+		mode = sandbox.ModeInProcess
+	}
+	runner, err := sandbox.New(sandbox.Options{
+		Mode:          mode,
+		PoolSize:      cfg.Workers,
+		CallTimeout:   cfg.CallTimeout,
+		Toolkit:       toolkit.Options{Policy: cfg.Egress, Rewrite: cfg.hooks.toolkitHosts},
+		Landlock:      cfg.Landlock,
+		WorkerCommand: cfg.hooks.workerCommand,
+		WorkerEnv:     cfg.hooks.workerEnv,
+		Log:           log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	return runner, nil
 }
 
 func (w *world) Close() error {
@@ -126,134 +142,21 @@ func (w *world) Close() error {
 	return w.runner.Close()
 }
 
-// finder adapts the router to the agent, and keeps the router's index in step
-// with the registry: one Upsert or Remove per change, never a rebuild.
-type finder struct {
-	ix     *router.Index
-	learn  bool // ADAPTBOT_LEARN
-	mu     sync.Mutex
-	domain map[string]string // tool name → the domain it is indexed under
-}
-
-func newFinder(reg *registry.Registry, e llm.Embedder, learn bool) *finder {
-	var opts []router.Option
-	if e != nil {
-		opts = append(opts, router.WithEmbedder(e))
-	}
-	f := &finder{ix: router.New(opts...), learn: learn, domain: map[string]string{}}
-	for _, t := range reg.Serving() {
-		f.upsert(t.Entry)
-	}
-	return f
-}
-
-func (f *finder) upsert(e registry.Entry) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.ix.Upsert(router.Doc{Server: e.Category, Name: e.Name, Description: e.Description, Params: router.ParamsFromSchema(e.Parameters)})
-	if old, ok := f.domain[e.Name]; ok && old != e.Category {
-		// A new category is a new domain, so a new key: keep what the tool
-		// learned under the old one.
-		f.ix.MoveLearned(old, e.Category, e.Name)
-		f.ix.Remove(old, e.Name)
-	}
-	f.domain[e.Name] = e.Category
-}
-
-func (f *finder) apply(ev registry.Event) {
-	switch ev.Kind {
-	case registry.Added, registry.Updated:
-		if ev.Entry.Status == registry.OK {
-			f.upsert(ev.Entry)
-		}
-	case registry.Removed:
-		f.mu.Lock()
-		f.ix.Remove(f.domain[ev.Entry.Name], ev.Entry.Name)
-		delete(f.domain, ev.Entry.Name)
-		f.mu.Unlock()
-	}
-}
-
-// Learn tells the router that tool (a local name or "server/tool") served
-// request well; it does nothing when learning is off or the tool is gone.
-// An external tool whose server has not listed its tools yet learns the
-// request when it does.
-func (f *finder) Learn(tool, request string) {
-	f.learnOne(tool, request)
-}
-
-// learnOne is Learn, reporting whether the request was taken (now, or to
-// wait for its external tool).
-func (f *finder) learnOne(tool, request string) bool {
-	if !f.learn {
-		return false
-	}
-	f.mu.Lock()
-	domain, local := f.domain[tool]
-	f.mu.Unlock()
-	if local {
-		return f.ix.Learn(domain, tool, request)
-	}
-	server, name, external := mcp.SplitID(tool)
-	if external {
-		f.ix.LearnLater(server, name, request)
-	}
-	return external
-}
-
-// learnFrom teaches the router the requests that past chats ran a tool for
-// without error, from the benchmark rows; it returns how many it took. A
-// local tool that is gone learns nothing from them. Only the rows the
-// router would keep are taught (the newest LearnedPerTool per tool, and
-// LearnedInAll in all), oldest first: a CSV of a long-running server holds
-// far more, and teaching each only for it to be forgotten took about 0.2 s
-// of start-up at 100,000 rows (reading them takes another 0.25 s).
-func (f *finder) learnFrom(rows []benchmarks.Row) int {
-	perTool := map[string]int{}
-	var keep []int
-	for i := len(rows) - 1; i >= 0 && len(keep) < router.LearnedInAll; i-- {
-		r := rows[i]
-		if r.Intent != benchmarks.IntentChat || r.ToolExecution != benchmarks.True || perTool[r.Category] == router.LearnedPerTool {
-			continue
-		}
-		perTool[r.Category]++
-		keep = append(keep, i)
-	}
-	n := 0
-	for j := len(keep) - 1; j >= 0; j-- {
-		if r := rows[keep[j]]; f.learnOne(r.Category, r.Query) {
-			n++
-		}
-	}
-	return n
-}
-
-// Find returns the names of the best tools for query: a local tool by its
-// name, an external one as "server/tool".
-func (f *finder) Find(ctx context.Context, query string, k int) []string {
-	hits := f.ix.RouteContext(ctx, query, k, router.Fused)
-	names := make([]string, 0, len(hits))
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, h := range hits {
-		if domain, local := f.domain[h.Name]; local && domain == h.Server {
-			names = append(names, h.Name)
-		} else {
-			names = append(names, h.Server+"/"+h.Name)
-		}
-	}
-	return names
-}
-
-// genBuilder lets the chat agent run builds for BUILD messages.
+// genBuilder lets the chat agent run the builds its classifier decided on:
+// the action, name and summary come with the request, so the generator
+// writes the code without asking the model to decide again.
 type genBuilder struct{ g *generator.Generator }
 
-func (b genBuilder) Build(ctx context.Context, request string, progress func(agent.BuildStep)) (*agent.BuildResult, error) {
+func (b genBuilder) Build(ctx context.Context, req agent.BuildRequest, progress func(agent.BuildStep)) (*agent.BuildResult, error) {
 	var report func(generator.Event)
 	if progress != nil {
 		report = func(ev generator.Event) { progress(agent.BuildStep{Stage: ev.Stage, Message: ev.Message}) }
 	}
-	res, err := b.g.Build(ctx, generator.Request{Text: request}, report)
+	greq := generator.Request{Text: req.Text}
+	if req.Action != "" && req.Tool != "" {
+		greq.Op, greq.Tool, greq.Summary = generator.Op(req.Action), req.Tool, req.Summary
+	}
+	res, err := b.g.Build(ctx, greq, report)
 	if res == nil {
 		return nil, err
 	}
@@ -264,8 +167,8 @@ func (b genBuilder) Build(ctx context.Context, request string, progress func(age
 		Attempts: res.Attempts, Error: res.Error, Summary: res.Summary}, nil
 }
 
-// openBench opens the benchmarks CSV for the server and the CLI alike, and
-// says where an older file went if it had to be moved aside.
+// openBench opens the benchmarks CSV, and says where an older file went if it
+// had to be moved aside.
 func openBench(cfg Config, log *slog.Logger) (*benchmarks.Logger, error) {
 	bench, err := benchmarks.Open(cfg.Benchmarks)
 	if err != nil {
@@ -278,9 +181,10 @@ func openBench(cfg Config, log *slog.Logger) (*benchmarks.Logger, error) {
 }
 
 // learnFromBenchmarks teaches the router what past chats in the benchmarks
-// CSV at path ran tools for. A file that is missing teaches nothing; bad
-// lines are skipped with a warning, since the rest is still good.
-func learnFromBenchmarks(f *finder, path string, log *slog.Logger) {
+// CSV at path ran tools for without error. A file that is missing teaches
+// nothing; bad lines are skipped with a warning, since the rest is still
+// good.
+func learnFromBenchmarks(f *router.Feed, path string, log *slog.Logger) {
 	rows, err := benchmarks.ReadFile(path)
 	if bad, ok := errors.AsType[*benchmarks.BadLinesError](err); ok {
 		log.Warn("router: some benchmark rows were not read", "err", bad)
@@ -290,17 +194,19 @@ func learnFromBenchmarks(f *finder, path string, log *slog.Logger) {
 		}
 		return
 	}
-	if n := f.learnFrom(rows); n > 0 {
+	var uses []router.Use
+	for _, r := range rows {
+		if r.Intent == benchmarks.IntentChat && r.ToolExecution == benchmarks.True {
+			uses = append(uses, router.Use{Tool: r.Category, Request: r.Query})
+		}
+	}
+	if n := f.LearnFrom(uses); n > 0 {
 		log.Info("router: learned from past requests", "requests", n, "from", path)
 	}
 }
 
 // serve runs the HTTP server until ctx ends.
-func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) error {
-	cfg, err := loadConfig(getenv)
-	if err != nil {
-		return err
-	}
+func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout, stderr io.Writer) error {
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	w, err := openWorld(ctx, cfg, getenv, log)
 	if err != nil {
@@ -314,7 +220,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 	defer bench.Close()
 	stats := loadStats(bench, log)
 	if cfg.Learn {
-		learnFromBenchmarks(w.finder, bench.Path(), log)
+		learnFromBenchmarks(w.feed, bench.Path(), log)
 	}
 	for _, warning := range w.reg.Warnings() {
 		fmt.Fprintln(stdout, "warning:", warning)
@@ -334,12 +240,12 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 		// Embed the tools ahead of the first message; until then, and if
 		// the embedding model fails, routing is lexical.
 		go func() {
-			if err := w.finder.ix.EmbedPending(ctx); err != nil {
+			if err := w.feed.Index().EmbedPending(ctx); err != nil {
 				log.Warn("tool embeddings failed; routing stays lexical", "err", err)
 			}
 		}()
 	}
-	srv := NewServer(Deps{Config: cfg, Agent: w.agent, Reg: w.reg, Runner: w.runner, Bench: bench, Stats: stats, Build: w.gen, MCP: mcpHTTPHandler(ctx, w), Hub: w.hub, Log: log})
+	srv := NewServer(Deps{Config: cfg, Agent: w.agent, Reg: w.reg, Box: w.box, Runner: w.runner, Bench: bench, Stats: stats, Build: w.gen, MCP: mcpHTTPHandler(ctx, w), Hub: w.hub, Log: log})
 
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
@@ -385,4 +291,45 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 		log.Warn("watch stopped", "err", werr)
 	}
 	return err
+}
+
+// openHub is the hub the server keeps: the servers of ADAPTBOT_MCP_CONFIG,
+// not connected yet. It returns nil when no server is configured.
+func openHub(cfg Config, getenv func(string) string, log *slog.Logger) (*mcpclient.Hub, error) {
+	mc, err := loadMCPConfig(cfg.MCPConfig, false, getenv)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range mc.Warnings {
+		log.Warn("mcp: " + w)
+	}
+	servers := mc.Enabled()
+	if len(servers) == 0 {
+		return nil, nil
+	}
+	return mcpclient.NewHub(servers, mcpclient.Options{Env: mcpclient.DefaultEnv(getenv), Log: log}), nil
+}
+
+// connectHub connects the hub's servers in the background, so that a slow
+// server never delays startup; their tools join the toolbox as each one
+// lists them.
+func connectHub(ctx context.Context, hub *mcpclient.Hub, log *slog.Logger) {
+	go func() {
+		for _, e := range hub.Connect(ctx) {
+			log.Warn("mcp: server unavailable; its tools are left out until it answers", "server", e.Server, "err", e.Err)
+		}
+	}()
+}
+
+// mcpHTTPHandler is the /mcp endpoint: MCP's streamable HTTP transport for
+// the registry's tools. The route wraps it in the admin check. Streams
+// (server-sent events, including the GET stream that carries list_changed)
+// end when ctx ends, so pass the context whose end starts the shutdown.
+func mcpHTTPHandler(ctx context.Context, w *world) fiber.Handler {
+	srv := mcpserver.New(w.box, mcpserver.Options{Log: w.log})
+	go func() {
+		<-ctx.Done()
+		srv.Close()
+	}()
+	return streamHandler(ctx, srv.Handler())
 }

@@ -11,14 +11,33 @@ import (
 // Validate checks args, a JSON object, against a tool's parameters schema and
 // says exactly what is wrong, in words a model can act on when asked again.
 func Validate(schema, args json.RawMessage) error {
+	s, err := CompileSchema(schema)
+	if err != nil {
+		return err
+	}
+	return s.Validate(args)
+}
+
+// Schema is a tool's parameters schema, read and resolved once so that many
+// calls can be validated against it, concurrently.
+type Schema struct{ resolved *jsonschema.Resolved }
+
+// CompileSchema reads and resolves a tool's parameters schema.
+func CompileSchema(schema json.RawMessage) (*Schema, error) {
 	var s jsonschema.Schema
 	if err := json.Unmarshal(schema, &s); err != nil {
-		return fmt.Errorf("the tool's schema is invalid: %w", err)
+		return nil, fmt.Errorf("the tool's schema is invalid: %w", err)
 	}
 	resolved, err := s.Resolve(nil)
 	if err != nil {
-		return fmt.Errorf("the tool's schema is invalid: %w", err)
+		return nil, fmt.Errorf("the tool's schema is invalid: %w", err)
 	}
+	return &Schema{resolved: resolved}, nil
+}
+
+// Validate checks args, a JSON object, against the schema, as the function
+// Validate does.
+func (s *Schema) Validate(args json.RawMessage) error {
 	var instance any
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.UseNumber()
@@ -28,7 +47,7 @@ func Validate(schema, args json.RawMessage) error {
 	if _, ok := instance.(map[string]any); !ok {
 		return fmt.Errorf("arguments must be a JSON object, got %s", bytes.TrimSpace(args))
 	}
-	if err := resolved.Validate(normalize(instance)); err != nil {
+	if err := s.resolved.Validate(normalize(instance)); err != nil {
 		return fmt.Errorf("arguments do not match the schema: %w", err)
 	}
 	return nil

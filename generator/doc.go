@@ -33,9 +33,8 @@
 //   - A MODIFY whose candidate fails the gate changes nothing: the previous
 //     version keeps serving.
 //   - Builds of the same tool exclude each other (the second gets
-//     ErrConflict at once), across processes too, through a lock file the
-//     registry keeps (registry.Claim); builds of different tools run in
-//     parallel.
+//     ErrConflict at once); builds of different tools run in parallel.
+//     Builds run in one process, the server: the CLI asks it.
 //
 // The examples are stored beside the tool (registry.ExamplesFile) and re-run
 // by TestTool (`adaptbot tools test <name>`) and, through RetestOnChange,

@@ -74,7 +74,7 @@ type Generator struct {
 	flow *graph.Compiled[*build]
 
 	mu   sync.Mutex
-	busy map[string]func() // tools with a build under way, and how to release each claim
+	busy map[string]bool // tools with a build under way
 }
 
 // New checks opts and wires and compiles the build graph. This is the one
@@ -101,7 +101,7 @@ func New(o Options) (*Generator, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	gen := &Generator{opts: o, busy: map[string]func(){}}
+	gen := &Generator{opts: o, busy: map[string]bool{}}
 
 	g := graph.New[*build]()
 	g.AddNode(NodeDecide, gen.decide)
@@ -228,34 +228,22 @@ func (g *Generator) Build(ctx context.Context, req Request, progress func(Event)
 }
 
 // lock claims name for one build, or fails with ErrConflict if a build has
-// it. The map answers for this process; registry.Claim, a lock file that is
-// tried without waiting, answers for the others (the server and the CLI), so
-// neither waits for the other's build: the second is told at once.
+// it. Builds run in the server alone (the CLI asks the server), so a map is
+// all the exclusion there is to keep.
 func (g *Generator) lock(name string) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if _, ok := g.busy[name]; ok {
+	if g.busy[name] {
 		return fmt.Errorf("%w: %s", ErrConflict, name)
 	}
-	release, err := g.opts.Registry.Claim(name)
-	if errors.Is(err, registry.ErrBusy) {
-		return fmt.Errorf("%w: %s (in another process)", ErrConflict, name)
-	}
-	if err != nil {
-		return err
-	}
-	g.busy[name] = release
+	g.busy[name] = true
 	return nil
 }
 
 func (g *Generator) unlock(name string) {
 	g.mu.Lock()
-	release := g.busy[name]
 	delete(g.busy, name)
 	g.mu.Unlock()
-	if release != nil {
-		release()
-	}
 }
 
 // failureFor words an error that stopped a build, for people.

@@ -67,6 +67,26 @@ func TestCreateFromAQuestion(t *testing.T) {
 	}
 }
 
+// TestCreateAsDecided checks the entry point chat uses: the classifier has
+// decided the operation, the name and the task, so the only model call is
+// the writing.
+func TestCreateAsDecided(t *testing.T) {
+	model, s := scripted(t, writeReply(romanTool("roman_numerals"), "conversion", exNumber, exRoman))
+	f := newFixture(t, model)
+	res, _ := mustBuild(t, f, Request{Text: "make a tool for that", Op: "CREATE", Tool: "Roman Numerals",
+		Summary: "Convert integers to Roman numerals and back."})
+	if !res.OK || res.Op != Create || res.Tool != "roman_numerals" {
+		t.Fatalf("result = %+v", res)
+	}
+	reqs := s.requests()
+	if len(reqs) != 1 || reqs[0].Force != writeToolName {
+		t.Fatalf("model calls = %d, first forced %q; want only the write", len(reqs), reqs[0].Force)
+	}
+	if got := s.lastUser(0); !strings.Contains(got, "Convert integers to Roman numerals and back.") || !strings.Contains(got, "make a tool for that") {
+		t.Errorf("create prompt = %q", got)
+	}
+}
+
 // TestRepairs covers each way a model gets a tool wrong on its first try
 // and fixes it when shown the errors.
 func TestRepairs(t *testing.T) {

@@ -20,8 +20,12 @@ import (
 // that does not.
 func (g *Generator) decide(ctx context.Context, b *build) (*build, error) {
 	b.emit(Event{Stage: StageDecide, Message: "working out what to build"})
+	b.op = Op(strings.ToLower(strings.TrimSpace(string(b.op))))
 	b.summary = strings.TrimSpace(b.req.Text)
-	if (b.op == "" || b.name == "") && b.summary == "" {
+	if s := strings.TrimSpace(b.req.Summary); s != "" {
+		b.summary = s
+	}
+	if (b.op == "" || b.name == "") && strings.TrimSpace(b.req.Text) == "" {
 		b.failure = "The request is empty: say what the tool should do."
 		return b, nil
 	}
@@ -67,12 +71,6 @@ func (g *Generator) decide(ctx context.Context, b *build) (*build, error) {
 		return b, err
 	}
 	b.locked = true
-	// Another process (the CLI, or the server) may have just changed this
-	// tool; what exists, and the version a modify starts from, must be the
-	// latest, not what this process last heard.
-	if err := g.opts.Registry.Refresh(); err != nil {
-		return b, err
-	}
 
 	_, listed := g.opts.Registry.Entry(b.name)
 	switch b.op {
@@ -189,9 +187,6 @@ func (g *Generator) check(ctx context.Context, b *build) (*build, error) {
 // version; the registry checks it once more and snapshots it in history.
 func (g *Generator) register(ctx context.Context, b *build) (*build, error) {
 	b.emit(Event{Stage: StageRegister, Message: "saving the tool"})
-	if err := g.opts.Registry.Refresh(); err != nil {
-		return b, err
-	}
 	if _, exists := g.opts.Registry.Entry(b.name); b.op == Create && exists {
 		b.failure = fmt.Sprintf("A tool named %s appeared while this one was being built; nothing was saved.", b.name)
 		return b, nil

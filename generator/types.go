@@ -21,9 +21,13 @@ type Request struct {
 	// Text is the user's request in their words ("make a tool that converts
 	// roman numerals", or a question no tool could answer).
 	Text string `json:"request"`
-	// Op and Tool, when set, skip the model's decision (the CLI sets them).
+	// Op and Tool, when set, skip the model's decision: the CLI sets them,
+	// and so does chat, whose classifier has already decided.
 	Op   Op     `json:"op,omitempty"`
 	Tool string `json:"tool,omitempty"`
+	// Summary, with Op and Tool, is the decided one-sentence task (what
+	// the tool must do, or what to change); empty means Text.
+	Summary string `json:"summary,omitempty"`
 }
 
 // Event is one step of a build's progress, for people watching it.

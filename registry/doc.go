@@ -8,11 +8,11 @@
 // (temp file, fsync, rename); a corrupt registry file is moved aside and
 // reported, never silently overwritten.
 //
-// The server and the CLI each open a Registry on the same files. Every
-// read-modify-write of the registry file holds an exclusive file lock
-// (LockFile, beside the registry file) and first merges what the other
-// process saved, so neither saves over the other's entries; lock.go says
-// what is held when. Claim gives builds the same exclusion per tool name.
+// One process owns the files: the server. Other processes that serve the
+// tools (`adaptbot mcp` over stdio, `adaptbot tools test`) open the registry
+// with Options.ReadOnly, write nothing and follow the owner's saves; the CLI
+// changes tools through the server's HTTP API. So there is no file lock and
+// no merge of concurrent writers: Registry.write orders the changes.
 //
 // Watch follows hand edits in tools/ (and of the registry file) with fsnotify.
 package registry

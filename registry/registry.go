@@ -33,13 +33,26 @@ type Options struct {
 	// HistoryDir holds every accepted version; default ToolsDir/.history
 	// (a dot folder, which the go tool ignores).
 	HistoryDir string
+	// HistoryKeep is how many versions of each tool history keeps; older
+	// ones are pruned after each new version. Zero means DefaultHistoryKeep.
+	HistoryKeep int
 	// Compiler checks that a new version loads; nil skips the check.
 	Compiler Compiler
 	// Log receives warnings; nil discards them.
 	Log *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// ReadOnly opens the registry for a process that serves tools but does
+	// not own the files (`adaptbot mcp`, `adaptbot tools test`): it writes
+	// nothing, not the registry file, not history, not a folder. Hand edits
+	// and the owner's saves are followed in memory; Put and Delete fail with
+	// ErrReadOnly.
+	ReadOnly bool
 }
+
+// DefaultHistoryKeep is how many versions of each tool history keeps unless
+// Options.HistoryKeep says otherwise.
+const DefaultHistoryKeep = 20
 
 // ExamplesFile is the name of a tool's examples, kept beside its source.
 const ExamplesFile = "examples.json"
@@ -50,19 +63,16 @@ type Registry struct {
 
 	// write serializes every change (checks included), so changes are applied
 	// one at a time in order; mu guards the maps for short reads and swaps.
-	// Across processes, changes are serialized by a file lock as well; see
-	// withFile for what is held when.
+	// One process owns the files (the server); others open them ReadOnly.
 	write sync.Mutex
 	mu    sync.RWMutex
 	tools map[string]*record
 
 	// Guarded by write. seen is the hash of the registry file as this process
-	// last read or wrote it, so a change by another process shows; diskBad
-	// says that content did not parse. readOnly, while set, is why the file
-	// lock could not be taken, and why saveLocked may not write.
-	seen     string
-	diskBad  bool
-	readOnly error
+	// last read or wrote it, so a hand edit (or, for a ReadOnly registry, the
+	// owner's save) shows; diskBad says that content did not parse.
+	seen    string
+	diskBad bool
 
 	warnings []string
 
@@ -75,15 +85,38 @@ type record struct {
 	code  []byte // the serving source; nil while no version has passed
 }
 
-// ErrNotFound is returned for a tool the registry does not have.
+// ErrNotFound is the one error for a tool that does not exist or does not
+// serve, local or remote (toolbox re-exports it); NotFound wraps it so the
+// message names the tool.
 var ErrNotFound = errors.New("no such tool")
 
+// NotFound returns the error for a missing tool, in the one wording every
+// door uses: `no tool named "x"`.
+func NotFound(name string) error { return notFound(name) }
+
+// notFound is NotFound's error: errors.Is(err, ErrNotFound) holds, and the
+// message is the one wording alone.
+type notFound string
+
+func (e notFound) Error() string        { return fmt.Sprintf("no tool named %q", string(e)) }
+func (e notFound) Is(target error) bool { return target == ErrNotFound }
+
+// ErrReadOnly is returned by a change to a registry opened ReadOnly.
+var ErrReadOnly = errors.New("registry: opened read-only; changes go through the server that owns it")
+
 // Open loads the registry file, reconciles it with the tools folder and saves
-// the result. A missing file is rebuilt from the folder; a corrupt one is
-// moved aside (its name is in Warnings) and the last good copy is used.
+// the result. A missing file is restored from the last good copy (.bak);
+// a corrupt one is moved aside (its name is in Warnings) and the last good
+// copy is used too. Either way the copy is then reconciled: a tool whose
+// source matches a version in history gets that version's entry back
+// (origin, created_at, version), and tools found only in the folder are
+// added as manual. Without a good copy the registry is rebuilt the same way.
 func Open(ctx context.Context, opts Options) (*Registry, error) {
 	if opts.HistoryDir == "" {
 		opts.HistoryDir = filepath.Join(opts.ToolsDir, ".history")
+	}
+	if opts.HistoryKeep <= 0 {
+		opts.HistoryKeep = DefaultHistoryKeep
 	}
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
@@ -91,13 +124,15 @@ func Open(ctx context.Context, opts Options) (*Registry, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if err := os.MkdirAll(opts.ToolsDir, 0o755); err != nil {
-		return nil, fmt.Errorf("registry: tools folder: %w", err)
+	if !opts.ReadOnly {
+		if err := os.MkdirAll(opts.ToolsDir, 0o755); err != nil {
+			return nil, fmt.Errorf("registry: tools folder: %w", err)
+		}
 	}
 	r := &Registry{opts: opts, tools: map[string]*record{}}
 	r.write.Lock()
 	defer r.write.Unlock()
-	entries, err := r.loadFile()
+	entries, err := r.readFile()
 	if err != nil {
 		return nil, err
 	}
@@ -109,14 +144,9 @@ func Open(ctx context.Context, opts Options) (*Registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The slow checks of changed tools run before the file lock is taken.
-	pre := make(map[string]*checked, len(names))
-	for _, name := range names {
-		pre[name] = r.precheck(ctx, name)
-	}
-	err = r.withFile(false, func() ([]Event, error) {
+	err = r.apply(func() ([]Event, error) {
 		for _, name := range names {
-			r.syncLocked(ctx, name, Manual, pre[name])
+			r.syncLocked(ctx, name, Manual)
 		}
 		for name, rec := range r.tools {
 			if rec.code == nil && rec.entry.Status == OK {
@@ -133,24 +163,27 @@ func Open(ctx context.Context, opts Options) (*Registry, error) {
 	return r, nil
 }
 
-// loadFile is readFile under the file lock: reading may move a corrupt file
-// aside, which is a write. The caller holds r.write.
-func (r *Registry) loadFile() ([]Entry, error) {
-	release, err := r.fileLock(false)
-	if err != nil {
-		return nil, err
+// apply runs fn, one change made under r.write, and then announces the
+// events it returns.
+func (r *Registry) apply(fn func() ([]Event, error)) error {
+	events, err := fn()
+	for _, ev := range events {
+		r.emit(ev)
 	}
-	defer release()
-	return r.readFile()
+	return err
 }
 
 // readFile loads the registry file, falling back as Open describes. The
-// caller holds the file lock.
+// caller holds r.write.
 func (r *Registry) readFile() ([]Entry, error) {
 	data, err := os.ReadFile(r.opts.Path)
 	if errors.Is(err, os.ErrNotExist) {
-		r.warn("registry %s is missing; rebuilding it from %s", r.opts.Path, r.opts.ToolsDir)
-		return nil, nil
+		if entries, ok := r.readBak(); ok {
+			r.warn("registry %s is missing; restored the last good copy from %s.bak and reconciled it with %s", r.opts.Path, r.opts.Path, r.opts.ToolsDir)
+			return r.fromHistory(entries), nil
+		}
+		r.warn("registry %s is missing and has no good .bak; rebuilding it from %s and its history", r.opts.Path, r.opts.ToolsDir)
+		return r.fromHistory(nil), nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("registry: %w", err)
@@ -160,19 +193,88 @@ func (r *Registry) readFile() ([]Entry, error) {
 		r.seen = hash(data)
 		return entries, nil
 	}
-	aside := r.opts.Path + ".corrupt-" + r.opts.Now().UTC().Format("20060102T150405")
-	if err := os.Rename(r.opts.Path, aside); err != nil {
-		return nil, fmt.Errorf("registry %s is corrupt (%v) and could not be moved aside: %w", r.opts.Path, perr, err)
+	if r.opts.ReadOnly {
+		r.warn("registry %s is corrupt (%v); the server that owns it will move it aside", r.opts.Path, perr)
+	} else {
+		aside := r.opts.Path + ".corrupt-" + r.opts.Now().UTC().Format("20060102T150405")
+		if err := os.Rename(r.opts.Path, aside); err != nil {
+			return nil, fmt.Errorf("registry %s is corrupt (%v) and could not be moved aside: %w", r.opts.Path, perr, err)
+		}
+		r.warn("registry %s is corrupt (%v); moved it to %s", r.opts.Path, perr, aside)
 	}
-	r.warn("registry %s is corrupt (%v); moved it to %s", r.opts.Path, perr, aside)
 	if data, err := os.ReadFile(r.opts.Path + ".bak"); err == nil {
 		if entries, err := parseFile(data); err == nil {
 			r.warn("restored the last good copy from %s.bak", r.opts.Path)
-			return entries, nil
+			return r.fromHistory(entries), nil
 		}
 	}
 	r.warn("no good copy of the registry; rebuilding it from %s", r.opts.ToolsDir)
-	return nil, nil
+	return r.fromHistory(nil), nil
+}
+
+// readBak reads the last good copy of the registry file, if there is one.
+func (r *Registry) readBak() ([]Entry, bool) {
+	data, err := os.ReadFile(r.opts.Path + ".bak")
+	if err != nil {
+		return nil, false
+	}
+	entries, err := parseFile(data)
+	if err != nil {
+		r.warn("%s.bak is not a good copy either (%v); not used", r.opts.Path, err)
+		return nil, false
+	}
+	return entries, true
+}
+
+// fromHistory reconciles entries recovered from a copy (or none) with the
+// tools folder before the usual sync: the .bak is one save behind, so a tool
+// changed by that last save, or added since, would otherwise come back as a
+// new manual version. For each tool whose source on disk is the newest
+// version kept in history, that version's recorded entry is used instead,
+// with its origin, created_at and version number. Everything else is left
+// to the sync: entries whose file is gone are dropped, and tools found only
+// in the folder are added as manual.
+func (r *Registry) fromHistory(entries []Entry) []Entry {
+	byName := make(map[string]int, len(entries))
+	for i, e := range entries {
+		byName[e.Name] = i
+	}
+	dirs, _ := os.ReadDir(r.opts.ToolsDir) // Open's scan reports bad folders
+	for _, d := range dirs {
+		name := d.Name()
+		if !d.IsDir() || contract.ValidName(name) != nil {
+			continue
+		}
+		src, err := os.ReadFile(r.SourcePath(name))
+		if err != nil {
+			continue
+		}
+		sum := hash(src)
+		if i, ok := byName[name]; ok && entries[i].SHA256 == sum {
+			continue // the copy already describes the file on disk
+		}
+		v := r.latestVersion(name)
+		if v == 0 {
+			continue
+		}
+		kept, err := os.ReadFile(r.versionPath(name, v))
+		if err != nil || hash(kept) != sum {
+			continue
+		}
+		var e Entry
+		meta, err := os.ReadFile(filepath.Join(filepath.Dir(r.versionPath(name, v)), "entry.json"))
+		if err != nil || json.Unmarshal(meta, &e) != nil || e.Name != name || e.SHA256 != sum || e.Version != v {
+			continue
+		}
+		e.Status, e.LastError = OK, ""
+		if i, ok := byName[name]; ok {
+			entries[i] = e
+		} else {
+			byName[name] = len(entries)
+			entries = append(entries, e)
+		}
+	}
+	return entries
 }
 
 func parseFile(data []byte) ([]Entry, error) {
@@ -322,11 +424,10 @@ func (r *Registry) Sync(ctx context.Context, name string) error {
 	}
 	r.write.Lock()
 	defer r.write.Unlock()
-	pre := r.precheck(ctx, name)
 	var err error
-	serr := r.withFile(false, func() ([]Event, error) {
+	serr := r.apply(func() ([]Event, error) {
 		var ev *Event
-		ev, err = r.syncLocked(ctx, name, Manual, pre)
+		ev, err = r.syncLocked(ctx, name, Manual)
 		if ev == nil {
 			return nil, nil
 		}
@@ -341,42 +442,8 @@ func (r *Registry) Sync(ctx context.Context, name string) error {
 	return err
 }
 
-// checked is the outcome of checking one source, so that the slow check can
-// run before the file lock is taken and be used under it.
-type checked struct {
-	sum  string // the source's hash: the outcome holds for that source only
-	spec *contract.Spec
-	err  error
-}
-
-// precheck reads name's source and checks it, unless it is the version this
-// process already has (then syncLocked will need no check). Run it under
-// r.write but before the file lock: the check compiles in the sandbox, which
-// other processes must not wait for. It returns nil if there is nothing to
-// check or the file cannot be read; syncLocked reads the file again anyway.
-func (r *Registry) precheck(ctx context.Context, name string) *checked {
-	src, err := os.ReadFile(r.SourcePath(name))
-	if err != nil {
-		return nil
-	}
-	sum := hash(src)
-	r.mu.RLock()
-	rec := r.tools[name]
-	same := rec != nil && rec.entry.SHA256 == sum && (rec.code != nil || rec.entry.Status == OK)
-	r.mu.RUnlock()
-	if same {
-		return nil
-	}
-	spec, err := r.check(ctx, name, src)
-	return &checked{sum: sum, spec: spec, err: err}
-}
-
 // syncLocked does Sync's work without saving; it returns the event to emit.
-// pre, if it is for the source now on disk, stands for the check; if the
-// file changed since (or another process changed the entry, so a check is
-// needed after all), the check runs here, under the file lock: rare, and
-// correct before fast.
-func (r *Registry) syncLocked(ctx context.Context, name string, origin Origin, pre *checked) (*Event, error) {
+func (r *Registry) syncLocked(ctx context.Context, name string, origin Origin) (*Event, error) {
 	src, err := os.ReadFile(r.SourcePath(name))
 	r.mu.RLock()
 	rec := r.tools[name]
@@ -406,21 +473,16 @@ func (r *Registry) syncLocked(ctx context.Context, name string, origin Origin, p
 		}
 		return nil, nil
 	}
-	return r.acceptLocked(ctx, name, src, origin, "", pre)
+	return r.acceptLocked(ctx, name, src, origin, "")
 }
 
-// acceptLocked checks src (or takes pre's outcome, if pre is for src) and,
-// if it passes, makes it the serving version; if not, it records the failure
-// on the entry.
-func (r *Registry) acceptLocked(ctx context.Context, name string, src []byte, origin Origin, category string, pre *checked) (*Event, error) {
-	if pre == nil || pre.sum != hash(src) {
-		pre = &checked{sum: hash(src)}
-		pre.spec, pre.err = r.check(ctx, name, src)
+// acceptLocked checks src and, if it passes, makes it the serving version;
+// if not, it records the failure on the entry.
+func (r *Registry) acceptLocked(ctx context.Context, name string, src []byte, origin Origin, category string) (*Event, error) {
+	spec, err := r.check(ctx, name, src)
+	if err == nil {
+		return r.applyLocked(name, src, spec, origin, category)
 	}
-	if pre.err == nil {
-		return r.applyLocked(name, src, pre.spec, origin, category)
-	}
-	err := pre.err
 	r.mu.RLock()
 	rec := r.tools[name]
 	r.mu.RUnlock()
@@ -443,8 +505,7 @@ func (r *Registry) acceptLocked(ctx context.Context, name string, src []byte, or
 }
 
 // applyLocked makes src, which passed its checks as spec, the serving
-// version: the next version number, a snapshot in history, the entry. The
-// caller holds the file lock, so version numbers are unique across processes.
+// version: the next version number, a snapshot in history, the entry.
 func (r *Registry) applyLocked(name string, src []byte, spec *contract.Spec, origin Origin, category string) (*Event, error) {
 	r.mu.RLock()
 	rec := r.tools[name]
@@ -515,14 +576,23 @@ func (r *Registry) restoreLocked(rec *record) {
 	}
 }
 
+// relSource is the tool's source path as the registry file records it:
+// relative to the file's folder, so the file reads the same wherever the
+// folder is (ADAPTBOT_HOME, a checkout, a test's temporary folder).
 func (r *Registry) relSource(name string) string {
-	return filepath.ToSlash(filepath.Join(r.opts.ToolsDir, name, name+".go"))
+	if rel, err := filepath.Rel(filepath.Dir(r.opts.Path), r.SourcePath(name)); err == nil {
+		return filepath.ToSlash(rel)
+	}
+	return filepath.ToSlash(r.SourcePath(name))
 }
 
-// saveLocked writes the registry file, keeping the previous good copy as .bak.
-// The caller holds the file lock (see withFile); without it (r.readOnly) it
-// only succeeds if there is nothing to write.
+// saveLocked writes the registry file, keeping the previous good copy as .bak,
+// if its content changed; a ReadOnly registry writes nothing. The caller
+// holds r.write.
 func (r *Registry) saveLocked() error {
+	if r.opts.ReadOnly {
+		return nil
+	}
 	entries := r.List()
 	data, err := json.MarshalIndent(file{Tools: entries}, "", "  ")
 	if err != nil {
@@ -533,9 +603,6 @@ func (r *Registry) saveLocked() error {
 	if rerr == nil && bytes.Equal(old, data) {
 		r.seen, r.diskBad = hash(data), false
 		return nil
-	}
-	if r.readOnly != nil {
-		return fmt.Errorf("registry: cannot save %s: %w", r.opts.Path, r.readOnly)
 	}
 	if rerr == nil {
 		if _, perr := parseFile(old); perr != nil {
@@ -563,7 +630,7 @@ func (r *Registry) versionPath(name string, v int) string {
 // snapshot keeps version e.Version of the tool (and its examples, if any) in
 // history, once.
 func (r *Registry) snapshot(e Entry, src []byte) error {
-	if e.Version == 0 {
+	if e.Version == 0 || r.opts.ReadOnly {
 		return nil
 	}
 	p := r.versionPath(e.Name, e.Version)
@@ -582,7 +649,34 @@ func (r *Registry) snapshot(e Entry, src []byte) error {
 			return fmt.Errorf("registry: history: %w", err)
 		}
 	}
+	r.prune(e.Name, e.Version)
 	return nil
+}
+
+// prune removes the oldest versions of name from history, keeping the
+// newest Options.HistoryKeep and always keep (the version that serves). A
+// version that cannot be removed is reported and left for the next prune.
+func (r *Registry) prune(name string, keep int) {
+	dirs, _ := os.ReadDir(filepath.Join(r.opts.HistoryDir, name))
+	var versions []int
+	for _, d := range dirs {
+		v, err := strconv.Atoi(strings.TrimPrefix(d.Name(), "v"))
+		if d.IsDir() && strings.HasPrefix(d.Name(), "v") && err == nil {
+			versions = append(versions, v)
+		}
+	}
+	if len(versions) <= r.opts.HistoryKeep {
+		return
+	}
+	slices.Sort(versions)
+	for _, v := range versions[:len(versions)-r.opts.HistoryKeep] {
+		if v == keep {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Dir(r.versionPath(name, v))); err != nil {
+			r.opts.Log.Warn("registry: prune history", "tool", name, "version", v, "err", err)
+		}
+	}
 }
 
 // latestVersion is the highest version of name kept in history, or 0.

@@ -127,11 +127,11 @@ func (r *Registry) Watch(ctx context.Context, ready chan<- struct{}) error {
 	}
 }
 
-// reloadFile applies a change of the registry file: whatever another process
-// saved (merged as refreshLocked describes, and announced to listeners), and
-// from a hand edit the category and description of entries whose version is
-// unchanged. It then saves, which writes back any entry the edit dropped. A
-// corrupt edit is reported and left for the next save to move aside.
+// reloadFile applies a change of the registry file: from a hand edit (or,
+// for a ReadOnly registry, from the owner's save) whatever refreshLocked
+// merges, announced to listeners. It then saves, which writes back any entry
+// the edit dropped. A corrupt edit is reported and left for the next save to
+// move aside.
 func (r *Registry) reloadFile(ctx context.Context) {
 	data, err := os.ReadFile(r.opts.Path)
 	if err != nil {
@@ -142,11 +142,12 @@ func (r *Registry) reloadFile(ctx context.Context) {
 	if hash(data) == r.seen {
 		return // our own save, or one we have merged already
 	}
-	err = r.withFile(false, func() ([]Event, error) {
+	err = r.apply(func() ([]Event, error) {
+		events := r.refreshLocked()
 		if r.diskBad {
-			return nil, nil
+			return events, nil
 		}
-		return nil, r.saveLocked()
+		return events, r.saveLocked()
 	})
 	if err != nil {
 		r.opts.Log.Warn("registry: save", "err", err)

@@ -27,13 +27,12 @@ type PutOptions struct {
 // Put checks src and, if it passes, writes it as the tool's next version and
 // serves it. On failure nothing is written and the serving version, if any,
 // is untouched.
-//
-// The check (a compile in the sandbox) depends on src alone, so it runs
-// before the file lock is taken; the writes, the version number and the save
-// happen under it, after merging what other processes saved.
 func (r *Registry) Put(ctx context.Context, name string, src []byte, o PutOptions) (Entry, error) {
 	if err := contract.ValidName(name); err != nil {
 		return Entry{}, err
+	}
+	if r.opts.ReadOnly {
+		return Entry{}, ErrReadOnly
 	}
 	if o.Origin == "" {
 		o.Origin = Manual
@@ -48,7 +47,7 @@ func (r *Registry) Put(ctx context.Context, name string, src []byte, o PutOption
 		return Entry{}, err // cancelled while checking: nothing written
 	}
 	var e Entry
-	err = r.withFile(true, func() ([]Event, error) {
+	err = r.apply(func() ([]Event, error) {
 		dir := r.Dir(name)
 		if o.Examples != nil {
 			if err := writeFileAtomic(filepath.Join(dir, ExamplesFile), o.Examples, 0o644); err != nil {
@@ -77,17 +76,18 @@ func (r *Registry) Delete(ctx context.Context, name string) (Entry, error) {
 	if err := contract.ValidName(name); err != nil {
 		return Entry{}, err
 	}
+	if r.opts.ReadOnly {
+		return Entry{}, ErrReadOnly
+	}
 	r.write.Lock()
 	defer r.write.Unlock()
 	var e Entry
-	err := r.withFile(true, func() ([]Event, error) {
-		// Looked up after the merge: another process may have added or
-		// deleted the tool since this one last looked.
+	err := r.apply(func() ([]Event, error) {
 		r.mu.RLock()
 		rec, ok := r.tools[name]
 		r.mu.RUnlock()
 		if !ok {
-			return nil, fmt.Errorf("%w: %s", ErrNotFound, name)
+			return nil, NotFound(name)
 		}
 		if rec.code != nil {
 			if err := r.snapshot(rec.entry, rec.code); err != nil {
@@ -131,7 +131,7 @@ func (r *Registry) Versions(name string) ([]Version, error) {
 	}
 	dirs, err := os.ReadDir(filepath.Join(r.opts.HistoryDir, name))
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%w: %s has no history", ErrNotFound, name)
+		return nil, NotFound(name)
 	}
 	if err != nil {
 		return nil, err
@@ -161,14 +161,9 @@ func (r *Registry) Rollback(ctx context.Context, name string, v int) (Entry, err
 	if err := contract.ValidName(name); err != nil {
 		return Entry{}, err
 	}
-	// The origin and category below come from the entry, which another
-	// process may have changed since this one last looked.
-	if err := r.Refresh(); err != nil {
-		return Entry{}, err
-	}
 	src, err := os.ReadFile(r.versionPath(name, v))
 	if errors.Is(err, os.ErrNotExist) {
-		return Entry{}, fmt.Errorf("%w: %s has no version %d", ErrNotFound, name, v)
+		return Entry{}, missingVersion{name, v}
 	}
 	if err != nil {
 		return Entry{}, err
@@ -195,3 +190,13 @@ func (r *Registry) Examples(name string) []byte {
 	b, _ := os.ReadFile(filepath.Join(r.Dir(name), ExamplesFile))
 	return b
 }
+
+// missingVersion is a version that history does not have. It is ErrNotFound
+// to errors.Is, so the HTTP edge answers 404 for it as for a missing tool.
+type missingVersion struct {
+	name string
+	v    int
+}
+
+func (e missingVersion) Error() string        { return fmt.Sprintf("%s has no version %d", e.name, e.v) }
+func (e missingVersion) Is(target error) bool { return target == ErrNotFound }

@@ -65,15 +65,11 @@ func LoadCatalog(path string) ([]Doc, error) {
 	return docs, nil
 }
 
-// Build returns an Index holding docs, with its latent semantic basis
-// computed from all of them.
+// Build returns an Index holding docs.
 func Build(docs []Doc, opts ...Option) *Index {
 	ix := New(opts...)
-	ix.bulk = true // one basis at the end, not one per doubling
 	for _, d := range docs {
 		ix.Upsert(d)
 	}
-	ix.bulk = false
-	ix.RefreshSemantic()
 	return ix
 }

@@ -56,7 +56,7 @@ func (d *denseState) invalidate(id int32) {
 
 // embedText is the text a tool is embedded as.
 func embedText(d Doc) string {
-	s := d.Name + ": " + d.Description + "\nDomain: " + domainName(d.Server)
+	s := d.Name + ": " + d.Description + "\nDomain: " + DomainName(d.Server)
 	if d.ServerDescription != "" {
 		s += ". " + d.ServerDescription
 	}

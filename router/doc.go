@@ -11,16 +11,17 @@
 // frequency counts in place; IDF is computed at query time, so no change ever
 // rebuilds the index. Reads run concurrently with writes.
 //
-// An optional latent semantic signal (WithLSA, off by default) adds the
-// cosine between request and tool in a space learned from the catalog alone
-// by a truncated SVD of its term-by-tool matrix; changed tools are folded
-// into the existing space and the space is recomputed in the background as
-// the index grows. An optional Embedder (declared here, implemented
-// elsewhere) adds dense scores, fused by reciprocal rank; any embedding
-// failure falls back to the lexical ranking, which stands on its own.
+// An optional Embedder (declared here, implemented elsewhere) adds dense
+// scores, fused by reciprocal rank; any embedding failure falls back to the
+// lexical ranking, which stands on its own.
+//
+// A Feed keeps an Index in step with the tools that serve (a toolbox.Box:
+// one Upsert or Remove per change, local or remote), finds tools by the names
+// the rest of AdaptBot uses, and holds the learning policy: what a request a
+// tool served well teaches, and which past uses are replayed at start-up.
 //
 // The package must not learn from anything but the tools it is given: it has no
-// vocabulary, synonyms or weights drawn from a benchmark. Eval and RunCLI
-// measure it on a catalog and a task file; they import nothing from the rest of
-// AdaptBot.
+// vocabulary, synonyms or weights drawn from a benchmark. Its evaluation (the
+// dataset harness and the baselines) lives in router/routereval, and the
+// `adaptbot route` command in app.
 package router

@@ -63,6 +63,16 @@ func (m Mode) String() string {
 	return fmt.Sprintf("Mode(%d)", int(m))
 }
 
+// ParseMode parses a mode name as printed by Mode.String.
+func ParseMode(s string) (Mode, error) {
+	for _, m := range []Mode{Fused, Flat, Hierarchical} {
+		if s == m.String() {
+			return m, nil
+		}
+	}
+	return Fused, fmt.Errorf("unknown mode %q (want fused, flat or hierarchical)", s)
+}
+
 // Fields of a tool document.
 const (
 	fName   = iota // tool name, split into words
@@ -107,13 +117,6 @@ type config struct {
 	// fuzzy is the weight of a query term's nearest indexed spelling when
 	// the term itself is in no tool; 0 turns fuzzy matching off.
 	fuzzy float64
-	// lsa weighs the cosine between the request and the tool in the latent
-	// semantic space (lsa.go), added to the best-scaled score; 0 turns the
-	// signal off.
-	lsa float64
-	// lsaDims is the number of latent dimensions; 0 (the default, see
-	// README.md for why) turns the signal off.
-	lsaDims int
 	// memory weighs the cosine between the request and the closest request
 	// a tool served before (Learn), added to the best-scaled score: at 1, a
 	// repeat of a served request counts as much as the best text match.
@@ -137,7 +140,6 @@ func defaultConfig() config {
 		nameCoverage: 0.3,
 		pool:         100,
 		fuzzy:        0.5,
-		lsa:          0.3,
 		memory:       1,
 	}
 }
@@ -150,21 +152,6 @@ type Option func(*Index)
 // lexical ranking alone.
 func WithEmbedder(e Embedder) Option {
 	return func(ix *Index) { ix.dense = newDenseState(e) }
-}
-
-// WithLSA adds a latent semantic signal learned from the catalog (lsa.go):
-// the cosine between the request and each tool in a dims-dimensional space
-// from a truncated SVD of the tool-by-term TF-IDF matrix, added to Fused's
-// and Flat's scores. It is off by default because it did not improve the
-// ranking on LiveMCPBench (README.md has the figures); 128 is a reasonable
-// size to try on a larger catalog. dims ≤ 0 leaves it off.
-func WithLSA(dims int) Option {
-	return func(ix *Index) { ix.cfg.lsaDims = max(dims, 0) }
-}
-
-// withConfig replaces the ranking parameters (for evaluation sweeps).
-func withConfig(c config) Option {
-	return func(ix *Index) { ix.cfg = c }
 }
 
 type docKey struct{ server, name string }
@@ -205,10 +192,6 @@ type Index struct {
 	// descTokens caches the terms of server descriptions, which every tool
 	// of a server repeats; guarded by wmu.
 	descTokens map[string][]string
-	// lsa is the latent semantic signal; nil when it is off.
-	lsa *lsaState
-	// bulk defers the latent basis to the end of a Build; guarded by wmu.
-	bulk bool
 	// mem is what Learn remembered, by tool id.
 	mem memory
 	// pending are LearnLater's requests for tools not indexed yet, oldest
@@ -230,9 +213,6 @@ func New(opts ...Option) *Index {
 	}
 	ix.ti = newInvIndex(ix.cfg.fuzzy > 0)
 	ix.di = newInvIndex(false)
-	if ix.cfg.lsaDims > 0 && ix.cfg.lsa > 0 {
-		ix.lsa = &lsaState{dims: ix.cfg.lsaDims}
-	}
 	return ix
 }
 
@@ -261,7 +241,6 @@ func (ix *Index) Upsert(d Doc) {
 		toolDelta = diff(terms.tf, oldTerms.tf)
 	}
 	t := &tool{doc: d, nameTerms: sortedKeys(terms.names)}
-	vec := ix.lsaFold(terms.tf)
 
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
@@ -282,9 +261,6 @@ func (ix *Index) Upsert(d Doc) {
 	}
 	if ix.dense != nil {
 		ix.dense.invalidate(id)
-	}
-	if ix.lsaStore(id, vec) && !ix.bulk {
-		ix.rebuildLater()
 	}
 }
 
@@ -312,9 +288,6 @@ func (ix *Index) Remove(server, name string) {
 	if ix.dense != nil {
 		ix.dense.invalidate(id)
 	}
-	if ix.lsaStore(id, nil) && !ix.bulk {
-		ix.rebuildLater()
-	}
 }
 
 // attach adds a tool's name and description terms to its domain, creating
@@ -334,7 +307,7 @@ func (ix *Index) attach(d Doc, terms docTerms) int32 {
 		dm = &domain{key: d.Server}
 		ix.doms[did] = dm
 		ix.domKeys[d.Server] = did
-		addTokens(delta, dName, domainName(d.Server), 1)
+		addTokens(delta, dName, DomainName(d.Server), 1)
 	}
 	if d.ServerDescription != "" && d.ServerDescription != dm.desc {
 		addTokens(delta, dDesc, dm.desc, -1)
@@ -357,7 +330,7 @@ func (ix *Index) detach(t *tool, terms docTerms) {
 	addCounts(delta, dToolDescs, terms.descs, -1)
 	dm.ntools--
 	if dm.ntools == 0 {
-		addTokens(delta, dName, domainName(dm.key), -1)
+		addTokens(delta, dName, DomainName(dm.key), -1)
 		addTokens(delta, dDesc, dm.desc, -1)
 	}
 	ix.di.apply(t.dom, delta)
@@ -395,7 +368,7 @@ func (ix *Index) toolTerms(d Doc) docTerms {
 		add(fParams, p.Name, nil)
 		add(fParams, p.Description, nil)
 	}
-	add(fDomain, domainName(d.Server), nil)
+	add(fDomain, DomainName(d.Server), nil)
 	desc, ok := ix.descTokens[d.ServerDescription]
 	if !ok {
 		if len(ix.descTokens) >= 4096 {
@@ -455,9 +428,9 @@ func sortedKeys(m map[string]float32) []string {
 	return out
 }
 
-// domainName is the text that names a domain; local tools without a
+// DomainName is the text that names a domain; local tools without a
 // category share the domain "general".
-func domainName(key string) string {
+func DomainName(key string) string {
 	if key == "" {
 		return "general"
 	}

@@ -152,48 +152,6 @@ func TestLearnBoundsTheWholeMemory(t *testing.T) {
 	}
 }
 
-// TestLearnHeldOut measures what learning from use brings on LiveMCPBench,
-// with no peeking: the index learns the whole-task requests of half the
-// tasks (each taught to its gold tools, as if a user had asked it and those
-// tools had run), and is scored on the other half, then the halves swap.
-// It prints Route's metrics on each held-out half without and with the
-// learning, and asserts only that learning the other half never lowers
-// them by more than one task's worth. Run with -v to see the figures.
-func TestLearnHeldOut(t *testing.T) {
-	docs, tasks, err := LoadDataset(datasetDir(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	byName := map[string][]Doc{}
-	for _, d := range docs {
-		byName[d.Name] = append(byName[d.Name], d)
-	}
-	var halves [2][]Task
-	for i, tk := range tasks {
-		halves[i%2] = append(halves[i%2], tk)
-	}
-	route := func(ix *Index) RouteFunc { return func(q string, k int) []Hit { return ix.Route(q, k) } }
-	for h := range 2 {
-		train, test := halves[1-h], halves[h]
-		ix := Build(docs)
-		before := Score("", route(ix), test)
-		for _, tk := range train {
-			for _, g := range tk.Gold {
-				for _, d := range byName[g] {
-					ix.Learn(d.Server, d.Name, tk.Query)
-				}
-			}
-		}
-		after := Score("", route(ix), test)
-		t.Logf("held-out half %d (%d tasks, learned from %d): recall@5 %.3f → %.3f, recall@10 %.3f → %.3f, per-step top-3 %.3f → %.3f",
-			h, len(test), len(train), before.RecallAt5, after.RecallAt5, before.RecallAt10, after.RecallAt10, before.StepRecall, after.StepRecall)
-		oneTask := 1 / float64(len(test))
-		if after.RecallAt5 < before.RecallAt5-oneTask || after.StepRecall < before.StepRecall-oneTask {
-			t.Errorf("learning the other half lowered recall on half %d by more than one task", h)
-		}
-	}
-}
-
 // TestLearnLaterWaitsForTheTool checks that a request for a tool not
 // indexed yet (an MCP server that has not listed its tools) is learned when
 // the tool arrives, and only then.

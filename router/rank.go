@@ -107,7 +107,6 @@ func (ix *Index) lexical(query string, k int, m Mode) []Hit {
 	if len(s.touched) == 0 {
 		return nil
 	}
-	s.touched = ix.lsaScores(q, s.tool, s.touched, ix.cfg.lsa)
 	ids := topK(s.touched, s.tool, max(ix.cfg.pool, 4*k))
 	ix.addNameCoverage(q, ids, s.tool)
 	ids = topK(ids, s.tool, k)

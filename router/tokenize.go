@@ -6,6 +6,10 @@ import (
 	"unicode/utf8"
 )
 
+// Stopword reports whether w (lower case) is on the stop list, which the
+// evaluation's baselines share.
+func Stopword(w string) bool { return stopwords[w] }
+
 // stopwords are common English function words (the usual IR stop list). They
 // carry no routing signal and would otherwise match every description.
 var stopwords = func() map[string]bool {

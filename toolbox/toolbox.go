@@ -8,9 +8,9 @@
 package toolbox
 
 import (
+	"adaptbot/registry"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 )
@@ -50,12 +50,13 @@ type Tool interface {
 }
 
 // ErrNotFound is the one error for a tool that does not exist or does not
-// serve; wrap it with NotFound so the message names the tool.
-var ErrNotFound = errors.New("no such tool")
+// serve. It is the registry's (the lower layer), so one errors.Is check
+// covers every kind of tool.
+var ErrNotFound = registry.ErrNotFound
 
 // NotFound returns the error for a missing tool, in the one wording every
 // door uses: `no tool named "x"`.
-func NotFound(name string) error { return fmt.Errorf("no tool named %q: %w", name, ErrNotFound) }
+func NotFound(name string) error { return registry.NotFound(name) }
 
 // ArgsError says a call's arguments are not valid JSON or break the tool's
 // schema. It carries the schema so the caller (a model, a person) can fix
@@ -66,8 +67,10 @@ type ArgsError struct {
 	Schema json.RawMessage
 }
 
+// Error names the tool and says what is wrong, in the words the MCP doors
+// have always used: "tool x: invalid arguments: ...".
 func (e *ArgsError) Error() string {
-	return fmt.Sprintf("arguments for %s are invalid: %s", e.Tool, e.Reason)
+	return fmt.Sprintf("tool %s: invalid arguments: %s", e.Tool, e.Reason)
 }
 
 // FunctionName encodes a tool's name for a model's function list, whose

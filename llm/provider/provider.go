@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/tmc/langchaingo/embeddings"
@@ -83,24 +84,41 @@ func New(ctx context.Context, c Config) (llm.Model, error) {
 		m   llms.Model
 		err error
 	)
+	a := &adapter{provider: name, model: model, timeout: c.Timeout, retries: max(c.Retries, 0)}
+	if a.timeout <= 0 {
+		a.timeout = defaultTimeout
+	}
 	switch name {
 	case "openai":
 		opts, oerr := c.openaiOptions()
 		if oerr != nil {
 			return nil, oerr
 		}
+		a.url = "https://api.openai.com/v1"
+		if c.OpenAIBaseURL != "" {
+			a.url, _ = BaseURL(c.OpenAIBaseURL)
+		}
+		// The openai client hands function-call deltas to the streaming
+		// function too; they are kept out of the text stream.
+		a.callPieces = true
 		m, err = openai.New(append(opts, openai.WithModel(model))...)
 	case "ollama":
+		a.url = c.ollamaHost()
 		m, err = ollama.New(append(c.ollamaOptions(), ollama.WithModel(model))...)
 	case "anthropic":
 		if c.AnthropicKey == "" {
 			return nil, fmt.Errorf("ADAPTBOT_LLM_PROVIDER=anthropic needs ANTHROPIC_API_KEY")
 		}
-		m, err = anthropic.New(anthropic.WithToken(c.AnthropicKey), anthropic.WithModel(model))
+		a.url = "https://api.anthropic.com/v1"
+		m, err = anthropic.New(anthropic.WithToken(c.AnthropicKey), anthropic.WithModel(model), anthropic.WithHTTPClient(httpClient()))
 	case "googleai":
 		if c.GoogleKey == "" {
 			return nil, fmt.Errorf("ADAPTBOT_LLM_PROVIDER=googleai needs GOOGLE_API_KEY")
 		}
+		// Google AI's SDK speaks gRPC and takes its key from its own
+		// options (a custom HTTP client would drop it), so its failures are
+		// sorted by gRPC code rather than by the observer transport.
+		a.url = "generativelanguage.googleapis.com"
 		m, err = googleai.New(ctx, googleai.WithAPIKey(c.GoogleKey), googleai.WithDefaultModel(model))
 	default:
 		return nil, fmt.Errorf("unknown ADAPTBOT_LLM_PROVIDER %q: use openai, ollama, anthropic or googleai", c.Provider)
@@ -108,7 +126,19 @@ func New(ctx context.Context, c Config) (llm.Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return &adapter{m: m, name: name + "/" + model}, nil
+	a.m = m
+	a.url = redact(a.url)
+	return a, nil
+}
+
+// redact drops credentials from a URL shown in error messages.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	u.User = nil
+	return u.String()
 }
 
 // openaiOptions are the client options shared by chat and embeddings.
@@ -117,7 +147,7 @@ func (c Config) openaiOptions() ([]openai.Option, error) {
 	if token == "" {
 		token = "unused" // local OpenAI-compatible servers take any token, but the client needs one
 	}
-	opts := []openai.Option{openai.WithToken(token)}
+	opts := []openai.Option{openai.WithToken(token), openai.WithHTTPClient(httpClient())}
 	if c.OpenAIBaseURL != "" {
 		base, err := BaseURL(c.OpenAIBaseURL)
 		if err != nil {
@@ -130,14 +160,23 @@ func (c Config) openaiOptions() ([]openai.Option, error) {
 
 // ollamaOptions are the client options shared by chat and embeddings.
 func (c Config) ollamaOptions() []ollama.Option {
+	opts := []ollama.Option{ollama.WithHTTPClient(httpClient())}
 	if c.OllamaHost == "" {
-		return nil
+		return opts
 	}
+	return append(opts, ollama.WithServerURL(c.ollamaHost()))
+}
+
+// ollamaHost is the Ollama server's URL.
+func (c Config) ollamaHost() string {
 	host := c.OllamaHost
+	if host == "" {
+		return "http://127.0.0.1:11434"
+	}
 	if !strings.Contains(host, "://") {
 		host = "http://" + host
 	}
-	return []ollama.Option{ollama.WithServerURL(host)}
+	return host
 }
 
 // BaseURL normalizes an OpenAI-compatible base URL: the client expects the
@@ -153,14 +192,72 @@ func BaseURL(raw string) (string, error) {
 	return u.String(), nil
 }
 
+// adapter is an llm.Model over a langchaingo model. Every call gets the
+// per-call timeout for each try and is tried again, after a wait, when the
+// provider was overloaded, failed on its side, dropped the connection or
+// timed out, as long as no streamed text has been delivered yet.
 type adapter struct {
-	m    llms.Model
-	name string
+	m               llms.Model
+	provider, model string
+	url             string
+	timeout         time.Duration
+	retries         int
+	callPieces      bool // the SDK streams function-call pieces as well as text
 }
 
-func (a *adapter) Name() string { return a.name }
+func (a *adapter) Name() string { return a.provider + "/" + a.model }
 
 func (a *adapter) Generate(ctx context.Context, r llm.Request) (llm.Response, error) {
+	msgs, opts := request(r)
+	var streamed atomic.Bool
+	if r.Stream != nil {
+		opts = append(opts, llms.WithStreamingFunc(func(_ context.Context, piece []byte) error {
+			if len(piece) == 0 || a.callPieces && callPiece(piece) {
+				return nil
+			}
+			streamed.Store(true)
+			r.Stream(string(piece))
+			return nil
+		}))
+	}
+	for try := 0; ; try++ {
+		at := &attempt{}
+		tryCtx, cancel := context.WithTimeout(context.WithValue(ctx, attemptKey{}, at), a.timeout)
+		resp, err := a.m.GenerateContent(tryCtx, msgs, opts...)
+		timedOut := tryCtx.Err() != nil
+		cancel()
+		if ctx.Err() != nil {
+			// The caller gave up (or its own deadline passed): that is not
+			// the model's fault, and the edge must be able to tell.
+			return llm.Response{}, ctx.Err()
+		}
+		if err == nil && timedOut && r.Stream != nil {
+			err = errDeadline // the SDK returned what it had when the timeout hit
+		}
+		if err == nil {
+			return response(resp), nil
+		}
+		f := classify(err, at, timedOut)
+		wait := backoff(try, f.retryAfter)
+		last := !f.retryable || streamed.Load() || try >= a.retries
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
+			last = true // the caller would be gone before the next try
+		}
+		if last {
+			e := &llm.Error{Kind: f.kind, Provider: a.provider, Model: a.model, URL: a.url, Err: f.err}
+			if f.kind == llm.Overloaded {
+				e.RetryAfter = max(f.retryAfter, wait)
+			}
+			return llm.Response{}, e
+		}
+		if err := sleep(ctx, wait); err != nil {
+			return llm.Response{}, err
+		}
+	}
+}
+
+// request turns an llm.Request into langchaingo's messages and options.
+func request(r llm.Request) ([]llms.MessageContent, []llms.CallOption) {
 	msgs := make([]llms.MessageContent, 0, len(r.Messages))
 	for _, m := range r.Messages {
 		role := llms.ChatMessageTypeHuman
@@ -192,10 +289,11 @@ func (a *adapter) Generate(ctx context.Context, r llm.Request) (llm.Response, er
 	if r.MaxTokens > 0 {
 		opts = append(opts, llms.WithMaxTokens(r.MaxTokens))
 	}
-	resp, err := a.m.GenerateContent(ctx, msgs, opts...)
-	if err != nil {
-		return llm.Response{}, fmt.Errorf("%s: %w", a.name, err)
-	}
+	return msgs, opts
+}
+
+// response turns langchaingo's reply into an llm.Response.
+func response(resp *llms.ContentResponse) llm.Response {
 	var out llm.Response
 	for _, ch := range resp.Choices {
 		out.Content += ch.Content
@@ -211,7 +309,27 @@ func (a *adapter) Generate(ctx context.Context, r llm.Request) (llm.Response, er
 		out.Usage.PromptTokens += intInfo(ch.GenerationInfo, "PromptTokens", "InputTokens")
 		out.Usage.CompletionTokens += intInfo(ch.GenerationInfo, "CompletionTokens", "OutputTokens")
 	}
-	return out, nil
+	return out
+}
+
+// callPiece reports whether a streamed piece is langchaingo's JSON of
+// function-call deltas (a list of tool calls, or a legacy function call)
+// rather than text. A text piece is a token or so, never such a document.
+func callPiece(b []byte) bool {
+	if b[0] != '[' && b[0] != '{' {
+		return false
+	}
+	var calls []struct {
+		Function *json.RawMessage `json:"function"`
+	}
+	if json.Unmarshal(b, &calls) == nil {
+		return len(calls) > 0 && calls[0].Function != nil
+	}
+	var fn struct {
+		Name      *string `json:"name"`
+		Arguments *string `json:"arguments"`
+	}
+	return json.Unmarshal(b, &fn) == nil && fn.Name != nil && fn.Arguments != nil
 }
 
 func intInfo(info map[string]any, keys ...string) int {
@@ -260,5 +378,32 @@ func NewEmbedder(ctx context.Context, c Config) (llm.Embedder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("embeddings: %w", err)
 	}
-	return embeddings.NewEmbedder(client)
+	e, err := embeddings.NewEmbedder(client)
+	if err != nil {
+		return nil, err
+	}
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = defaultTimeout
+	}
+	return timedEmbedder{e: e, timeout: timeout}, nil
+}
+
+// timedEmbedder bounds each embedding call by the per-call timeout, so a
+// hung embeddings server cannot hold a request until its own deadline.
+type timedEmbedder struct {
+	e       llm.Embedder
+	timeout time.Duration
+}
+
+func (t timedEmbedder) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
+	ctx, cancel := context.WithTimeout(ctx, t.timeout)
+	defer cancel()
+	return t.e.EmbedDocuments(ctx, texts)
+}
+
+func (t timedEmbedder) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
+	ctx, cancel := context.WithTimeout(ctx, t.timeout)
+	defer cancel()
+	return t.e.EmbedQuery(ctx, text)
 }

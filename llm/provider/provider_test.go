@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"adaptbot/llm"
 	"adaptbot/llm/llmtest"
@@ -134,5 +135,15 @@ func TestEmbedder(t *testing.T) {
 	vs, err := e.EmbedDocuments(context.Background(), []string{"a", "b c"})
 	if err != nil || len(vs) != 2 || srv.EmbeddingCalls() != 2 {
 		t.Fatalf("EmbedDocuments = %d, %v (%d calls)", len(vs), err, srv.EmbeddingCalls())
+	}
+
+	// A hung embeddings server is given up on after the per-call timeout.
+	srv.SetEmbedDelay(time.Minute)
+	e, _ = NewEmbedder(context.Background(), Config{OpenAIBaseURL: srv.URL, EmbeddingModel: "scripted-embed", Timeout: 100 * time.Millisecond})
+	if _, err := e.EmbedQuery(context.Background(), "convert currency"); err == nil {
+		t.Fatal("a hung embeddings server answered")
+	}
+	if !srv.WaitCancelled(1, 5*time.Second) {
+		t.Error("the embedding request was not abandoned")
 	}
 }

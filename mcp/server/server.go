@@ -1,0 +1,242 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"adaptbot/toolbox"
+)
+
+// Options configures a Server. The zero value is usable.
+type Options struct {
+	// Version is reported to clients as the implementation's version;
+	// default "dev".
+	Version string
+	// Instructions tell clients (and their models) what the server is for;
+	// empty means a short default.
+	Instructions string
+	// Log receives call failures and protocol events; nil discards them.
+	// In stdio mode it must not write to standard output.
+	Log *slog.Logger
+	// SessionTimeout closes an HTTP session after this long without a
+	// request; default 30 minutes. Stdio sessions end with their stream.
+	SessionTimeout time.Duration
+}
+
+// DefaultInstructions describe the server to clients when
+// Options.Instructions is empty.
+const DefaultInstructions = "AdaptBot's tools: built-in and generated Go tools that run in a sandbox. " +
+	"The list changes while you are connected; watch notifications/tools/list_changed."
+
+// Server publishes AdaptBot's own serving tools (a Box's local ones; an
+// external server's tools are not passed on) over MCP and keeps the
+// published list in step with the Box. It is safe for concurrent use; one
+// Server serves any number of sessions, over stdio or HTTP.
+type Server struct {
+	tools   toolbox.Box
+	log     *slog.Logger
+	timeout time.Duration
+	sdk     *sdk.Server
+
+	mu        sync.Mutex
+	published map[string]string // tool name → fingerprint of what clients see
+}
+
+// New returns a Server for the local tools of tools. It publishes the
+// serving ones at once and subscribes to the Box's changes, so it must be
+// created once per process, not per request.
+func New(tools toolbox.Box, opts Options) *Server {
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	if opts.Instructions == "" {
+		opts.Instructions = DefaultInstructions
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.SessionTimeout <= 0 {
+		opts.SessionTimeout = 30 * time.Minute
+	}
+	s := &Server{tools: tools, log: opts.Log, timeout: opts.SessionTimeout, published: map[string]string{}}
+	s.sdk = sdk.NewServer(&sdk.Implementation{Name: "adaptbot", Title: "AdaptBot", Version: opts.Version}, &sdk.ServerOptions{
+		Instructions: opts.Instructions,
+		Logger:       opts.Log,
+		// Advertise tools with list_changed even while the registry is
+		// empty: the first generated tool must still reach clients.
+		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}},
+	})
+	s.Sync()
+	tools.OnChange(func(c toolbox.Change) {
+		if !c.Spec.Remote() {
+			s.Sync()
+		}
+	})
+	return s
+}
+
+// Sync makes the published tools match the Box's local serving ones.
+// Clients are told with notifications/tools/list_changed when anything
+// changed (the SDK batches changes that come within a few milliseconds). The
+// Box's changes call it; it never needs calling by hand except in tests.
+func (s *Server) Sync() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	serving := s.tools.Serving()
+	seen := make(map[string]bool, len(serving))
+	for _, tool := range serving {
+		t := tool.Spec()
+		if t.Remote() {
+			continue
+		}
+		seen[t.Name] = true
+		fp := fingerprint(t)
+		if s.published[t.Name] == fp {
+			continue
+		}
+		schema, err := inputSchema(t.Parameters)
+		if err != nil {
+			// Never publish what a client cannot call; the tool stays
+			// unpublished until a good version serves.
+			s.log.Warn("mcp: tool not published", "tool", t.Name, "err", err)
+			if _, ok := s.published[t.Name]; ok {
+				s.sdk.RemoveTools(t.Name)
+				delete(s.published, t.Name)
+			}
+			continue
+		}
+		s.sdk.AddTool(&sdk.Tool{Name: t.Name, Description: t.Description, InputSchema: schema}, s.handler(t.Name))
+		s.published[t.Name] = fp
+	}
+	var gone []string
+	for name := range s.published {
+		if !seen[name] {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		sort.Strings(gone)
+		s.sdk.RemoveTools(gone...)
+		for _, name := range gone {
+			delete(s.published, name)
+		}
+	}
+}
+
+// fingerprint says which version of a tool clients see: a new version, even
+// with the same schema, is announced as a change.
+func fingerprint(t toolbox.Spec) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%d\x00%s\x00%s\x00", t.Version, t.Description, t.Domain)
+	h.Write(t.Parameters)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// inputSchema checks that a tool's parameters are a JSON object schema, as
+// MCP requires, and returns them for publishing.
+func inputSchema(params json.RawMessage) (json.RawMessage, error) {
+	var s struct {
+		Type any `json:"type"`
+	}
+	if len(bytes.TrimSpace(params)) == 0 {
+		return nil, errors.New("the tool has no parameters schema")
+	}
+	if err := json.Unmarshal(params, &s); err != nil {
+		return nil, fmt.Errorf("parameters schema: %w", err)
+	}
+	if s.Type != "object" {
+		return nil, fmt.Errorf(`parameters schema has type %v, MCP needs "object"`, s.Type)
+	}
+	return params, nil
+}
+
+// handler runs one call of the tool named name. It looks the tool up at call
+// time, so a call always runs the version that serves now.
+func (s *Server) handler(name string) sdk.ToolHandler {
+	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		var args json.RawMessage
+		if req != nil && req.Params != nil {
+			args = req.Params.Arguments
+		}
+		out, err := s.Call(ctx, name, args)
+		if err != nil {
+			s.log.Info("mcp: tool call failed", "tool", name, "err", err)
+			return toolError(err), nil
+		}
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: out}}}, nil
+	}
+}
+
+// Call runs the local tool named name with args, as an MCP client's call
+// does: the toolbox validates args against the tool's schema, then the tool
+// runs in the sandbox. Errors name the tool and say what went wrong (the
+// validation problem, or the sandbox's kind of failure and its limit).
+func (s *Server) Call(ctx context.Context, name string, args json.RawMessage) (string, error) {
+	t, ok := s.tools.Tool(name)
+	if !ok || t.Spec().Remote() {
+		return "", toolbox.NotFound(name)
+	}
+	return t.Call(ctx, args)
+}
+
+// toolError is a failed call as MCP reports it: a result the model can read
+// and act on, not a protocol error.
+func toolError(err error) *sdk.CallToolResult {
+	r := &sdk.CallToolResult{}
+	r.SetError(err)
+	return r
+}
+
+// Run serves one session over t until the client leaves or ctx ends.
+func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
+	return s.sdk.Run(ctx, t)
+}
+
+// ServeStdio serves one session over in and out (newline-delimited JSON-RPC,
+// as `adaptbot mcp` does on its standard streams) until the client closes
+// in or ctx ends. A client that leaves is not an error.
+func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	err := s.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}})
+	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, sdk.ErrConnectionClosed) || ctx.Err() != nil {
+		return nil
+	}
+	return fmt.Errorf("mcp: stdio: %w", err)
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// Handler returns the streamable HTTP handler: sessions (Mcp-Session-Id),
+// responses as server-sent events, and the standalone GET stream on which
+// list_changed reaches clients between requests. Mount it behind the same
+// access rules as the rest of the API.
+func (s *Server) Handler() http.Handler {
+	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.sdk },
+		&sdk.StreamableHTTPOptions{Logger: s.log, SessionTimeout: s.timeout})
+}
+
+// Close ends every open session, so that long-lived HTTP streams let a
+// server shut down.
+func (s *Server) Close() error {
+	var errs []error
+	for ss := range s.sdk.Sessions() {
+		if err := ss.Close(); err != nil && !errors.Is(err, sdk.ErrConnectionClosed) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,162 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestMissingRegistryRestoredFromBak deletes the registry file and checks
+// that Open brings back what it said, not a rebuild that forgets it: origins,
+// created_at and version numbers survive, including the tool that the last
+// save (not in .bak) changed, and a tool dropped in by hand meanwhile is
+// added as manual.
+func TestMissingRegistryRestoredFromBak(t *testing.T) {
+	f := newFixture(t)
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := func() time.Time { return clock }
+	ctx := context.Background()
+	r, err := Open(ctx, Options{ToolsDir: f.tools, Path: f.path, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Put(ctx, "echo", []byte(toolSource("echo", "echoes text.")), PutOptions{Origin: Generated, Category: "text"}); err != nil {
+		t.Fatal(err)
+	}
+	clock = clock.Add(time.Hour)
+	if _, err := r.Put(ctx, "upper", []byte(toolSource("upper", "shouts.")), PutOptions{Origin: Builtin}); err != nil {
+		t.Fatal(err)
+	}
+	clock = clock.Add(time.Hour)
+	// The last save: echo v2. The .bak still says echo v1.
+	if _, err := r.Put(ctx, "echo", []byte(toolSource("echo", "echoes text twice.")), PutOptions{Origin: Generated}); err != nil {
+		t.Fatal(err)
+	}
+	before := r.List()
+	if _, err := os.Stat(f.path + ".bak"); err != nil {
+		t.Fatalf("no .bak: %v", err)
+	}
+	if err := os.Remove(f.path); err != nil {
+		t.Fatal(err)
+	}
+	f.write(t, "dropped", toolSource("dropped", "came in by hand."))
+
+	clock = clock.Add(time.Hour)
+	r2, err := Open(ctx, Options{ToolsDir: f.tools, Path: f.path, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := r2.List()
+	if len(got) != 3 {
+		t.Fatalf("entries = %+v, want echo, dropped, upper", got)
+	}
+	for _, want := range before {
+		e, ok := r2.Entry(want.Name)
+		if !ok {
+			t.Fatalf("%s lost", want.Name)
+		}
+		if e.Origin != want.Origin || e.Version != want.Version || !e.CreatedAt.Equal(want.CreatedAt) || e.SHA256 != want.SHA256 || e.Status != OK {
+			t.Errorf("%s restored as %+v, want %+v", want.Name, e, want)
+		}
+	}
+	if e, _ := r2.Entry("echo"); e.Version != 2 || e.Description != "Echoes text twice." || e.Category != "text" {
+		t.Errorf("echo = %+v, want v2 as the last save left it", e)
+	}
+	if e, _ := r2.Entry("dropped"); e.Origin != Manual || e.Version != 1 || !e.CreatedAt.Equal(clock) {
+		t.Errorf("dropped = %+v, want a new manual tool", e)
+	}
+	if _, ok := r2.Tool("upper"); !ok {
+		t.Error("upper does not serve")
+	}
+	if w := strings.Join(r2.Warnings(), "\n"); !strings.Contains(w, "restored the last good copy") {
+		t.Errorf("warnings = %q", w)
+	}
+	if _, err := os.Stat(f.path); err != nil {
+		t.Errorf("registry not saved again: %v", err)
+	}
+}
+
+// TestMissingRegistryWithoutBakIsRebuilt: with no copy at all, tools come
+// back from the folder, with their history's entries where the source
+// matches.
+func TestMissingRegistryWithoutBakIsRebuilt(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	r := f.open(t, nil)
+	if _, err := r.Put(ctx, "echo", []byte(toolSource("echo", "echoes text.")), PutOptions{Origin: Generated}); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(f.path)
+	os.Remove(f.path + ".bak")
+	f.write(t, "upper", toolSource("upper", "shouts."))
+	r2 := f.open(t, nil)
+	if e, _ := r2.Entry("echo"); e.Origin != Generated || e.Version != 1 {
+		t.Errorf("echo = %+v, want generated v1 from history", e)
+	}
+	if e, _ := r2.Entry("upper"); e.Origin != Manual || e.Version != 1 {
+		t.Errorf("upper = %+v, want manual v1", e)
+	}
+}
+
+// TestBadBakIsNotUsed: a .bak that does not parse is reported and the
+// registry is rebuilt from the folder.
+func TestBadBakIsNotUsed(t *testing.T) {
+	f := newFixture(t)
+	f.write(t, "echo", toolSource("echo", "echoes text."))
+	if err := os.WriteFile(f.path+".bak", []byte(`{"tools": [`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := f.open(t, nil)
+	if e, ok := r.Entry("echo"); !ok || e.Origin != Manual {
+		t.Errorf("echo = %+v, %v", e, ok)
+	}
+	if w := strings.Join(r.Warnings(), "\n"); !strings.Contains(w, ".bak is not a good copy") {
+		t.Errorf("warnings = %q", w)
+	}
+}
+
+func TestHistoryIsPruned(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	r, err := Open(ctx, Options{ToolsDir: f.tools, Path: f.path, HistoryKeep: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 6 {
+		if _, err := r.Put(ctx, "echo", []byte(toolSource("echo", fmt.Sprintf("echoes text %d.", i))), PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vs, err := r.Versions("echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nums []int
+	for _, v := range vs {
+		nums = append(nums, v.Version)
+	}
+	if !slices.Equal(nums, []int{4, 5, 6}) || !vs[2].Current {
+		t.Errorf("versions = %+v, want 4, 5, 6 with 6 serving", vs)
+	}
+	if _, err := r.Rollback(ctx, "echo", 2); err == nil {
+		t.Error("rolled back to a pruned version")
+	}
+	if e, err := r.Rollback(ctx, "echo", 4); err != nil || e.Version != 7 {
+		t.Errorf("Rollback(4) = %+v, %v", e, err)
+	}
+	entries, _ := os.ReadDir(filepath.Join(f.tools, ".history", "echo"))
+	if len(entries) != 3 {
+		t.Errorf("history holds %d folders, want 3", len(entries))
+	}
+
+	// The default keeps 20.
+	r2 := f.open(t, nil)
+	if r2.opts.HistoryKeep != DefaultHistoryKeep {
+		t.Errorf("default HistoryKeep = %d", r2.opts.HistoryKeep)
+	}
+}

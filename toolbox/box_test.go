@@ -1,0 +1,395 @@
+package toolbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"adaptbot/registry"
+	"adaptbot/sandbox"
+)
+
+// fakeRegistry is a registry in memory: put and remove change it and
+// announce the change, as the real one does after saving.
+type fakeRegistry struct {
+	mu        sync.Mutex
+	tools     map[string]registry.Tool
+	listeners []func(registry.Event)
+}
+
+var _ Registry = (*fakeRegistry)(nil)
+var _ Registry = (*registry.Registry)(nil)
+var _ Runner = (sandbox.Runner)(nil)
+
+func newFakeRegistry(tools ...registry.Tool) *fakeRegistry {
+	r := &fakeRegistry{tools: map[string]registry.Tool{}}
+	for _, t := range tools {
+		r.tools[t.Name] = t
+	}
+	return r
+}
+
+func (r *fakeRegistry) Serving() []registry.Tool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []registry.Tool
+	for _, t := range r.tools {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func (r *fakeRegistry) Tool(name string) (registry.Tool, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t, ok := r.tools[name]
+	return t, ok
+}
+
+func (r *fakeRegistry) OnChange(fn func(registry.Event)) {
+	r.mu.Lock()
+	r.listeners = append(r.listeners, fn)
+	r.mu.Unlock()
+}
+
+func (r *fakeRegistry) emit(ev registry.Event) {
+	r.mu.Lock()
+	ls := slices.Clone(r.listeners)
+	r.mu.Unlock()
+	for _, fn := range ls {
+		fn(ev)
+	}
+}
+
+func (r *fakeRegistry) put(t registry.Tool) {
+	r.mu.Lock()
+	r.tools[t.Name] = t
+	r.mu.Unlock()
+	r.emit(registry.Event{Kind: registry.Updated, Entry: t.Entry})
+}
+
+func (r *fakeRegistry) remove(name string) {
+	r.mu.Lock()
+	t := r.tools[name]
+	delete(r.tools, name)
+	r.mu.Unlock()
+	r.emit(registry.Event{Kind: registry.Removed, Entry: t.Entry})
+}
+
+// fakeRunner runs every call with run.
+type fakeRunner struct {
+	run func(c sandbox.Call) (sandbox.Result, error)
+}
+
+func (f fakeRunner) Run(_ context.Context, c sandbox.Call) (sandbox.Result, error) { return f.run(c) }
+
+// fakeHub holds external tools and answers calls with call.
+type fakeHub struct {
+	mu        sync.Mutex
+	specs     []Spec
+	listeners []func(string, []Spec)
+	call      func(server, tool string, args json.RawMessage) (string, error)
+}
+
+var _ Hub = (*fakeHub)(nil)
+
+func (h *fakeHub) Specs() []Spec {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.specs)
+}
+
+func (h *fakeHub) OnChange(fn func(string, []Spec)) {
+	h.mu.Lock()
+	h.listeners = append(h.listeners, fn)
+	h.mu.Unlock()
+}
+
+func (h *fakeHub) Call(_ context.Context, server, tool string, args json.RawMessage) (string, error) {
+	return h.call(server, tool, args)
+}
+
+// set replaces one server's tools and announces it.
+func (h *fakeHub) set(server string, specs ...Spec) {
+	h.mu.Lock()
+	h.specs = slices.DeleteFunc(h.specs, func(s Spec) bool { return s.Domain == server })
+	h.specs = append(h.specs, specs...)
+	ls := slices.Clone(h.listeners)
+	h.mu.Unlock()
+	for _, fn := range ls {
+		fn(server, specs)
+	}
+}
+
+const numberSchema = `{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false}`
+
+func localTool(name string, version int) registry.Tool {
+	return registry.Tool{
+		Entry: registry.Entry{Name: name, Description: "Tool " + name + ".", Category: "test", Parameters: json.RawMessage(numberSchema),
+			Version: version, SHA256: fmt.Sprint(version), Origin: registry.Generated, Status: registry.OK},
+		Code: []byte("package " + name),
+	}
+}
+
+func remoteSpec(server, tool, schema string) Spec {
+	return Spec{Name: server + "/" + tool, Description: "Remote " + tool + ".", Parameters: json.RawMessage(schema), Domain: server, Origin: Remote}
+}
+
+func names(ts []Tool) []string {
+	var out []string
+	for _, t := range ts {
+		out = append(out, t.Spec().Name)
+	}
+	return out
+}
+
+// recorder keeps the changes a Box reports.
+type recorder struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (r *recorder) add(c Change) {
+	r.mu.Lock()
+	r.got = append(r.got, string(c.Kind)+" "+c.Spec.Name)
+	r.mu.Unlock()
+}
+
+func (r *recorder) take() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.got
+	r.got = nil
+	return out
+}
+
+func TestSetListsFindsAndWatches(t *testing.T) {
+	reg := newFakeRegistry(localTool("b_tool", 1), localTool("a_tool", 1))
+	set := New(reg, fakeRunner{})
+	hub := &fakeHub{specs: []Spec{remoteSpec("zeta", "x", numberSchema), remoteSpec("alpha", "y", numberSchema), remoteSpec("alpha", "b", numberSchema)}}
+	var rec recorder
+	set.OnChange(rec.add)
+	set.Join(hub)
+	if got, want := rec.take(), []string{"added zeta/x", "added alpha/y", "added alpha/b"}; !slices.Equal(got, want) {
+		t.Errorf("joining the hub reported %v, want %v", got, want)
+	}
+
+	if got, want := names(set.Serving()), []string{"a_tool", "b_tool", "alpha/b", "alpha/y", "zeta/x"}; !slices.Equal(got, want) {
+		t.Errorf("Serving() = %v, want %v", got, want)
+	}
+	if n := set.Len(); n != 5 {
+		t.Errorf("Len() = %d, want 5", n)
+	}
+	if tool, ok := set.Tool("alpha/y"); !ok || !tool.Spec().Remote() || tool.Spec().Domain != "alpha" {
+		t.Errorf("Tool(alpha/y) = %+v, %v", tool, ok)
+	}
+	if tool, ok := set.Tool("a_tool"); !ok || tool.Spec().Remote() || tool.Spec().Domain != "test" || tool.Spec().Origin != Generated {
+		t.Errorf("Tool(a_tool) = %+v, %v", tool, ok)
+	}
+	for _, name := range []string{"nope", "alpha/nope", "nope/y"} {
+		if _, ok := set.Tool(name); ok {
+			t.Errorf("Tool(%q) found something", name)
+		}
+	}
+
+	// Local changes: a new version is an update, the same one again is
+	// nothing, a removal is a removal.
+	reg.put(localTool("a_tool", 2))
+	reg.put(localTool("a_tool", 2))
+	reg.put(localTool("c_tool", 1))
+	reg.remove("b_tool")
+	reg.emit(registry.Event{Kind: registry.Removed, Entry: registry.Entry{Name: "never_was"}})
+	if got, want := rec.take(), []string{"updated a_tool", "added c_tool", "removed b_tool"}; !slices.Equal(got, want) {
+		t.Errorf("registry changes reported %v, want %v", got, want)
+	}
+	if tool, _ := set.Tool("a_tool"); tool.Spec().Version != 2 {
+		t.Errorf("a_tool serves version %d, want 2", tool.Spec().Version)
+	}
+
+	// Remote changes: one server's whole list, diffed.
+	changed := remoteSpec("alpha", "y", `{"type":"object"}`)
+	hub.set("alpha", changed, remoteSpec("alpha", "new", numberSchema))
+	if got, want := rec.take(), []string{"updated alpha/y", "added alpha/new", "removed alpha/b"}; !slices.Equal(got, want) {
+		t.Errorf("hub changes reported %v, want %v", got, want)
+	}
+	hub.set("zeta")
+	if got, want := rec.take(), []string{"removed zeta/x"}; !slices.Equal(got, want) {
+		t.Errorf("an emptied server reported %v, want %v", got, want)
+	}
+	if got, want := names(set.Serving()), []string{"a_tool", "c_tool", "alpha/new", "alpha/y"}; !slices.Equal(got, want) {
+		t.Errorf("after the changes Serving() = %v, want %v", got, want)
+	}
+}
+
+func TestLocalCallValidatesThenRuns(t *testing.T) {
+	var ran []string
+	runner := fakeRunner{run: func(c sandbox.Call) (sandbox.Result, error) {
+		ran = append(ran, string(c.Input))
+		if strings.Contains(string(c.Input), "99") {
+			return sandbox.Result{}, &sandbox.Error{Tool: c.Tool, Kind: sandbox.KindTimeout, Msg: "ran past 1s"}
+		}
+		if strings.Contains(string(c.Input), "98") {
+			return sandbox.Result{}, errors.New("pool closed")
+		}
+		return sandbox.Result{Output: "ok " + string(c.Source)}, nil
+	}}
+	set := New(newFakeRegistry(localTool("counter", 3)), runner)
+	tool, _ := set.Tool("counter")
+
+	tests := []struct {
+		args     string
+		want     string
+		argsErr  string // part of the *ArgsError's reason
+		kind     sandbox.Kind
+		otherErr string
+	}{
+		{args: `{"n": 1}`, want: "ok package counter"},
+		{args: `{"n": "one"}`, argsErr: "do not match the schema"},
+		{args: `{"n": 1, "m": 2}`, argsErr: "do not match the schema"},
+		{args: `{"n": `, argsErr: "not valid JSON"},
+		{args: `[1]`, argsErr: "must be a JSON object"},
+		{args: ``, argsErr: "do not match the schema"}, // {} lacks n
+		{args: `null`, argsErr: "do not match the schema"},
+		{args: `{"n": 99}`, kind: sandbox.KindTimeout},
+		{args: `{"n": 98}`, otherErr: "tool counter failed: pool closed"},
+	}
+	for _, tt := range tests {
+		ran = nil
+		out, err := tool.Call(context.Background(), json.RawMessage(tt.args))
+		var ae *ArgsError
+		switch {
+		case tt.argsErr != "":
+			if !errors.As(err, &ae) || !strings.Contains(ae.Reason, tt.argsErr) || ae.Tool != "counter" || string(ae.Schema) != numberSchema {
+				t.Errorf("Call(%s) = %q, %v; want an *ArgsError saying %q", tt.args, out, err, tt.argsErr)
+			}
+			if !strings.HasPrefix(err.Error(), "tool counter: invalid arguments: ") {
+				t.Errorf("Call(%s) error reads %q", tt.args, err)
+			}
+			if len(ran) > 0 {
+				t.Errorf("Call(%s) ran the tool with invalid arguments", tt.args)
+			}
+		case tt.kind != "":
+			if sandbox.KindOf(err) != tt.kind {
+				t.Errorf("Call(%s) = %v, want a sandbox error of kind %s", tt.args, err, tt.kind)
+			}
+		case tt.otherErr != "":
+			if err == nil || err.Error() != tt.otherErr {
+				t.Errorf("Call(%s) = %v, want %q", tt.args, err, tt.otherErr)
+			}
+		default:
+			if err != nil || out != tt.want {
+				t.Errorf("Call(%s) = %q, %v; want %q", tt.args, out, err, tt.want)
+			}
+		}
+	}
+}
+
+func TestExternalCallValidatesThenCalls(t *testing.T) {
+	var sent []string
+	hub := &fakeHub{call: func(server, tool string, args json.RawMessage) (string, error) {
+		sent = append(sent, server+" "+tool+" "+string(args))
+		return "done", nil
+	}}
+	// A schema with a reference the validator cannot resolve: only "a JSON
+	// object" is checked, and the server checks the rest.
+	unreadable := `{"type":"object","properties":{"x":{"$ref":"#/$defs/missing"}}}`
+	hub.specs = []Spec{remoteSpec("srv", "strict", numberSchema), remoteSpec("srv", "loose", unreadable)}
+	set := New(newFakeRegistry(), fakeRunner{})
+	set.Join(hub)
+
+	tests := []struct {
+		tool, args string
+		sent       string
+		argsErr    string
+	}{
+		{"srv/strict", `{"n": 2}`, `srv strict {"n": 2}`, ""},
+		{"srv/strict", `{"n": "2"}`, "", "do not match the schema"},
+		{"srv/strict", ``, "", "do not match the schema"},
+		{"srv/loose", `{"x": 1}`, `srv loose {"x": 1}`, ""},
+		{"srv/loose", ``, `srv loose {}`, ""},
+		{"srv/loose", `[1]`, "", "must be a JSON object"},
+		{"srv/loose", `{"x": `, "", "must be a JSON object"},
+	}
+	for _, tt := range tests {
+		sent = nil
+		tool, ok := set.Tool(tt.tool)
+		if !ok {
+			t.Fatalf("no %s", tt.tool)
+		}
+		_, err := tool.Call(context.Background(), json.RawMessage(tt.args))
+		var ae *ArgsError
+		if tt.argsErr != "" {
+			if !errors.As(err, &ae) || !strings.Contains(ae.Reason, tt.argsErr) || len(sent) > 0 {
+				t.Errorf("%s(%s) = %v, sent %v; want an *ArgsError saying %q, nothing sent", tt.tool, tt.args, err, sent, tt.argsErr)
+			}
+			continue
+		}
+		if err != nil || len(sent) != 1 || sent[0] != tt.sent {
+			t.Errorf("%s(%s) = %v, sent %v; want %q", tt.tool, tt.args, err, sent, tt.sent)
+		}
+	}
+}
+
+func TestNames(t *testing.T) {
+	for _, tt := range []struct{ name, function string }{
+		{"calculator", "calculator"},
+		{"weather/get_forecast", "weather__get_forecast"},
+	} {
+		if got := FunctionName(tt.name); got != tt.function {
+			t.Errorf("FunctionName(%q) = %q, want %q", tt.name, got, tt.function)
+		}
+		if got := ToolName(tt.function); got != tt.name {
+			t.Errorf("ToolName(%q) = %q, want %q", tt.function, got, tt.name)
+		}
+	}
+	if err := NotFound("x"); !errors.Is(err, ErrNotFound) || !strings.HasPrefix(err.Error(), `no tool named "x"`) {
+		t.Errorf("NotFound = %v", err)
+	}
+}
+
+// TestSetConcurrentUse looks tools up and lists them while the registry
+// and a hub change them; run it with -race.
+func TestSetConcurrentUse(t *testing.T) {
+	reg := newFakeRegistry(localTool("a", 1), localTool("b", 1))
+	set := New(reg, fakeRunner{run: func(sandbox.Call) (sandbox.Result, error) { return sandbox.Result{Output: "ok"}, nil }})
+	hub := &fakeHub{call: func(string, string, json.RawMessage) (string, error) { return "ok", nil }}
+	set.Join(hub)
+	var heard sync.Map
+	set.OnChange(func(c Change) { heard.Store(c.Spec.Name, c.Kind) })
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Go(func() {
+			for j := range 200 {
+				switch i {
+				case 0:
+					reg.put(localTool("a", j+2))
+				case 1:
+					hub.set("srv", remoteSpec("srv", fmt.Sprint("t", j%5), numberSchema))
+				default:
+					if tool, ok := set.Tool("a"); ok {
+						tool.Call(context.Background(), json.RawMessage(`{"n": 1}`))
+					}
+					set.Serving()
+					set.Len()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if tool, _ := set.Tool("a"); tool.Spec().Version != 201 {
+		t.Errorf("a serves version %d, want the last one, 201", tool.Spec().Version)
+	}
+	if got := names(set.Serving()); !slices.Equal(got, []string{"a", "b", "srv/t4"}) {
+		t.Errorf("Serving() = %v", got)
+	}
+	if k, _ := heard.Load("srv/t4"); k != Added {
+		t.Errorf("srv/t4 last heard %v", k)
+	}
+}

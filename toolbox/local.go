@@ -1,0 +1,91 @@
+package toolbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"adaptbot/contract"
+	"adaptbot/registry"
+	"adaptbot/sandbox"
+)
+
+// Runner runs a local tool's source; every sandbox.Runner is one.
+type Runner interface {
+	Run(ctx context.Context, c sandbox.Call) (sandbox.Result, error)
+}
+
+// Local is one serving version of a registry tool, run in the sandbox.
+// A failed run returns the sandbox's *sandbox.Error as is, so that callers
+// can still tell its kind (sandbox.KindOf: a timeout, a crash, ...).
+type Local struct {
+	tool   registry.Tool
+	runner Runner
+	spec   Spec
+	schema func() (*contract.Schema, error) // resolved at the first call
+}
+
+// NewLocal returns the serving version t of a registry tool, whose calls
+// run on runner.
+func NewLocal(t registry.Tool, runner Runner) *Local {
+	return &Local{tool: t, runner: runner, spec: Spec{
+		Name:        t.Name,
+		Description: t.Description,
+		Parameters:  t.Parameters,
+		Domain:      t.Category,
+		Origin:      string(t.Origin),
+		Version:     t.Version,
+	}, schema: sync.OnceValues(func() (*contract.Schema, error) { return contract.CompileSchema(t.Parameters) })}
+}
+
+// Spec returns the tool's spec.
+func (l *Local) Spec() Spec { return l.spec }
+
+// Entry returns the tool's registry entry: what serves, and the state of
+// its file on disk.
+func (l *Local) Entry() registry.Entry { return l.tool.Entry }
+
+// Code returns the source that runs.
+func (l *Local) Code() []byte { return l.tool.Code }
+
+// Call validates args against the tool's schema (an *ArgsError when they
+// are not valid JSON or break it) and runs this version in the sandbox.
+func (l *Local) Call(ctx context.Context, args json.RawMessage) (string, error) {
+	schema, err := l.schema()
+	if err != nil {
+		// The registry checks every schema it accepts, so this is rare;
+		// still, nothing runs that cannot be validated.
+		return "", &ArgsError{Tool: l.spec.Name, Reason: err.Error(), Schema: l.spec.Parameters}
+	}
+	args, err = checkArgs(l.spec, schema, args)
+	if err != nil {
+		return "", err
+	}
+	res, err := l.runner.Run(ctx, sandbox.Call{Tool: l.tool.Name, Source: l.tool.Code, Input: args, Timeout: l.tool.Timeout()})
+	if err != nil {
+		if _, ok := errors.AsType[*sandbox.Error](err); ok {
+			return "", err // "tool NAME: KIND: what happened", with the limit it hit
+		}
+		return "", fmt.Errorf("tool %s failed: %w", l.tool.Name, err)
+	}
+	return res.Output, nil
+}
+
+// current reports whether l is the registry's tool now.
+func (l *Local) current(now registry.Tool) bool {
+	e := l.tool.Entry
+	return e.SHA256 == now.SHA256 && e.Version == now.Version && e.Status == now.Status &&
+		e.LastError == now.LastError && e.UpdatedAt.Equal(now.UpdatedAt)
+}
+
+// same reports whether l and m are the same version of a tool as clients
+// see it: a new version, even with the same spec, is a change.
+func (l *Local) same(m *Local) bool {
+	return l.tool.SHA256 == m.tool.SHA256 && l.tool.Version == m.tool.Version &&
+		l.spec.Description == m.spec.Description && l.spec.Domain == m.spec.Domain &&
+		l.spec.Origin == m.spec.Origin && string(l.spec.Parameters) == string(m.spec.Parameters)
+}
+
+var _ Tool = (*Local)(nil)
