@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"adaptbot/benchmarks"
+	"adaptbot/llm/llmtest"
 )
 
 // seedBenchmarks writes rows a server has logged over the last two hours:
@@ -205,5 +206,36 @@ func TestReportCommand(t *testing.T) {
 		if _, err := runCLI(t, dir, args...); err == nil {
 			t.Errorf("%v: no error", args)
 		}
+	}
+}
+
+// TestDashboardCountsAChatAsItHappens: a chat that runs a tool shows in
+// /api/benchmarks at once, under its path and its tool, with the tools column
+// the flow fills, and a direct run of the same tool is counted apart.
+func TestDashboardCountsAChatAsItHappens(t *testing.T) {
+	script := newScript(map[string]string{"what is 2+2?": "calculator"}, map[string]string{"what is 2+2?": `{"expression": "2+2"}`})
+	in := start(t, modelEnv(llmtest.New(t, script.reply)))
+	if code, r := in.chat(t, "what is 2+2?"); code != 200 {
+		t.Fatalf("chat = %d %v", code, r)
+	}
+	if code, r := in.do(t, "POST", "/api/tools/calculator/run", `{"expression": "1/0"}`); code != 422 {
+		t.Fatalf("run = %d %v", code, r)
+	}
+	s := summary(t, in, "?tool=calculator")
+	if s["requests"] != float64(2) {
+		t.Fatalf("calculator requests = %v, want 2: %v", s["requests"], s)
+	}
+	tools := s["tools"].([]any)
+	if len(tools) != 1 || str(tools[0].(map[string]any)["chat"]) != `{"failed":0,"ok":1,"rate":1,"requests":1}` ||
+		str(tools[0].(map[string]any)["run"]) != `{"failed":1,"ok":0,"rate":0,"requests":1}` {
+		t.Errorf("tools = %v", str(tools))
+	}
+	recent := s["recent"].([]any)
+	chat := recent[1].(map[string]any)
+	if chat["intent"] != "CHAT" || str(chat["tools"]) != `["calculator"]` || chat["path"] != "calculator" {
+		t.Errorf("the chat's row = %v", chat)
+	}
+	if rows := in.rows(t); len(rows) != 2 || rows[0]["tools"] != "calculator" {
+		t.Errorf("CSV rows = %v", rows)
 	}
 }
