@@ -57,6 +57,7 @@ func (s *Server) runBuild(ctx context.Context, req generator.Request, progress f
 	began := time.Now()
 	res, err := s.build.Build(ctx, req, progress)
 	s.logRow(buildRow(id, req, res, err, time.Since(began)))
+	s.keepBuild(id, req, res, err)
 	return res, err
 }
 

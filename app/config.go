@@ -54,6 +54,10 @@ type Config struct {
 	// HistoryKeep is how many versions of each tool the registry keeps.
 	HistoryKeep int
 
+	// Workspace.
+	Review bool   // ADAPTBOT_REVIEW: new and changed tools wait for approval
+	Traces string // ADAPTBOT_TRACES: the store of recent requests; "" is off
+
 	// values and from are each setting's value in effect and where it came
 	// from ("default" or "environment"), for `adaptbot config`.
 	values, from map[string]string
@@ -173,6 +177,10 @@ var settings = []setting{
 			c.BuildAttempts = max(c.BuildAttempts, 1)
 			return err
 		}, false},
+	{"ADAPTBOT_REVIEW", "off", "on: a new or changed tool waits as pending, its previous version serving, until approved on its page, with POST /api/tools/NAME/approve or adaptbot tools approve NAME",
+		func(c *Config, v string) error { v, err := oneOf(v, "on", "off"); c.Review = v == "on"; return err }, false},
+	{"ADAPTBOT_TRACES", "", "recent requests' traces for GET /api/requests/ID (JSON lines, rotated at 8 MiB, one old file kept); empty is requests.jsonl beside the benchmark CSV, off turns it off",
+		func(c *Config, v string) error { c.Traces = v; return nil }, false},
 }
 
 // wholeNumber parses a number ≥ 0.
@@ -236,11 +244,17 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		if fi, err := os.Stat(c.Home); err != nil || !fi.IsDir() {
 			problems = append(problems, fmt.Sprintf("ADAPTBOT_HOME=%q: not a folder", c.Home))
 		}
-		for _, p := range []*string{&c.ToolsDir, &c.Registry, &c.Benchmarks, &c.MCPConfig} {
-			if !filepath.IsAbs(*p) {
+		for _, p := range []*string{&c.ToolsDir, &c.Registry, &c.Benchmarks, &c.MCPConfig, &c.Traces} {
+			if *p != "" && *p != "off" && !filepath.IsAbs(*p) {
 				*p = filepath.Join(c.Home, *p)
 			}
 		}
+	}
+	switch c.Traces {
+	case "":
+		c.Traces = filepath.Join(filepath.Dir(c.Benchmarks), "requests.jsonl")
+	case "off":
+		c.Traces = ""
 	}
 	if len(problems) > 0 {
 		return c, fmt.Errorf("bad configuration:\n  %s", strings.Join(problems, "\n  "))

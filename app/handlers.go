@@ -59,9 +59,7 @@ func (s *Server) handleHealth() fiber.Handler {
 			"model":  nil,
 			"tools":  s.reg.Len(),
 		}
-		if name := s.modelName(); name != "" {
-			body["model"] = name
-		}
+		body["model"] = s.modelHealth()
 		st := s.runner.Stats()
 		body["sandbox"] = st
 		if st.Live+st.Starting < st.Size {
@@ -153,6 +151,7 @@ func (s *Server) chat(ctx context.Context, req chatRequest, progress func(agent.
 	res, err := s.agent.Chat(ctx, agent.Request{Message: req.Message, History: req.History, Progress: progress, Stream: stream})
 	row := chatRow(id, req.Message, res, err, time.Since(began))
 	s.logRow(row)
+	s.keepChat(id, req.Message, res, err)
 	switch {
 	case errors.Is(err, llm.ErrNoModel):
 		return chatResponse{}, &apiError{Status: fiber.StatusServiceUnavailable, Msg: "Chat needs a language model. " + err.Error(), Extra: fiber.Map{"request_id": id}}
@@ -360,6 +359,7 @@ func (s *Server) runTool(ctx context.Context, t toolbox.Tool, args []byte) (stri
 		row.Error = err.Error()
 	}
 	s.logRow(row)
+	s.keepRun(id, name, args, out, elapsed, err)
 	return out, elapsed, id, err
 }
 

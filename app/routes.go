@@ -4,7 +4,6 @@ package main
 func (s *Server) routes() {
 	s.app.Get("/", s.handleIndex())
 	s.app.Get("/dashboard", s.handleDashboard())
-	s.app.Use("/static", s.handleStatic())
 	s.app.Get("/healthz", s.handleHealth())
 	s.app.Post("/chat", s.handleChat())
 
@@ -17,6 +16,7 @@ func (s *Server) routes() {
 	s.app.Post("/api/tools/:name/rollback", s.requireAdmin(), s.handleToolRollback())
 
 	s.app.Get("/api/benchmarks", s.handleBenchmarks())
+	s.workspaceRoutes()
 
 	if s.mcp != nil {
 		s.app.All("/mcp", s.requireAdmin(), s.mcp)

@@ -38,6 +38,7 @@ type Server struct {
 	hub    *mcpclient.Hub
 	log    *slog.Logger
 	app    *fiber.App
+	ws     *Workspace
 }
 
 // Deps are the server's dependencies; build and mcp may be nil.
@@ -53,11 +54,13 @@ type Deps struct {
 	MCP    fiber.Handler
 	Hub    *mcpclient.Hub
 	Log    *slog.Logger
+	// Workspace is the trace store and the model check; either may be nil.
+	Workspace *Workspace
 }
 
 // NewServer wires the HTTP server.
 func NewServer(d Deps) *Server {
-	s := &Server{cfg: d.Config, agent: d.Agent, reg: d.Reg, box: d.Box, runner: d.Runner, bench: d.Bench, stats: d.Stats, build: d.Build, mcp: d.MCP, hub: d.Hub, log: d.Log}
+	s := &Server{cfg: d.Config, agent: d.Agent, reg: d.Reg, box: d.Box, runner: d.Runner, bench: d.Bench, stats: d.Stats, build: d.Build, mcp: d.MCP, hub: d.Hub, log: d.Log, ws: d.Workspace}
 	s.app = fiber.New(fiber.Config{
 		AppName:               "AdaptBot",
 		BodyLimit:             maxBody,

@@ -270,7 +270,9 @@ func TestWithoutModel(t *testing.T) {
 		t.Errorf("startup output:\n%s", in.out)
 	}
 	code, h := in.do(t, "GET", "/healthz", "")
-	if code != 200 || h["model"] != nil || h["tools"] != float64(5) || h["status"] != "ok" {
+	m, _ := h["model"].(map[string]any)
+	if code != 200 || m == nil || m["provider"] != nil || m["url"] != nil || m["reachable"] != nil ||
+		!strings.Contains(str(m["setting"]), "OPENAI_API_KEY") || h["tools"] != float64(5) || h["status"] != "ok" {
 		t.Errorf("/healthz = %v", h)
 	}
 	code, r := in.chat(t, "hello")

@@ -62,7 +62,7 @@ func openWorld(ctx context.Context, cfg Config, getenv func(string) string, log 
 		}
 	}()
 
-	w.reg, err = registry.Open(ctx, registry.Options{ToolsDir: cfg.ToolsDir, Path: cfg.Registry, HistoryKeep: cfg.HistoryKeep, Compiler: w.runner, Log: log})
+	w.reg, err = registry.Open(ctx, registry.Options{ToolsDir: cfg.ToolsDir, Path: cfg.Registry, HistoryKeep: cfg.HistoryKeep, Compiler: w.runner, Log: log, Review: cfg.Review})
 	if err != nil {
 		return nil, err
 	}
@@ -245,7 +245,12 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout, 
 			}
 		}()
 	}
-	srv := NewServer(Deps{Config: cfg, Agent: w.agent, Reg: w.reg, Box: w.box, Runner: w.runner, Bench: bench, Stats: stats, Build: w.gen, MCP: mcpHTTPHandler(ctx, w), Hub: w.hub, Log: log})
+	ws, err := openWorkspace(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer ws.Close()
+	srv := NewServer(Deps{Config: cfg, Agent: w.agent, Reg: w.reg, Box: w.box, Runner: w.runner, Bench: bench, Stats: stats, Build: w.gen, MCP: mcpHTTPHandler(ctx, w), Hub: w.hub, Log: log, Workspace: ws})
 
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()

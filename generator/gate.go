@@ -78,7 +78,7 @@ func (g *Generator) gate(ctx context.Context, name string, c candidate, emit fun
 		return v, nil
 	}
 
-	emit(Event{Stage: StageCompile, Message: "compiling"})
+	emit(Event{Stage: StageCompile, Message: "compiling", Inputs: inputsOf(spec)})
 	if err := g.opts.Runner.Compile(ctx, name, formatted); err != nil {
 		if ierr := infrastructure(ctx, err); ierr != nil {
 			return v, ierr
@@ -399,4 +399,40 @@ func encodeExamples(examples []Example) []byte {
 	enc.SetEscapeHTML(false)
 	enc.Encode(examples) //nolint:errcheck // raw messages were checked when decoded
 	return b.Bytes()
+}
+
+// inputsOf lists a tool's parameters as "name (type)", in the schema's order.
+func inputsOf(spec *contract.Spec) []string {
+	if spec == nil {
+		return nil
+	}
+	var sc struct {
+		Properties json.RawMessage `json:"properties"`
+	}
+	if json.Unmarshal(spec.Schema, &sc) != nil || len(sc.Properties) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(sc.Properties))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	var out []string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return out
+		}
+		var p struct {
+			Type any `json:"type"`
+		}
+		if dec.Decode(&p) != nil {
+			return out
+		}
+		if t, ok := p.Type.(string); ok {
+			out = append(out, fmt.Sprintf("%v (%s)", tok, t))
+		} else {
+			out = append(out, fmt.Sprint(tok))
+		}
+	}
+	return out
 }

@@ -207,6 +207,9 @@ func (g *Generator) Build(ctx context.Context, req Request, progress func(Event)
 	}
 
 	res := &Result{Op: b.op, Tool: b.name, Attempts: b.attempt, Log: b.log, Version: b.entry.Version, Duration: time.Since(began)}
+	if b.entry.Status == registry.Pending {
+		res.Version, res.Pending = b.entry.PendingVersion, true
+	}
 	switch {
 	case err != nil:
 		res.Error = failureFor(err, b.name)
@@ -278,6 +281,10 @@ func rootCause(err error) string {
 }
 
 func successFor(b *build) string {
+	if b.entry.Status == registry.Pending {
+		return fmt.Sprintf("Wrote %s version %d: %s It passed its checks and waits for approval before it serves (review is on): approve it on its page, /tools/%s.",
+			b.name, b.entry.PendingVersion, sentenceEnd(b.entry.Description), b.name)
+	}
 	switch b.op {
 	case Delete:
 		return fmt.Sprintf("Deleted %s. Its versions are kept in the history, so a rollback can restore it.", b.name)

@@ -150,8 +150,14 @@ func (g *Generator) repair(ctx context.Context, b *build) (*build, error) {
 // write is one attempt: one model call, its reply kept as the candidate.
 func (g *Generator) write(ctx context.Context, b *build, task, stage, doing string) (*build, error) {
 	b.attempt++
-	b.emit(Event{Stage: stage, Message: fmt.Sprintf("%s (attempt %d of %d)", doing, b.attempt, g.opts.MaxAttempts),
-		Attempt: b.attempt, Of: g.opts.MaxAttempts})
+	ev := Event{Stage: stage, Message: fmt.Sprintf("%s (attempt %d of %d)", doing, b.attempt, g.opts.MaxAttempts),
+		Attempt: b.attempt, Of: g.opts.MaxAttempts}
+	if stage == StageRepair {
+		ev.Problems = b.verdict.problems
+	} else {
+		ev.Summary = b.summary // what is being built, now that it is decided
+	}
+	b.emit(ev)
 	resp, err := g.opts.Model.Generate(ctx, llm.Request{
 		Messages:  []llm.Message{{Role: llm.System, Content: b.system}, {Role: llm.User, Content: task}},
 		Functions: []llm.Function{writeToolFunction},

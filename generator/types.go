@@ -45,6 +45,14 @@ type Event struct {
 	// example 1 of 3.
 	Example  int `json:"example,omitempty"`
 	Examples int `json:"examples,omitempty"`
+	// Summary says what the build will make, once decided (write stage).
+	Summary string `json:"summary,omitempty"`
+	// Inputs are the new source's parameters, "name (type)", once it
+	// passes its checks (compile stage), so a person sees what it takes.
+	Inputs []string `json:"inputs,omitempty"`
+	// Problems are why a repair is needed: the previous attempt's errors
+	// (repair stage).
+	Problems []string `json:"problems,omitempty"`
 }
 
 // Attempt is one try at a tool's source, kept in the build log.
@@ -69,6 +77,9 @@ type Result struct {
 	Summary  string        `json:"summary"`
 	Log      []Attempt     `json:"log,omitempty"`
 	Duration time.Duration `json:"-"`
+	// Pending: review is on (ADAPTBOT_REVIEW), so the version built waits
+	// for approval and does not serve yet.
+	Pending bool `json:"pending,omitempty"`
 }
 
 // ErrConflict is returned when a build for the same tool is already running.

@@ -22,6 +22,10 @@ type Status string
 const (
 	OK     Status = "ok"     // the file on disk is loaded and serving
 	Broken Status = "broken" // the file on disk fails its checks; the last good version serves, if any
+	// Pending: review is on (Options.Review) and a new version waits for a
+	// person's approval (Approve). The previous version, if any, serves
+	// meanwhile; a new tool serves nothing until approved.
+	Pending Status = "pending"
 )
 
 // Entry is one tool as tools_registry.json records it. The fields describe the
@@ -38,8 +42,12 @@ type Entry struct {
 	Origin      Origin          `json:"origin"`
 	Status      Status          `json:"status"`
 	LastError   string          `json:"last_error,omitempty"`
-	CreatedAt   time.Time       `json:"created_at"`
-	UpdatedAt   time.Time       `json:"updated_at"`
+	// PendingVersion and PendingSHA256 name the version waiting for
+	// approval while Status is Pending; it is kept in history.
+	PendingVersion int       `json:"pending_version,omitempty"`
+	PendingSHA256  string    `json:"pending_sha256,omitempty"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
 }
 
 // Timeout is the tool's own call limit, or zero for the sandbox default.
@@ -65,6 +73,7 @@ const (
 	Updated EventKind = "updated"
 	Removed EventKind = "removed"
 	Failed  EventKind = "failed" // a file on disk failed its checks; nothing changed in what serves
+	Held    EventKind = "held"   // a new version waits for approval; nothing changed in what serves
 )
 
 // Event is one change, announced to subscribers after it is saved.

@@ -49,3 +49,9 @@ func hash(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
+
+// exists reports whether path names something on disk.
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}

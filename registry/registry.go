@@ -48,6 +48,9 @@ type Options struct {
 	// and the owner's saves are followed in memory; Put and Delete fail with
 	// ErrReadOnly.
 	ReadOnly bool
+	// Review holds every new version (a build, a hand edit, a tool dropped
+	// in) as Pending until Approve; Put with PutOptions.Approved skips it.
+	Review bool
 }
 
 // DefaultHistoryKeep is how many versions of each tool history keeps unless
@@ -73,6 +76,9 @@ type Registry struct {
 	// owner's save) shows; diskBad says that content did not parse.
 	seen    string
 	diskBad bool
+	// trusting, while set, accepts new versions without review: Open sets
+	// it while it builds a registry from a tools folder that had none.
+	trusting bool
 
 	warnings []string
 
@@ -132,6 +138,11 @@ func Open(ctx context.Context, opts Options) (*Registry, error) {
 	r := &Registry{opts: opts, tools: map[string]*record{}}
 	r.write.Lock()
 	defer r.write.Unlock()
+	if !exists(opts.Path) && !exists(opts.Path+".bak") {
+		// A first start: the tools already in the folder are the operator's.
+		r.trusting = true
+		defer func() { r.trusting = false }()
+	}
 	entries, err := r.readFile()
 	if err != nil {
 		return nil, err
@@ -461,11 +472,23 @@ func (r *Registry) syncLocked(ctx context.Context, name string, origin Origin) (
 		return nil, fmt.Errorf("registry: %w", err)
 	}
 	sum := hash(src)
+	if rec != nil && rec.entry.PendingSHA256 == sum {
+		// The version waiting for approval: nothing to do but make sure the
+		// previous one serves.
+		if rec.code == nil {
+			r.mu.Lock()
+			r.restoreLocked(rec)
+			r.mu.Unlock()
+		}
+		return nil, nil
+	}
 	if rec != nil && rec.entry.SHA256 == sum && (rec.code != nil || rec.entry.Status == OK) {
-		changed := rec.entry.Status != OK
+		changed := rec.entry.Status != OK || rec.entry.PendingVersion != 0
 		r.mu.Lock()
 		rec.code = src
 		rec.entry.Status, rec.entry.LastError = OK, ""
+		// The file is back to the serving version: a pending one is dropped.
+		rec.entry.PendingVersion, rec.entry.PendingSHA256 = 0, ""
 		r.mu.Unlock()
 		r.snapshot(rec.entry, src)
 		if changed {
@@ -481,7 +504,7 @@ func (r *Registry) syncLocked(ctx context.Context, name string, origin Origin) (
 func (r *Registry) acceptLocked(ctx context.Context, name string, src []byte, origin Origin, category string) (*Event, error) {
 	spec, err := r.check(ctx, name, src)
 	if err == nil {
-		return r.applyLocked(name, src, spec, origin, category)
+		return r.applyLocked(name, src, spec, origin, category, r.trusting)
 	}
 	r.mu.RLock()
 	rec := r.tools[name]
@@ -506,7 +529,10 @@ func (r *Registry) acceptLocked(ctx context.Context, name string, src []byte, or
 
 // applyLocked makes src, which passed its checks as spec, the serving
 // version: the next version number, a snapshot in history, the entry.
-func (r *Registry) applyLocked(name string, src []byte, spec *contract.Spec, origin Origin, category string) (*Event, error) {
+//
+// With Options.Review on and approved false, the version is kept in history
+// but only held (see holdLocked).
+func (r *Registry) applyLocked(name string, src []byte, spec *contract.Spec, origin Origin, category string, approved bool) (*Event, error) {
 	r.mu.RLock()
 	rec := r.tools[name]
 	r.mu.RUnlock()
@@ -544,6 +570,9 @@ func (r *Registry) applyLocked(name string, src []byte, spec *contract.Spec, ori
 	}
 	if err := r.snapshot(e, src); err != nil {
 		return nil, err
+	}
+	if r.opts.Review && !approved {
+		return r.holdLocked(rec, e), nil
 	}
 	r.mu.Lock()
 	r.tools[name] = &record{entry: e, code: src}

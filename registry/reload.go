@@ -89,12 +89,14 @@ func (r *Registry) mergeEntry(e Entry) *Event {
 		// differ (a failed check recorded, a fix, a hand edit of the text).
 		old := rec.entry
 		if old.Category == e.Category && old.Description == e.Description && old.Status == e.Status &&
-			old.LastError == e.LastError && old.UpdatedAt.Equal(e.UpdatedAt) {
+			old.LastError == e.LastError && old.UpdatedAt.Equal(e.UpdatedAt) &&
+			old.PendingVersion == e.PendingVersion && old.PendingSHA256 == e.PendingSHA256 {
 			return nil
 		}
 		r.mu.Lock()
 		rec.entry.Category, rec.entry.Description = e.Category, e.Description
 		rec.entry.Status, rec.entry.LastError, rec.entry.UpdatedAt = e.Status, e.LastError, e.UpdatedAt
+		rec.entry.PendingVersion, rec.entry.PendingSHA256 = e.PendingVersion, e.PendingSHA256
 		now := rec.entry
 		r.mu.Unlock()
 		if now.Status == Broken && old.Status != Broken {

@@ -22,6 +22,9 @@ type PutOptions struct {
 	Category string
 	// Examples, if set, is written to the tool's examples file.
 	Examples []byte
+	// Approved serves the version at once even with Options.Review on: a
+	// change a person made on purpose, such as a rollback.
+	Approved bool
 }
 
 // Put checks src and, if it passes, writes it as the tool's next version and
@@ -57,7 +60,7 @@ func (r *Registry) Put(ctx context.Context, name string, src []byte, o PutOption
 		if err := writeFileAtomic(r.SourcePath(name), src, 0o644); err != nil {
 			return nil, fmt.Errorf("registry: write source: %w", err)
 		}
-		ev, err := r.applyLocked(name, src, spec, o.Origin, o.Category)
+		ev, err := r.applyLocked(name, src, spec, o.Origin, o.Category, o.Approved || r.trusting)
 		if err != nil {
 			return nil, err
 		}
@@ -121,6 +124,8 @@ type Version struct {
 	SHA256  string    `json:"sha256"`
 	SavedAt time.Time `json:"saved_at"`
 	Current bool      `json:"current"`
+	// Pending: this version waits for approval (Options.Review).
+	Pending bool `json:"pending,omitempty"`
 }
 
 // Versions lists the kept versions of name, oldest first. It works for a
@@ -137,6 +142,7 @@ func (r *Registry) Versions(name string) ([]Version, error) {
 		return nil, err
 	}
 	cur, serving := r.Tool(name)
+	e, _ := r.Entry(name)
 	var out []Version
 	for _, d := range dirs {
 		v, err := strconv.Atoi(strings.TrimPrefix(d.Name(), "v"))
@@ -150,7 +156,8 @@ func (r *Registry) Versions(name string) ([]Version, error) {
 		}
 		info, _ := os.Stat(p)
 		sum := hash(src)
-		out = append(out, Version{Version: v, SHA256: sum, SavedAt: info.ModTime().UTC(), Current: serving && cur.Version == v})
+		out = append(out, Version{Version: v, SHA256: sum, SavedAt: info.ModTime().UTC(), Current: serving && cur.Version == v,
+			Pending: e.PendingVersion == v && e.PendingSHA256 == sum})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
 	return out, nil
@@ -168,7 +175,9 @@ func (r *Registry) Rollback(ctx context.Context, name string, v int) (Entry, err
 	if err != nil {
 		return Entry{}, err
 	}
-	o := PutOptions{Origin: Manual}
+	// A rollback is a person's choice of a version they have seen: it
+	// needs no further approval.
+	o := PutOptions{Origin: Manual, Approved: true}
 	var kept Entry
 	if meta, err := os.ReadFile(filepath.Join(filepath.Dir(r.versionPath(name, v)), "entry.json")); err == nil && json.Unmarshal(meta, &kept) == nil {
 		o.Origin, o.Category = kept.Origin, kept.Category

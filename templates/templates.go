@@ -17,8 +17,23 @@ var files embed.FS
 //go:embed static
 var static embed.FS
 
-// Pages are the parsed page templates: index.html (chat) and dashboard.html.
-var Pages = template.Must(template.ParseFS(files, "*.html"))
+// Pages are the parsed page templates: index.html (chat), dashboard.html,
+// tools.html (the tool list) and tool.html (one tool).
+var Pages = template.Must(template.New("").Funcs(template.FuncMap{"dict": dict, "minus1": func(n int) int { return n - 1 }}).ParseFS(files, "*.html"))
 
-// Static holds the pages' scripts (and any other static file), by name.
+// dict builds a map from key, value pairs, for passing several values to a
+// shared template such as "header".
+func dict(kv ...any) map[string]any {
+	m := make(map[string]any, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		if k, ok := kv[i].(string); ok {
+			m[k] = kv[i+1]
+		}
+	}
+	return m
+}
+
+// Static holds the pages' scripts, styles and vendored libraries, served at
+// /static/: every script is a file, never inline, so the pages work under a
+// Content-Security-Policy of script-src 'self'.
 var Static, _ = fs.Sub(static, "static")

@@ -317,6 +317,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.embed(w, r)
 		return
 	}
+	if r.URL.Path == "/v1/models" {
+		serveModels(w)
+		return
+	}
 	if r.URL.Path != "/v1/chat/completions" {
 		http.Error(w, `{"error":{"message":"not found"}}`, http.StatusNotFound)
 		return
@@ -519,4 +523,12 @@ func (s *Server) embed(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data, "model": "scripted-embed",
 		"usage": map[string]any{"prompt_tokens": 1, "total_tokens": 1}})
+}
+
+// serveModels answers GET /v1/models as OpenAI-compatible servers do, so a
+// check that the model answers (the server's model list) works against the
+// scripted server.
+func serveModels(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprint(w, `{"object":"list","data":[{"id":"scripted","object":"model","owned_by":"llmtest"}]}`)
 }

@@ -1,0 +1,133 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"testing"
+)
+
+func (f fixture) openReview(t *testing.T) *Registry {
+	t.Helper()
+	r, err := Open(context.Background(), Options{ToolsDir: f.tools, Path: f.path, Review: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestReviewHoldsNewAndModifiedTools: with review on, a new tool serves
+// nothing until approved, and a modified one keeps serving its previous
+// version; approval makes the pending version serve, across a restart too.
+func TestReviewHoldsNewAndModifiedTools(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	f.write(t, "echo", toolSource("echo", "echoes text."))
+	// A first start trusts the tools already in the folder.
+	r := f.openReview(t)
+	if e, _ := r.Entry("echo"); e.Status != OK || r.Len() != 1 {
+		t.Fatalf("shipped tool at first start = %+v", e)
+	}
+
+	// A new tool through Put waits.
+	var held []Event
+	r.OnChange(func(ev Event) { held = append(held, ev) })
+	e, err := r.Put(ctx, "shout", []byte(toolSource("shout", "shouts text.")), PutOptions{Origin: Generated})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Status != Pending || e.PendingVersion != 1 || e.Version != 0 {
+		t.Fatalf("new tool under review = %+v", e)
+	}
+	if _, ok := r.Tool("shout"); ok || r.Len() != 1 {
+		t.Fatal("a pending new tool serves")
+	}
+	if len(held) != 1 || held[0].Kind != Held {
+		t.Errorf("events = %+v, want one held", held)
+	}
+
+	// A hand edit of echo waits; version 1 keeps serving.
+	f.write(t, "echo", toolSource("echo", "echoes text, edited."))
+	if err := r.Sync(ctx, "echo"); err != nil {
+		t.Fatal(err)
+	}
+	e, _ = r.Entry("echo")
+	tool, ok := r.Tool("echo")
+	if e.Status != Pending || e.PendingVersion != 2 || !ok || tool.Version != 1 || tool.Description != "Echoes text." && tool.Description != "echoes text." {
+		t.Fatalf("edited tool under review = %+v (serving %v v%d %q)", e, ok, tool.Version, tool.Description)
+	}
+	// Syncing again (the watcher, a restart) does not make another version.
+	r.Sync(ctx, "echo")
+	if e, _ = r.Entry("echo"); e.PendingVersion != 2 {
+		t.Fatalf("second sync: pending version %d", e.PendingVersion)
+	}
+	vs, _ := r.Versions("echo")
+	if len(vs) != 2 || !vs[0].Current || !vs[1].Pending {
+		t.Errorf("versions = %+v", vs)
+	}
+
+	// A restart keeps it pending, with version 1 serving.
+	r2 := f.openReview(t)
+	if e, _ := r2.Entry("echo"); e.Status != Pending || e.PendingVersion != 2 {
+		t.Fatalf("after restart echo = %+v", e)
+	}
+	if tool, ok := r2.Tool("echo"); !ok || tool.Version != 1 {
+		t.Fatal("after restart echo v1 does not serve")
+	}
+	if _, ok := r2.Tool("shout"); ok {
+		t.Fatal("after restart the pending new tool serves")
+	}
+
+	// Approve.
+	for _, name := range []string{"echo", "shout"} {
+		e, err := r2.Approve(ctx, name)
+		if err != nil || e.Status != OK || e.PendingVersion != 0 {
+			t.Fatalf("Approve(%s) = %+v, %v", name, e, err)
+		}
+	}
+	if tool, ok := r2.Tool("echo"); !ok || tool.Version != 2 {
+		t.Errorf("approved echo serves v%d", tool.Version)
+	}
+	if tool, ok := r2.Tool("shout"); !ok || tool.Version != 1 {
+		t.Errorf("approved shout serves %v v%d", ok, tool.Version)
+	}
+	if _, err := r2.Approve(ctx, "echo"); !errors.Is(err, ErrNotPending) {
+		t.Errorf("second approve: %v", err)
+	}
+	if _, err := r2.Approve(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("approve unknown: %v", err)
+	}
+	// A rollback is a person's choice: it serves at once.
+	if e, err := r2.Rollback(ctx, "echo", 1); err != nil || e.Status != OK || e.Version != 3 {
+		t.Errorf("rollback under review = %+v, %v", e, err)
+	}
+}
+
+// TestReviewEditBackDropsPending: editing the file back to the serving
+// source drops the pending version.
+func TestReviewEditBackDropsPending(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	orig := toolSource("echo", "echoes text.")
+	f.write(t, "echo", orig)
+	r := f.openReview(t)
+	f.write(t, "echo", toolSource("echo", "echoes more."))
+	r.Sync(ctx, "echo")
+	f.write(t, "echo", orig)
+	r.Sync(ctx, "echo")
+	if e, _ := r.Entry("echo"); e.Status != OK || e.PendingVersion != 0 || e.Version != 1 {
+		t.Errorf("after editing back = %+v", e)
+	}
+}
+
+func TestVersionSource(t *testing.T) {
+	f := newFixture(t)
+	f.write(t, "echo", toolSource("echo", "echoes text."))
+	r := f.open(t, nil)
+	src, err := r.VersionSource("echo", 1)
+	if err != nil || string(src) != toolSource("echo", "echoes text.") {
+		t.Errorf("VersionSource = %q, %v", src, err)
+	}
+	if _, err := r.VersionSource("echo", 9); !errors.Is(err, ErrNotFound) {
+		t.Errorf("missing version: %v", err)
+	}
+}
