@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -237,5 +238,11 @@ func TestDashboardCountsAChatAsItHappens(t *testing.T) {
 	}
 	if rows := in.rows(t); len(rows) != 2 || rows[0]["tools"] != "calculator" {
 		t.Errorf("CSV rows = %v", rows)
+	}
+	// The /tools page counts from the same aggregates: 2 uses, 1 failed.
+	_, page := in.raw(t, "GET", "/tools", "")
+	row := regexp.MustCompile(`(?s)<tr[^>]*>\s*<td[^>]*>\s*<a[^>]*>calculator</a>.*?</tr>`).Find(page)
+	if !strings.Contains(string(row), `data-label="uses">2<`) || !strings.Contains(string(row), `data-label="errors">50%<`) {
+		t.Errorf("/tools row of calculator = %s", row)
 	}
 }
