@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -185,7 +186,15 @@ func openBench(cfg Config, log *slog.Logger) (*benchmarks.Logger, error) {
 // nothing; bad lines are skipped with a warning, since the rest is still
 // good.
 func learnFromBenchmarks(f *router.Feed, path string, log *slog.Logger) {
-	rows, err := benchmarks.ReadFile(path)
+	// Streamed, keeping only what is learned from: holding every row of a
+	// million-row file took over a gigabyte at start-up.
+	var uses []router.Use
+	err := benchmarks.ScanFile(path, func(r benchmarks.Row) error {
+		if r.Intent == benchmarks.IntentChat && r.ToolExecution == benchmarks.True {
+			uses = append(uses, router.Use{Tool: strings.Clone(r.Category), Request: strings.Clone(r.Query)})
+		}
+		return nil
+	})
 	if bad, ok := errors.AsType[*benchmarks.BadLinesError](err); ok {
 		log.Warn("router: some benchmark rows were not read", "err", bad)
 	} else if err != nil {
@@ -193,12 +202,6 @@ func learnFromBenchmarks(f *router.Feed, path string, log *slog.Logger) {
 			log.Warn("router: learned nothing from the benchmarks CSV", "err", err)
 		}
 		return
-	}
-	var uses []router.Use
-	for _, r := range rows {
-		if r.Intent == benchmarks.IntentChat && r.ToolExecution == benchmarks.True {
-			uses = append(uses, router.Use{Tool: r.Category, Request: r.Query})
-		}
 	}
 	if n := f.LearnFrom(uses); n > 0 {
 		log.Info("router: learned from past requests", "requests", n, "from", path)
