@@ -24,7 +24,7 @@ import (
 // past precise and any span short:
 //
 //   - 1-minute buckets for the latest 6 hours and 10 minutes,
-//   - 1-hour buckets for the latest 7 days,
+//   - 1-hour buckets for the latest 7 days and 2 hours,
 //   - buckets covering all rows, at most 128 of them, whose width grows
 //     (1, 5, 10, 30 minutes, 1, 3, 6, 12 hours, 1, 2, 4… days) whenever the
 //     rows span more.
@@ -106,7 +106,7 @@ func NewStore() *Store {
 		kindOf: map[kindKey]int32{},
 		tiers: []*tier{
 			{width: 1, keep: 6*60 + 10},
-			{width: 60, keep: 7 * 24},
+			{width: 60, keep: 7*24 + 2}, // + 2: "since=7d" falls inside it
 			{width: 1, keep: 128, grows: true},
 		},
 		undated: newBucket(),
