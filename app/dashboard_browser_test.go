@@ -27,7 +27,7 @@ type dashboardState struct {
 const readDashboard = `(() => {
   const drawn = {};
   for (const e of document.querySelectorAll('.plot, .bars')) drawn[e.id] = e.dataset.drawn || '';
-  const a = document.querySelector('#recent a.trace');
+  const a = document.querySelector('#recent a.trace-link');
   return {
     drawn, canvases: document.querySelectorAll('.plot canvas').length,
     cards: [...document.querySelectorAll('#cards .card b')].map(b => b.textContent),
@@ -84,7 +84,7 @@ func TestBrowserDashboard(t *testing.T) {
 					t.Errorf("%d px: %s = %q, want a chart", width, id, st.Drawn[id])
 				}
 			}
-			for _, id := range []string{"chart-paths", "chart-tools", "chart-attempts", "chart-errors"} {
+			for _, id := range []string{"chart-paths", "chart-tools", "chart-attempts", "chart-steps", "chart-errors"} {
 				if st.Drawn[id] != "bars" {
 					t.Errorf("%d px: %s = %q, want bars", width, id, st.Drawn[id])
 				}
@@ -118,8 +118,8 @@ func TestBrowserDashboard(t *testing.T) {
 					t.Errorf("%d px: %s = %q with no data, want it to say there is none", width, id, drawn)
 				}
 			}
-			if len(st.Drawn) != 8 {
-				t.Errorf("%d charts found, want 8", len(st.Drawn))
+			if len(st.Drawn) != 9 {
+				t.Errorf("%d charts found, want 9", len(st.Drawn))
 			}
 			for _, c := range st.Cards[1:] {
 				if c != "–" {

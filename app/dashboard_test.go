@@ -35,7 +35,8 @@ func seedBenchmarks(t *testing.T, dir string) {
 		at := now.Add(-time.Duration(120-5*i) * time.Minute)
 		log(benchmarks.Row{Timestamp: at, Query: fmt.Sprintf("what is %d+%d", i, i), Intent: benchmarks.IntentChat, Category: "calculator",
 			Tools: []string{"calculator"}, ParamExtraction: benchmarks.True, ToolExecution: benchmarks.True,
-			Latency: time.Duration(800+10*i) * time.Millisecond, RequestID: fmt.Sprintf("chat-%02d", i), LLMCalls: 2, PromptTokens: 900, CompletionTokens: 50})
+			Latency: time.Duration(800+10*i) * time.Millisecond, RequestID: fmt.Sprintf("chat-%02d", i), LLMCalls: 2, PromptTokens: 900, CompletionTokens: 50,
+			NodeTimes: []benchmarks.NodeTime{{Node: "classify", Duration: 300 * time.Millisecond}, {Node: "tools", Duration: 400 * time.Millisecond}}})
 		log(benchmarks.Row{Timestamp: at.Add(time.Second), Query: "hello <script>alert(1)</script>", Intent: benchmarks.IntentChat, Category: benchmarks.CategoryGeneral,
 			Latency: 400 * time.Millisecond, RequestID: fmt.Sprintf("general-%02d", i), LLMCalls: 1, PromptTokens: 300, CompletionTokens: 40})
 	}
@@ -106,6 +107,11 @@ func TestBenchmarksAPIFilters(t *testing.T) {
 		{"?intent=chat&tool=unit_converter", 1, nil},
 		{"?tool=calculator", 25, nil},
 		{"?path=general", 20, nil},
+		{"?tool=calculator&intent=CHAT", 20, func(t *testing.T, s map[string]any) {
+			if got := str(s["steps"]); got != `[{"mean_sec":0.4,"per_request":1,"runs":20,"share_of_step_time":0.571429,"step":"tools"},{"mean_sec":0.3,"per_request":1,"runs":20,"share_of_step_time":0.428571,"step":"classify"}]` {
+				t.Errorf("steps = %s", got)
+			}
+		}},
 		{"?path=build", 1, func(t *testing.T, s map[string]any) {
 			b := s["builds"].(map[string]any)
 			if b["requests"] != float64(1) || str(b["attempts"]) != `[{"attempts":2,"builds":1}]` {

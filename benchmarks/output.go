@@ -130,6 +130,13 @@ func (s Summary) WriteText(w io.Writer) error {
 		}
 		fmt.Fprintln(tw)
 	}
+	if len(s.Steps) > 0 {
+		fmt.Fprintf(tw, "STEP (%s)\tRUNS\tPER REQUEST\tMEAN s\tSHARE\n", s.Scope)
+		for _, st := range s.Steps {
+			fmt.Fprintf(tw, "%s\t%d\t%.2f\t%s\t%s\n", st.Step, st.Runs, st.PerRequest, secs(st.MeanSec), pct(st.TotalShare))
+		}
+		fmt.Fprintln(tw)
+	}
 	tw.Flush() // writes to a bytes.Buffer cannot fail
 	fmt.Fprintf(&b, "Builds: %d, %d failed; attempts %s; generation p50 %s s, p95 %s s, mean %s s\n",
 		s.Builds.Requests, s.Builds.Failed, attemptsText(s.Builds), secs(s.Builds.Generation.P50), secs(s.Builds.Generation.P95), secs(s.Builds.Generation.Mean))
@@ -180,6 +187,12 @@ func (s Summary) WriteMarkdown(w io.Writer) error {
 		b.WriteString("\n| tool | in chats | success | direct runs | success |\n|---|---:|---:|---:|---:|\n")
 		for _, t := range s.Tools {
 			fmt.Fprintf(&b, "| %s | %d | %s | %d | %s |\n", mdCell.Replace(t.Tool), t.Chat.Requests, pct(t.Chat.Rate), t.Run.Requests, pct(t.Run.Rate))
+		}
+	}
+	if len(s.Steps) > 0 {
+		fmt.Fprintf(&b, "\n| step (%s) | runs | per request | mean (s) | share of step time |\n|---|---:|---:|---:|---:|\n", s.Scope)
+		for _, st := range s.Steps {
+			fmt.Fprintf(&b, "| %s | %d | %.2f | %s | %s |\n", mdCell.Replace(st.Step), st.Runs, st.PerRequest, secs(st.MeanSec), pct(st.TotalShare))
 		}
 	}
 	if len(s.TopErrors) > 0 {

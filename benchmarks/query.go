@@ -37,6 +37,7 @@ type Summary struct {
 	ByModel     []any      `json:"by_model"`
 	ByModelNote string     `json:"by_model_note"`
 	Builds      BuildStat  `json:"builds"`
+	Steps       []StepStat `json:"steps"` // the flow's steps, over the scope
 	TopErrors   []ErrorRow `json:"top_errors"`
 
 	Series     []Point  `json:"series"`
@@ -95,6 +96,16 @@ type ToolCalls struct {
 	OK       int64    `json:"ok"`
 	Failed   int64    `json:"failed"`
 	Rate     *float64 `json:"rate"` // OK/(OK+Failed), null without either
+}
+
+// StepStat is one step of the flow (the node_times column) over the
+// scope's rows: how many ran it, how often per request, how long it took.
+type StepStat struct {
+	Step       string   `json:"step"`
+	Runs       int64    `json:"runs"`
+	PerRequest float64  `json:"per_request"`
+	MeanSec    *float64 `json:"mean_sec"`
+	TotalShare *float64 `json:"share_of_step_time"` // of all the scope's step time
 }
 
 // BuildStat summarizes the selected BUILD rows.
@@ -366,6 +377,7 @@ func (s *Store) Query(f Filter) Summary {
 	}
 
 	var total, builds acc
+	var steps [maxSteps]stepAcc
 	paths := map[string]*pathAcc{}
 	tools := map[string]*ToolStat{}
 	var gen histogram
@@ -388,6 +400,10 @@ func (s *Store) Query(f Filter) Summary {
 		}
 		if kd.intent == scope {
 			total.add(c, kd)
+			for i := range c.steps {
+				steps[i].n += c.steps[i].n
+				steps[i].sum += c.steps[i].sum
+			}
 		}
 		if kd.intent != IntentRun {
 			pa := paths[kd.category]
@@ -424,6 +440,24 @@ func (s *Store) Query(f Filter) Summary {
 		}
 	}
 
+	var stepTime time.Duration
+	for _, st := range steps {
+		stepTime += st.sum
+	}
+	for i, st := range steps {
+		if st.n == 0 || i >= len(s.steps) {
+			continue
+		}
+		sum.Steps = append(sum.Steps, StepStat{
+			Step: s.steps[i], Runs: st.n, PerRequest: round(float64(st.n) / float64(total.n)),
+			MeanSec:    ptr(round(st.sum.Seconds()/float64(st.n)), true),
+			TotalShare: ratio(int64(st.sum), int64(stepTime)),
+		})
+	}
+	// Most time first: the step to look at.
+	slices.SortFunc(sum.Steps, func(a, b StepStat) int {
+		return cmp.Or(cmp.Compare(float64(b.Runs)**b.MeanSec, float64(a.Runs)**a.MeanSec), cmp.Compare(a.Step, b.Step))
+	})
 	sum.ScopeRequests = int(total.n)
 	sum.Latency = total.quantiles()
 	if total.n > 0 {

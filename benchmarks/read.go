@@ -121,11 +121,6 @@ func ScanFile(path string, fn func(Row) error) error {
 // read are skipped and reported at the end in a *BadLinesError, after fn has
 // seen every good row.
 func Scan(r io.Reader, fn func(Row) error) error {
-	return scan(r, nil, fn)
-}
-
-// scan is Scan, leaving the columns in skip at their zero values.
-func scan(r io.Reader, skip map[string]bool, fn func(Row) error) error {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1 // checked per line, so one bad line does not stop the rest
 	cr.ReuseRecord = true   // the strings are fresh per line; only the slice is reused
@@ -169,9 +164,6 @@ func scan(r io.Reader, skip map[string]bool, fn func(Row) error) error {
 		}
 		var row Row
 		for i, v := range rec {
-			if skip[cols[i]] {
-				continue
-			}
 			if err = row.setField(cols[i], v); err != nil {
 				break
 			}

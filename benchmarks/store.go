@@ -38,8 +38,10 @@ type Store struct {
 	kinds   []kind
 	kindOf  map[kindKey]int32
 	tiers   []*tier
-	undated *bucket // rows without a timestamp, in no tier
-	allTime []*cell // every row, by kind
+	undated *bucket        // rows without a timestamp, in no tier
+	steps   []string       // step names by index, at most maxSteps
+	stepOf  map[string]int // index of each step name
+	allTime []*cell        // every row, by kind
 	recent  []Recent
 	next    int // where the next recent row goes once the ring is full
 	rows    int
@@ -90,9 +92,23 @@ type cell struct {
 	execOK, execN    int64
 	generation       *histogram // builds only
 	attempts         [maxAttempts + 1]int64
-	errors           map[string]int64 // at most errorsPerCell messages
-	otherErrors      int64            // errors past that
+	errors           map[string]int64  // at most errorsPerCell messages
+	otherErrors      int64             // errors past that
+	steps            [maxSteps]stepAcc // by the Store's step index
 }
+
+// stepAcc sums the times of one step of the flow (node_times).
+type stepAcc struct {
+	n   int64
+	sum time.Duration
+}
+
+// maxSteps bounds the distinct step names a Store tells apart; later names
+// count under the last, otherStep.
+const maxSteps = 16
+
+// otherStep names the steps past the first maxSteps-1 names.
+const otherStep = "(other steps)"
 
 // maxAttempts is the largest build attempt count kept apart; more count as it.
 const maxAttempts = 9
@@ -128,8 +144,7 @@ func LoadFile(path string) (*Store, error) {
 		return nil, fmt.Errorf("benchmarks: %w", err)
 	}
 	defer f.Close()
-	// The Store has no use for the step times, the costliest column to parse.
-	err = scan(f, map[string]bool{colNodeTimes: true}, func(r Row) error {
+	err = Scan(f, func(r Row) error {
 		s.Add(r)
 		return nil
 	})
@@ -160,6 +175,9 @@ func (s *Store) Add(r Row) {
 		s.allTime = append(s.allTime, &cell{})
 	}
 	cr := count(r)
+	for _, nt := range r.NodeTimes {
+		cr.steps = append(cr.steps, s.stepIndex(nt.Node))
+	}
 	s.allTime[k].add(cr)
 	if r.Timestamp.IsZero() {
 		s.undated.cell(k).add(cr)
@@ -186,6 +204,25 @@ func (b *bucket) cell(k int32) *cell {
 		b.cells[k] = c
 	}
 	return c
+}
+
+// stepIndex interns a step name.
+func (s *Store) stepIndex(name string) int {
+	if i, ok := s.stepOf[name]; ok {
+		return i
+	}
+	if len(s.steps) >= maxSteps-1 {
+		name = otherStep
+		if i, ok := s.stepOf[name]; ok {
+			return i
+		}
+	}
+	if s.stepOf == nil {
+		s.stepOf = map[string]int{}
+	}
+	s.stepOf[name] = len(s.steps)
+	s.steps = append(s.steps, strings.Clone(name))
+	return len(s.steps) - 1
 }
 
 // intents are the intents a bucket keeps totals for; "" stands for any other.
@@ -231,6 +268,7 @@ type counted struct {
 	Row
 	latency, generation uint8  // histogram buckets
 	errorKey            string // errorKey(Error)
+	steps               []int  // the step index of each NodeTimes entry
 }
 
 func count(r Row) *counted {
@@ -273,6 +311,10 @@ func (c *cell) add(r *counted) {
 			c.generation.addAt(r.GenerationTime, r.generation)
 		}
 		c.attempts[min(max(r.BuildAttempts, 0), maxAttempts)]++
+	}
+	for i, nt := range r.NodeTimes {
+		c.steps[r.steps[i]].n++
+		c.steps[r.steps[i]].sum += nt.Duration
 	}
 	if r.errorKey != "" {
 		if _, ok := c.errors[r.errorKey]; ok || len(c.errors) < errorsPerCell {
@@ -387,6 +429,10 @@ func (b *bucket) merge(o *bucket) {
 
 func (c *cell) merge(o *cell) {
 	c.n += o.n
+	for i := range o.steps {
+		c.steps[i].n += o.steps[i].n
+		c.steps[i].sum += o.steps[i].sum
+	}
 	c.latency.merge(&o.latency)
 	c.latencySum += o.latencySum
 	c.llmCalls += o.llmCalls

@@ -61,6 +61,12 @@ func randomRow(rng *rand.Rand, t time.Time, i int) benchmarks.Row {
 	if rng.IntN(6) == 0 {
 		r.Error = testErrs[rng.IntN(len(testErrs))]
 	}
+	for _, node := range []string{"classifier", "route", "extract", "execute", "answer"}[:rng.IntN(6)] {
+		r.NodeTimes = append(r.NodeTimes, benchmarks.NodeTime{Node: node, Duration: time.Duration(rng.IntN(2000)) * time.Millisecond})
+	}
+	if rng.IntN(10) == 0 { // a step that ran twice
+		r.NodeTimes = append(r.NodeTimes, benchmarks.NodeTime{Node: "classifier", Duration: 5 * time.Millisecond})
+	}
 	return r
 }
 
@@ -83,10 +89,11 @@ type recount struct {
 	attempts                 map[int]int64
 	gen                      []float64
 	recent                   []string
+	steps                    map[string][2]float64 // runs, seconds
 }
 
 func count(rows []benchmarks.Row, f benchmarks.Filter) recount {
-	rc := recount{byIntent: map[string]int{}, paths: map[string][2]int64{}, tools: map[string][2]benchmarks.ToolCalls{}, attempts: map[int]int64{}}
+	rc := recount{steps: map[string][2]float64{}, byIntent: map[string]int{}, paths: map[string][2]int64{}, tools: map[string][2]benchmarks.ToolCalls{}, attempts: map[int]int64{}}
 	scope := cmp.Or(f.Intent, benchmarks.IntentChat)
 	for i, r := range rows {
 		if !f.Match(r) {
@@ -98,6 +105,12 @@ func count(rows []benchmarks.Row, f benchmarks.Filter) recount {
 			rc.errors++
 		}
 		if r.Intent == scope {
+			for _, nt := range r.NodeTimes {
+				st := rc.steps[nt.Node]
+				st[0]++
+				st[1] += nt.Duration.Seconds()
+				rc.steps[nt.Node] = st
+			}
 			rc.scopeN++
 			rc.lat = append(rc.lat, r.Latency.Seconds())
 			rc.llm += r.LLMCalls
@@ -257,6 +270,12 @@ func checkSummary(t *testing.T, got benchmarks.Summary, want recount) {
 		approx(t, "p99", got.Latency.P99, nearestRank(want.lat, .99))
 		approx(t, "llm calls per request", got.PerRequest.LLMCalls, float64(want.llm)/float64(want.scopeN))
 	}
+	equal(t, "steps", len(got.Steps), len(want.steps))
+	for _, st := range got.Steps {
+		w := want.steps[st.Step]
+		equal(t, "step "+st.Step+" runs", float64(st.Runs), w[0])
+		approx(t, "step "+st.Step+" mean", st.MeanSec, w[1]/w[0])
+	}
 	equal(t, "tool execution success", got.Execution.Success, want.execOK)
 	equal(t, "tool execution total", got.Execution.Total, want.execN)
 
@@ -350,5 +369,24 @@ func TestParseFilter(t *testing.T) {
 		if err == nil && got != tt.want {
 			t.Errorf("ParseFilter(%v) = %+v, want %+v", tt.q, got, tt.want)
 		}
+	}
+}
+
+// TestStoreStepsBounded: step names past the bound count together.
+func TestStoreStepsBounded(t *testing.T) {
+	s := benchmarks.NewStore()
+	for i := range 40 {
+		s.Add(benchmarks.Row{Timestamp: time.Unix(1e9, 0), Intent: benchmarks.IntentChat,
+			NodeTimes: []benchmarks.NodeTime{{Node: fmt.Sprintf("step%02d", i), Duration: time.Second}}})
+	}
+	steps := s.Query(benchmarks.Filter{}).Steps
+	var other int64
+	for _, st := range steps {
+		if st.Step == "(other steps)" {
+			other = st.Runs
+		}
+	}
+	if len(steps) != 16 || other != 40-15 {
+		t.Errorf("%d steps, %d under (other steps); want 16 and 25", len(steps), other)
 	}
 }

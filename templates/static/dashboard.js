@@ -143,6 +143,13 @@ function drawBreakdowns(s) {
     bars: [], value: 'p50 ' + secs(s.builds.generation.p50_sec) + ' · p95 ' + secs(s.builds.generation.p95_sec),
   }] : []), 'No builds in this selection.');
 
+  const steps = s.steps || [];
+  const maxS = Math.max(1e-9, ...steps.map(st => st.mean_sec * st.runs));
+  bars('chart-steps', steps.map(st => ({
+    label: st.step, note: st.per_request.toFixed(2) + ' per request',
+    bars: [{pct: 100 * st.mean_sec * st.runs / maxS, text: 'mean ' + secs(st.mean_sec) + ' s · ' + pct(st.share_of_step_time)}],
+  })), 'No step times in this selection.');
+
   const errs = s.top_errors || [];
   const maxE = Math.max(1, ...errs.map(e => e.count));
   bars('chart-errors', errs.map(e => ({label: e.message, title: e.message, bars: [{pct: 100 * e.count / maxE, cls: 'bad', text: String(e.count)}]})), 'No errors in this selection.');
@@ -181,7 +188,7 @@ function drawRecent(s) {
     cells.forEach((text, i) => { const td = el('td', i === 6 ? 'error' : '', text); td.dataset.label = labels[i]; tr.appendChild(td); });
     const td = el('td');
     td.dataset.label = labels[7];
-    if (r.trace) { const a = el('a', 'trace', r.request_id); a.href = r.trace; td.appendChild(a); } else td.textContent = DASH;
+    if (r.trace) { const a = el('a', 'trace-link', r.request_id); a.href = r.trace; td.appendChild(a); } else td.textContent = DASH;
     tr.appendChild(td);
     body.appendChild(tr);
   }
