@@ -73,9 +73,7 @@ func (s *Server) handleDashboard() fiber.Handler {
 		f, ferr := benchmarkFilter(c)
 		data := map[string]any{
 			"Path":     s.cfg.Benchmarks,
-			"Since":    c.Query("since"),
 			"Until":    c.Query("until"),
-			"Intent":   f.Intent,
 			"Tool":     f.Tool,
 			"PathF":    f.Path,
 			"Outcome":  f.Outcome,
