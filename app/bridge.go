@@ -27,11 +27,11 @@ const sseKeepAlive = 20 * time.Second
 // finishes without flushing is sent as one body; once it flushes, the status
 // and headers go out and every later write is streamed, flushed when the
 // handler flushes. The handler's request context ends when the client goes
-// away (noticed at the next write or keep-alive) or when base ends.
+// away (watchConn) or when base ends.
 func streamHandler(base context.Context, h http.Handler) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		fctx := c.Context()
-		ctx, cancel := context.WithCancel(base)
+		ctx, cancel := watchConn(base, fctx.Conn()) // ends when the client leaves
 		ctx = context.WithValue(ctx, http.LocalAddrContextKey, fctx.LocalAddr())
 		req, err := http.NewRequestWithContext(ctx, c.Method(), string(fctx.RequestURI()), bytes.NewReader(append([]byte(nil), c.Body()...)))
 		if err != nil {

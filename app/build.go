@@ -14,9 +14,6 @@ import (
 	"adaptbot/registry"
 )
 
-// buildTimeout bounds one build: a few model calls and checks.
-const buildTimeout = 10 * time.Minute
-
 // builder makes, changes and deletes tools; *generator.Generator is one.
 type builder interface {
 	Build(ctx context.Context, req generator.Request, progress func(generator.Event)) (*generator.Result, error)
@@ -70,6 +67,9 @@ func buildError(err error) error {
 	case errors.Is(err, registry.ErrNotFound):
 		return notFound(err.Error())
 	}
+	if _, ok := llm.AsError(err); ok || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return workError(err, "", 0)
+	}
 	return err
 }
 
@@ -88,7 +88,7 @@ func (s *Server) handleBuild() fiber.Handler {
 		if s.build == nil || s.agent.Model() == nil {
 			return buildError(llm.ErrNoModel)
 		}
-		streamEvents(c, buildTimeout, func(ctx context.Context, send func(event string, v any)) {
+		streamEvents(c, s.cfg.buildDeadline(), func(ctx context.Context, send func(event string, v any)) {
 			res, err := s.runBuild(ctx, req, func(ev generator.Event) { send("progress", ev) })
 			if err != nil {
 				msg := err.Error()

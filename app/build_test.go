@@ -246,6 +246,8 @@ func TestAdminTokenBeyondLoopback(t *testing.T) {
 	for _, tt := range tests {
 		s := NewServer(Deps{Config: Config{Addr: tt.addr, AdminToken: tt.token}, Reg: reg, Log: log})
 		req := httptest.NewRequest("POST", "/api/tools/nope/run", strings.NewReader(`{}`))
+		req.Host = "127.0.0.1:3000"
+		req.Header.Set("Content-Type", "application/json")
 		if tt.auth != "" {
 			req.Header.Set("Authorization", tt.auth)
 		}

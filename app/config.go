@@ -58,6 +58,9 @@ type Config struct {
 	Review bool   // ADAPTBOT_REVIEW: new and changed tools wait for approval
 	Traces string // ADAPTBOT_TRACES: the store of recent requests; "" is off
 
+	// The edge's limits and cross-site rules (app/limits.go, app/guard.go).
+	Edge EdgeConfig
+
 	// values and from are each setting's value in effect and where it came
 	// from ("default" or "environment"), for `adaptbot config`.
 	values, from map[string]string
@@ -125,7 +128,7 @@ var settings = []setting{
 	{"OLLAMA_HOST", "", "Ollama, e.g. localhost:11434", func(c *Config, v string) error { c.LLM.OllamaHost = v; return nil }, false},
 	{"ANTHROPIC_API_KEY", "", "Anthropic", func(c *Config, v string) error { c.LLM.AnthropicKey = v; return nil }, true},
 	{"GOOGLE_API_KEY", "", "Google (Gemini)", func(c *Config, v string) error { c.LLM.GoogleKey = v; return nil }, true},
-	{"ADAPTBOT_ADMIN_TOKEN", "", "required for build, modify, delete, rollback, approve and direct runs when listening beyond loopback; the CLI sends it too",
+	{"ADAPTBOT_ADMIN_TOKEN", "", "required for build, modify, delete, rollback, approve and direct runs (through the API, /mcp or chat) when listening beyond loopback; the CLI sends it too",
 		func(c *Config, v string) error { c.AdminToken = v; return nil }, true},
 	{"ADAPTBOT_SANDBOX", "workers", "workers (tools run in supervised worker processes) or inprocess (development only)",
 		func(c *Config, v string) error {
@@ -181,6 +184,16 @@ var settings = []setting{
 		func(c *Config, v string) error { v, err := oneOf(v, "on", "off"); c.Review = v == "on"; return err }, false},
 	{"ADAPTBOT_TRACES", "", "recent requests' traces for GET /api/requests/ID (JSON lines, rotated at 8 MiB, one old file kept); empty is requests.jsonl beside the benchmark CSV, off turns it off",
 		func(c *Config, v string) error { c.Traces = v; return nil }, false},
+	{"ADAPTBOT_MAX_MESSAGE", "32KiB", "longest chat message in bytes (a number, or with KiB or MiB); a longer one gets 413",
+		func(c *Config, v string) (err error) { c.Edge.MaxMessage, err = parseSize(v); return err }, false},
+	{"ADAPTBOT_MAX_INFLIGHT", "64", "chats and builds served at once; past it 503 with Retry-After",
+		func(c *Config, v string) (err error) { c.Edge.MaxInflight, err = positive(v); return err }, false},
+	{"ADAPTBOT_RATE_LIMIT", "60/min", "chats and builds per client address (N/s, N/min or N/hour, or off); past it 429 with Retry-After",
+		func(c *Config, v string) (err error) { c.Edge.Rate, c.Edge.Per, err = parseRate(v); return err }, false},
+	{"ADAPTBOT_ALLOWED_ORIGINS", "", "other origins (scheme://host:port) whose pages may call the API (comma-separated); others get 403",
+		func(c *Config, v string) error { c.Edge.AllowedOrigins = origins(v); return nil }, false},
+	{"ADAPTBOT_ALLOWED_HOSTS", "", "host names the server answers to besides loopback and the listen host (comma-separated); others get 421",
+		func(c *Config, v string) error { c.Edge.AllowedHosts = hosts(v); return nil }, false},
 }
 
 // wholeNumber parses a number ≥ 0.

@@ -58,6 +58,7 @@ func TestChatBuildNeedsTheAdminToken(t *testing.T) {
 		{"Bearer s3cret", 200, "Deleted calculator", 1},
 	} {
 		req := httptest.NewRequest("POST", "/chat", strings.NewReader(`{"message": "delete the calculator"}`))
+		req.Host = "10.0.0.7:3000" // the server listens on every interface
 		req.Header.Set("Content-Type", "application/json")
 		if tt.auth != "" {
 			req.Header.Set("Authorization", tt.auth)

@@ -101,17 +101,20 @@ func (s *Server) handleChat() fiber.Handler {
 		if req.Message == "" {
 			return badRequest(`"message" is required: send {"message": "..."}`)
 		}
-		if len(req.History) > maxHistory {
-			return badRequest(fmt.Sprintf(`"history" has %d messages; send at most %d`, len(req.History), maxHistory))
+		if err := s.checkSizes(req); err != nil {
+			return err
 		}
 		for i, m := range req.History {
 			if m.Role != llm.User && m.Role != llm.Assistant {
 				return badRequest(fmt.Sprintf(`history[%d].role is %q; use "user" or "assistant"`, i, m.Role))
 			}
 		}
-		allowed := s.buildAllowed(c.Get(fiber.HeaderAuthorization))
+		// The one authorization rule (mayChange) reaches builds asked for in chat.
+		allowed := s.mayChange(c)
 		if !acceptsEvents(c) {
-			ctx, cancel := context.WithTimeout(c.UserContext(), chatTimeout)
+			ctx, stop := watchConn(c.UserContext(), c.Context().Conn())
+			defer stop()
+			ctx, cancel := context.WithTimeout(ctx, s.cfg.chatDeadline())
 			defer cancel()
 			out, err := s.chat(agent.AllowChanges(ctx, allowed), req, nil, nil)
 			if err != nil {
@@ -119,7 +122,7 @@ func (s *Server) handleChat() fiber.Handler {
 			}
 			return c.JSON(out)
 		}
-		streamEvents(c, chatTimeout, func(ctx context.Context, send func(event string, v any)) {
+		streamEvents(c, s.cfg.chatDeadline(), func(ctx context.Context, send func(event string, v any)) {
 			out, err := s.chat(agent.AllowChanges(ctx, allowed), req,
 				func(st agent.BuildStep) { send("progress", st) },
 				func(text string) { send("token", tokenEvent{Text: text}) })
@@ -152,14 +155,19 @@ func (s *Server) chat(ctx context.Context, req chatRequest, progress func(agent.
 	row := chatRow(id, req.Message, res, err, time.Since(began))
 	s.logRow(row)
 	s.keepChat(id, req.Message, res, err)
-	switch {
-	case errors.Is(err, llm.ErrNoModel):
-		return chatResponse{}, &apiError{Status: fiber.StatusServiceUnavailable, Msg: "Chat needs a language model. " + err.Error(), Extra: fiber.Map{"request_id": id}}
-	case errors.Is(err, agent.ErrForbidden):
-		return chatResponse{}, &apiError{Status: fiber.StatusForbidden, Msg: res.Response, Extra: fiber.Map{"request_id": id}}
-	case err != nil:
-		s.log.Error("chat failed", "request_id", id, "err", err)
-		return chatResponse{}, &apiError{Status: fiber.StatusBadGateway, Msg: "the model failed to answer: " + err.Error(), Extra: fiber.Map{"request_id": id}}
+	if err != nil {
+		ae := workError(err, id, s.cfg.chatDeadline())
+		switch {
+		case ae.Status == statusClientClosed || clientGone(ctx):
+			s.log.Info("chat abandoned by its client", "request_id", id, "err", err)
+		case ae.Status >= 500:
+			s.log.Error("chat failed", "request_id", id, "err", err)
+		}
+		if res != nil && errors.Is(err, agent.ErrForbidden) {
+			ae.Msg = res.Response
+			ae.Extra["response"], ae.Extra["intent"] = res.Response, res.Intent
+		}
+		return chatResponse{}, ae
 	}
 	return chatResponse{Result: res, RequestID: id}, nil
 }
@@ -176,8 +184,13 @@ func streamEvents(c *fiber.Ctx, timeout time.Duration, run func(ctx context.Cont
 	c.Set(fiber.HeaderContentType, "text/event-stream")
 	c.Set(fiber.HeaderCacheControl, "no-cache")
 	c.Set("X-Accel-Buffering", "no")
+	release := holdSlot(c)
+	conn := c.Context().Conn()
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer release()
+		ctx, stop := watchConn(context.Background(), conn)
+		defer stop()
+		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		var mu sync.Mutex // progress may be reported from other goroutines
 		send := func(event string, v any) {
@@ -206,6 +219,9 @@ func eventError(err error) fiber.Map {
 		body["status"] = ae.Status
 		for k, v := range ae.Extra {
 			body[k] = v
+		}
+		if ae.RetryAfter > 0 {
+			body["retry_after"] = retryAfterSeconds(ae.RetryAfter)
 		}
 	}
 	return body
@@ -251,7 +267,7 @@ func decodeJSON(body []byte, v any, strict bool) error {
 		dec.DisallowUnknownFields()
 	}
 	if err := dec.Decode(v); err != nil {
-		return badRequest("request body is not valid JSON: " + err.Error())
+		return jsonError(err)
 	}
 	if dec.More() {
 		return badRequest("request body has data after the JSON value")
@@ -396,7 +412,7 @@ func (s *Server) buildAllowed(auth string) bool {
 
 func (s *Server) requireAdmin() fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		if s.buildAllowed(c.Get(fiber.HeaderAuthorization)) {
+		if s.mayChange(c) {
 			return c.Next()
 		}
 		if s.cfg.AdminToken == "" {

@@ -18,12 +18,6 @@ import (
 	"adaptbot/toolbox"
 )
 
-// maxBody caps request bodies; chat messages and tool arguments are small.
-const maxBody = 1 << 20
-
-// chatTimeout bounds one chat request end to end.
-const chatTimeout = 3 * time.Minute
-
 // Server is AdaptBot's HTTP edge. Fiber stays inside package main.
 type Server struct {
 	cfg    Config
@@ -39,6 +33,7 @@ type Server struct {
 	log    *slog.Logger
 	app    *fiber.App
 	ws     *Workspace
+	limits *limits
 }
 
 // Deps are the server's dependencies; build and mcp may be nil.
@@ -60,17 +55,18 @@ type Deps struct {
 
 // NewServer wires the HTTP server.
 func NewServer(d Deps) *Server {
-	s := &Server{cfg: d.Config, agent: d.Agent, reg: d.Reg, box: d.Box, runner: d.Runner, bench: d.Bench, stats: d.Stats, build: d.Build, mcp: d.MCP, hub: d.Hub, log: d.Log, ws: d.Workspace}
+	s := &Server{cfg: d.Config.edgeDefaults(), agent: d.Agent, reg: d.Reg, box: d.Box, runner: d.Runner, bench: d.Bench, stats: d.Stats, build: d.Build, mcp: d.MCP, hub: d.Hub, log: d.Log, ws: d.Workspace}
+	s.limits = newLimits(s.cfg.Edge)
 	s.app = fiber.New(fiber.Config{
 		AppName:               "AdaptBot",
-		BodyLimit:             maxBody,
+		BodyLimit:             s.cfg.Edge.bodyLimit(),
 		Immutable:             true, // handlers may keep strings past the request
 		DisableStartupMessage: true,
 		ErrorHandler:          errorHandler(d.Log),
 		ReadTimeout:           30 * time.Second,
 		IdleTimeout:           2 * time.Minute,
 	})
-	s.app.Use(recover.New())
+	s.app.Use(recover.New(), securityHeaders(), s.sameSite())
 	s.routes()
 	return s
 }

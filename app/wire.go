@@ -285,7 +285,7 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout, 
 	}
 
 	served := make(chan error, 1)
-	go func() { served <- srv.app.Listener(ln) }()
+	go func() { served <- srv.Serve(ln) }()
 	select {
 	case err := <-served:
 		return err

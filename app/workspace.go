@@ -38,7 +38,7 @@ func (s *Server) workspaceRoutes() {
 	s.app.Get("/api/tools/:name/diff", s.handleToolDiff())
 	s.app.Post("/api/tools/:name/test", s.requireAdmin(), s.handleToolTest())
 	s.app.Post("/api/tools/:name/approve", s.requireAdmin(), s.handleToolApprove())
-	s.app.Post("/api/tools/plan", s.requireAdmin(), s.handleBuildPlan())
+	s.app.Post("/api/tools/plan", s.requireAdmin(), s.limits.rateLimit(), s.limits.admit(), s.cancelOnLeave(), s.handleBuildPlan())
 	s.app.Get("/api/requests", s.handleRequests())
 	s.app.Get("/api/requests/:id", s.handleRequest())
 }
@@ -440,13 +440,16 @@ func (s *Server) handleBuildPlan() fiber.Handler {
 		if !ok || s.agent.Model() == nil {
 			return buildError(llm.ErrNoModel)
 		}
-		ctx, cancel := context.WithTimeout(c.UserContext(), buildTimeout)
+		ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.buildDeadline())
 		defer cancel()
 		plan, err := p.Plan(ctx, req.Request)
 		switch {
 		case errors.Is(err, llm.ErrNoModel):
 			return buildError(err)
 		case err != nil:
+			if _, ok := llm.AsError(err); ok || ctx.Err() != nil {
+				return workError(err, "", s.cfg.buildDeadline())
+			}
 			return &apiError{Status: fiber.StatusBadGateway, Msg: "could not work out what to build: " + err.Error()}
 		}
 		return c.JSON(plan)

@@ -1,0 +1,225 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
+
+	"adaptbot/llm/llmtest"
+)
+
+// BenchmarkEdgeHealthz measures what one request costs at the edge: GET
+// /healthz through the server's whole handler chain, in memory, without a
+// network. Compare it across commits to see what the middleware costs.
+func BenchmarkEdgeHealthz(b *testing.B) {
+	dir := b.TempDir()
+	copyToolsTB(b, dir)
+	cfg, err := loadConfig(func(k string) string {
+		return map[string]string{
+			"ADAPTBOT_TOOLS_DIR": filepath.Join(dir, "tools"),
+			"ADAPTBOT_REGISTRY":  filepath.Join(dir, "tools_registry.json"),
+			"ADAPTBOT_SANDBOX":   "inprocess",
+		}[k]
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	w, err := openWorld(context.Background(), cfg, nil, log)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Close()
+	s := NewServer(Deps{Config: cfg, Agent: w.agent, Reg: w.reg, Runner: w.runner, Build: w.gen, Log: log})
+	h := s.app.Handler()
+	addr := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 50000}
+	var req fasthttp.Request
+	req.Header.SetMethod("GET")
+	req.SetRequestURI("/healthz")
+	req.Header.SetHost("127.0.0.1:3000")
+	var ctx fasthttp.RequestCtx
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		ctx.Init(&req, addr, nil)
+		h(&ctx)
+		if ctx.Response.StatusCode() != 200 {
+			b.Fatalf("status %d: %s", ctx.Response.StatusCode(), ctx.Response.Body())
+		}
+	}
+}
+
+// BenchmarkChat200x50 sends 200 chats, 50 at a time, over HTTP to the
+// whole server (started by run) against a scripted model that answers at
+// once: the cost of the edge, the agent and the CSV per chat, without a
+// model's latency. One op is 200 chats.
+func BenchmarkChat200x50(b *testing.B) {
+	llmSrv := llmtest.New(b, func(r llmtest.Request) llmtest.Reply {
+		switch f := r.Forced(); f {
+		case "set_intent":
+			return llmtest.Call(f, `{"intent":"CHAT"}`)
+		case "route":
+			return llmtest.Call(f, `{"decision":"general"}`)
+		}
+		return llmtest.Say("Hello! I am a scripted model.")
+	})
+	url := startTB(b, map[string]string{
+		"OPENAI_BASE_URL": llmSrv.BaseURL(), "OPENAI_API_KEY": "test", "ADAPTBOT_MODEL": "scripted",
+		"ADAPTBOT_RATE_LIMIT": "off", "ADAPTBOT_SANDBOX": "inprocess",
+	})
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 50}}
+	const chats, concurrency = 200, 50
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		work := make(chan int)
+		var wg sync.WaitGroup
+		for g := 0; g < concurrency; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for n := range work {
+					req, _ := http.NewRequest("POST", url+"/chat", strings.NewReader(fmt.Sprintf(`{"message":"hello %d"}`, n)))
+					req.Header.Set("Content-Type", "application/json")
+					resp, err := client.Do(req)
+					if err != nil {
+						b.Error(err)
+						continue
+					}
+					resp.Body.Close()
+					if resp.StatusCode != 200 {
+						b.Errorf("chat %d: status %d", n, resp.StatusCode)
+					}
+				}
+			}()
+		}
+		for n := 0; n < chats; n++ {
+			work <- n
+		}
+		close(work)
+		wg.Wait()
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(chats*b.N)/b.Elapsed().Seconds(), "chats/s")
+}
+
+// copyToolsTB copies the shipped tools into dir, as copyTools does, for
+// benchmarks.
+func copyToolsTB(tb testing.TB, dir string) {
+	srcs, _ := filepath.Glob("../tools/*/*.go")
+	for _, src := range srcs {
+		name := filepath.Base(filepath.Dir(src))
+		if filepath.Base(src) != name+".go" {
+			continue
+		}
+		b, err := os.ReadFile(src)
+		if err == nil {
+			err = os.MkdirAll(filepath.Join(dir, "tools", name), 0o755)
+		}
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, "tools", name, name+".go"), b, 0o644)
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+// startTB runs AdaptBot through run() over a temp directory, as start does,
+// for benchmarks, and returns its URL.
+func startTB(tb testing.TB, env map[string]string) string {
+	dir := tb.TempDir()
+	copyToolsTB(tb, dir)
+	full := map[string]string{
+		"ADAPTBOT_ADDR":       "127.0.0.1:0",
+		"ADAPTBOT_TOOLS_DIR":  filepath.Join(dir, "tools"),
+		"ADAPTBOT_REGISTRY":   filepath.Join(dir, "tools_registry.json"),
+		"ADAPTBOT_BENCHMARKS": filepath.Join(dir, "benchmarks", "benchmarks.csv"),
+		"ADAPTBOT_WORKERS":    "2",
+	}
+	for k, v := range env {
+		full[k] = v
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &syncBuffer{}
+	ended := make(chan error, 1)
+	go func() {
+		ended <- run(ctx, []string{"adaptbot"}, func(k string) string { return full[k] }, strings.NewReader(""), out, &syncBuffer{})
+	}()
+	tb.Cleanup(func() {
+		cancel()
+		select {
+		case <-ended:
+		case <-time.After(20 * time.Second):
+			tb.Error("server did not stop within 20s")
+		}
+	})
+	re := regexp.MustCompile(`listening on (http://\S+)`)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if m := re.FindStringSubmatch(out.String()); m != nil {
+			return m[1]
+		}
+		select {
+		case err := <-ended:
+			tb.Fatalf("server exited: %v\n%s", err, out)
+		default:
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("server did not start:\n%s", out)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// BenchmarkEdgeMiddleware isolates what the edge's middleware (security
+// headers and the Host, Origin and Content-Type checks) adds to a request:
+// the same trivial handler with and without it, in memory.
+func BenchmarkEdgeMiddleware(b *testing.B) {
+	s := &Server{cfg: Config{Addr: "127.0.0.1:3000"}.edgeDefaults()}
+	addr := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 50000}
+	for _, bc := range []struct {
+		name   string
+		guard  bool
+		method string
+	}{{"GET/bare", false, "GET"}, {"GET/guarded", true, "GET"}, {"POST/bare", false, "POST"}, {"POST/guarded", true, "POST"}} {
+		b.Run(bc.name, func(b *testing.B) {
+			app := fiber.New(fiber.Config{DisableStartupMessage: true})
+			if bc.guard {
+				app.Use(securityHeaders(), s.sameSite())
+			}
+			app.All("/x", func(c *fiber.Ctx) error { return c.SendString("ok") })
+			h := app.Handler()
+			var req fasthttp.Request
+			req.Header.SetMethod(bc.method)
+			req.SetRequestURI("/x")
+			req.Header.SetHost("127.0.0.1:3000")
+			if bc.method == "POST" {
+				req.Header.SetContentType("application/json")
+				req.Header.Set("Origin", "http://127.0.0.1:3000")
+				req.SetBodyString(`{}`)
+			}
+			var ctx fasthttp.RequestCtx
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				ctx.Init(&req, addr, nil)
+				h(&ctx)
+				if ctx.Response.StatusCode() != 200 {
+					b.Fatalf("status %d: %s", ctx.Response.StatusCode(), ctx.Response.Body())
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"net"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/helmet"
+)
+
+// The edge's cross-site rules hold on loopback too: a page the user visits
+// can make the browser send requests to 127.0.0.1, and a name the attacker
+// controls can be made to resolve to it (DNS rebinding). So every request
+// is checked for:
+//   - a Host the server answers to (loopback, the listen host, or
+//     ADAPTBOT_ALLOWED_HOSTS), else 421;
+//   - an Origin, when the browser sends one, that is the server's own or in
+//     ADAPTBOT_ALLOWED_ORIGINS, else 403;
+//   - Content-Type: application/json on a POST, PUT or PATCH with a body,
+//     else 415: a form or a text/plain fetch, the only bodies another site
+//     can send without asking first, never reach a handler. (A bodyless
+//     POST from another site carries its Origin, and is refused for it.)
+// MCP clients send application/json and usually no Origin, so /mcp works.
+
+// contentSecurityPolicy lets pages load only their own scripts and styles
+// (nothing inline: pages keep theirs in templates/static, and a style
+// attribute in a model's Markdown does nothing), talk only to this server,
+// and never be framed.
+const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; " +
+	"img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+// securityHeaders are sent with every response.
+func securityHeaders() fiber.Handler {
+	return helmet.New(helmet.Config{
+		ContentSecurityPolicy: contentSecurityPolicy,
+		XFrameOptions:         "DENY",
+		ReferrerPolicy:        "no-referrer",
+		// The defaults' nosniff, same-origin opener and resource policies
+		// stay; require-corp would also be harmless, as pages embed nothing
+		// from elsewhere.
+	})
+}
+
+// sameSite applies the cross-site rules above.
+func (s *Server) sameSite() fiber.Handler {
+	listen, _, _ := net.SplitHostPort(s.cfg.Addr)
+	listen = strings.ToLower(strings.Trim(listen, "[]"))
+	return func(c *fiber.Ctx) error {
+		host := string(c.Request().Header.Host())
+		if !s.hostAllowed(host, listen) {
+			return &apiError{Status: fiber.StatusMisdirectedRequest,
+				Msg: "this server does not answer to the host " + quoteHost(host) + "; if that name is meant to reach it, add it to ADAPTBOT_ALLOWED_HOSTS"}
+		}
+		if origin := c.Get(fiber.HeaderOrigin); origin != "" && !s.originAllowed(origin, host) {
+			return &apiError{Status: fiber.StatusForbidden,
+				Msg: "requests from pages at " + origin + " are refused; to allow that site, add it to ADAPTBOT_ALLOWED_ORIGINS"}
+		}
+		switch c.Method() {
+		case fiber.MethodPost, fiber.MethodPut, fiber.MethodPatch:
+			if len(c.Body()) > 0 && !isJSON(c.Get(fiber.HeaderContentType)) {
+				return &apiError{Status: fiber.StatusUnsupportedMediaType,
+					Msg: "send the body as JSON with Content-Type: application/json"}
+			}
+		}
+		return c.Next()
+	}
+}
+
+func quoteHost(h string) string {
+	if len(h) > 100 {
+		h = h[:100] + "…"
+	}
+	return "\"" + strings.ToValidUTF8(h, "?") + "\""
+}
+
+// isJSON reports whether a Content-Type is application/json, with or
+// without parameters (charset=utf-8).
+func isJSON(ctype string) bool {
+	mt, _, _ := strings.Cut(ctype, ";")
+	return strings.EqualFold(strings.TrimSpace(mt), "application/json")
+}
+
+// hostAllowed reports whether a request's Host header names this server.
+// Only names are checked against the lists: an address cannot be rebound,
+// so when the server listens on every interface any address is accepted.
+func (s *Server) hostAllowed(hostport, listen string) bool {
+	if hostport == "" {
+		return true // HTTP/1.0 without Host: no browser sends that
+	}
+	h := hostport
+	if hh, _, err := net.SplitHostPort(hostport); err == nil {
+		h = hh
+	}
+	h = strings.TrimSuffix(strings.ToLower(strings.Trim(h, "[]")), ".") // "localhost." is localhost
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") || h == listen || slices.Contains(s.cfg.Edge.AllowedHosts, h) {
+		return true
+	}
+	ip, err := netip.ParseAddr(h)
+	if err != nil {
+		return false
+	}
+	if ip.IsLoopback() {
+		return true
+	}
+	lip, err := netip.ParseAddr(listen)
+	return listen == "" || (err == nil && lip.IsUnspecified())
+}
+
+// originAllowed reports whether a page at origin may call this server: its
+// own pages (the origin's host is the Host the request was sent to) or a
+// listed origin.
+func (s *Server) originAllowed(origin, host string) bool {
+	o := strings.ToLower(strings.TrimSuffix(origin, "/"))
+	if slices.Contains(s.cfg.Edge.AllowedOrigins, o) {
+		return true
+	}
+	rest, ok := strings.CutPrefix(o, "http://")
+	if !ok {
+		rest, ok = strings.CutPrefix(o, "https://")
+	}
+	// Anything else ("null" from sandboxed frames and file: pages) is refused.
+	return ok && host != "" && strings.EqualFold(rest, host)
+}
+
+// mayChange is the one authorization rule, read from a request: may it
+// create, change, delete, roll back or directly run tools? Every door uses
+// it: the tools API, /mcp, and chat (through agent.AllowChanges).
+func (s *Server) mayChange(c *fiber.Ctx) bool {
+	return s.buildAllowed(c.Get(fiber.HeaderAuthorization))
+}

@@ -1,0 +1,8 @@
+//go:build !unix
+
+package main
+
+import "syscall"
+
+// peerGone cannot tell here; work for a client that left ends at its deadline.
+func peerGone(syscall.RawConn) bool { return false }
