@@ -128,3 +128,20 @@ func BenchmarkStore(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStoreAdd measures what the Logger's sink adds to each logged row:
+// counting it into the Store's cells.
+func BenchmarkStoreAdd(b *testing.B) {
+	s := NewStore()
+	r := Row{
+		Timestamp: time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC), Query: "what's the weather in Paris?", Intent: IntentChat,
+		Category: "weather", Tools: []string{"weather"}, ParamExtraction: True, ToolExecution: True,
+		Latency: 1234 * time.Millisecond, RequestID: "0123456789abcdef", LLMCalls: 2, PromptTokens: 812, CompletionTokens: 64,
+		NodeTimes: []NodeTime{{Node: "classifier", Duration: 12 * time.Millisecond}, {Node: "execute", Duration: 300 * time.Millisecond}},
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		r.Timestamp = r.Timestamp.Add(2500 * time.Millisecond) // a new minute every 24 rows, as a busy server
+		s.Add(r)
+	}
+}
