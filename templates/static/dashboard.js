@@ -82,7 +82,11 @@ function timeChart(id, s, hasData, cols, axes, emptyText) {
     width: Math.max(box.clientWidth, 200), height: 210,
     tzDate: ts => uPlot.tzDate(new Date(ts * 1e3), 'Etc/UTC'),
     series, axes: [{}].concat(axes || [{}]),
-    scales: {x: {time: true}},
+    // One bucket alone would get uPlot's default span of years; show the
+    // bucket with a bucket's width of room on each side instead.
+    scales: {x: xs.length === 1
+      ? {time: true, range: () => [xs[0] - (s.bucket_sec || 60), xs[0] + (s.bucket_sec || 60)]}
+      : {time: true}},
     legend: {live: true},
     cursor: {drag: {x: false, y: false}},
   };
@@ -224,7 +228,7 @@ async function load() {
     return;
   }
   const range = s.from ? ', ' + s.from.replace('T', ' ').slice(0, 16) + ' to ' + s.to.replace('T', ' ').slice(0, 16) + ' UTC' : '';
-  line.textContent = s.requests + ' requests' + range + '; buckets of ' + bucketText(s.bucket_sec) + '.';
+  line.textContent = s.requests + (s.requests === 1 ? ' request' : ' requests') + range + '; buckets of ' + bucketText(s.bucket_sec) + '.';
   cards(s);
   $('scope-note').textContent = 'Latency, model calls and tokens are over ' + s.scope +
     ' requests (' + s.scope_requests + ')' + (s.filter.intent ? '' : ': direct runs and builds are counted apart; pick an intent to see theirs') +
