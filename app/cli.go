@@ -16,8 +16,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"adaptbot/benchmarks"
-	"adaptbot/cluster"
 	"adaptbot/generator"
 	"adaptbot/registry"
 	"adaptbot/sandbox"
@@ -337,50 +335,6 @@ func formatFlag(args []string, def string) (string, []string, error) {
 		return "", nil, usageError("--format must be text or json, not %q", *format)
 	}
 	return *format, fs.Args(), nil
-}
-
-// reportCommand is `adaptbot report [--format text|json] [FILE]`.
-func reportCommand(cfg Config, args []string, stdout io.Writer) error {
-	format, args, err := formatFlag(args, "text")
-	if err != nil {
-		return err
-	}
-	if len(args) > 1 {
-		return usageError("report: want at most one FILE, got %q", args)
-	}
-	path := cfg.Benchmarks
-	if len(args) == 1 {
-		path = args[0]
-	}
-	var rows []benchmarks.Row
-	if cfg.NATSURL != "" && len(args) == 0 {
-		// In a cluster: every replica's rows, from the stream.
-		nc, cerr := cluster.Connect(cluster.Options{URL: cfg.NATSURL, Creds: cfg.NATSCreds, Name: "adaptbot report", Log: slog.New(slog.DiscardHandler)})
-		if cerr != nil {
-			return cerr
-		}
-		defer nc.Close()
-		rows, path, err = clusterRows(context.Background(), nc)
-	} else {
-		rows, err = benchmarks.ReadFile(path)
-	}
-	var bad *benchmarks.BadLinesError
-	if err != nil && !errors.As(err, &bad) {
-		return err
-	}
-	sum := benchmarks.Summarize(rows)
-	if format == "json" {
-		out := map[string]any{"path": path, "report": sum}
-		if bad != nil {
-			out["warning"] = bad.Error()
-		}
-		return writeJSON(stdout, out)
-	}
-	if bad != nil {
-		fmt.Fprintln(stdout, "warning:", bad.Error())
-	}
-	fmt.Fprintf(stdout, "%s\n\n", path)
-	return sum.WriteText(stdout)
 }
 
 // configJSON is `adaptbot config --format json`: each setting's value in

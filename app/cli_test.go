@@ -108,7 +108,7 @@ func TestCommandLineThroughServer(t *testing.T) {
 		{[]string{"tools", "frobnicate"}, "", "unknown subcommand"},
 		{[]string{"route", "--top-k", "2", "evaluate an arithmetic expression"}, "calculator", ""},
 		{[]string{"report"}, "RUN", ""},
-		{[]string{"report", "--format", "json"}, `"report"`, ""},
+		{[]string{"report", "--format", "json"}, `"requests"`, ""},
 		{[]string{"frobnicate"}, "", "unknown command"},
 	}
 	for _, tt := range tests {

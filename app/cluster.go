@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -22,13 +23,14 @@ import (
 // connection, and once the server runs, the publisher of its benchmark rows.
 // A nil *clusterLink is a replica on files alone; its methods allow that.
 type clusterLink struct {
-	url     string
-	replica string
-	nc      *nats.Conn
-	rows    *cluster.Rows   // nil until openRows
-	mirror  *cluster.Mirror // nil until openMirror
-	stop    context.CancelFunc
-	done    chan struct{}
+	url      string
+	replica  string
+	nc       *nats.Conn
+	rows     *cluster.Rows // nil until followRows
+	stopRows func()
+	mirror   *cluster.Mirror // nil until openMirror
+	stop     context.CancelFunc
+	done     chan struct{}
 }
 
 // errClusterDown refuses a change while NATS is away: it could not reach
@@ -98,39 +100,84 @@ func openCluster(cfg Config, log *slog.Logger) (*clusterLink, error) {
 	return &clusterLink{url: cluster.Redact(cfg.NATSURL), replica: cfg.ReplicaID, nc: nc}, nil
 }
 
-// openRows starts publishing this replica's benchmark rows to the cluster's
-// stream, spooling them beside the CSV while NATS is away.
-func (l *clusterLink) openRows(cfg Config, log *slog.Logger) error {
-	if l == nil {
-		return nil
-	}
+// followRows wires the benchmark rows for a cluster: this replica's go from
+// its logger to the stream, through the spool beside the CSV; the returned
+// aggregates are fed every replica's rows, from the stream's first, and
+// kept up to date as any replica logs one. It waits (a minute at most) for
+// the history to be in.
+func (l *clusterLink) followRows(ctx context.Context, cfg Config, bench *benchmarks.Logger, log *slog.Logger) (*benchmarks.Store, error) {
 	rows, err := cluster.OpenRows(l.nc, cluster.RowsOptions{
 		Replica:  l.replica,
 		SpoolDir: filepath.Join(filepath.Dir(cfg.Benchmarks), "nats-spool"),
 		Log:      log,
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	l.rows = rows
-	return nil
-}
-
-// addRow hands a row to the cluster's stream.
-func (l *clusterLink) addRow(r benchmarks.Row) {
-	if l != nil && l.rows != nil {
-		l.rows.Add(r)
+	bench.SetSink(rows)
+	stats := benchmarks.NewStore()
+	fctx, stop := context.WithCancel(context.Background())
+	ready, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := cluster.Follow(fctx, l.nc, stats, ready, log); err != nil && !errors.Is(err, context.Canceled) {
+			log.Error("cluster: stopped reading the row stream", "err", err)
+		}
+	}()
+	l.stopRows = func() { stop(); <-done }
+	select {
+	case <-ready:
+		log.Info("cluster: benchmark aggregates built from the stream", "rows", stats.Rows())
+	case <-time.After(time.Minute):
+		log.Warn("cluster: the row stream's history is not all in yet; the dashboard fills as it arrives")
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
+	return stats, nil
 }
 
-// clusterRows reads every replica's rows from the cluster's stream, with a
-// bound on the wait; the label names where they came from.
-func clusterRows(ctx context.Context, nc *nats.Conn) ([]benchmarks.Row, string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+// clusterStats reads every replica's rows from the stream into aggregates,
+// for `adaptbot report`; the label names where they came from.
+func clusterStats(ctx context.Context, nc *nats.Conn) (*benchmarks.Store, string, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	var rows []benchmarks.Row
-	_, err := cluster.ReadRows(ctx, nc, func(r benchmarks.Row) { rows = append(rows, r) })
-	return rows, "stream " + cluster.RowStream + " (every replica)", err
+	stats := benchmarks.NewStore()
+	_, err := cluster.ReadRows(ctx, nc, stats.Add)
+	return stats, "stream " + cluster.RowStream + " (every replica)", err
+}
+
+// clusterExport writes every replica's rows that f selects as CSV, as
+// benchmarks.Export does for a file: through a temporary file in the same
+// format.
+func clusterExport(ctx context.Context, nc *nats.Conn, f benchmarks.Filter, w io.Writer) (int, error) {
+	dir, err := os.MkdirTemp("", "adaptbot-report-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(dir)
+	tmp, err := benchmarks.Open(filepath.Join(dir, "rows.csv"))
+	if err != nil {
+		return 0, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	var werr error
+	_, err = cluster.ReadRows(ctx, nc, func(r benchmarks.Row) {
+		if werr == nil {
+			werr = tmp.Log(r)
+		}
+	})
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if err != nil {
+		return 0, err
+	}
+	if werr != nil {
+		return 0, werr
+	}
+	return benchmarks.Export(filepath.Join(dir, "rows.csv"), f, w)
 }
 
 // clusterStatus is the cluster part of /healthz.
@@ -161,6 +208,9 @@ func (l *clusterLink) Close() {
 	if l.stop != nil {
 		l.stop()
 		<-l.done
+	}
+	if l.stopRows != nil {
+		l.stopRows()
 	}
 	if l.rows != nil {
 		l.rows.Close()

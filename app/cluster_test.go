@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"strings"
@@ -136,13 +138,25 @@ func TestTwoReplicasShareTools(t *testing.T) {
 		want := len(a.rows(t)) + len(b.rows(t))
 		for _, in := range []*instance{a, b} {
 			_, r := in.do(t, "GET", "/api/benchmarks", "")
-			rep, _ := r["report"].(map[string]any)
-			if got, _ := rep["rows"].(float64); int(got) != want || !strings.Contains(str(r["path"]), "every replica") {
+			if got, _ := r["requests"].(float64); int(got) != want {
 				return false
 			}
 		}
 		return true
 	})
+
+	// So does adaptbot report.
+	var out, errOut bytes.Buffer
+	env := map[string]string{"ADAPTBOT_NATS_URL": srv.URL()}
+	if err := runWith(t.Context(), []string{"adaptbot", "report", "--format", "json"}, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errOut, hooks{}); err != nil {
+		t.Fatalf("report: %v: %s", err, errOut.String())
+	}
+	var rep struct {
+		Requests int `json:"requests"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil || rep.Requests != len(a.rows(t))+len(b.rows(t)) {
+		t.Errorf("report over the cluster: %d requests (%v), want %d", rep.Requests, err, len(a.rows(t))+len(b.rows(t)))
+	}
 
 	// NATS away: changes are refused with 503, tools still run.
 	srv.Stop()

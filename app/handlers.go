@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -46,17 +45,6 @@ func (s *Server) handleIndex() fiber.Handler {
 			"BuildOpen": s.buildAllowed(""),
 		})
 		if err != nil {
-			return err
-		}
-		c.Type("html", "utf-8")
-		return c.Send(b.Bytes())
-	}
-}
-
-func (s *Server) handleDashboard() fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		var b bytes.Buffer
-		if err := templates.Pages.ExecuteTemplate(&b, "dashboard.html", map[string]any{"Path": s.cfg.Benchmarks}); err != nil {
 			return err
 		}
 		c.Type("html", "utf-8")
@@ -409,36 +397,6 @@ func (s *Server) handleToolVersions() fiber.Handler {
 			return err
 		}
 		return c.JSON(fiber.Map{"tool": name, "versions": vs})
-	}
-}
-
-func (s *Server) handleBenchmarks() fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		if s.link != nil && s.link.nc.IsConnected() {
-			// In a cluster: every replica's rows.
-			rows, from, err := clusterRows(c.UserContext(), s.link.nc)
-			if err == nil {
-				return c.JSON(fiber.Map{"path": from, "report": benchmarks.Summarize(rows)})
-			}
-			s.log.Warn("benchmarks: the cluster's rows are not readable; answering from this replica's CSV", "err", err)
-		}
-		rows, err := benchmarks.ReadFile(s.cfg.Benchmarks)
-		var bad *benchmarks.BadLinesError
-		if err != nil && !errors.As(err, &bad) {
-			if errors.Is(err, os.ErrNotExist) {
-				rows = nil
-			} else {
-				return err
-			}
-		}
-		body := fiber.Map{"path": s.cfg.Benchmarks, "report": benchmarks.Summarize(rows)}
-		if bad != nil {
-			body["warning"] = bad.Error()
-		}
-		if s.link != nil {
-			body["warning"] = "NATS is not reachable: these are this replica's rows only"
-		}
-		return c.JSON(body)
 	}
 }
 

@@ -95,7 +95,7 @@ Usage:
   adaptbot tools history NAME            a tool's kept versions
   adaptbot route [QUERY]                 the tools the router picks for QUERY
   adaptbot route --eval DIR              router benchmark on a dataset
-  adaptbot report [FILE]                 summarize the benchmarks CSV
+  adaptbot report [--format F] [FILTERS] summarize, or export, the benchmarks CSV
   adaptbot mcp                           serve AdaptBot's tools over MCP (stdio)
   adaptbot mcp validate                  check the MCP servers file
   adaptbot search QUERY                  search AdaptBot's and the MCP servers' tools
@@ -113,10 +113,6 @@ const (
 
 Runs the server on ADAPTBOT_ADDR: the chat page, the HTTP API and /mcp. It is
 the one process that writes the tools, the registry and the benchmarks CSV.
-`
-	reportUsage = `Usage: adaptbot report [--format text|json] [FILE]
-
-Summarizes the benchmarks CSV (default ADAPTBOT_BENCHMARKS).
 `
 	configUsage = `Usage: adaptbot config [--format text|json]
 
@@ -195,7 +191,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 	case "route":
 		return routeCommand(ctx, cfg, rest, stdin, stdout)
 	case "report":
-		return reportCommand(cfg, rest, stdout)
+		return reportCommand(cfg, rest, stdout, stderr)
 	case "mcp":
 		return mcpCommand(ctx, cfg, rest, getenv, stdin, stdout, stderr)
 	case "search":

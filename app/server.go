@@ -26,6 +26,7 @@ type Server struct {
 	box    toolbox.Box
 	runner sandbox.Runner
 	bench  *benchmarks.Logger
+	stats  *benchmarks.Store
 	build  builder
 	mcp    fiber.Handler
 	hub    *mcpclient.Hub
@@ -44,6 +45,7 @@ type Deps struct {
 	Box    toolbox.Box
 	Runner sandbox.Runner
 	Bench  *benchmarks.Logger
+	Stats  *benchmarks.Store // the aggregates behind /dashboard; nil: none yet
 	Build  builder
 	MCP    fiber.Handler
 	Hub    *mcpclient.Hub
@@ -56,7 +58,7 @@ type Deps struct {
 
 // NewServer wires the HTTP server.
 func NewServer(d Deps) *Server {
-	s := &Server{cfg: d.Config.edgeDefaults(), agent: d.Agent, reg: d.Reg, box: d.Box, runner: d.Runner, bench: d.Bench, build: d.Build, mcp: d.MCP, hub: d.Hub, link: d.Cluster, log: d.Log, ws: d.Workspace}
+	s := &Server{cfg: d.Config.edgeDefaults(), agent: d.Agent, reg: d.Reg, box: d.Box, runner: d.Runner, bench: d.Bench, stats: d.Stats, build: d.Build, mcp: d.MCP, hub: d.Hub, link: d.Cluster, log: d.Log, ws: d.Workspace}
 	s.limits = newLimits(s.cfg.Edge)
 	s.app = fiber.New(fiber.Config{
 		AppName:               "AdaptBot",
@@ -83,7 +85,6 @@ func (s *Server) logRow(r benchmarks.Row) {
 	if err := s.bench.Log(r); err != nil {
 		s.log.Error("benchmarks: row not written", "err", err, "request_id", r.RequestID)
 	}
-	s.link.addRow(r)
 }
 
 func newRequestID() string {

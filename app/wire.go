@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -210,7 +211,15 @@ func openBench(cfg Config, log *slog.Logger) (*benchmarks.Logger, error) {
 // nothing; bad lines are skipped with a warning, since the rest is still
 // good.
 func learnFromBenchmarks(f *router.Feed, path string, log *slog.Logger) {
-	rows, err := benchmarks.ReadFile(path)
+	// Streamed, keeping only what is learned from: holding every row of a
+	// million-row file took over a gigabyte at start-up.
+	var uses []router.Use
+	err := benchmarks.ScanFile(path, func(r benchmarks.Row) error {
+		if r.Intent == benchmarks.IntentChat && r.ToolExecution == benchmarks.True {
+			uses = append(uses, router.Use{Tool: strings.Clone(r.Category), Request: strings.Clone(r.Query)})
+		}
+		return nil
+	})
 	if bad, ok := errors.AsType[*benchmarks.BadLinesError](err); ok {
 		log.Warn("router: some benchmark rows were not read", "err", bad)
 	} else if err != nil {
@@ -218,12 +227,6 @@ func learnFromBenchmarks(f *router.Feed, path string, log *slog.Logger) {
 			log.Warn("router: learned nothing from the benchmarks CSV", "err", err)
 		}
 		return
-	}
-	var uses []router.Use
-	for _, r := range rows {
-		if r.Intent == benchmarks.IntentChat && r.ToolExecution == benchmarks.True {
-			uses = append(uses, router.Use{Tool: r.Category, Request: r.Query})
-		}
 	}
 	if n := f.LearnFrom(uses); n > 0 {
 		log.Info("router: learned from past requests", "requests", n, "from", path)
@@ -243,8 +246,15 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout, 
 		return err
 	}
 	defer bench.Close()
-	if err := w.link.openRows(cfg, log); err != nil {
-		return err
+	var stats *benchmarks.Store
+	if w.link != nil {
+		// Every replica's rows, from the cluster's stream; this replica's
+		// go there through the spool.
+		if stats, err = w.link.followRows(ctx, cfg, bench, log); err != nil {
+			return err
+		}
+	} else {
+		stats = loadStats(bench, log)
 	}
 	if cfg.Learn {
 		learnFromBenchmarks(w.feed, bench.Path(), log)
@@ -277,7 +287,7 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout, 
 		return err
 	}
 	defer ws.Close()
-	srv := NewServer(Deps{Config: cfg, Agent: w.agent, Reg: w.reg, Box: w.box, Runner: w.runner, Bench: bench, Build: w.gen, MCP: mcpHTTPHandler(ctx, w), Hub: w.hub, Log: log, Workspace: ws, Cluster: w.link})
+	srv := NewServer(Deps{Config: cfg, Agent: w.agent, Reg: w.reg, Box: w.box, Runner: w.runner, Bench: bench, Stats: stats, Build: w.gen, MCP: mcpHTTPHandler(ctx, w), Hub: w.hub, Log: log, Workspace: ws, Cluster: w.link})
 
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()

@@ -56,17 +56,16 @@ func (u toolUse) ErrorRate() string {
 	return fmt.Sprintf("%.0f%%", 100*float64(u.Errors)/float64(u.Uses))
 }
 
-// toolUsage returns use counts and errors per tool (local name or
-// "server/tool"). It reads the benchmarks summary today; it is the one
-// place to swap for live aggregates.
+// toolUsage returns use counts and failures per tool (local name or
+// "server/tool"), chats and direct runs together, from the live benchmark
+// aggregates: the page never reads the CSV.
 func (s *Server) toolUsage() map[string]toolUse {
-	rows, err := benchmarks.ReadFile(s.cfg.Benchmarks)
-	if _, bad := errors.AsType[*benchmarks.BadLinesError](err); err != nil && !bad {
+	if s.stats == nil {
 		return nil
 	}
 	out := map[string]toolUse{}
-	for _, c := range benchmarks.Summarize(rows).Categories {
-		out[c.Category] = toolUse{Uses: c.Count, Errors: c.Errors}
+	for _, t := range s.stats.Query(benchmarks.Filter{}).Tools {
+		out[t.Tool] = toolUse{Uses: int(t.Chat.Requests + t.Run.Requests), Errors: int(t.Chat.Failed + t.Run.Failed)}
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package benchmarks
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 )
@@ -76,12 +77,19 @@ func cleanRunes(s string) bool {
 	return true
 }
 
+// cutMarker matches the marker Cut adds.
+var cutMarker = regexp.MustCompile(`…\[cut, \d+ bytes\]$`)
+
 // Cut keeps the first max characters of s and, if it dropped any, adds a
 // marker with the full length: "…[cut, 48213 bytes]". It never splits a
-// character.
+// character. Text Cut already shortened is left as it is, so rows read back
+// and written again (an export) keep the original length in their marker.
 func Cut(s string, max int) string {
 	if len(s) <= max {
 		return s // fewer bytes than max means fewer characters too
+	}
+	if loc := cutMarker.FindStringIndex(s); loc != nil && utf8.RuneCountInString(s[:loc[0]]) <= max {
+		return s
 	}
 	n := 0
 	for i := range s {

@@ -46,6 +46,9 @@ func TestCut(t *testing.T) {
 		{"0123456789abc", 10, "0123456789…[cut, 13 bytes]"},
 		{"ääääää", 3, "äää…[cut, 12 bytes]"}, // 12 bytes but 6 characters: cut by characters
 		{"ääää", 4, "ääää"},
+		// Already cut: written again, it keeps the original length.
+		{"0123456789…[cut, 13 bytes]", 10, "0123456789…[cut, 13 bytes]"},
+		{"0123456789abc…[cut, 13 bytes]", 10, "0123456789…[cut, 31 bytes]"},
 	}
 	for _, tt := range tests {
 		if got := benchmarks.Cut(tt.in, tt.max); got != tt.want {
@@ -96,5 +99,24 @@ func TestLogLongAndHostileText(t *testing.T) {
 	}
 	if rows[1].Query != `\xff\xfe bytes` {
 		t.Errorf("query = %q", rows[1].Query)
+	}
+}
+
+// TestExportKeepsCutMarkers: a long query exported again keeps its marker
+// with the original length.
+func TestExportKeepsCutMarkers(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "b.csv")
+	l := open(t, path)
+	logRow(t, l, benchmarks.Row{Timestamp: ts, Query: strings.Repeat("x", 5000), Intent: benchmarks.IntentChat})
+	var out strings.Builder
+	if n, err := benchmarks.Export(path, benchmarks.Filter{}, &out); err != nil || n != 1 {
+		t.Fatalf("Export = %d, %v", n, err)
+	}
+	rows, err := benchmarks.Read(strings.NewReader(out.String()))
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("Read = %d rows, %v", len(rows), err)
+	}
+	if want := strings.Repeat("x", benchmarks.MaxText) + "…[cut, 5000 bytes]"; rows[0].Query != want {
+		t.Errorf("exported query ends %q", rows[0].Query[len(rows[0].Query)-30:])
 	}
 }

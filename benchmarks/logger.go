@@ -26,8 +26,23 @@ type Logger struct {
 	path    string
 	rotated string
 
-	mu sync.Mutex
-	f  *os.File // nil once closed
+	mu   sync.Mutex
+	f    *os.File // nil once closed
+	sink Sink
+}
+
+// Sink receives each row a Logger writes, as the file holds it, in file
+// order. A *Store is a Sink: it keeps the aggregates up to date.
+type Sink interface {
+	Add(Row)
+}
+
+// SetSink makes the Logger hand every row it writes from now on to sink,
+// under its lock, so the sink sees rows in file order. Add must be quick.
+func (l *Logger) SetSink(sink Sink) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.sink = sink
 }
 
 // Open prepares path for appending rows and returns a Logger for it, creating
@@ -202,6 +217,7 @@ func (l *Logger) Log(r Row) error {
 	if r.Timestamp.IsZero() {
 		r.Timestamp = time.Now()
 	}
+	r = r.cleaned()
 	line := encode(r.record())
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -210,6 +226,9 @@ func (l *Logger) Log(r Row) error {
 	}
 	if _, err := l.f.Write(line); err != nil {
 		return fmt.Errorf("benchmarks: log to %s: %w", l.path, err)
+	}
+	if l.sink != nil {
+		l.sink.Add(r)
 	}
 	return nil
 }

@@ -83,14 +83,53 @@ func ReadFile(path string) ([]Row, error) {
 
 // Read is ReadFile for a reader.
 func Read(r io.Reader) ([]Row, error) {
+	var rows []Row
+	err := Scan(r, func(row Row) error {
+		rows = append(rows, row)
+		return nil
+	})
+	if err != nil && !isBadLines(err) {
+		return nil, err
+	}
+	return rows, err
+}
+
+func isBadLines(err error) bool {
+	_, ok := err.(*BadLinesError)
+	return ok
+}
+
+// ScanFile is Scan over the file at path: it streams the rows, holding one at
+// a time, so a file of any size reads in constant memory.
+func ScanFile(path string, fn func(Row) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("benchmarks: %w", err)
+	}
+	defer f.Close()
+	err = Scan(f, fn)
+	if bad, ok := err.(*BadLinesError); ok {
+		bad.Path = path
+	} else if err != nil {
+		return fmt.Errorf("%w (reading %s)", err, path)
+	}
+	return err
+}
+
+// Scan reads rows as Read does and calls fn with each, in file order. An
+// error from fn stops the scan and is returned as it is. Lines that cannot be
+// read are skipped and reported at the end in a *BadLinesError, after fn has
+// seen every good row.
+func Scan(r io.Reader, fn func(Row) error) error {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1 // checked per line, so one bad line does not stop the rest
+	cr.ReuseRecord = true   // the strings are fresh per line; only the slice is reused
 	head, err := cr.Read()
 	if err == io.EOF {
-		return nil, nil
+		return nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("benchmarks: header: %w", err)
+		return fmt.Errorf("benchmarks: header: %w", err)
 	}
 	cols := make([]string, len(head))
 	known := false
@@ -102,10 +141,9 @@ func Read(r io.Reader) ([]Row, error) {
 		}
 	}
 	if !known {
-		return nil, fmt.Errorf("benchmarks: first line has none of the expected columns: %q", head)
+		return fmt.Errorf("benchmarks: first line has none of the expected columns: %q", head)
 	}
 
-	var rows []Row
 	var bad []LineError
 	for {
 		rec, err := cr.Read()
@@ -117,7 +155,7 @@ func Read(r io.Reader) ([]Row, error) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("benchmarks: %w", err)
+			return fmt.Errorf("benchmarks: %w", err)
 		}
 		line, _ := cr.FieldPos(0)
 		if len(rec) != len(cols) {
@@ -134,10 +172,14 @@ func Read(r io.Reader) ([]Row, error) {
 			bad = append(bad, LineError{Line: line, Err: err})
 			continue
 		}
-		rows = append(rows, row)
+		if err := fn(row); err != nil {
+			return err
+		}
 	}
 	if len(bad) > 0 {
-		return rows, &BadLinesError{Lines: bad}
+		return &BadLinesError{Lines: bad}
 	}
-	return rows, nil
+	return nil
 }
+
+func isNotExist(err error) bool { return errors.Is(err, os.ErrNotExist) }

@@ -175,7 +175,24 @@ func Header() []string {
 
 const timeLayout = "2006-01-02T15:04:05.000Z07:00"
 
-// record renders r as CSV fields in Header order.
+// cleaned returns r with its text as the file holds it (see Clean and Cut).
+func (r Row) cleaned() Row {
+	r.Query = Cut(Clean(r.Query), MaxText)
+	r.Intent = Clean(r.Intent)
+	r.Category = Clean(r.Category)
+	r.Error = Cut(Clean(r.Error), MaxText)
+	r.RequestID = Clean(r.RequestID)
+	if len(r.Tools) > 0 {
+		tools := make([]string, len(r.Tools))
+		for i, t := range r.Tools {
+			tools[i] = toolNameCleaner.Replace(Clean(t))
+		}
+		r.Tools = tools
+	}
+	return r
+}
+
+// record renders r, cleaned, as CSV fields in Header order.
 func (r Row) record() []string {
 	gen := ""
 	if r.GenerationTime != 0 {
@@ -183,15 +200,15 @@ func (r Row) record() []string {
 	}
 	return []string{
 		r.Timestamp.UTC().Format(timeLayout),
-		Cut(Clean(r.Query), MaxText),
-		Clean(r.Intent),
-		Clean(r.Category),
+		r.Query,
+		r.Intent,
+		r.Category,
 		gen,
 		r.ParamExtraction.String(),
 		r.ToolExecution.String(),
 		seconds(r.Latency, 6),
-		Cut(Clean(r.Error), MaxText),
-		Clean(r.RequestID),
+		r.Error,
+		r.RequestID,
 		strconv.Itoa(r.LLMCalls),
 		strconv.Itoa(r.PromptTokens),
 		strconv.Itoa(r.CompletionTokens),
@@ -212,7 +229,7 @@ func formatTools(tools []string) string {
 		if i > 0 {
 			b.WriteByte(';')
 		}
-		b.WriteString(toolNameCleaner.Replace(Clean(t)))
+		b.WriteString(t)
 	}
 	return b.String()
 }

@@ -1,5 +1,8 @@
 // Package templates holds AdaptBot's web pages, embedded in the binary so
 // `go run ./app` serves them from any working directory.
+//
+// Pages carry no inline script (the Content-Security-Policy forbids it):
+// each page's script is a file in static/, served at /static/<file>.
 package templates
 
 import (

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"adaptbot/benchmarks"
+	"adaptbot/templates"
+)
+
+// loadStats builds the benchmark aggregates from the CSV in one streaming
+// pass and has the logger keep them up to date from then on, so the
+// dashboard never reads the file again. Rows another process (the CLI)
+// appends later are not counted until the next start.
+func loadStats(bench *benchmarks.Logger, log *slog.Logger) *benchmarks.Store {
+	start := time.Now()
+	stats, err := benchmarks.LoadFile(bench.Path())
+	if bad, ok := errors.AsType[*benchmarks.BadLinesError](err); ok {
+		log.Warn("benchmarks: some rows were not read for the dashboard", "err", bad)
+	} else if err != nil {
+		log.Warn("benchmarks: the dashboard starts empty", "err", err)
+		stats = benchmarks.NewStore()
+	}
+	bench.SetSink(stats)
+	if n := stats.Rows(); n > 0 {
+		log.Info("benchmarks: dashboard aggregates built", "rows", n, "took", time.Since(start).Round(time.Millisecond))
+	}
+	return stats
+}
+
+// benchmarkFilter reads the filter of /dashboard and /api/benchmarks from the
+// query string.
+func benchmarkFilter(c *fiber.Ctx) (benchmarks.Filter, error) {
+	f, err := benchmarks.ParseFilter(func(name string) string { return c.Query(name) }, time.Now())
+	if err != nil {
+		return f, badRequest(err.Error())
+	}
+	return f, nil
+}
+
+// handleBenchmarks answers the summary of the rows the query's filter selects
+// (since, until, intent, tool, path, outcome) from the in-memory aggregates.
+func (s *Server) handleBenchmarks() fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		f, err := benchmarkFilter(c)
+		if err != nil {
+			return err
+		}
+		stats := s.stats
+		if stats == nil {
+			stats = benchmarks.NewStore()
+		}
+		return c.JSON(stats.Query(f))
+	}
+}
+
+// option is one choice of a select on the page.
+type option struct {
+	Value, Label string
+	Selected     bool
+}
+
+// handleDashboard serves the page; its script fetches /api/benchmarks with
+// the same query string and draws the charts.
+func (s *Server) handleDashboard() fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		f, ferr := benchmarkFilter(c)
+		data := map[string]any{
+			"Path":     s.cfg.Benchmarks,
+			"Until":    c.Query("until"),
+			"Tool":     f.Tool,
+			"PathF":    f.Path,
+			"Outcome":  f.Outcome,
+			"Error":    "",
+			"Quantile": fmt.Sprintf("%.0f", 100*benchmarks.MaxQuantileError),
+		}
+		if ferr != nil {
+			data["Error"] = ferr.Error()
+		}
+		since := c.Query("since")
+		var sinceOpts []option
+		known := false
+		for _, v := range []string{"", "1h", "6h", "24h", "7d", "30d"} {
+			label := "last " + v
+			if v == "" {
+				label = "all time"
+			}
+			sinceOpts = append(sinceOpts, option{Value: v, Label: label, Selected: v == since})
+			known = known || v == since
+		}
+		if !known {
+			sinceOpts = append(sinceOpts, option{Value: since, Label: since, Selected: true})
+		}
+		data["SinceOptions"] = sinceOpts
+		var intentOpts []option
+		for _, v := range []string{"", benchmarks.IntentChat, benchmarks.IntentBuild, benchmarks.IntentRun} {
+			intentOpts = append(intentOpts, option{Value: v, Label: cmp.Or(v, "any"), Selected: v == f.Intent})
+		}
+		data["IntentOptions"] = intentOpts
+		var b bytes.Buffer
+		if err := templates.Pages.ExecuteTemplate(&b, "dashboard.html", data); err != nil {
+			return err
+		}
+		c.Type("html", "utf-8")
+		return c.Send(b.Bytes())
+	}
+}

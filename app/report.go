@@ -1,0 +1,145 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"adaptbot/benchmarks"
+	"adaptbot/cluster"
+)
+
+const reportUsage = `Usage: adaptbot report [flags] [CSV]
+
+Summarizes the benchmarks CSV (ADAPTBOT_BENCHMARKS, or the CSV given), or
+exports the rows a filter selects. With ADAPTBOT_NATS_URL set and no CSV
+given, it reads every replica's rows from the cluster's stream instead.
+
+Flags:
+  --format text|md|json|csv  text (default): tables for a terminal; md: Markdown
+                             tables to paste into a document; json: the same
+                             summary /api/benchmarks answers, "requests" first;
+                             csv: the selected rows themselves, for pandas or DuckDB
+  --since T, --until T       a time (2026-03-01T10:00:00Z or 2026-03-01) or a
+                             duration before now (24h, 90m, 7d)
+  --intent CHAT|BUILD|RUN    one kind of request
+  --tool NAME                requests that ran the tool
+  --path P                   one path: general, need_tool, a tool, build_create,
+                             build_modify, build_delete, or build (any build)
+  --outcome ok|error         requests without or with an error message
+  --out FILE                 write to FILE instead of standard output
+  -h, --help                 this help
+`
+
+// reportCommand is `adaptbot report`; the CSV is cfg.Benchmarks unless one
+// is named.
+func reportCommand(cfg Config, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	format := fs.String("format", "text", "")
+	out := fs.String("out", "", "")
+	values := map[string]*string{}
+	for _, name := range []string{"since", "until", "intent", "tool", "path", "outcome"} {
+		values[name] = fs.String(name, "", "")
+	}
+	if err := parseInterspersed(fs, args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, reportUsage)
+			return nil
+		}
+		return usageError("report: %v", err)
+	}
+	if fs.NArg() > 1 {
+		return usageError("report: one CSV at most, got %q", fs.Args())
+	}
+	file := fs.Arg(0)
+	switch *format {
+	case "text", "md", "json", "csv":
+	default:
+		return usageError("report: --format %q is not text, md, json or csv", *format)
+	}
+	f, err := benchmarks.ParseFilter(func(name string) string { return *values[name] }, time.Now())
+	if err != nil {
+		return usageError("report: %v", err)
+	}
+	path := cmp.Or(file, cfg.Benchmarks, benchmarks.DefaultPath)
+
+	w := stdout
+	var outFile *os.File
+	if *out != "" {
+		if outFile, err = os.Create(*out); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+		defer outFile.Close()
+		w = outFile
+	}
+	warn := func(err error) error {
+		var bad *benchmarks.BadLinesError
+		if errors.As(err, &bad) {
+			fmt.Fprintln(stderr, "warning:", bad.Error())
+			return nil
+		}
+		return err
+	}
+
+	// In a cluster, and with no CSV named: every replica's rows, from the
+	// stream.
+	var nc *nats.Conn
+	if cfg.NATSURL != "" && file == "" {
+		if nc, err = cluster.Connect(cluster.Options{URL: cfg.NATSURL, Creds: cfg.NATSCreds, Name: "adaptbot report", Log: slog.New(slog.DiscardHandler)}); err != nil {
+			return err
+		}
+		defer nc.Close()
+	}
+
+	if *format == "csv" {
+		export := func() (int, error) { return benchmarks.Export(path, f, w) }
+		if nc != nil {
+			export = func() (int, error) { return clusterExport(context.Background(), nc, f, w) }
+		}
+		n, err := export()
+		if err = warn(err); err != nil {
+			return err
+		}
+		if *out != "" {
+			fmt.Fprintf(stderr, "%d rows written to %s\n", n, *out)
+		}
+	} else {
+		var stats *benchmarks.Store
+		if nc != nil {
+			stats, path, err = clusterStats(context.Background(), nc)
+		} else {
+			stats, err = benchmarks.LoadFile(path)
+		}
+		if err = warn(err); err != nil {
+			return err
+		}
+		sum := stats.Query(f)
+		switch *format {
+		case "json":
+			err = sum.WriteJSON(w)
+		case "md":
+			err = sum.WriteMarkdown(w)
+		default:
+			fmt.Fprintf(w, "%s\n\n", path)
+			err = sum.WriteText(w)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if outFile != nil {
+		if err := outFile.Close(); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+	}
+	return nil
+}

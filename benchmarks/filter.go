@@ -1,0 +1,148 @@
+package benchmarks
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Outcomes, the values of Filter.Outcome.
+const (
+	OutcomeOK    = "ok"    // the row has no error message
+	OutcomeError = "error" // the row has an error message
+)
+
+// PathBuild in Filter.Path matches every build row (build_create,
+// build_modify and build_delete).
+const PathBuild = "build"
+
+// Filter selects rows. Zero fields select everything.
+type Filter struct {
+	Since   time.Time `json:"since,omitzero"` // rows at or after
+	Until   time.Time `json:"until,omitzero"` // rows before
+	Intent  string    `json:"intent,omitempty"`
+	Tool    string    `json:"tool,omitempty"`    // a tool that ran (the tools column, or the category in older files)
+	Path    string    `json:"path,omitempty"`    // a category, or "build" for any build
+	Outcome string    `json:"outcome,omitempty"` // ok or error
+}
+
+// ParseFilter reads a Filter from named values, as a URL query or command
+// line flags give them: since, until, intent, tool, path, outcome. A time is
+// RFC 3339 (2026-01-30T10:00:00Z), a date (2026-01-30, UTC) or a duration
+// before now (24h, 90m, 7d).
+func ParseFilter(get func(name string) string, now time.Time) (Filter, error) {
+	var f Filter
+	var err error
+	if f.Since, err = parseWhen(get("since"), now); err != nil {
+		return f, fmt.Errorf("since: %w", err)
+	}
+	if f.Until, err = parseWhen(get("until"), now); err != nil {
+		return f, fmt.Errorf("until: %w", err)
+	}
+	if !f.Since.IsZero() && !f.Until.IsZero() && !f.Until.After(f.Since) {
+		return f, fmt.Errorf("until (%s) is not after since (%s)", f.Until.Format(time.RFC3339), f.Since.Format(time.RFC3339))
+	}
+	switch f.Intent = strings.ToUpper(strings.TrimSpace(get("intent"))); f.Intent {
+	case "", IntentChat, IntentBuild, IntentRun:
+	default:
+		return f, fmt.Errorf("intent %q is not CHAT, BUILD or RUN", get("intent"))
+	}
+	switch f.Outcome = strings.ToLower(strings.TrimSpace(get("outcome"))); f.Outcome {
+	case "", OutcomeOK, OutcomeError:
+	case "errors", "failed":
+		f.Outcome = OutcomeError
+	default:
+		return f, fmt.Errorf("outcome %q is not ok or error", get("outcome"))
+	}
+	f.Tool = strings.TrimSpace(get("tool"))
+	f.Path = strings.TrimSpace(get("path"))
+	return f, nil
+}
+
+func parseWhen(s string, now time.Time) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t.UTC(), nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		var n int
+		if _, err := fmt.Sscanf(days, "%d", &n); err == nil && n >= 0 && fmt.Sprint(n) == days {
+			return now.Add(-time.Duration(n) * 24 * time.Hour).UTC(), nil
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d).UTC(), nil
+	}
+	return time.Time{}, fmt.Errorf("%q is not a time (2026-01-30T10:00:00Z, 2026-01-30) or a duration before now (24h, 7d)", s)
+}
+
+// IsZero reports whether f selects every row.
+func (f Filter) IsZero() bool { return f == Filter{} }
+
+// Match reports whether f selects r.
+func (f Filter) Match(r Row) bool {
+	if !f.Since.IsZero() && r.Timestamp.Before(f.Since) {
+		return false
+	}
+	if !f.Until.IsZero() && !r.Timestamp.Before(f.Until) {
+		return false
+	}
+	return f.matchKind(r.Intent, r.Category, r.Tools, r.Error != "")
+}
+
+// matchKind is Match without the time range: what the aggregates can decide
+// once per kind of row.
+func (f Filter) matchKind(intent, category string, tools []string, failed bool) bool {
+	if f.Intent != "" && !strings.EqualFold(intent, f.Intent) {
+		return false
+	}
+	if f.Path != "" && category != f.Path && !(f.Path == PathBuild && isBuildCategory(category)) {
+		return false
+	}
+	switch f.Outcome {
+	case OutcomeOK:
+		if failed {
+			return false
+		}
+	case OutcomeError:
+		if !failed {
+			return false
+		}
+	}
+	if f.Tool != "" && !ranTool(category, tools, f.Tool) {
+		return false
+	}
+	return true
+}
+
+func isBuildCategory(c string) bool {
+	return c == CategoryBuildCreate || c == CategoryBuildModify || c == CategoryBuildDelete
+}
+
+// toolsOf is the tools a row ran: its tools column, or, in files written
+// before that column, the category when it names a tool.
+func toolsOf(category string, tools []string) []string {
+	if len(tools) > 0 {
+		return tools
+	}
+	switch category {
+	case "", CategoryGeneral, CategoryNeedTool, CategoryBuildCreate, CategoryBuildModify, CategoryBuildDelete:
+		return nil
+	}
+	return []string{category}
+}
+
+func ranTool(category string, tools []string, name string) bool {
+	for _, t := range toolsOf(category, tools) {
+		if t == name {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,244 @@
+package benchmarks
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Dash stands for a statistic with no data, in text and Markdown.
+const Dash = "–"
+
+func secs(v *float64) string {
+	if v == nil {
+		return Dash
+	}
+	return fmt.Sprintf("%.3f", *v)
+}
+
+func num(v *float64, decimals int) string {
+	if v == nil {
+		return Dash
+	}
+	return fmt.Sprintf("%.*f", decimals, *v)
+}
+
+func pct(r *float64) string {
+	if r == nil {
+		return Dash
+	}
+	return fmt.Sprintf("%.1f%%", 100**r)
+}
+
+// String renders the ratio as "95.0% (190/200)", or "–" with no data.
+func (r Ratio) String() string {
+	if r.Rate == nil {
+		return Dash
+	}
+	return fmt.Sprintf("%s (%d/%d)", pct(r.Rate), r.Success, r.Total)
+}
+
+// Describe renders the filter for a heading, e.g. "intent=CHAT, since
+// 2026-03-01 00:00 UTC", or "all rows".
+func (f Filter) Describe() string {
+	var parts []string
+	if !f.Since.IsZero() {
+		parts = append(parts, "since "+f.Since.UTC().Format("2006-01-02 15:04 MST"))
+	}
+	if !f.Until.IsZero() {
+		parts = append(parts, "until "+f.Until.UTC().Format("2006-01-02 15:04 MST"))
+	}
+	for _, kv := range [][2]string{{"intent", f.Intent}, {"tool", f.Tool}, {"path", f.Path}, {"outcome", f.Outcome}} {
+		if kv[1] != "" {
+			parts = append(parts, kv[0]+"="+kv[1])
+		}
+	}
+	if len(parts) == 0 {
+		return "all rows"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (s Summary) heading() string {
+	h := fmt.Sprintf("%d requests (%s)", s.Requests, s.Filter.Describe())
+	if s.From != nil {
+		h += fmt.Sprintf(", %s to %s UTC", s.From.Format(time.DateTime), s.To.Format(time.DateTime))
+	}
+	return h
+}
+
+func (s Summary) intents() string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(s.ByIntent)) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, s.ByIntent[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func attemptsText(b BuildStat) string {
+	var parts []string
+	for _, a := range b.Attempts {
+		label := fmt.Sprint(a.Attempts)
+		switch a.Attempts {
+		case 0:
+			label = "not recorded"
+		case maxAttempts:
+			label += "+"
+		}
+		parts = append(parts, fmt.Sprintf("%s: %d", label, a.Builds))
+	}
+	if len(parts) == 0 {
+		return Dash
+	}
+	return strings.Join(parts, ", ")
+}
+
+// WriteText writes the summary as plain-text tables for a terminal.
+func (s Summary) WriteText(w io.Writer) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "Benchmarks: %s\n", s.heading())
+	if s.Requests == 0 {
+		_, err := w.Write(b.Bytes())
+		return err
+	}
+	fmt.Fprintf(&b, "Intents: %s; errors %d\n\n", s.intents(), s.Errors)
+	fmt.Fprintf(&b, "%s requests (%d): latency p50 %s s, p95 %s s, p99 %s s, mean %s s\n", s.Scope, s.ScopeRequests,
+		secs(s.Latency.P50), secs(s.Latency.P95), secs(s.Latency.P99), secs(s.Latency.Mean))
+	fmt.Fprintf(&b, "  per request: %s model calls, %s prompt tokens, %s completion tokens\n",
+		num(s.PerRequest.LLMCalls, 2), num(s.PerRequest.PromptTokens, 0), num(s.PerRequest.CompletionTokens, 0))
+	fmt.Fprintf(&b, "  parameter extraction %s, tool execution %s\n\n", s.Extraction, s.Execution)
+
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	if len(s.Paths) > 0 {
+		fmt.Fprintln(tw, "PATH\tINTENT\tREQUESTS\tERRORS\tP50 s\tP95 s\tMEANING")
+		for _, p := range s.Paths {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\n", p.Path, p.Intent, p.Requests, p.Errors, secs(p.P50), secs(p.P95), p.Label)
+		}
+		fmt.Fprintln(tw)
+	}
+	if len(s.Tools) > 0 {
+		fmt.Fprintln(tw, "TOOL\tIN CHATS\tSUCCESS\tDIRECT RUNS\tSUCCESS")
+		for _, t := range s.Tools {
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\n", t.Tool, t.Chat.Requests, pct(t.Chat.Rate), t.Run.Requests, pct(t.Run.Rate))
+		}
+		fmt.Fprintln(tw)
+	}
+	if len(s.Steps) > 0 {
+		fmt.Fprintf(tw, "STEP (%s)\tRUNS\tPER REQUEST\tMEAN s\tSHARE\n", s.Scope)
+		for _, st := range s.Steps {
+			fmt.Fprintf(tw, "%s\t%d\t%.2f\t%s\t%s\n", st.Step, st.Runs, st.PerRequest, secs(st.MeanSec), pct(st.TotalShare))
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush() // writes to a bytes.Buffer cannot fail
+	fmt.Fprintf(&b, "Builds: %d, %d failed; attempts %s; generation p50 %s s, p95 %s s, mean %s s\n",
+		s.Builds.Requests, s.Builds.Failed, attemptsText(s.Builds), secs(s.Builds.Generation.P50), secs(s.Builds.Generation.P95), secs(s.Builds.Generation.Mean))
+	if len(s.TopErrors) > 0 {
+		b.WriteString("Top errors:\n")
+		for _, e := range s.TopErrors {
+			fmt.Fprintf(&b, "  %6d  %s\n", e.Count, Cut(e.Message, 100))
+		}
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// mdCell escapes text for a Markdown table cell.
+var mdCell = strings.NewReplacer("|", `\|`, "\n", " ", "\r", " ")
+
+// WriteMarkdown writes the summary as Markdown tables an analyst can paste
+// into a document.
+func (s Summary) WriteMarkdown(w io.Writer) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "## Benchmarks: %s\n\n", mdCell.Replace(s.heading()))
+	b.WriteString("| measure | value |\n|---|---:|\n")
+	row := func(k, v string) { fmt.Fprintf(&b, "| %s | %s |\n", mdCell.Replace(k), mdCell.Replace(v)) }
+	row("requests", fmt.Sprint(s.Requests))
+	row("errors", fmt.Sprint(s.Errors))
+	row("by intent", cmpOr(s.intents(), Dash))
+	row(s.Scope+" requests", fmt.Sprint(s.ScopeRequests))
+	row(s.Scope+" latency p50 (s)", secs(s.Latency.P50))
+	row(s.Scope+" latency p95 (s)", secs(s.Latency.P95))
+	row(s.Scope+" latency p99 (s)", secs(s.Latency.P99))
+	row(s.Scope+" model calls per request", num(s.PerRequest.LLMCalls, 2))
+	row(s.Scope+" prompt tokens per request", num(s.PerRequest.PromptTokens, 0))
+	row(s.Scope+" completion tokens per request", num(s.PerRequest.CompletionTokens, 0))
+	row("parameter extraction", s.Extraction.String())
+	row("tool execution", s.Execution.String())
+	row("builds", fmt.Sprintf("%d (%d failed)", s.Builds.Requests, s.Builds.Failed))
+	row("build attempts", attemptsText(s.Builds))
+	row("build generation p50 (s)", secs(s.Builds.Generation.P50))
+	row("build generation p95 (s)", secs(s.Builds.Generation.P95))
+
+	if len(s.Paths) > 0 {
+		b.WriteString("\n| path | intent | requests | errors | p50 (s) | p95 (s) | meaning |\n|---|---|---:|---:|---:|---:|---|\n")
+		for _, p := range s.Paths {
+			fmt.Fprintf(&b, "| %s | %s | %d | %d | %s | %s | %s |\n", mdCell.Replace(p.Path), p.Intent, p.Requests, p.Errors, secs(p.P50), secs(p.P95), p.Label)
+		}
+	}
+	if len(s.Tools) > 0 {
+		b.WriteString("\n| tool | in chats | success | direct runs | success |\n|---|---:|---:|---:|---:|\n")
+		for _, t := range s.Tools {
+			fmt.Fprintf(&b, "| %s | %d | %s | %d | %s |\n", mdCell.Replace(t.Tool), t.Chat.Requests, pct(t.Chat.Rate), t.Run.Requests, pct(t.Run.Rate))
+		}
+	}
+	if len(s.Steps) > 0 {
+		fmt.Fprintf(&b, "\n| step (%s) | runs | per request | mean (s) | share of step time |\n|---|---:|---:|---:|---:|\n", s.Scope)
+		for _, st := range s.Steps {
+			fmt.Fprintf(&b, "| %s | %d | %.2f | %s | %s |\n", mdCell.Replace(st.Step), st.Runs, st.PerRequest, secs(st.MeanSec), pct(st.TotalShare))
+		}
+	}
+	if len(s.TopErrors) > 0 {
+		b.WriteString("\n| error | count |\n|---|---:|\n")
+		for _, e := range s.TopErrors {
+			fmt.Fprintf(&b, "| %s | %d |\n", mdCell.Replace(Cut(e.Message, 100)), e.Count)
+		}
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+func cmpOr(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}
+
+// WriteJSON writes the summary as indented JSON, requests first.
+func (s Summary) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(s)
+}
+
+// Export copies the rows of the file at path that f selects to w, as CSV
+// with the current header, for pandas or DuckDB. It streams, so a file of
+// any size exports in constant memory; it returns how many rows it wrote.
+// Bad lines are skipped and reported in a *BadLinesError after the export.
+func Export(path string, f Filter, w io.Writer) (int, error) {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(header); err != nil {
+		return 0, err
+	}
+	n := 0
+	err := ScanFile(path, func(r Row) error {
+		if !f.Match(r) {
+			return nil
+		}
+		n++
+		return cw.Write(r.cleaned().record())
+	})
+	cw.Flush()
+	if ferr := cw.Error(); ferr != nil && (err == nil || isBadLines(err)) {
+		return n, ferr
+	}
+	return n, err
+}

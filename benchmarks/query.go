@@ -1,0 +1,601 @@
+package benchmarks
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+	"time"
+)
+
+// Summary is what the Store answers for a Filter: the dashboard's data,
+// /api/benchmarks and `adaptbot report --format json`. A statistic with no
+// data is null (a nil pointer), never 0.
+//
+// Latency, tokens, model calls and the success rates are over the rows of one
+// intent, Scope: the filter's intent, or CHAT when the filter has none, so
+// direct runs (RUN), which skip the model, and builds, which take a minute,
+// never mix into chat statistics. Counts (Requests, Errors, ByIntent and the
+// series' requests and errors) cover every selected row.
+type Summary struct {
+	Requests  int            `json:"requests"`
+	Errors    int            `json:"errors"`
+	Filter    Filter         `json:"filter"`
+	From      *time.Time     `json:"from"` // earliest selected row
+	To        *time.Time     `json:"to"`   // latest selected row
+	BucketSec int64          `json:"bucket_sec"`
+	ByIntent  map[string]int `json:"by_intent"`
+
+	Scope         string     `json:"scope"`
+	ScopeRequests int        `json:"scope_requests"`
+	Latency       Quantiles  `json:"latency"`
+	PerRequest    PerRequest `json:"per_request"`
+	Extraction    Ratio      `json:"parameter_extraction"`
+	Execution     Ratio      `json:"tool_execution"`
+
+	Paths       []PathStat `json:"paths"`
+	Tools       []ToolStat `json:"tools"`
+	ByModel     []any      `json:"by_model"`
+	ByModelNote string     `json:"by_model_note"`
+	Builds      BuildStat  `json:"builds"`
+	Steps       []StepStat `json:"steps"` // the flow's steps, over the scope
+	TopErrors   []ErrorRow `json:"top_errors"`
+
+	Series     []Point  `json:"series"`
+	Recent     []Recent `json:"recent"`
+	RecentNote string   `json:"recent_note"`
+}
+
+// Quantiles are latencies in seconds, estimated from histograms (within
+// MaxQuantileError of the exact nearest-rank value); Mean is exact.
+type Quantiles struct {
+	P50  *float64 `json:"p50_sec"`
+	P95  *float64 `json:"p95_sec"`
+	P99  *float64 `json:"p99_sec"`
+	Mean *float64 `json:"mean_sec"`
+}
+
+// PerRequest are means per request of the scope.
+type PerRequest struct {
+	LLMCalls          *float64 `json:"llm_calls"`
+	PromptTokens      *float64 `json:"prompt_tokens"`
+	CompletionTokens  *float64 `json:"completion_tokens"`
+	DiscoveryRequests *float64 `json:"discovery_requests"`
+}
+
+// Ratio counts the True values of a True/False/N/A column; N/A rows are left
+// out of Total, and Rate is null when Total is 0.
+type Ratio struct {
+	Success int64    `json:"success"`
+	Total   int64    `json:"total"`
+	Rate    *float64 `json:"rate"`
+}
+
+// PathStat is one path a chat or build took (the category column).
+type PathStat struct {
+	Path     string   `json:"path"`
+	Label    string   `json:"label"`
+	Intent   string   `json:"intent"`
+	Requests int64    `json:"requests"`
+	Errors   int64    `json:"errors"`
+	P50      *float64 `json:"p50_sec"`
+	P95      *float64 `json:"p95_sec"`
+}
+
+// ToolStat is one tool: chats that ran it and direct runs of it, apart. A
+// request that ran several tools counts once for each; its success (the
+// tool_execution_success column) is the request's.
+type ToolStat struct {
+	Tool string    `json:"tool"`
+	Chat ToolCalls `json:"chat"`
+	Run  ToolCalls `json:"run"`
+}
+
+// ToolCalls counts requests of one intent that ran a tool.
+type ToolCalls struct {
+	Requests int64    `json:"requests"`
+	OK       int64    `json:"ok"`
+	Failed   int64    `json:"failed"`
+	Rate     *float64 `json:"rate"` // OK/(OK+Failed), null without either
+}
+
+// StepStat is one step of the flow (the node_times column) over the
+// scope's rows: how many ran it, how often per request, how long it took.
+type StepStat struct {
+	Step       string   `json:"step"`
+	Runs       int64    `json:"runs"`
+	PerRequest float64  `json:"per_request"`
+	MeanSec    *float64 `json:"mean_sec"`
+	TotalShare *float64 `json:"share_of_step_time"` // of all the scope's step time
+}
+
+// BuildStat summarizes the selected BUILD rows.
+type BuildStat struct {
+	Requests   int64           `json:"requests"`
+	Failed     int64           `json:"failed"`
+	Attempts   []AttemptsCount `json:"attempts"`
+	Generation Quantiles       `json:"generation"`
+}
+
+// AttemptsCount is how many builds took a number of attempts (0: not
+// recorded; maxAttempts counts that many or more).
+type AttemptsCount struct {
+	Attempts int   `json:"attempts"`
+	Builds   int64 `json:"builds"`
+}
+
+// ErrorRow is how many selected rows share an error message (its first line).
+type ErrorRow struct {
+	Message string `json:"message"`
+	Count   int64  `json:"count"`
+}
+
+// Point is one time bucket of the series. Counts are over all selected rows;
+// latency and per-request figures over the scope; build figures over builds.
+type Point struct {
+	T            time.Time `json:"t"`
+	Requests     int64     `json:"requests"`
+	Errors       int64     `json:"errors"`
+	Chat         int64     `json:"chat"`
+	Build        int64     `json:"build"`
+	Run          int64     `json:"run"`
+	P50          *float64  `json:"p50_sec"`
+	P95          *float64  `json:"p95_sec"`
+	LLMCalls     *float64  `json:"llm_calls_per_request"`
+	Tokens       *float64  `json:"tokens_per_request"`
+	Builds       int64     `json:"builds"`
+	BuildSec     *float64  `json:"build_sec_mean"`
+	BuildAttempt *float64  `json:"build_attempts_mean"`
+}
+
+// Recent is one of the latest rows, for the table of requests.
+type Recent struct {
+	Timestamp  time.Time `json:"timestamp"`
+	RequestID  string    `json:"request_id"`
+	Intent     string    `json:"intent"`
+	Path       string    `json:"path"`
+	Tools      []string  `json:"tools"`
+	LatencySec float64   `json:"latency_sec"`
+	Error      string    `json:"error"`
+	Query      string    `json:"query"`
+	Trace      string    `json:"trace,omitempty"` // /api/requests/<id>
+
+	failed bool // the row has an error message, even one whose first line is blank
+}
+
+// MaxPoints bounds the points of a series; buckets are merged to fit.
+const MaxPoints = 120
+
+// maxRecent is how many recent rows a Summary lists.
+const maxRecent = 50
+
+// noModel says why Summary.ByModel is null.
+const noModel = "the CSV has no model column: every request of a server uses the one model it is configured with (ADAPTBOT_MODEL)"
+
+// PathLabel explains a category for people: what the request's path means.
+func PathLabel(category string) string {
+	switch category {
+	case "":
+		return "not recorded (the request failed before it was routed, or an older file)"
+	case CategoryGeneral:
+		return "answered by the model alone"
+	case CategoryNeedTool:
+		return "no tool fit; a build was offered"
+	case CategoryBuildCreate:
+		return "a tool was built"
+	case CategoryBuildModify:
+		return "a tool was changed"
+	case CategoryBuildDelete:
+		return "a tool was deleted"
+	}
+	return "answered with a tool"
+}
+
+// acc accumulates cells into figures.
+type acc struct {
+	n, errors                     int64
+	lat                           histogram
+	latSum                        time.Duration
+	llm, prompt, completion, disc int64
+	paramOK, paramN               int64
+	execOK, execN                 int64
+}
+
+func (a *acc) add(c *cell, k *kind) {
+	a.n += c.n
+	if k.failed {
+		a.errors += c.n
+	}
+	a.lat.merge(&c.latency)
+	a.latSum += c.latencySum
+	a.llm += c.llmCalls
+	a.prompt += c.promptTokens
+	a.completion += c.completionTokens
+	a.disc += c.discovery
+	a.paramOK += c.paramOK
+	a.paramN += c.paramN
+	a.execOK += c.execOK
+	a.execN += c.execN
+}
+
+func (a *acc) quantiles() Quantiles {
+	var q Quantiles
+	q.P50 = ptr(a.lat.quantile(.50))
+	q.P95 = ptr(a.lat.quantile(.95))
+	q.P99 = ptr(a.lat.quantile(.99))
+	if a.n > 0 {
+		q.Mean = ptr(round(a.latSum.Seconds()/float64(a.n)), true)
+	}
+	return q
+}
+
+func ptr(v float64, ok bool) *float64 {
+	if !ok {
+		return nil
+	}
+	return &v
+}
+
+func ratio(num, den int64) *float64 {
+	if den == 0 {
+		return nil
+	}
+	v := round(float64(num) / float64(den))
+	return &v
+}
+
+// Query summarizes the rows f selects.
+func (s *Store) Query(f Filter) Summary {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+
+	scope := cmp.Or(f.Intent, IntentChat)
+	sum := Summary{
+		Filter: f, ByIntent: map[string]int{}, Scope: scope, ByModelNote: noModel,
+		RecentNote: "the latest matching requests among the last 1000 the server saw",
+	}
+	match := make([]bool, len(s.kinds))
+	for i := range s.kinds {
+		k := &s.kinds[i]
+		match[i] = f.matchKind(k.intent, k.category, k.toolList, k.failed)
+	}
+
+	t := s.pick(f.Since)
+	sum.BucketSec = t.width * 60
+	var keys []int64
+	for _, k := range t.sortedKeys() {
+		start := time.Unix(k*t.width*60, 0)
+		end := start.Add(time.Duration(t.width) * time.Minute)
+		if (!f.Since.IsZero() && !end.After(f.Since)) || (!f.Until.IsZero() && !start.Before(f.Until)) {
+			continue
+		}
+		keys = append(keys, k)
+	}
+	wholeRange := f.Since.IsZero() && f.Until.IsZero()
+	fast := wholeRange && f.Tool == "" && f.Path == ""
+	// Leading and trailing buckets without a selected row are left out, so
+	// the series spans the selected rows (or the filter's range, below).
+	has := func(b *bucket) bool {
+		if fast {
+			for i, c := range b.byIntent {
+				if intent, failed := intentOf(i); c != nil && f.matchKind(intent, "", nil, failed) {
+					return true
+				}
+			}
+			return false
+		}
+		for k, c := range b.cells {
+			if c != nil && match[k] {
+				return true
+			}
+		}
+		return false
+	}
+	for len(keys) > 0 && !has(t.buckets[keys[0]]) {
+		keys = keys[1:]
+	}
+	for len(keys) > 0 && !has(t.buckets[keys[len(keys)-1]]) {
+		keys = keys[:len(keys)-1]
+	}
+
+	// The series spans the filter's range when it has one, else the data's.
+	var series []Point
+	var group, first int64
+	if len(keys) > 0 {
+		first = keys[0]
+		last := keys[len(keys)-1]
+		if !f.Since.IsZero() {
+			first = min(first, floorDiv(f.Since.Unix()/60, t.width))
+		}
+		if !f.Until.IsZero() {
+			last = max(last, floorDiv((f.Until.Unix()-1)/60, t.width))
+		}
+		n := last - first + 1
+		group = (n + MaxPoints - 1) / MaxPoints
+		series = make([]Point, (n+group-1)/group)
+		for i := range series {
+			series[i].T = time.Unix((first+int64(i)*group)*t.width*60, 0).UTC()
+		}
+	}
+	points := make([]pointAcc, len(series))
+	var from, to time.Time
+
+	// perKind sums the selected cells of each kind; breakdowns are computed
+	// per kind after, so the work per cell is a few additions.
+	perKind := make([]*cell, len(s.kinds))
+	if fast {
+		// Every row of the selected kinds: the running totals per kind, and
+		// the series from each bucket's totals per intent, so the work does
+		// not grow with the number of cells.
+		for k, c := range s.allTime {
+			if match[k] {
+				perKind[k] = c
+			}
+		}
+		for _, key := range keys {
+			b := t.buckets[key]
+			pi := int((key - first) / group)
+			for i, c := range b.byIntent {
+				intent, failed := intentOf(i)
+				if c == nil || !f.matchKind(intent, "", nil, failed) {
+					continue
+				}
+				points[pi].add(&series[pi], c, intent, failed, scope)
+				from, to = earlier(from, b.first), later(to, b.last)
+			}
+		}
+	} else {
+		buckets := make([]*bucket, 0, len(keys)+1)
+		for _, k := range keys {
+			buckets = append(buckets, t.buckets[k])
+		}
+		if wholeRange {
+			buckets = append(buckets, s.undated)
+		}
+		for bi, b := range buckets {
+			pi := -1
+			if bi < len(keys) {
+				pi = int((keys[bi] - first) / group)
+			}
+			for k, c := range b.cells {
+				if c == nil || !match[k] {
+					continue
+				}
+				if perKind[k] == nil {
+					perKind[k] = &cell{}
+				}
+				perKind[k].merge(c)
+				if pi >= 0 {
+					kd := &s.kinds[k]
+					points[pi].add(&series[pi], c, kd.intent, kd.failed, scope)
+					from, to = earlier(from, b.first), later(to, b.last)
+				}
+			}
+		}
+	}
+	if !from.IsZero() {
+		sum.From, sum.To = &from, &to
+	}
+
+	var total, builds acc
+	var steps [maxSteps]stepAcc
+	paths := map[string]*pathAcc{}
+	tools := map[string]*ToolStat{}
+	var gen histogram
+	var attempts [maxAttempts + 1]int64
+	errs := map[string]int64{}
+	var otherErrs int64
+	for k, c := range perKind {
+		if c == nil {
+			continue
+		}
+		kd := &s.kinds[k]
+		sum.Requests += int(c.n)
+		sum.ByIntent[cmp.Or(kd.intent, none)] += int(c.n)
+		if kd.failed {
+			sum.Errors += int(c.n)
+			for msg, n := range c.errors {
+				errs[msg] += n
+			}
+			otherErrs += c.otherErrors
+		}
+		if kd.intent == scope {
+			total.add(c, kd)
+			for i := range c.steps {
+				steps[i].n += c.steps[i].n
+				steps[i].sum += c.steps[i].sum
+			}
+		}
+		if kd.intent != IntentRun {
+			pa := paths[kd.category]
+			if pa == nil {
+				pa = &pathAcc{intent: kd.intent}
+				paths[kd.category] = pa
+			}
+			pa.add(c, kd)
+		}
+		if kd.intent == IntentChat || kd.intent == IntentRun {
+			for _, name := range kd.toolList {
+				ts := tools[name]
+				if ts == nil {
+					ts = &ToolStat{Tool: name}
+					tools[name] = ts
+				}
+				calls := &ts.Chat
+				if kd.intent == IntentRun {
+					calls = &ts.Run
+				}
+				calls.Requests += c.n
+				calls.OK += c.execOK
+				calls.Failed += c.execN - c.execOK
+			}
+		}
+		if kd.intent == IntentBuild {
+			builds.add(c, kd)
+			if c.generation != nil {
+				gen.merge(c.generation)
+			}
+			for i, n := range c.attempts {
+				attempts[i] += n
+			}
+		}
+	}
+
+	var stepTime time.Duration
+	for _, st := range steps {
+		stepTime += st.sum
+	}
+	for i, st := range steps {
+		if st.n == 0 || i >= len(s.steps) {
+			continue
+		}
+		sum.Steps = append(sum.Steps, StepStat{
+			Step: s.steps[i], Runs: st.n, PerRequest: round(float64(st.n) / float64(total.n)),
+			MeanSec:    ptr(round(st.sum.Seconds()/float64(st.n)), true),
+			TotalShare: ratio(int64(st.sum), int64(stepTime)),
+		})
+	}
+	// Most time first: the step to look at.
+	slices.SortFunc(sum.Steps, func(a, b StepStat) int {
+		return cmp.Or(cmp.Compare(float64(b.Runs)**b.MeanSec, float64(a.Runs)**a.MeanSec), cmp.Compare(a.Step, b.Step))
+	})
+	sum.ScopeRequests = int(total.n)
+	sum.Latency = total.quantiles()
+	if total.n > 0 {
+		n := float64(total.n)
+		sum.PerRequest = PerRequest{
+			LLMCalls:          ptr(round(float64(total.llm)/n), true),
+			PromptTokens:      ptr(round(float64(total.prompt)/n), true),
+			CompletionTokens:  ptr(round(float64(total.completion)/n), true),
+			DiscoveryRequests: ptr(round(float64(total.disc)/n), true),
+		}
+	}
+	sum.Extraction = Ratio{Success: total.paramOK, Total: total.paramN, Rate: ratio(total.paramOK, total.paramN)}
+	sum.Execution = Ratio{Success: total.execOK, Total: total.execN, Rate: ratio(total.execOK, total.execN)}
+
+	for cat, pa := range paths {
+		sum.Paths = append(sum.Paths, PathStat{
+			Path: cmp.Or(cat, none), Label: PathLabel(cat), Intent: pa.intent,
+			Requests: pa.n, Errors: pa.errors,
+			P50: ptr(pa.lat.quantile(.50)), P95: ptr(pa.lat.quantile(.95)),
+		})
+	}
+	sortByCount(sum.Paths, func(p PathStat) int64 { return p.Requests }, func(p PathStat) string { return p.Path })
+	for _, ts := range tools {
+		ts.Chat.Rate = ratio(ts.Chat.OK, ts.Chat.OK+ts.Chat.Failed)
+		ts.Run.Rate = ratio(ts.Run.OK, ts.Run.OK+ts.Run.Failed)
+		sum.Tools = append(sum.Tools, *ts)
+	}
+	sortByCount(sum.Tools, func(t ToolStat) int64 { return t.Chat.Requests + t.Run.Requests }, func(t ToolStat) string { return t.Tool })
+
+	sum.Builds = BuildStat{Requests: builds.n, Failed: builds.errors}
+	for i, n := range attempts {
+		if n > 0 {
+			sum.Builds.Attempts = append(sum.Builds.Attempts, AttemptsCount{Attempts: i, Builds: n})
+		}
+	}
+	sum.Builds.Generation = Quantiles{P50: ptr(gen.quantile(.5)), P95: ptr(gen.quantile(.95)), P99: ptr(gen.quantile(.99))}
+	if gen.n > 0 {
+		sum.Builds.Generation.Mean = ptr(round(gen.sum().Seconds()/float64(gen.n)), true)
+	}
+
+	for i := range series {
+		points[i].finish(&series[i])
+	}
+	sum.Series = series
+
+	for _, msg := range slices.Sorted(maps.Keys(errs)) {
+		sum.TopErrors = append(sum.TopErrors, ErrorRow{Message: msg, Count: errs[msg]})
+	}
+	slices.SortStableFunc(sum.TopErrors, func(a, b ErrorRow) int { return cmp.Compare(b.Count, a.Count) })
+	sum.TopErrors = sum.TopErrors[:min(len(sum.TopErrors), topErrors)]
+	if otherErrs > 0 {
+		sum.TopErrors = append(sum.TopErrors, ErrorRow{Message: "(other messages)", Count: otherErrs})
+	}
+
+	for i := len(s.recent) - 1; i >= 0 && len(sum.Recent) < maxRecent; i-- {
+		r := s.recent[(s.next+i)%len(s.recent)]
+		if !f.Since.IsZero() && r.Timestamp.Before(f.Since) || !f.Until.IsZero() && !r.Timestamp.Before(f.Until) ||
+			!f.matchKind(r.Intent, r.Path, r.Tools, r.failed) {
+			continue
+		}
+		if r.RequestID != "" {
+			r.Trace = "/api/requests/" + r.RequestID
+		}
+		sum.Recent = append(sum.Recent, r)
+	}
+	return sum
+}
+
+type pathAcc struct {
+	intent string
+	acc
+}
+
+func earlier(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b.UTC()
+	}
+	return a
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b.UTC()
+	}
+	return a
+}
+
+// pointAcc sums the cells of one point of a series.
+type pointAcc struct {
+	scope             acc
+	genSum            time.Duration
+	genN              int64
+	attempts, counted int64
+}
+
+func (pa *pointAcc) add(p *Point, c *cell, intent string, failed bool, scope string) {
+	p.Requests += c.n
+	if failed {
+		p.Errors += c.n
+	}
+	switch intent {
+	case IntentChat:
+		p.Chat += c.n
+	case IntentBuild:
+		p.Build += c.n
+		p.Builds += c.n
+		if c.generation != nil {
+			pa.genN += int64(c.generation.n)
+			pa.genSum += c.generation.sum()
+		}
+		for i, n := range c.attempts[1:] {
+			pa.attempts += int64(i+1) * n
+			pa.counted += n
+		}
+	case IntentRun:
+		p.Run += c.n
+	}
+	if intent == scope {
+		pa.scope.n += c.n
+		pa.scope.lat.merge(&c.latency)
+		pa.scope.llm += c.llmCalls
+		pa.scope.prompt += c.promptTokens
+		pa.scope.completion += c.completionTokens
+	}
+}
+
+func (pa *pointAcc) finish(p *Point) {
+	a := &pa.scope
+	p.P50 = ptr(a.lat.quantile(.50))
+	p.P95 = ptr(a.lat.quantile(.95))
+	if a.n > 0 {
+		p.LLMCalls = ptr(round(float64(a.llm)/float64(a.n)), true)
+		p.Tokens = ptr(round(float64(a.prompt+a.completion)/float64(a.n)), true)
+	}
+	if pa.genN > 0 {
+		p.BuildSec = ptr(round(pa.genSum.Seconds()/float64(pa.genN)), true)
+	}
+	if pa.counted > 0 {
+		p.BuildAttempt = ptr(round(float64(pa.attempts)/float64(pa.counted)), true)
+	}
+}

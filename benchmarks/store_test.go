@@ -1,0 +1,392 @@
+package benchmarks_test
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"adaptbot/benchmarks"
+)
+
+var (
+	testTools = []string{"weather", "calculator", "unit_converter", "roman_numerals"}
+	testPaths = []string{benchmarks.CategoryGeneral, benchmarks.CategoryNeedTool, "", "weather", "calculator", "unit_converter", "roman_numerals"}
+	testErrs  = []string{"model timed out", "tool failed: bad input", "no tool named \"x\"", "rate limited\nretry later"}
+)
+
+// randomRow makes a plausible row at t: chats, builds and direct runs with
+// every kind of path, tool list, success value and error.
+func randomRow(rng *rand.Rand, t time.Time, i int) benchmarks.Row {
+	r := benchmarks.Row{Timestamp: t, RequestID: fmt.Sprintf("req-%07d", i), Query: fmt.Sprintf("question %d", i)}
+	// Latency from 1 ms to about 100 s, log-uniform, so every histogram
+	// region is used.
+	r.Latency = time.Duration(math.Exp(rng.Float64()*11.5)) * time.Millisecond
+	switch x := rng.IntN(10); {
+	case x < 6:
+		r.Intent = benchmarks.IntentChat
+		r.Category = testPaths[rng.IntN(len(testPaths))]
+		if r.Category != "" && r.Category != benchmarks.CategoryGeneral && r.Category != benchmarks.CategoryNeedTool {
+			r.Tools = []string{r.Category}
+			if rng.IntN(3) == 0 {
+				r.Tools = append(r.Tools, testTools[rng.IntN(len(testTools))])
+			}
+			r.ParamExtraction = benchmarks.TriOf(rng.IntN(5) > 0)
+			r.ToolExecution = benchmarks.TriOf(rng.IntN(4) > 0)
+		}
+		r.LLMCalls = 1 + rng.IntN(4)
+		r.PromptTokens = rng.IntN(3000)
+		r.CompletionTokens = rng.IntN(400)
+		r.DiscoveryRequests = rng.IntN(2)
+	case x < 8:
+		r.Intent = benchmarks.IntentRun
+		r.Category = testTools[rng.IntN(len(testTools))]
+		r.ToolExecution = benchmarks.TriOf(rng.IntN(2) == 0)
+		if rng.IntN(2) == 0 { // older rows of direct runs have no tools column
+			r.Tools = []string{r.Category}
+		}
+	default:
+		r.Intent = benchmarks.IntentBuild
+		r.Category = []string{benchmarks.CategoryBuildCreate, benchmarks.CategoryBuildModify, benchmarks.CategoryBuildDelete}[rng.IntN(3)]
+		r.BuildAttempts = rng.IntN(5)
+		if r.Category != benchmarks.CategoryBuildDelete {
+			r.GenerationTime = time.Duration(1+rng.IntN(60_000)) * time.Millisecond
+		}
+		r.LLMCalls = r.BuildAttempts
+	}
+	if rng.IntN(6) == 0 {
+		r.Error = testErrs[rng.IntN(len(testErrs))]
+	}
+	for _, node := range []string{"classifier", "route", "extract", "execute", "answer"}[:rng.IntN(6)] {
+		r.NodeTimes = append(r.NodeTimes, benchmarks.NodeTime{Node: node, Duration: time.Duration(rng.IntN(2000)) * time.Millisecond})
+	}
+	if rng.IntN(10) == 0 { // a step that ran twice
+		r.NodeTimes = append(r.NodeTimes, benchmarks.NodeTime{Node: "classifier", Duration: 5 * time.Millisecond})
+	}
+	return r
+}
+
+// nearestRank is the exact quantile the store estimates.
+func nearestRank(sorted []float64, q float64) float64 {
+	i := int(math.Ceil(q*float64(len(sorted)))) - 1
+	return sorted[max(i, 0)]
+}
+
+// recount computes, straight from rows, what Query must answer.
+type recount struct {
+	requests, errors, scopeN int
+	byIntent                 map[string]int
+	lat                      []float64
+	llm, tokens              int
+	execOK, execN            int64
+	paths                    map[string][2]int64 // requests, errors
+	tools                    map[string][2]benchmarks.ToolCalls
+	builds, buildFailed      int64
+	attempts                 map[int]int64
+	gen                      []float64
+	recent                   []string
+	steps                    map[string][2]float64 // runs, seconds
+}
+
+func count(rows []benchmarks.Row, f benchmarks.Filter) recount {
+	rc := recount{steps: map[string][2]float64{}, byIntent: map[string]int{}, paths: map[string][2]int64{}, tools: map[string][2]benchmarks.ToolCalls{}, attempts: map[int]int64{}}
+	scope := cmp.Or(f.Intent, benchmarks.IntentChat)
+	for i, r := range rows {
+		if !f.Match(r) {
+			continue
+		}
+		rc.requests++
+		rc.byIntent[r.Intent]++
+		if r.Error != "" {
+			rc.errors++
+		}
+		if r.Intent == scope {
+			for _, nt := range r.NodeTimes {
+				st := rc.steps[nt.Node]
+				st[0]++
+				st[1] += nt.Duration.Seconds()
+				rc.steps[nt.Node] = st
+			}
+			rc.scopeN++
+			rc.lat = append(rc.lat, r.Latency.Seconds())
+			rc.llm += r.LLMCalls
+			rc.tokens += r.PromptTokens + r.CompletionTokens
+			if r.ToolExecution != benchmarks.NA {
+				rc.execN++
+				if r.ToolExecution == benchmarks.True {
+					rc.execOK++
+				}
+			}
+		}
+		if r.Intent != benchmarks.IntentRun {
+			p := rc.paths[cmp.Or(r.Category, "(none)")]
+			p[0]++
+			if r.Error != "" {
+				p[1]++
+			}
+			rc.paths[cmp.Or(r.Category, "(none)")] = p
+		}
+		tools := r.Tools
+		if len(tools) == 0 && r.Intent == benchmarks.IntentRun {
+			tools = []string{r.Category}
+		}
+		if r.Intent != benchmarks.IntentBuild {
+			for _, name := range tools {
+				tc := rc.tools[name]
+				c := &tc[0]
+				if r.Intent == benchmarks.IntentRun {
+					c = &tc[1]
+				}
+				c.Requests++
+				switch r.ToolExecution {
+				case benchmarks.True:
+					c.OK++
+				case benchmarks.False:
+					c.Failed++
+				}
+				rc.tools[name] = tc
+			}
+		}
+		if r.Intent == benchmarks.IntentBuild {
+			rc.builds++
+			if r.Error != "" {
+				rc.buildFailed++
+			}
+			rc.attempts[r.BuildAttempts]++
+			if r.GenerationTime > 0 {
+				rc.gen = append(rc.gen, r.GenerationTime.Seconds())
+			}
+		}
+		if i >= len(rows)-benchmarks.RecentRows {
+			rc.recent = append(rc.recent, r.RequestID)
+		}
+	}
+	slices.Sort(rc.lat)
+	slices.Sort(rc.gen)
+	slices.Reverse(rc.recent)
+	rc.recent = rc.recent[:min(len(rc.recent), 50)]
+	return rc
+}
+
+func approx(t *testing.T, what string, got *float64, want float64) {
+	t.Helper()
+	if got == nil {
+		t.Errorf("%s = null, want %.6f", what, want)
+		return
+	}
+	if math.Abs(*got-want) > benchmarks.MaxQuantileError*want+1e-6 {
+		t.Errorf("%s = %.6f, want %.6f within %.1f%%", what, *got, want, 100*benchmarks.MaxQuantileError)
+	}
+}
+
+func equal[T comparable](t *testing.T, what string, got, want T) {
+	t.Helper()
+	if got != want {
+		t.Errorf("%s = %v, want %v", what, got, want)
+	}
+}
+
+// TestStoreMatchesRecount writes random rows through a Logger feeding a
+// Store, loads a second Store from the file, and checks both against a
+// recount of the file for many filters.
+func TestStoreMatchesRecount(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	path := filepath.Join(t.TempDir(), "b.csv")
+	l := open(t, path)
+	live := benchmarks.NewStore()
+	l.SetSink(live)
+	end := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
+	start := end.Add(-10 * 24 * time.Hour)
+	const n = 6000
+	for i := range n {
+		// Rows mostly in order, some late, denser in the last two hours.
+		at := start.Add(time.Duration(i) * (end.Sub(start) / n))
+		if i > n-1500 {
+			at = end.Add(-time.Duration(n-i) * 4 * time.Second)
+		}
+		if rng.IntN(20) == 0 {
+			at = at.Add(-time.Duration(rng.IntN(600)) * time.Second)
+		}
+		logRow(t, l, randomRow(rng, at, i))
+	}
+	rows := mustRead(t, path)
+	loaded, err := benchmarks.LoadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loaded.Rows() != n || live.Rows() != n {
+		t.Fatalf("rows: loaded %d, live %d, want %d", loaded.Rows(), live.Rows(), n)
+	}
+
+	filters := []benchmarks.Filter{
+		{},
+		{Intent: benchmarks.IntentChat},
+		{Intent: benchmarks.IntentRun},
+		{Intent: benchmarks.IntentBuild},
+		{Tool: "weather"},
+		{Tool: "calculator", Intent: benchmarks.IntentRun},
+		{Path: benchmarks.CategoryGeneral},
+		{Path: benchmarks.PathBuild},
+		{Outcome: benchmarks.OutcomeError},
+		{Outcome: benchmarks.OutcomeOK, Tool: "unit_converter"},
+		{Since: end.Add(-90 * time.Minute)},                                    // the minute tier
+		{Since: end.Add(-3 * 24 * time.Hour), Until: end.Add(-24 * time.Hour)}, // the hour tier
+		{Since: end.Add(-100 * time.Minute), Until: end.Add(-30 * time.Minute), Intent: benchmarks.IntentChat},
+		{Tool: "no_such_tool"},
+	}
+	for _, f := range filters {
+		for name, s := range map[string]*benchmarks.Store{"loaded": loaded, "live": live} {
+			t.Run(fmt.Sprintf("%s %+v", name, f), func(t *testing.T) {
+				want := count(rows, f)
+				if want.requests == 0 && f.Tool != "no_such_tool" {
+					t.Fatal("the filter selects no rows; the test data does not exercise it")
+				}
+				checkSummary(t, s.Query(f), want)
+			})
+		}
+	}
+}
+
+func checkSummary(t *testing.T, got benchmarks.Summary, want recount) {
+	t.Helper()
+	equal(t, "requests", got.Requests, want.requests)
+	equal(t, "errors", got.Errors, want.errors)
+	equal(t, "scope requests", got.ScopeRequests, want.scopeN)
+	for intent, n := range want.byIntent {
+		equal(t, "by_intent "+intent, got.ByIntent[intent], n)
+	}
+	equal(t, "by_intent kinds", len(got.ByIntent), len(want.byIntent))
+	if want.scopeN == 0 {
+		if got.Latency.P50 != nil || got.PerRequest.LLMCalls != nil || got.Latency.Mean != nil {
+			t.Errorf("no rows in scope, but latency = %+v, per request = %+v", got.Latency, got.PerRequest)
+		}
+	} else {
+		approx(t, "p50", got.Latency.P50, nearestRank(want.lat, .50))
+		approx(t, "p95", got.Latency.P95, nearestRank(want.lat, .95))
+		approx(t, "p99", got.Latency.P99, nearestRank(want.lat, .99))
+		approx(t, "llm calls per request", got.PerRequest.LLMCalls, float64(want.llm)/float64(want.scopeN))
+	}
+	equal(t, "steps", len(got.Steps), len(want.steps))
+	for _, st := range got.Steps {
+		w := want.steps[st.Step]
+		equal(t, "step "+st.Step+" runs", float64(st.Runs), w[0])
+		approx(t, "step "+st.Step+" mean", st.MeanSec, w[1]/w[0])
+	}
+	equal(t, "tool execution success", got.Execution.Success, want.execOK)
+	equal(t, "tool execution total", got.Execution.Total, want.execN)
+
+	equal(t, "paths", len(got.Paths), len(want.paths))
+	for _, p := range got.Paths {
+		equal(t, "path "+p.Path+" requests", p.Requests, want.paths[p.Path][0])
+		equal(t, "path "+p.Path+" errors", p.Errors, want.paths[p.Path][1])
+	}
+	equal(t, "tools", len(got.Tools), len(want.tools))
+	for _, ts := range got.Tools {
+		w := want.tools[ts.Tool]
+		for i, c := range []benchmarks.ToolCalls{ts.Chat, ts.Run} {
+			c.Rate = nil
+			equal(t, fmt.Sprintf("tool %s [%d]", ts.Tool, i), c, w[i])
+		}
+	}
+	equal(t, "builds", got.Builds.Requests, want.builds)
+	equal(t, "builds failed", got.Builds.Failed, want.buildFailed)
+	for _, a := range got.Builds.Attempts {
+		equal(t, fmt.Sprintf("builds with %d attempts", a.Attempts), a.Builds, want.attempts[a.Attempts])
+	}
+	if len(want.gen) > 0 {
+		approx(t, "build generation p50", got.Builds.Generation.P50, nearestRank(want.gen, .5))
+	} else if got.Builds.Generation.P50 != nil {
+		t.Errorf("no builds, but generation p50 = %v", *got.Builds.Generation.P50)
+	}
+
+	var series, seriesErrs int64
+	for _, p := range got.Series {
+		series += p.Requests
+		seriesErrs += p.Errors
+		if p.Chat+p.Build+p.Run != p.Requests {
+			t.Errorf("point %s: chat+build+run = %d, requests %d", p.T, p.Chat+p.Build+p.Run, p.Requests)
+		}
+	}
+	equal(t, "sum of series requests", series, int64(want.requests))
+	equal(t, "sum of series errors", seriesErrs, int64(want.errors))
+	if len(got.Series) > benchmarks.MaxPoints {
+		t.Errorf("%d points, want at most %d", len(got.Series), benchmarks.MaxPoints)
+	}
+
+	var recent []string
+	for _, r := range got.Recent {
+		recent = append(recent, r.RequestID)
+		if r.Trace != "/api/requests/"+r.RequestID {
+			t.Errorf("trace link = %q", r.Trace)
+		}
+	}
+	if !slices.Equal(recent, want.recent) {
+		t.Errorf("recent = %v…, want %v…", recent[:min(3, len(recent))], want.recent[:min(3, len(want.recent))])
+	}
+}
+
+func TestStoreEmpty(t *testing.T) {
+	s, err := benchmarks.LoadFile(filepath.Join(t.TempDir(), "missing.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := s.Query(benchmarks.Filter{})
+	if got.Requests != 0 || got.Latency.P50 != nil || got.Latency.Mean != nil || got.PerRequest.LLMCalls != nil ||
+		got.Execution.Rate != nil || got.Builds.Generation.P50 != nil || got.From != nil || len(got.Series) != 0 {
+		t.Errorf("empty store summary = %+v", got)
+	}
+}
+
+func TestParseFilter(t *testing.T) {
+	now := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		q       map[string]string
+		want    benchmarks.Filter
+		wantErr bool
+	}{
+		{map[string]string{}, benchmarks.Filter{}, false},
+		{map[string]string{"since": "24h"}, benchmarks.Filter{Since: now.Add(-24 * time.Hour)}, false},
+		{map[string]string{"since": "7d", "until": "1h"}, benchmarks.Filter{Since: now.Add(-7 * 24 * time.Hour), Until: now.Add(-time.Hour)}, false},
+		{map[string]string{"since": "2026-03-01T00:00:00+01:00"}, benchmarks.Filter{Since: time.Date(2026, 2, 28, 23, 0, 0, 0, time.UTC)}, false},
+		{map[string]string{"since": "2026-03-01"}, benchmarks.Filter{Since: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)}, false},
+		{map[string]string{"intent": "run", "outcome": "Error", "tool": " weather ", "path": "build"}, benchmarks.Filter{Intent: "RUN", Outcome: "error", Tool: "weather", Path: "build"}, false},
+		{map[string]string{"since": "yesterday"}, benchmarks.Filter{}, true},
+		{map[string]string{"since": "-5h"}, benchmarks.Filter{}, true},
+		{map[string]string{"intent": "PLAY"}, benchmarks.Filter{}, true},
+		{map[string]string{"outcome": "maybe"}, benchmarks.Filter{}, true},
+		{map[string]string{"since": "1h", "until": "2h"}, benchmarks.Filter{}, true},
+	}
+	for _, tt := range tests {
+		got, err := benchmarks.ParseFilter(func(k string) string { return tt.q[k] }, now)
+		if (err != nil) != tt.wantErr {
+			t.Errorf("ParseFilter(%v) error = %v, want error %v", tt.q, err, tt.wantErr)
+			continue
+		}
+		if err == nil && got != tt.want {
+			t.Errorf("ParseFilter(%v) = %+v, want %+v", tt.q, got, tt.want)
+		}
+	}
+}
+
+// TestStoreStepsBounded: step names past the bound count together.
+func TestStoreStepsBounded(t *testing.T) {
+	s := benchmarks.NewStore()
+	for i := range 40 {
+		s.Add(benchmarks.Row{Timestamp: time.Unix(1e9, 0), Intent: benchmarks.IntentChat,
+			NodeTimes: []benchmarks.NodeTime{{Node: fmt.Sprintf("step%02d", i), Duration: time.Second}}})
+	}
+	steps := s.Query(benchmarks.Filter{}).Steps
+	var other int64
+	for _, st := range steps {
+		if st.Step == "(other steps)" {
+			other = st.Runs
+		}
+	}
+	if len(steps) != 16 || other != 40-15 {
+		t.Errorf("%d steps, %d under (other steps); want 16 and 25", len(steps), other)
+	}
+}
