@@ -152,9 +152,15 @@ func (m *Mirror) onLocal(ev registry.Event) {
 	default:
 		return // a failed hand edit changes nothing that serves
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := m.push(ctx, name); err != nil {
+	// This runs inside the registry's write: do not wait on a NATS that
+	// is away, leave the change for the retry.
+	err := errors.New("NATS is not connected")
+	if m.nc.IsConnected() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err = m.push(ctx, name)
+		cancel()
+	}
+	if err != nil {
 		m.log.Warn("cluster: a change is not in the cluster yet; retrying", "tool", name, "err", err)
 		m.mu.Lock()
 		m.pending[name] = true
@@ -205,11 +211,12 @@ func (m *Mirror) Run(ctx context.Context, ready chan<- struct{}) error {
 	if err != nil {
 		return fmt.Errorf("cluster: watch the tools: %w", err)
 	}
-	defer w.Stop() //nolint:errcheck
+	defer func() { w.Stop() }() //nolint:errcheck
 	seen := map[string]bool{}
 	initial := true
 	retry := time.NewTicker(time.Second)
 	defer retry.Stop()
+	reconnects := m.nc.Stats().Reconnects
 	for {
 		select {
 		case <-ctx.Done():
@@ -217,6 +224,16 @@ func (m *Mirror) Run(ctx context.Context, ready chan<- struct{}) error {
 		case <-m.kick:
 		case <-retry.C:
 			m.retryPending(ctx)
+			// After a reconnect the watch would take many seconds to
+			// notice its consumer is gone: watch again at once. The new
+			// watch's first values (deletes included) bring what changed
+			// meanwhile.
+			if r := m.nc.Stats().Reconnects; r != reconnects && m.nc.IsConnected() {
+				if nw, err := m.kv.WatchAll(ctx); err == nil {
+					w.Stop() //nolint:errcheck
+					w, reconnects = nw, r
+				}
+			}
 		case u, ok := <-w.Updates():
 			if !ok {
 				return errors.New("cluster: the tool watch ended")

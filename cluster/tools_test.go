@@ -166,3 +166,19 @@ func TestTenConcurrentLocksOfOneNameHaveOneWinner(t *testing.T) {
 		t.Errorf("an expired lock was not taken over: %v", err)
 	}
 }
+
+func TestAChangeWhileNATSIsAwayReachesTheClusterWhenItReturns(t *testing.T) {
+	srv := clustertest.Start(t)
+	a := openReplica(t, srv.URL(), "a", map[string]string{"echo": echoTool})
+	b := openReplica(t, srv.URL(), "b", nil)
+	srv.Stop()
+	late := namedEcho("late")
+	if _, err := a.reg.Put(context.Background(), "late", []byte(late), registry.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	srv.Restart()
+	eventually(t, "B serves the tool A accepted while NATS was away", func() bool {
+		got, ok := b.reg.Tool("late")
+		return ok && string(got.Code) == late
+	})
+}
