@@ -164,3 +164,39 @@ func startFleetProcess(b testing.TB, url string, poolSize int, id string) {
 	}
 	b.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() }) //nolint:errcheck
 }
+
+// BenchmarkRows measures what a row costs in a cluster: "add-µs" is the
+// time inside Add (which runs under the logger's lock), and rows/s how fast
+// rows reach the stream end to end, b.N rows logged as fast as possible
+// and all stored. Past 4,096 rows waiting, Add writes to the disk spool
+// itself, so a burst like this one pays that.
+func BenchmarkRows(b *testing.B) {
+	for _, burst := range []int{100, 10_000} {
+		b.Run(fmt.Sprintf("burst=%d", burst), func(b *testing.B) {
+			srv := clustertest.Start(b)
+			r, err := cluster.OpenRows(connect(b, srv.URL(), "a"), cluster.RowsOptions{Replica: "a", SpoolDir: b.TempDir(), Log: quiet})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer r.Close()
+			row := row("x")
+			var inAdd time.Duration
+			n := 0
+			began := time.Now()
+			for b.Loop() {
+				for range burst {
+					n++
+					row.RequestID = strconv.Itoa(n)
+					t := time.Now()
+					r.Add(row)
+					inAdd += time.Since(t)
+				}
+				for r.Spooled() > 0 {
+					time.Sleep(100 * time.Microsecond)
+				}
+			}
+			b.ReportMetric(float64(inAdd.Microseconds())/float64(n), "add-µs")
+			b.ReportMetric(float64(n)/time.Since(began).Seconds(), "rows/s")
+		})
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -47,13 +48,16 @@ type RowsOptions struct {
 	Log *slog.Logger
 }
 
-// Rows publishes benchmark rows to the stream RowStream, each exactly once:
-// Add writes the row to the spool on disk first, and a publisher sends the
-// spool in order and removes each row once JetStream has acknowledged it. A
+// Rows publishes benchmark rows to the stream RowStream, each exactly once.
+// Add hands the row to a publisher goroutine, which sends it and waits for
+// JetStream's acknowledgement; while NATS is away, or a send fails, rows go
+// to the spool on disk (one file each, bounded), which is sent in order, and
+// emptied file by file as JetStream acknowledges, once NATS is back. A
 // row's message id is its replica and request id, so a row sent twice (an
 // ack lost, a restart between the send and the removal) is stored once.
-// While NATS is away the spool grows, up to its bound, and drains when NATS
-// returns. Rows is a benchmarks.Logger sink.
+// Rows is a benchmarks.Logger sink. A row handed over but neither sent nor
+// spooled when the process dies is lost to the stream only: it is in the
+// replica's CSV.
 type Rows struct {
 	nc      *nats.Conn
 	js      jetstream.JetStream
@@ -61,16 +65,23 @@ type Rows struct {
 	subject string
 	log     *slog.Logger
 
+	queue   chan spooledRow
 	kick    chan struct{}
 	stop    chan struct{}
 	done    chan struct{}
 	seq     atomic.Uint64
-	spooled atomic.Int64
+	waiting atomic.Int64 // rows handed over and not yet stored by JetStream
+	onDisk  atomic.Int64 // of which in the spool
 	dropped atomic.Int64
+	full    atomic.Bool
 
 	stream  bool // the stream is known to exist (the publisher's own)
 	closing sync.Once
 }
+
+// rowQueue is how many rows wait in memory for the publisher; past it, Add
+// spools to disk itself.
+const rowQueue = 4096
 
 // OpenRows starts publishing rows over nc. Rows left in the spool by an
 // earlier run are published first.
@@ -94,6 +105,7 @@ func OpenRows(nc *nats.Conn, opts RowsOptions) (*Rows, error) {
 	r := &Rows{
 		nc: nc, js: js, opts: opts, log: opts.Log,
 		subject: RowSubjectPrefix + Token(opts.Replica),
+		queue:   make(chan spooledRow, rowQueue),
 		kick:    make(chan struct{}, 1),
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
@@ -102,7 +114,8 @@ func OpenRows(nc *nats.Conn, opts RowsOptions) (*Rows, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.spooled.Store(int64(len(names)))
+	r.waiting.Store(int64(len(names)))
+	r.onDisk.Store(int64(len(names)))
 	r.seq.Store(uint64(time.Now().UnixNano()))
 	go r.publish()
 	r.poke()
@@ -119,45 +132,38 @@ func Token(s string) string {
 	}, s)
 }
 
-// Add spools the row and has it published. It never blocks on NATS.
+// Add hands the row to the publisher. It never waits on NATS: it costs a
+// channel send, or a file write when the publisher is far behind.
 func (r *Rows) Add(row benchmarks.Row) {
-	if r.spooled.Load() >= int64(r.opts.SpoolMax) {
-		if r.dropped.Add(1) == 1 {
-			r.log.Error("cluster: the row spool is full; rows are dropped until NATS is back", "max", r.opts.SpoolMax, "dir", r.opts.SpoolDir)
+	if r.waiting.Load() >= int64(r.opts.SpoolMax) {
+		r.dropped.Add(1)
+		if !r.full.Swap(true) {
+			r.log.Error("cluster: the row spool is full; rows are dropped until NATS takes them", "max", r.opts.SpoolMax, "dir", r.opts.SpoolDir)
 		}
 		return
 	}
-	b, err := json.Marshal(spooledRow{Replica: r.opts.Replica, Row: row})
-	if err != nil {
-		r.log.Error("cluster: encode a row", "err", err)
-		return
+	sr := spooledRow{Replica: r.opts.Replica, ID: row.RequestID, Row: row}
+	if sr.ID == "" {
+		sr.ID = "seq-" + strconv.FormatUint(r.seq.Add(1), 10)
 	}
-	// The name orders the spool: a time-based sequence, fixed-width.
-	name := fmt.Sprintf("%020d.json", r.seq.Add(1))
-	path := filepath.Join(r.opts.SpoolDir, name)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		r.log.Error("cluster: spool a row", "err", err)
-		return
+	r.waiting.Add(1)
+	select {
+	case r.queue <- sr:
+	default:
+		r.spool(sr)
+		r.poke()
 	}
-	r.spooled.Add(1) // before the publisher can see it
-	if err := os.Rename(tmp, path); err != nil {
-		r.spooled.Add(-1)
-		r.log.Error("cluster: spool a row", "err", err)
-		os.Remove(tmp)
-		return
-	}
-	r.poke()
 }
 
 // spooledRow is a row as the spool and the stream hold it.
 type spooledRow struct {
 	Replica string         `json:"replica"`
+	ID      string         `json:"id"`
 	Row     benchmarks.Row `json:"row"`
 }
 
-// Spooled is how many rows wait on disk for NATS.
-func (r *Rows) Spooled() int { return int(r.spooled.Load()) }
+// Spooled is how many rows wait for NATS: on disk, or about to be sent.
+func (r *Rows) Spooled() int { return int(r.waiting.Load()) }
 
 // Dropped is how many rows were lost to a full spool.
 func (r *Rows) Dropped() int { return int(r.dropped.Load()) }
@@ -177,6 +183,31 @@ func (r *Rows) Close() error {
 	return nil
 }
 
+// spool writes a row to the spool; its name orders the spool (a time-based
+// sequence, fixed-width).
+func (r *Rows) spool(sr spooledRow) {
+	b, err := json.Marshal(sr)
+	if err != nil {
+		r.waiting.Add(-1)
+		r.log.Error("cluster: encode a row", "err", err)
+		return
+	}
+	path := filepath.Join(r.opts.SpoolDir, fmt.Sprintf("%020d.json", r.seq.Add(1)))
+	tmp := path + ".tmp"
+	err = os.WriteFile(tmp, b, 0o644)
+	if err == nil {
+		r.onDisk.Add(1) // before the publisher can see it
+		if err = os.Rename(tmp, path); err != nil {
+			r.onDisk.Add(-1)
+		}
+	}
+	if err != nil {
+		r.waiting.Add(-1)
+		os.Remove(tmp)
+		r.log.Error("cluster: spool a row; it is in the CSV only", "err", err)
+	}
+}
+
 func (r *Rows) pending() ([]string, error) {
 	ents, err := os.ReadDir(r.opts.SpoolDir)
 	if err != nil {
@@ -192,8 +223,9 @@ func (r *Rows) pending() ([]string, error) {
 	return names, nil
 }
 
-// publish sends the spool whenever kicked, and every second while rows
-// wait (NATS may have come back).
+// publish sends each row handed over, or spools it behind the rows already
+// spooled; it sends the spool whenever kicked, and every second while rows
+// wait there (NATS may have come back).
 func (r *Rows) publish() {
 	defer close(r.done)
 	tick := time.NewTicker(time.Second)
@@ -202,73 +234,187 @@ func (r *Rows) publish() {
 		select {
 		case <-r.stop:
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			defer cancel()
+			for {
+				select {
+				case sr := <-r.queue:
+					r.take(ctx, sr)
+					continue
+				default:
+				}
+				break
+			}
 			r.drain(ctx)
-			cancel()
 			return
+		case sr := <-r.queue:
+			r.take(context.Background(), sr)
 		case <-r.kick:
+			r.drain(context.Background())
 		case <-tick.C:
-			if r.spooled.Load() == 0 {
-				continue
+			if r.onDisk.Load() > 0 {
+				r.drain(context.Background())
 			}
 		}
-		r.drain(context.Background())
 	}
 }
 
-// drain publishes the spooled rows in order until it is empty or a publish
-// fails (NATS away); the rest waits for the next round.
+// take sends a row and the others waiting in the queue behind it, in one
+// batch of asynchronous publishes whose acknowledgements it then awaits;
+// unless rows wait in the spool (they go behind them) or NATS is away. A row
+// whose send fails goes to the spool.
+func (r *Rows) take(ctx context.Context, first spooledRow) {
+	batch := []spooledRow{first}
+	for len(batch) < rowBatch {
+		select {
+		case sr := <-r.queue:
+			batch = append(batch, sr)
+			continue
+		default:
+		}
+		break
+	}
+	if r.onDisk.Load() > 0 || !r.nc.IsConnected() || ctx.Err() != nil || r.ensureStream(ctx) != nil {
+		for _, sr := range batch {
+			r.spool(sr)
+		}
+		return
+	}
+	futures := make([]jetstream.PubAckFuture, len(batch))
+	for i, sr := range batch {
+		b, err := json.Marshal(sr)
+		if err == nil {
+			futures[i], err = r.js.PublishMsgAsync(r.msg(sr, b), jetstream.WithMsgID(sr.Replica+":"+sr.ID))
+		}
+		if err != nil {
+			futures[i] = nil
+		}
+	}
+	timeout := time.After(5 * time.Second)
+	failed := 0
+	for i, f := range futures {
+		ok := false
+		if f != nil {
+			select {
+			case <-f.Ok():
+				ok = true
+			case <-f.Err():
+			case <-timeout:
+			case <-ctx.Done():
+			}
+		}
+		if ok {
+			r.sent()
+			continue
+		}
+		failed++
+		r.spool(batch[i])
+	}
+	if failed > 0 {
+		r.stream = false // look again: NATS may have lost it, or come back
+		r.log.Warn("cluster: rows not published yet; they go to the spool", "rows", failed)
+	}
+}
+
+// rowBatch bounds the rows sent before their acknowledgements are awaited.
+const rowBatch = 256
+
+func (r *Rows) sent() {
+	r.waiting.Add(-1)
+	if r.full.Swap(false) {
+		r.log.Warn("cluster: the row spool has room again", "dropped", r.dropped.Load())
+	}
+}
+
+// drain publishes the spooled rows in order, in batches of asynchronous
+// publishes, removing each file once its row is acknowledged, until the
+// spool is empty or a publish fails (NATS away); the rest waits for the
+// next round.
 func (r *Rows) drain(ctx context.Context) {
-	if !r.nc.IsConnected() {
-		return
-	}
-	names, err := r.pending()
-	if err != nil {
-		r.log.Error("cluster: read the row spool", "err", err)
-		return
-	}
-	for _, name := range names {
-		if err := r.send(ctx, name); err != nil {
-			r.stream = false // look again: NATS may have lost it, or come back
-			r.log.Warn("cluster: row not published yet; it stays in the spool", "err", err, "spooled", r.spooled.Load())
+	for r.nc.IsConnected() && r.onDisk.Load() > 0 && ctx.Err() == nil {
+		names, err := r.pending()
+		if err != nil {
+			r.log.Error("cluster: read the row spool", "err", err)
 			return
 		}
-		r.spooled.Add(-1)
-		if r.dropped.Swap(0) > 0 {
-			r.log.Warn("cluster: the row spool has room again")
+		if len(names) == 0 {
+			return
+		}
+		if err := r.ensureStream(ctx); err != nil {
+			return
+		}
+		if len(names) > rowBatch {
+			names = names[:rowBatch]
+		}
+		futures := make([]jetstream.PubAckFuture, len(names))
+		for i, name := range names {
+			path := filepath.Join(r.opts.SpoolDir, name)
+			b, err := os.ReadFile(path)
+			if err != nil {
+				r.log.Error("cluster: read the row spool", "err", err)
+				break
+			}
+			var sr spooledRow
+			if err := json.Unmarshal(b, &sr); err != nil {
+				r.log.Error("cluster: a spooled row is unreadable; dropped", "file", path, "err", err)
+				r.clear(name)
+				continue
+			}
+			if sr.ID == "" {
+				sr.ID = "spool-" + strings.TrimSuffix(name, ".json")
+			}
+			if futures[i], err = r.js.PublishMsgAsync(r.msg(sr, b), jetstream.WithMsgID(sr.Replica+":"+sr.ID)); err != nil {
+				futures[i] = nil
+				break
+			}
+		}
+		timeout := time.After(5 * time.Second)
+		for i, f := range futures {
+			if f == nil {
+				continue // unreadable and cleared, or not sent
+			}
+			select {
+			case <-f.Ok():
+				r.clear(names[i])
+				continue
+			case <-f.Err():
+			case <-timeout:
+			case <-ctx.Done():
+			}
+			// The rest stays for the next round; a row sent again is
+			// stored once.
+			r.stream = false
+			r.log.Warn("cluster: rows not published yet; they stay in the spool", "spooled", r.waiting.Load())
+			return
 		}
 	}
 }
 
-func (r *Rows) send(ctx context.Context, name string) error {
-	path := filepath.Join(r.opts.SpoolDir, name)
-	b, err := os.ReadFile(path)
-	if err != nil {
+// clear removes a sent (or unreadable) row's file from the spool.
+func (r *Rows) clear(name string) {
+	if err := os.Remove(filepath.Join(r.opts.SpoolDir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		r.log.Error("cluster: clear a sent row from the spool", "err", err)
+		return
+	}
+	r.onDisk.Add(-1)
+	r.sent()
+}
+
+func (r *Rows) ensureStream(ctx context.Context) error {
+	if r.stream {
+		return nil
+	}
+	if err := EnsureRowStream(ctx, r.js); err != nil {
 		return err
 	}
-	var sr spooledRow
-	if err := json.Unmarshal(b, &sr); err != nil {
-		r.log.Error("cluster: a spooled row is unreadable; dropped", "file", path, "err", err)
-		return os.Remove(path)
-	}
-	if !r.stream {
-		if err := EnsureRowStream(ctx, r.js); err != nil {
-			return err
-		}
-		r.stream = true
-	}
-	id := sr.Row.RequestID
-	if id == "" {
-		id = "spool-" + strings.TrimSuffix(name, ".json")
-	}
+	r.stream = true
+	return nil
+}
+
+func (r *Rows) msg(sr spooledRow, b []byte) *nats.Msg {
 	msg := nats.NewMsg(r.subject)
 	msg.Data = b
 	msg.Header.Set(replicaHeader, sr.Replica)
-	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if _, err := r.js.PublishMsg(pctx, msg, jetstream.WithMsgID(sr.Replica+":"+id)); err != nil {
-		return err
-	}
-	return os.Remove(path)
+	return msg
 }
 
 // EnsureRowStream creates the row stream if it does not exist; an existing
