@@ -190,7 +190,7 @@ var settings = []setting{
 			c.BuildAttempts = max(c.BuildAttempts, 1)
 			return err
 		}, false},
-	{"ADAPTBOT_NATS_URL", "", "NATS servers (nats://host:4222, comma-separated; a token may sit in the URL): benchmark rows go to a JetStream stream every replica reads; with ADAPTBOT_WORKERS=0 tool calls go to the worker fleet (adaptbot worker --nats URL); empty is one machine on files",
+	{"ADAPTBOT_NATS_URL", "", "NATS servers with JetStream (nats://host:4222, comma-separated; a token may sit in the URL): every replica shares the tools, the registry and the benchmark rows through them; with ADAPTBOT_WORKERS=0 tool calls go to the worker fleet (adaptbot worker --nats URL); empty is one machine on files",
 		func(c *Config, v string) error { c.NATSURL = v; return nil }, true},
 	{"ADAPTBOT_NATS_CREDS", "", "NATS credentials file (user JWT and nkey seed)", func(c *Config, v string) error { c.NATSCreds = v; return nil }, false},
 	{"ADAPTBOT_REPLICA_ID", "", "this replica's id in the cluster, on every benchmark row it publishes; empty is host name-pid",
