@@ -21,7 +21,8 @@ import (
 	"adaptbot/benchmarks"
 )
 
-// DefaultSpoolMax bounds the rows a replica keeps on disk while NATS is away.
+// DefaultSpoolMax bounds the rows a replica keeps waiting for NATS (in the
+// spool on disk, or about to be sent); rows past it are dropped.
 const DefaultSpoolMax = 100_000
 
 // rowDuplicates is the stream's de-duplication window: a row published
@@ -41,8 +42,8 @@ type RowsOptions struct {
 	Replica string
 	// SpoolDir holds the rows not yet published, one file each.
 	SpoolDir string
-	// SpoolMax bounds the rows in SpoolDir; rows past it are dropped, and
-	// counted, until NATS is back. 0 means DefaultSpoolMax.
+	// SpoolMax bounds the rows waiting for NATS; rows past it are dropped,
+	// and counted, until NATS takes some. 0 means DefaultSpoolMax.
 	SpoolMax int
 	// Log receives what went wrong; nil means slog.Default().
 	Log *slog.Logger

@@ -55,8 +55,10 @@ func sourceName(tool, sha string) string { return tool + "/" + sha }
 
 // MirrorOptions configures a Mirror.
 type MirrorOptions struct {
+	// Replica names this replica in the entries it writes.
 	Replica string
-	Log     *slog.Logger
+	// Log receives what could not be applied; nil means slog.Default().
+	Log *slog.Logger
 }
 
 // Mirror keeps a replica's registry and the cluster's one and the same: a
