@@ -7,12 +7,14 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"adaptbot/benchmarks"
 	"adaptbot/cluster"
 	"adaptbot/cluster/clustertest"
+	"adaptbot/llm/llmtest"
 )
 
 // startFleetWorker runs `adaptbot worker --nats URL` through run(), as a
@@ -199,5 +201,66 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out: %s", what)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestTenConcurrentBuildsOfOneNameHaveOneWinner sends ten builds of one tool
+// at once, five to each of two replicas: the cluster-wide lock lets one
+// build, and the other nine are told who holds it.
+func TestTenConcurrentBuildsOfOneNameHaveOneWinner(t *testing.T) {
+	srv := clustertest.Start(t)
+	script := romanScript(t)
+	llmSrv := llmtest.New(t, func(r llmtest.Request) llmtest.Reply {
+		reply := script(r)
+		if r.Forced() == "write_tool" {
+			reply.Delay = 500 * time.Millisecond // the winner holds the name meanwhile
+		}
+		return reply
+	})
+	env := func(id string) map[string]string {
+		e := modelEnv(llmSrv)
+		e["ADAPTBOT_NATS_URL"], e["ADAPTBOT_REPLICA_ID"] = srv.URL(), id
+		return e
+	}
+	a, b := start(t, env("a")), start(t, env("b"))
+
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		won, out int
+		others   []string
+	)
+	for i := range 10 {
+		in := a
+		if i%2 == 1 {
+			in = b
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _, evs := in.events(t, "/api/tools/build", `{"request": "roman numerals", "op": "CREATE", "tool": "roman_numerals"}`)
+			last := evs[len(evs)-1]
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case strings.HasPrefix(last, "result ") && strings.Contains(last, `"ok":true`):
+				won++
+			case strings.HasPrefix(last, "error ") && strings.Contains(last, "is being changed by"):
+				out++
+			default:
+				others = append(others, last)
+			}
+		}()
+	}
+	wg.Wait()
+	if won != 1 || out != 9 {
+		t.Errorf("%d builds won and %d were refused, want 1 and 9; others: %v", won, out, others)
+	}
+	// The winner's tool serves on both replicas.
+	for _, in := range []*instance{a, b} {
+		waitFor(t, "the built tool serves on both replicas", func() bool {
+			code, r := in.do(t, "POST", "/api/tools/roman_numerals/run", `{"number": 4}`)
+			return code == 200 && r["output"] == "IV"
+		})
 	}
 }
