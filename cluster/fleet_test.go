@@ -200,12 +200,30 @@ func TestFleetWorkerKilledMidCallFailsThatCallOnly(t *testing.T) {
 	fleet := cluster.NewFleet(connect(t, srv.URL(), "replica"), 2*time.Second)
 	waitForFleet(t, fleet) // the process is the only worker
 
+	// A plain subscriber sees each call as NATS routes it to the queue
+	// group, without taking part in it.
+	spyConn := connect(t, srv.URL(), "spy")
+	spy, err := spyConn.SubscribeSync(cluster.FleetRun)
+	if err == nil {
+		err = spyConn.Flush() // the server has the subscription
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 	slow := make(chan error, 1)
 	go func() {
 		_, err := fleet.Run(context.Background(), sandbox.Call{Tool: "sleepy", Source: []byte(sleepTool), Input: json.RawMessage(`{}`)})
 		slow <- err
 	}()
-	time.Sleep(300 * time.Millisecond) // the call is running in the process
+	for { // the slow call has gone to the process, the only worker so far
+		m, err := spy.NextMsg(10 * time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(m.Data), `"sleepy"`) {
+			break
+		}
+	}
 	startWorker(t, srv.URL(), "survivor")
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
