@@ -29,20 +29,6 @@ import (
 	"adaptbot/templates"
 )
 
-// workspaceRoutes are the pages for people who inspect tools, and the API
-// they use beyond the tools API: diffs, examples, approval, stored traces.
-func (s *Server) workspaceRoutes() {
-	s.app.Get("/static/*", s.handleStatic())
-	s.app.Get("/tools", s.handleToolsPage())
-	s.app.Get("/tools/:name", s.handleToolPage())
-	s.app.Get("/api/tools/:name/diff", s.handleToolDiff())
-	s.app.Post("/api/tools/:name/test", s.requireAdmin(), s.handleToolTest())
-	s.app.Post("/api/tools/:name/approve", s.requireAdmin(), s.handleToolApprove())
-	s.app.Post("/api/tools/plan", s.requireAdmin(), s.limits.rateLimit(), s.limits.admit(), s.cancelOnLeave(), s.handleBuildPlan())
-	s.app.Get("/api/requests", s.handleRequests())
-	s.app.Get("/api/requests/:id", s.handleRequest())
-}
-
 // toolUse is how often a tool ran, from the benchmarks.
 type toolUse struct {
 	Uses, Errors int
