@@ -54,11 +54,6 @@ func (s *Server) runBuild(ctx context.Context, req generator.Request, progress f
 	if err := s.link.writable(); err != nil {
 		return nil, err
 	}
-	release, err := s.link.lock(ctx, req.Tool)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
 	id := newRequestID()
 	began := time.Now()
 	res, err := s.build.Build(ctx, req, progress)
@@ -71,8 +66,14 @@ func buildError(err error) error {
 	switch {
 	case errors.Is(err, errClusterDown):
 		return &apiError{Status: fiber.StatusServiceUnavailable, Msg: err.Error()}
-	case errors.Is(err, generator.ErrConflict), errors.Is(err, cluster.ErrLocked):
-		return &apiError{Status: fiber.StatusConflict, Msg: err.Error()}
+	case errors.Is(err, cluster.ErrLocked):
+		var locked *cluster.LockedError
+		if errors.As(err, &locked) {
+			return &apiError{Status: fiber.StatusConflict, Msg: locked.Error()}
+		}
+		return &apiError{Status: fiber.StatusConflict, Msg: "this tool is being changed on another replica; try again when that is done"}
+	case errors.Is(err, generator.ErrConflict):
+		return &apiError{Status: fiber.StatusConflict, Msg: "another build of this tool is already running; try again when it has finished"}
 	case errors.Is(err, llm.ErrNoModel):
 		return &apiError{Status: fiber.StatusServiceUnavailable, Msg: "Building tools needs a language model. " + err.Error()}
 	case errors.Is(err, registry.ErrNotFound):

@@ -105,7 +105,10 @@ func openWorld(ctx context.Context, cfg Config, getenv func(string) string, log 
 
 	// The generator works without a model for what needs none: deletes and
 	// re-running a tool's examples. Builds say plainly that they need one.
-	w.gen, err = generator.New(generator.Options{Model: model, Registry: w.reg, Runner: w.runner, MaxAttempts: cfg.BuildAttempts, Log: log})
+	// In a cluster the generator also takes the cluster-wide lock on the
+	// name it builds, once the name is decided (w.link.lock is a no-op on
+	// files).
+	w.gen, err = generator.New(generator.Options{Model: model, Registry: w.reg, Runner: w.runner, MaxAttempts: cfg.BuildAttempts, Log: log, Claim: w.link.lock})
 	if err != nil {
 		return nil, fmt.Errorf("generator: %w", err)
 	}
@@ -162,18 +165,13 @@ func (w *world) Close() error {
 // writes the code without asking the model to decide again.
 type genBuilder struct {
 	g    *generator.Generator
-	link *clusterLink // in a cluster: refuses builds while NATS is away, locks the name
+	link *clusterLink // in a cluster: refuses builds while NATS is away
 }
 
 func (b genBuilder) Build(ctx context.Context, req agent.BuildRequest, progress func(agent.BuildStep)) (*agent.BuildResult, error) {
 	if err := b.link.writable(); err != nil {
 		return nil, err
 	}
-	release, err := b.link.lock(ctx, req.Tool)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
 	var report func(generator.Event)
 	if progress != nil {
 		report = func(ev generator.Event) { progress(agent.BuildStep{Stage: ev.Stage, Message: ev.Message}) }

@@ -63,6 +63,12 @@ type Options struct {
 	ExampleTimeout time.Duration
 	// Log receives one line per build; nil discards.
 	Log *slog.Logger
+	// Claim, when set, is taken on a tool's name as soon as the build has
+	// decided it, beside the generator's own lock, and released when the
+	// build ends: in a cluster it is the lock that keeps two replicas from
+	// building one name at once, whoever named the tool (the request or
+	// the model).
+	Claim func(ctx context.Context, name string) (release func(), err error)
 }
 
 // Generator builds, changes and deletes tools. It is safe for concurrent
@@ -170,6 +176,7 @@ type build struct {
 	entry   registry.Entry // what register or delete did
 	failure string         // why the build was refused, for people
 	locked  bool
+	release func() // Options.Claim's, once taken
 }
 
 // Build runs one build: decide (unless req names Op and Tool), then write,
@@ -194,6 +201,9 @@ func (g *Generator) Build(ctx context.Context, req Request, progress func(Event)
 		}
 	}
 	defer func() {
+		if b.release != nil {
+			b.release()
+		}
 		if b.locked {
 			g.unlock(b.name)
 		}

@@ -604,3 +604,37 @@ func TestNewNeedsRegistryAndRunner(t *testing.T) {
 		t.Error("New accepted no runner")
 	}
 }
+
+// TestClaimTakesTheDecidedName checks Options.Claim, the cluster's lock: it
+// is taken on the name the model decided (no name came with the request),
+// released when the build ends, and a refused claim writes nothing.
+func TestClaimTakesTheDecidedName(t *testing.T) {
+	model, _ := scripted(t,
+		decideReply("CREATE", "Roman Numerals", "Convert integers to Roman numerals and back."),
+		writeReply(romanTool("roman_numerals"), "conversion", exNumber, exRoman),
+		decideReply("CREATE", "Roman Numerals Two", "The same again."),
+	)
+	f := newFixture(t, model)
+	var claimed, released []string
+	refuse := errors.New("tool roman_numerals_two is being changed by replica-b")
+	f.gen.opts.Claim = func(_ context.Context, name string) (func(), error) {
+		claimed = append(claimed, name)
+		if name == "roman_numerals_two" {
+			return nil, refuse
+		}
+		return func() { released = append(released, name) }, nil
+	}
+
+	res, _ := mustBuild(t, f, Request{Text: "convert 2024 to roman numerals"})
+	if !res.OK || !slices.Equal(claimed, []string{"roman_numerals"}) || !slices.Equal(released, []string{"roman_numerals"}) {
+		t.Fatalf("result %+v; claimed %q, released %q", res, claimed, released)
+	}
+
+	res, err := f.gen.Build(t.Context(), Request{Text: "roman numerals again"}, nil)
+	if !errors.Is(err, refuse) || res.OK || !strings.Contains(res.Error, "being changed by replica-b") {
+		t.Fatalf("refused claim: %+v, %v", res, err)
+	}
+	if _, ok := f.reg.Entry("roman_numerals_two"); ok {
+		t.Error("a build whose claim was refused registered its tool")
+	}
+}

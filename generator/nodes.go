@@ -71,6 +71,13 @@ func (g *Generator) decide(ctx context.Context, b *build) (*build, error) {
 		return b, err
 	}
 	b.locked = true
+	if g.opts.Claim != nil {
+		release, err := g.opts.Claim(ctx, b.name)
+		if err != nil {
+			return b, err
+		}
+		b.release = release
+	}
 
 	_, listed := g.opts.Registry.Entry(b.name)
 	switch b.op {
