@@ -217,7 +217,7 @@ func TestBrowserChatMarkdownTraceAndReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	id, err := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.parse(localStorage.getItem('adaptbot.chat')).find(e => e.role === 'bot').result.request_id`))
-	if err != nil || id == "" || !strings.Contains(trace, id) || !strings.Contains(trace, "model calls") {
+	if err != nil || id == "" || !strings.Contains(trace, id) || !strings.Contains(trace, "1 model call ·") {
 		t.Errorf("trace = %q (request %q, %v)", trace, id, err)
 	}
 	screenshot(t, ctx, "chat-trace")

@@ -154,7 +154,7 @@
     const sum = el('div', 'sum');
     const parts = [];
     if (r.total_ms !== undefined) parts.push('total ' + fmtMs(r.total_ms));
-    parts.push((r.llm_calls || 0) + ' model calls');
+    parts.push((r.llm_calls || 0) + ' model call' + (r.llm_calls === 1 ? '' : 's'));
     if (r.usage) parts.push((r.usage.prompt_tokens || 0) + ' prompt + ' + (r.usage.completion_tokens || 0) + ' completion tokens');
     sum.textContent = parts.join(' · ');
     if (r.request_id) {
