@@ -28,7 +28,10 @@ func TestHostileToolsCannotTakeTheServerDown(t *testing.T) {
 	}
 	defer stop()
 	in := startWith(t, map[string]string{
-		"ADAPTBOT_TOOL_TIMEOUT": "2s",
+		// Room for the crash cases to crash before the time limit: under
+		// -race on a loaded machine, recursing to the stack limit took
+		// over 2s.
+		"ADAPTBOT_TOOL_TIMEOUT": "4s",
 		"ADAPTBOT_EGRESS_ALLOW": redirect.Policy.AllowNets[0].String(),
 	}, testHooks(redirect.Rewrite))
 
