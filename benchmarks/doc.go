@@ -13,9 +13,7 @@
 // ReadFile and Scan read the file back by column name, so older files with
 // fewer columns still read. A Store keeps aggregates of the rows in bounded
 // memory: LoadFile builds it in one streaming pass, Logger.SetSink keeps it
-// current, and Store.Query answers a Filter with a Summary. Summarize (the
-// older, exact report over rows held in memory) remains for callers that
-// already hold the rows.
+// current, and Store.Query answers a Filter with a Summary.
 //
 // The package knows nothing of HTTP, models or graphs: callers fill a Row.
 package benchmarks

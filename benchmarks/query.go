@@ -3,7 +3,9 @@ package benchmarks
 import (
 	"cmp"
 	"maps"
+	"math"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -598,4 +600,25 @@ func (pa *pointAcc) finish(p *Point) {
 	if pa.counted > 0 {
 		p.BuildAttempt = ptr(round(float64(pa.attempts)/float64(pa.counted)), true)
 	}
+}
+
+// topErrors is how many distinct error messages a summary lists.
+const topErrors = 5
+
+// none stands in for an empty intent or category.
+const none = "(none)"
+
+// errorKey groups error messages by their first line, trimmed and capped, so
+// long or multi-line errors still count together.
+func errorKey(msg string) string {
+	msg, _, _ = strings.Cut(strings.TrimSpace(msg), "\n")
+	if r := []rune(msg); len(r) > 200 {
+		msg = string(r[:200]) + "…"
+	}
+	return msg
+}
+
+// round keeps figures to the microsecond, which is all the file holds.
+func round(f float64) float64 {
+	return math.Round(f*1e6) / 1e6
 }
