@@ -328,76 +328,110 @@ func (r *Rows) sent() {
 
 // drain publishes the spooled rows in order, in batches of asynchronous
 // publishes, removing each file once its row is acknowledged, until the
-// spool is empty or a publish fails (NATS away); the rest waits for the
-// next round.
+// spool is empty or a round makes no progress (NATS away, a publish
+// refused); the rest waits for the next round. The spool is listed once a
+// round, not once a batch: after a long outage it holds many files.
 func (r *Rows) drain(ctx context.Context) {
-	for r.nc.IsConnected() && r.onDisk.Load() > 0 && ctx.Err() == nil {
-		names, err := r.pending()
-		if err != nil {
-			r.log.Error("cluster: read the row spool", "err", err)
-			return
-		}
-		if len(names) == 0 {
-			return
-		}
+	if !r.nc.IsConnected() || r.onDisk.Load() <= 0 || ctx.Err() != nil {
+		return
+	}
+	names, err := r.pending()
+	if err != nil {
+		r.log.Error("cluster: read the row spool", "err", err)
+		return
+	}
+	for len(names) > 0 && r.nc.IsConnected() && ctx.Err() == nil {
 		if err := r.ensureStream(ctx); err != nil {
 			return
 		}
-		if len(names) > rowBatch {
-			names = names[:rowBatch]
-		}
-		futures := make([]jetstream.PubAckFuture, len(names))
-		for i, name := range names {
-			path := filepath.Join(r.opts.SpoolDir, name)
-			b, err := os.ReadFile(path)
-			if err != nil {
-				r.log.Error("cluster: read the row spool", "err", err)
-				break
-			}
-			var sr spooledRow
-			if err := json.Unmarshal(b, &sr); err != nil {
-				r.log.Error("cluster: a spooled row is unreadable; dropped", "file", path, "err", err)
-				r.clear(name)
-				continue
-			}
-			if sr.ID == "" {
-				sr.ID = "spool-" + strings.TrimSuffix(name, ".json")
-			}
-			if futures[i], err = r.js.PublishMsgAsync(r.msg(sr, b), jetstream.WithMsgID(sr.Replica+":"+sr.ID)); err != nil {
-				futures[i] = nil
-				break
-			}
-		}
-		timeout := time.After(5 * time.Second)
-		for i, f := range futures {
-			if f == nil {
-				continue // unreadable and cleared, or not sent
-			}
-			select {
-			case <-f.Ok():
-				r.clear(names[i])
-				continue
-			case <-f.Err():
-			case <-timeout:
-			case <-ctx.Done():
-			}
-			// The rest stays for the next round; a row sent again is
-			// stored once.
-			r.stream = false
-			r.log.Warn("cluster: rows not published yet; they stay in the spool", "spooled", r.waiting.Load())
+		batch := names[:min(len(names), rowBatch)]
+		names = names[len(batch):]
+		if !r.sendBatch(ctx, batch) {
 			return
 		}
 	}
 }
 
-// clear removes a sent (or unreadable) row's file from the spool.
-func (r *Rows) clear(name string) {
-	if err := os.Remove(filepath.Join(r.opts.SpoolDir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		r.log.Error("cluster: clear a sent row from the spool", "err", err)
+// sendBatch publishes one batch of spooled rows and clears those the stream
+// acknowledged. It reports whether every row of the batch is gone from the
+// spool; if not, the caller stops and the rest waits for the next round.
+func (r *Rows) sendBatch(ctx context.Context, names []string) bool {
+	futures := make([]jetstream.PubAckFuture, len(names))
+	for i, name := range names {
+		path := filepath.Join(r.opts.SpoolDir, name)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			// A file that cannot be read would stop the spool for good:
+			// set it aside for a person to look at, and go on.
+			r.log.Error("cluster: a spooled row cannot be read; set aside as .bad", "file", path, "err", err)
+			r.setAside(name)
+			continue
+		}
+		var sr spooledRow
+		if err := json.Unmarshal(b, &sr); err != nil {
+			r.log.Error("cluster: a spooled row is unreadable; dropped", "file", path, "err", err)
+			r.clear(name)
+			continue
+		}
+		if sr.ID == "" {
+			sr.ID = "spool-" + strings.TrimSuffix(name, ".json")
+		}
+		if futures[i], err = r.js.PublishMsgAsync(r.msg(sr, b), jetstream.WithMsgID(sr.Replica+":"+sr.ID)); err != nil {
+			futures[i] = nil
+			return r.unsent()
+		}
+	}
+	timeout := time.After(5 * time.Second)
+	for i, f := range futures {
+		if f == nil {
+			continue // set aside or dropped
+		}
+		select {
+		case <-f.Ok():
+			if !r.clear(names[i]) {
+				return false
+			}
+			continue
+		case <-f.Err():
+		case <-timeout:
+		case <-ctx.Done():
+		}
+		// The rest stays for the next round; a row sent again is stored
+		// once.
+		return r.unsent()
+	}
+	return true
+}
+
+// unsent notes that a round stopped with rows still spooled.
+func (r *Rows) unsent() bool {
+	r.stream = false
+	r.log.Warn("cluster: rows not published yet; they stay in the spool", "spooled", r.waiting.Load())
+	return false
+}
+
+// setAside renames a spooled row that cannot be read out of the spool's
+// way (it no longer ends in .json), so that it stops every round no more.
+func (r *Rows) setAside(name string) {
+	path := filepath.Join(r.opts.SpoolDir, name)
+	if err := os.Rename(path, path+".bad"); err != nil {
+		r.log.Error("cluster: set aside a spooled row", "file", path, "err", err)
 		return
 	}
 	r.onDisk.Add(-1)
 	r.sent()
+}
+
+// clear removes a sent (or unreadable) row's file from the spool, and
+// reports whether it is gone.
+func (r *Rows) clear(name string) bool {
+	if err := os.Remove(filepath.Join(r.opts.SpoolDir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		r.log.Error("cluster: clear a sent row from the spool", "err", err)
+		return false
+	}
+	r.onDisk.Add(-1)
+	r.sent()
+	return true
 }
 
 func (r *Rows) ensureStream(ctx context.Context) error {

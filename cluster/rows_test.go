@@ -3,6 +3,8 @@ package cluster_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -179,5 +181,47 @@ func TestSpooledRowsSurviveAReplicaRestart(t *testing.T) {
 	n, err := cluster.ReadRows(context.Background(), connect(t, srv.URL(), "reader"), func(benchmarks.Row) {})
 	if err != nil || n != 5 {
 		t.Errorf("the stream holds %d rows (%v), want 5", n, err)
+	}
+}
+
+// TestUnreadableSpoolFileIsSetAside checks that one spooled file that cannot
+// be read (here a folder under a row's name) neither stops the rows behind
+// it nor keeps Close from returning: it is set aside as .bad.
+func TestUnreadableSpoolFileIsSetAside(t *testing.T) {
+	srv := clustertest.Start(t)
+	dir := t.TempDir()
+	nc := connect(t, srv.URL(), "a")
+	srv.Stop()
+	r, err := cluster.OpenRows(nc, cluster.RowsOptions{Replica: "a", SpoolDir: dir, Log: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		r.Add(row(fmt.Sprintf("r%d", i)))
+	}
+	r.Close()
+	bad := filepath.Join(dir, "00000000000000000000.json") // sorts before every row
+	if err := os.Mkdir(bad, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	srv.Restart()
+	r, err = cluster.OpenRows(connect(t, srv.URL(), "a2"), cluster.RowsOptions{Replica: "a", SpoolDir: dir, Log: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the spool drains past the unreadable file", func() bool { return r.Spooled() == 0 })
+	closed := make(chan struct{})
+	go func() { r.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(20 * time.Second):
+		t.Fatal("Close did not return")
+	}
+	if _, err := os.Stat(bad + ".bad"); err != nil {
+		t.Errorf("the unreadable file was not set aside: %v", err)
+	}
+	n, err := cluster.ReadRows(context.Background(), connect(t, srv.URL(), "reader"), func(benchmarks.Row) {})
+	if err != nil || n != 3 {
+		t.Errorf("the stream holds %d rows (%v), want 3", n, err)
 	}
 }
