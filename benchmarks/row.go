@@ -182,12 +182,23 @@ func (r Row) cleaned() Row {
 	r.Category = Clean(r.Category)
 	r.Error = Cut(Clean(r.Error), MaxText)
 	r.RequestID = Clean(r.RequestID)
+	// Tool and node names are cleaned here, not only when written, so
+	// that the live aggregates see what a reload of the file will see.
 	if len(r.Tools) > 0 {
-		tools := make([]string, len(r.Tools))
-		for i, t := range r.Tools {
-			tools[i] = toolNameCleaner.Replace(Clean(t))
+		tools := make([]string, 0, len(r.Tools))
+		for _, t := range r.Tools {
+			if t = strings.TrimSpace(toolNameCleaner.Replace(Clean(t))); t != "" {
+				tools = append(tools, t)
+			}
 		}
 		r.Tools = tools
+	}
+	if len(r.NodeTimes) > 0 {
+		nts := make([]NodeTime, len(r.NodeTimes))
+		for i, nt := range r.NodeTimes {
+			nts[i] = NodeTime{Node: nodeNameCleaner.Replace(Clean(nt.Node)), Duration: nt.Duration}
+		}
+		r.NodeTimes = nts
 	}
 	return r
 }
@@ -260,7 +271,7 @@ func formatNodeTimes(nts []NodeTime) string {
 		if i > 0 {
 			b.WriteByte(';')
 		}
-		b.WriteString(nodeNameCleaner.Replace(Clean(nt.Node)))
+		b.WriteString(nt.Node) // cleaned by Row.cleaned
 		b.WriteByte('=')
 		b.WriteString(seconds(nt.Duration, 3))
 	}

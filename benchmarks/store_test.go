@@ -390,3 +390,34 @@ func TestStoreStepsBounded(t *testing.T) {
 		t.Errorf("%d steps, %d under (other steps); want 16 and 25", len(steps), other)
 	}
 }
+
+// TestLiveStoreSeesWhatTheFileHolds logs a row with untidy tool and step
+// names and checks that the live aggregates name them as a reload of the
+// file does, so a filter finds the row before a restart too.
+func TestLiveStoreSeesWhatTheFileHolds(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "b.csv")
+	l := open(t, path)
+	live := benchmarks.NewStore()
+	l.SetSink(live)
+	logRow(t, l, benchmarks.Row{Timestamp: time.Now().UTC(), Query: "q", Intent: benchmarks.IntentChat, Category: "weather",
+		Tools: []string{" weather "}, ToolExecution: benchmarks.True, Latency: time.Second,
+		NodeTimes: []benchmarks.NodeTime{{Node: "plan;extract", Duration: time.Second}}})
+	loaded, err := benchmarks.LoadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := func(s benchmarks.Summary) (tools, steps []string) {
+		for _, ts := range s.Tools {
+			tools = append(tools, ts.Tool)
+		}
+		for _, st := range s.Steps {
+			steps = append(steps, st.Step)
+		}
+		return tools, steps
+	}
+	lt, ls := names(live.Query(benchmarks.Filter{Tool: "weather"}))
+	ft, fs := names(loaded.Query(benchmarks.Filter{Tool: "weather"}))
+	if !slices.Equal(lt, ft) || !slices.Equal(ls, fs) || !slices.Equal(ft, []string{"weather"}) || !slices.Equal(fs, []string{"plan_extract"}) {
+		t.Errorf("live tools %q steps %q; from the file tools %q steps %q", lt, ls, ft, fs)
+	}
+}
