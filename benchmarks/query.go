@@ -342,7 +342,7 @@ func (s *Store) Query(f Filter) Summary {
 					continue
 				}
 				points[pi].add(&series[pi], c, intent, failed, scope)
-				from, to = earlier(from, b.first), later(to, b.last)
+				from, to = earlier(from, c.first), later(to, c.last)
 			}
 		}
 	} else {
@@ -369,7 +369,7 @@ func (s *Store) Query(f Filter) Summary {
 				if pi >= 0 {
 					kd := &s.kinds[k]
 					points[pi].add(&series[pi], c, kd.intent, kd.failed, scope)
-					from, to = earlier(from, b.first), later(to, b.last)
+					from, to = earlier(from, c.first), later(to, c.last)
 				}
 			}
 		}

@@ -74,14 +74,17 @@ type tier struct {
 }
 
 type bucket struct {
-	cells       []*cell                 // by kind; nil where the bucket has no row of that kind
-	byIntent    [2 * len(intents)]*cell // by intent and outcome (see intentIndex), for the series
-	first, last time.Time
+	cells    []*cell                 // by kind; nil where the bucket has no row of that kind
+	byIntent [2 * len(intents)]*cell // by intent and outcome (see intentIndex), for the series
 }
 
 // cell aggregates the rows of one kind in one time bucket.
 type cell struct {
-	n                int64
+	n int64
+	// first and last are the earliest and latest timestamps counted, so a
+	// filtered query's range is that of the rows it selects, not of their
+	// buckets.
+	first, last      time.Time
 	latency          histogram
 	latencySum       time.Duration
 	llmCalls         int64
@@ -187,7 +190,6 @@ func (s *Store) Add(r Row) {
 			if b := t.bucketFor(minute); b != nil {
 				b.cell(k).add(cr)
 				b.intentCell(r.Intent, r.Error != "").add(cr)
-				b.saw(r.Timestamp)
 			}
 		}
 	}
@@ -254,12 +256,12 @@ func (b *bucket) intentCell(intent string, failed bool) *cell {
 	return b.byIntent[i]
 }
 
-func (b *bucket) saw(t time.Time) {
-	if b.first.IsZero() || t.Before(b.first) {
-		b.first = t
+func (c *cell) saw(t time.Time) {
+	if c.first.IsZero() || t.Before(c.first) {
+		c.first = t
 	}
-	if t.After(b.last) {
-		b.last = t
+	if t.After(c.last) {
+		c.last = t
 	}
 }
 
@@ -283,6 +285,9 @@ func count(r Row) *counted {
 
 func (c *cell) add(r *counted) {
 	c.n++
+	if !r.Timestamp.IsZero() {
+		c.saw(r.Timestamp)
+	}
 	c.latency.addAt(r.Latency, r.latency)
 	c.latencySum += r.Latency
 	c.llmCalls += int64(r.LLMCalls)
@@ -421,14 +426,14 @@ func (b *bucket) merge(o *bucket) {
 			b.intentCell(intent, failed).merge(c)
 		}
 	}
-	if !o.first.IsZero() {
-		b.saw(o.first)
-		b.saw(o.last)
-	}
 }
 
 func (c *cell) merge(o *cell) {
 	c.n += o.n
+	if !o.first.IsZero() {
+		c.saw(o.first)
+		c.saw(o.last)
+	}
 	for i := range o.steps {
 		c.steps[i].n += o.steps[i].n
 		c.steps[i].sum += o.steps[i].sum

@@ -90,6 +90,7 @@ type recount struct {
 	gen                      []float64
 	recent                   []string
 	steps                    map[string][2]float64 // runs, seconds
+	first, last              time.Time             // of the dated rows selected
 }
 
 func count(rows []benchmarks.Row, f benchmarks.Filter) recount {
@@ -101,6 +102,14 @@ func count(rows []benchmarks.Row, f benchmarks.Filter) recount {
 		}
 		rc.requests++
 		rc.byIntent[r.Intent]++
+		if ts := r.Timestamp; !ts.IsZero() {
+			if rc.first.IsZero() || ts.Before(rc.first) {
+				rc.first = ts
+			}
+			if ts.After(rc.last) {
+				rc.last = ts
+			}
+		}
 		if r.Error != "" {
 			rc.errors++
 		}
@@ -245,7 +254,15 @@ func TestStoreMatchesRecount(t *testing.T) {
 				if want.requests == 0 && f.Tool != "no_such_tool" {
 					t.Fatal("the filter selects no rows; the test data does not exercise it")
 				}
-				checkSummary(t, s.Query(f), want)
+				got := s.Query(f)
+				checkSummary(t, got, want)
+				// Since and until select whole buckets; without them the
+				// range is exactly that of the rows selected.
+				if f.Since.IsZero() && f.Until.IsZero() && want.requests > 0 {
+					if got.From == nil || got.To == nil || !got.From.Equal(want.first) || !got.To.Equal(want.last) {
+						t.Errorf("from %v to %v, want %v to %v", got.From, got.To, want.first, want.last)
+					}
+				}
 			})
 		}
 	}
