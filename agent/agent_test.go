@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"adaptbot/contract"
 	"adaptbot/llm"
@@ -697,4 +699,145 @@ func TestTraceRecordsEveryStep(t *testing.T) {
 func str(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// TestFunctionNamesDecodeByWhatWasOffered checks that calls are decoded by
+// the names offered this message, not by undoing the encoding: a local tool
+// named "foo__bar" and the external "foo/bar" both run when called under
+// the names they were offered as, and names providers refuse ('.', spaces,
+// more than 64 characters) are offered valid and still reach their tools.
+func TestFunctionNamesDecodeByWhatWasOffered(t *testing.T) {
+	long := strings.Repeat("very_long_tool_name_", 5) // 100 characters
+	for _, tt := range []struct {
+		tools []string // the first is called
+		valid bool     // the called tool's name is itself a valid function name
+	}{
+		{[]string{"foo__bar"}, true},
+		{[]string{"foo__bar", "foo/bar"}, true},
+		{[]string{"foo/bar", "foo__bar"}, false},
+		{[]string{"my.server/get.thing"}, false},
+		{[]string{"convert units", "convert_units"}, false},
+		{[]string{long}, false},
+		{[]string{long + "x", long + "y"}, false},
+		{[]string{"need_tool"}, false}, // the classifier's own function's name
+	} {
+		var ran []string
+		var ts []*fakeTool
+		for _, name := range tt.tools {
+			tl := tool(name, "misc", "tool "+name)
+			if strings.Contains(name, "/") {
+				tl.spec.Origin = toolbox.Remote
+			}
+			tl.fn = func(json.RawMessage) (string, error) { ran = append(ran, name); return "done", nil }
+			ts = append(ts, tl)
+		}
+		want := tt.tools[0]
+		var offered []string
+		model := &fakeModel{generate: func(r llm.Request) llm.Response {
+			if !isClassifier(r) {
+				return say("Done.")
+			}
+			for _, f := range r.Functions {
+				offered = append(offered, f.Name)
+				if !validFunctionName(f.Name) {
+					t.Errorf("%v: offered %q, which providers refuse", tt.tools, f.Name)
+				}
+			}
+			for _, f := range r.Functions {
+				if f.Description == "tool "+want {
+					return call(f.Name, `{"q":"x"}`)
+				}
+			}
+			t.Errorf("%v: %s not offered: %v", tt.tools, want, offered)
+			return say("?")
+		}}
+		a, _ := New(Deps{Model: model, Tools: newTools(ts...)}, Config{})
+		res, err := a.Chat(context.Background(), Request{Message: "run it"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ran) != 1 || ran[0] != want || res.Path != want || *res.Execution != true {
+			t.Errorf("%v: ran %q, path %q; want only %q (offered %q)", tt.tools, ran, res.Path, want, offered)
+		}
+		if len(offered) != len(tt.tools)+2 { // and build_tool, need_tool
+			t.Errorf("%v: offered %q", tt.tools, offered)
+		}
+		if tt.valid && !slices.Contains(offered, want) {
+			t.Errorf("%v: %q not offered under its own name: %q", tt.tools, want, offered)
+		}
+	}
+}
+
+// validFunctionName is OpenAI's rule: ^[A-Za-z0-9_-]{1,64}$.
+func validFunctionName(s string) bool {
+	if len(s) < 1 || len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// TestToolStepIsTimed checks that a tool call's trace step carries the
+// call's time, not zero.
+func TestToolStepIsTimed(t *testing.T) {
+	slow := tool("slow", "misc", "takes a while")
+	slow.fn = func(json.RawMessage) (string, error) { time.Sleep(30 * time.Millisecond); return "done", nil }
+	model := &fakeModel{generate: func(r llm.Request) llm.Response {
+		if isClassifier(r) {
+			return call("slow", `{"q":"x"}`)
+		}
+		return say("Done.")
+	}}
+	a, _ := New(Deps{Model: model, Tools: newTools(slow)}, Config{})
+	res, err := a.Chat(context.Background(), Request{Message: "go slow"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, st := range res.Trace {
+		if st.Node == NodeExecute && st.Tool == "slow" {
+			found = true
+			if st.Ms <= 0 || st.Duration <= 0 {
+				t.Errorf("execute step ms %v, duration %v; want > 0", st.Ms, st.Duration)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no execute step in %+v", res.Trace)
+	}
+}
+
+func TestClipKeepsRunesWhole(t *testing.T) {
+	for _, tt := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"abcdef", 3, "abc…[cut]"},
+		{"ééé", 3, "é…[cut]"},                         // é is 2 bytes: the second would be cut
+		{"ééé", 4, "éé…[cut]"},                        // a boundary
+		{"a😀b", 4, "a…[cut]"},                         // 😀 is 4 bytes
+		{"😀😀", 3, "…[cut]"},                           // no whole rune fits
+		{"日本語テキスト", 7, "日本…[cut]"},                    // 3 bytes each
+		{"\xff\xfe\xfd\xfc\xfb", 2, "\xff\xfe…[cut]"}, // not UTF-8: cut at n
+		{"\x80\x80\x80\x80\x80\x80", 5, "\x80\x80\x80\x80\x80…[cut]"},
+	} {
+		got := clip(tt.s, tt.n)
+		if got != tt.want {
+			t.Errorf("clip(%q, %d) = %q, want %q", tt.s, tt.n, got, tt.want)
+		}
+		if utf8.ValidString(tt.s) && !utf8.ValidString(got) {
+			t.Errorf("clip(%q, %d) = %q, not UTF-8", tt.s, tt.n, got)
+		}
+	}
+	// The synthesizer's prompt cuts outputs the same way.
+	out := synthUser([]run{{tool: "t", output: "a" + strings.Repeat("é", maxOutputInPrompt)}})
+	if !utf8.ValidString(out) || !strings.Contains(out, "[output truncated]") {
+		t.Errorf("synthUser cut a rune: valid %v", utf8.ValidString(out))
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"adaptbot/llm"
 	"adaptbot/reqid"
@@ -21,13 +22,17 @@ type state struct {
 	model      llm.Model
 	candidates []toolbox.Tool
 	functions  []llm.Function // the candidates offered as functions
-	discovery  []Discovery
-	decision   string // PathGeneral, PathNeedTool, PathBuild, or "" for tools
-	text       string // the classifier's text reply: the direct answer
+	// offered maps the name of each function offered to the tool it
+	// calls: function names are encoded (toolbox.FunctionName) and cannot
+	// be decoded on their own.
+	offered   map[string]string
+	discovery []Discovery
+	decision  string // PathGeneral, PathNeedTool, PathBuild, or "" for tools
+	text      string // the classifier's text reply: the direct answer
 
-	pending []llm.FunctionCall // tool calls execute runs next
-	rounds  int                // rounds of tool calls so far
-	runs    []run              // every tool call, in order
+	pending []toolCall // tool calls execute runs next
+	rounds  int        // rounds of tool calls so far
+	runs    []run      // every tool call, in order
 
 	build    BuildRequest
 	built    *BuildResult
@@ -41,6 +46,12 @@ type state struct {
 	// (execute: a step per tool call); note is the step's detail text.
 	detail []Step
 	note   string
+}
+
+// toolCall is a function call of the model's and the tool it names.
+type toolCall struct {
+	llm.FunctionCall
+	tool string
 }
 
 // run is one tool call.
@@ -117,7 +128,7 @@ func (a *Agent) classify(ctx context.Context, s *state) (*state, error) {
 	if whole {
 		discoveryLeft = 0
 	}
-	s.functions = toolFunctions(candidates)
+	s.offer(candidates)
 	var extra []llm.Message
 	for {
 		msgs := append(conversation(classifierSystem(discoveryLeft), s.req), extra...)
@@ -129,7 +140,7 @@ func (a *Agent) classify(ctx context.Context, s *state) (*state, error) {
 			s.decision, s.text = PathGeneral, strings.TrimSpace(resp.Content)
 			return s, nil
 		}
-		var tools []llm.FunctionCall
+		var tools []toolCall
 		var ask *Discovery
 		for _, c := range resp.Calls {
 			switch c.Name {
@@ -151,8 +162,8 @@ func (a *Agent) classify(ctx context.Context, s *state) (*state, error) {
 			default:
 				// A tool: accept it if it serves, even if the model
 				// picked it from memory rather than from the list.
-				if _, ok := a.tools.Tool(toolbox.ToolName(c.Name)); ok {
-					tools = append(tools, c)
+				if name, ok := a.toolOf(s, c.Name); ok {
+					tools = append(tools, toolCall{c, name})
 				}
 			}
 		}
@@ -168,7 +179,7 @@ func (a *Agent) classify(ctx context.Context, s *state) (*state, error) {
 				d.Found = append(d.Found, t.Spec().Name)
 			}
 			s.candidates = append(s.candidates, added...)
-			s.functions = append(s.functions, toolFunctions(added)...)
+			s.offer(added)
 			s.discovery = append(s.discovery, d)
 			extra = append(extra,
 				llm.Message{Role: llm.Assistant, Content: fmt.Sprintf("%s(domain=%q, operation=%q)", fnRequestTools, d.Domain, d.Operation)},
@@ -180,6 +191,29 @@ func (a *Agent) classify(ctx context.Context, s *state) (*state, error) {
 		s.decision = PathNeedTool
 		return s, nil
 	}
+}
+
+// toolOf returns the serving tool a function call of the model names: the
+// tool offered under that function name this message; failing that (the
+// model picked it from memory rather than from the list), the tool of that
+// name, or the one whose encoded name it is.
+func (a *Agent) toolOf(s *state, function string) (string, bool) {
+	if name, ok := s.offered[function]; ok {
+		if _, serving := a.tools.Tool(name); serving {
+			return name, true
+		}
+		return "", false
+	}
+	if _, ok := a.tools.Tool(function); ok {
+		return function, true
+	}
+	// Rare (a name not offered this message), so a scan is affordable.
+	for _, t := range a.tools.Serving() {
+		if name := t.Spec().Name; toolbox.FunctionName(name) == function {
+			return name, true
+		}
+	}
+	return "", false
 }
 
 // args is a call's arguments, {} when the model sent none.
@@ -257,11 +291,13 @@ func (a *Agent) execute(ctx context.Context, s *state) (*state, error) {
 
 // call runs one tool call; its error is the model's failure on a retry,
 // never the tool's.
-func (a *Agent) call(ctx context.Context, s *state, c llm.FunctionCall) (run, Step, error) {
+// The results are named so that the deferred timing reaches the step
+// returned.
+func (a *Agent) call(ctx context.Context, s *state, c toolCall) (r run, step Step, err error) {
 	began := time.Now()
-	name := toolbox.ToolName(c.Name)
-	r := run{tool: name, args: args(c.Arguments)}
-	step := Step{Node: NodeExecute, Tool: name, Arguments: jsonOrString(r.args)}
+	name := c.tool
+	r = run{tool: name, args: args(c.Arguments)}
+	step = Step{Node: NodeExecute, Tool: name, Arguments: jsonOrString(r.args)}
 	defer func() {
 		step.Duration = time.Since(began)
 		step.Ms = millis(step.Duration)
@@ -277,7 +313,11 @@ func (a *Agent) call(ctx context.Context, s *state, c llm.FunctionCall) (run, St
 	if ae, ok := errors.AsType[*toolbox.ArgsError](r.err); ok {
 		m := llm.NewMeter(s.model)
 		spec := t.Spec()
-		fn := llm.Function{Name: toolbox.FunctionName(spec.Name), Description: spec.Description, Parameters: spec.Parameters}
+		fnName := c.Name
+		if s.offered[fnName] != name {
+			fnName = toolbox.FunctionName(name) // called by its tool name, perhaps not a valid function name
+		}
+		fn := llm.Function{Name: fnName, Description: spec.Description, Parameters: spec.Parameters}
 		msgs := append(conversation(extractSystem(spec), s.req),
 			llm.Message{Role: llm.Assistant, Content: fmt.Sprintf("%s(%s)", fn.Name, r.args)},
 			llm.Message{Role: llm.User, Content: fmt.Sprintf("Those arguments are invalid: %s. Call %s again with corrected arguments.", ae.Reason, fn.Name)})
@@ -325,11 +365,23 @@ func jsonOrString(raw json.RawMessage) json.RawMessage {
 	return b
 }
 
+// clip cuts s to at most n bytes, at a rune boundary, and marks the cut.
 func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n] + "…[cut]"
+	return cutRunes(s, n) + "…[cut]"
+}
+
+// cutRunes returns s's first n bytes or fewer, so as not to split a UTF-8
+// character; len(s) must exceed n. Text that is not UTF-8 is cut at n.
+func cutRunes(s string, n int) string {
+	for i := n; i >= 0 && i > n-utf8.UTFMax; i-- {
+		if utf8.RuneStart(s[i]) {
+			return s[:i]
+		}
+	}
+	return s[:n]
 }
 
 // synthesize answers from the tools' results, with the tools still
@@ -354,8 +406,11 @@ func (a *Agent) synthesize(ctx context.Context, s *state) (*state, error) {
 		return s, err
 	}
 	for _, c := range resp.Calls {
-		if _, ok := a.tools.Tool(toolbox.ToolName(c.Name)); ok && fns != nil {
-			s.pending = append(s.pending, c)
+		if fns == nil {
+			break
+		}
+		if name, ok := a.toolOf(s, c.Name); ok {
+			s.pending = append(s.pending, toolCall{c, name})
 		}
 	}
 	if len(s.pending) > 0 {

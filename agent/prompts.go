@@ -73,19 +73,52 @@ func describe(desc string) string {
 	return contract.Summary(desc, maxDescription)
 }
 
-// toolFunctions offers tools, skipping names the classifier's own
-// functions use.
+// toolFunctions offers tools as offer does, for a fresh message.
 func toolFunctions(tools []toolbox.Tool) []llm.Function {
-	out := make([]llm.Function, 0, len(tools))
+	var s state
+	s.offer(tools)
+	return s.functions
+}
+
+// offer adds tools to the functions offered this message, and records
+// under which function name each is offered: calls are decoded by that
+// map, since encoded names do not decode ("a/b" and "a__b" encode alike).
+// A tool already offered is not offered again. A name that is taken, by
+// another tool or by one of the classifier's own functions, gets a
+// numbered suffix.
+func (s *state) offer(tools []toolbox.Tool) {
+	if s.offered == nil {
+		s.offered = map[string]string{}
+	}
+	offered := make(map[string]bool, len(s.offered))
+	for _, name := range s.offered {
+		offered[name] = true
+	}
 	for _, t := range tools {
-		f := toolFunction(t)
-		switch f.Name {
-		case fnRequestTools, fnBuild, fnNeedTool:
+		name := t.Spec().Name
+		if offered[name] {
 			continue
 		}
-		out = append(out, f)
+		f := toolFunction(t)
+		base := f.Name
+		for i := 2; s.taken(f.Name); i++ {
+			suffix := fmt.Sprintf("_%d", i)
+			f.Name = base[:min(len(base), toolbox.MaxFunctionName-len(suffix))] + suffix
+		}
+		s.offered[f.Name] = name
+		offered[name] = true
+		s.functions = append(s.functions, f)
 	}
-	return out
+}
+
+// taken reports whether a function name is in use this message.
+func (s *state) taken(function string) bool {
+	switch function {
+	case fnRequestTools, fnBuild, fnNeedTool:
+		return true
+	}
+	_, ok := s.offered[function]
+	return ok
 }
 
 // classifierFunctions are the shortlisted tools' functions, then the build
@@ -161,7 +194,7 @@ func synthUser(runs []run) string {
 	for _, r := range runs {
 		out := r.output
 		if len(out) > maxOutputInPrompt {
-			out = out[:maxOutputInPrompt] + "\n[output truncated]"
+			out = cutRunes(out, maxOutputInPrompt) + "\n[output truncated]"
 		}
 		fmt.Fprintf(&b, "\nTool: %s\nArguments: %s\nOutput:\n%s\n", r.tool, r.args, out)
 	}

@@ -338,19 +338,87 @@ func TestExternalCallValidatesThenCalls(t *testing.T) {
 }
 
 func TestNames(t *testing.T) {
+	long := strings.Repeat("a", 100)
+	longFn := FunctionName(long)
 	for _, tt := range []struct{ name, function string }{
 		{"calculator", "calculator"},
 		{"weather/get_forecast", "weather__get_forecast"},
+		{"my.server/get.thing", "my_server__get_thing"},
+		{"foo__bar", "foo__bar"},
+		{"srv/foo__bar", "srv__foo__bar"},
+		{"two words/and more", "two_words__and_more"},
+		{"kebab-case_ok-1", "kebab-case_ok-1"},
+		{"café/ünï", "caf____n_"},
+		{strings.Repeat("b", 64), strings.Repeat("b", 64)},
+		{long, longFn},
 	} {
-		if got := FunctionName(tt.name); got != tt.function {
+		got := FunctionName(tt.name)
+		if got != tt.function {
 			t.Errorf("FunctionName(%q) = %q, want %q", tt.name, got, tt.function)
 		}
-		if got := ToolName(tt.function); got != tt.name {
-			t.Errorf("ToolName(%q) = %q, want %q", tt.function, got, tt.name)
+		if !validFunctionName(got) {
+			t.Errorf("FunctionName(%q) = %q, which providers refuse", tt.name, got)
 		}
+		if again := FunctionName(tt.name); again != got {
+			t.Errorf("FunctionName(%q) is not stable: %q, then %q", tt.name, got, again)
+		}
+	}
+	// Long names are cut to 64 with a hash of the whole name, so names
+	// that share their first 64 characters still differ.
+	other := FunctionName(long + "b")
+	if len(longFn) != MaxFunctionName || !strings.HasPrefix(longFn, strings.Repeat("a", 50)) || other == longFn || len(other) != MaxFunctionName {
+		t.Errorf("FunctionName of long names = %q and %q", longFn, other)
+	}
+	long100 := strings.Repeat("x.", 50) // 100 characters, all to be replaced or kept
+	if got := FunctionName(long100); !validFunctionName(got) || len(got) != MaxFunctionName {
+		t.Errorf("FunctionName(%q) = %q", long100, got)
+	}
+	if got := FunctionName(""); !validFunctionName(got) {
+		t.Errorf("FunctionName(\"\") = %q", got)
 	}
 	if err := NotFound("x"); !errors.Is(err, ErrNotFound) || !strings.HasPrefix(err.Error(), `no tool named "x"`) {
 		t.Errorf("NotFound = %v", err)
+	}
+}
+
+// validFunctionName is OpenAI's rule for function names:
+// ^[A-Za-z0-9_-]{1,64}$.
+func validFunctionName(s string) bool {
+	if len(s) < 1 || len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// TestLocalCallWithBrokenSchema checks that a stored schema that does not
+// compile is the tool's error, not the arguments': no *ArgsError (which
+// would ask for other arguments that can never pass), and nothing runs.
+func TestLocalCallWithBrokenSchema(t *testing.T) {
+	broken := localTool("broken", 1)
+	broken.Parameters = json.RawMessage(`{"type":"object","properties":{"n":{"$ref":"#/$defs/missing"}}}`)
+	ran := false
+	set := New(newFakeRegistry(broken), fakeRunner{run: func(sandbox.Call) (sandbox.Result, error) {
+		ran = true
+		return sandbox.Result{Output: "ran"}, nil
+	}})
+	tool, ok := set.Tool("broken")
+	if !ok {
+		t.Fatal("no broken")
+	}
+	_, err := tool.Call(context.Background(), json.RawMessage(`{"n": 1}`))
+	if err == nil || ran {
+		t.Fatalf("Call = %v, ran %v; want an error and nothing run", err, ran)
+	}
+	if _, isArgs := errors.AsType[*ArgsError](err); isArgs {
+		t.Errorf("Call = %v, an *ArgsError; want a plain error", err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "broken") || !strings.Contains(msg, "schema") || !strings.Contains(msg, "#/$defs/missing") {
+		t.Errorf("error %q does not name the tool and its schema", msg)
 	}
 }
 

@@ -51,13 +51,17 @@ func (l *Local) Entry() registry.Entry { return l.tool.Entry }
 func (l *Local) Code() []byte { return l.tool.Code }
 
 // Call validates args against the tool's schema (an *ArgsError when they
-// are not valid JSON or break it) and runs this version in the sandbox.
+// are not valid JSON or break it) and runs this version in the sandbox. A
+// stored schema that does not compile is a plain error naming the tool and
+// the schema: the arguments are not at fault.
 func (l *Local) Call(ctx context.Context, args json.RawMessage) (string, error) {
 	schema, err := l.schema()
 	if err != nil {
 		// The registry checks every schema it accepts, so this is rare;
-		// still, nothing runs that cannot be validated.
-		return "", &ArgsError{Tool: l.spec.Name, Reason: err.Error(), Schema: l.spec.Parameters}
+		// still, nothing runs that cannot be validated. It is the tool's
+		// fault, not the arguments': no *ArgsError, since no arguments
+		// could ever pass.
+		return "", fmt.Errorf("tool %s: its parameter schema %.200s is broken, so no arguments can be validated: %w", l.spec.Name, l.spec.Parameters, err)
 	}
 	args, err = checkArgs(l.spec, schema, args)
 	if err != nil {

@@ -10,6 +10,8 @@ package toolbox
 import (
 	"adaptbot/registry"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -73,16 +75,41 @@ func (e *ArgsError) Error() string {
 	return fmt.Sprintf("tool %s: invalid arguments: %s", e.Tool, e.Reason)
 }
 
-// FunctionName encodes a tool's name for a model's function list, whose
-// names may hold no '/': "server/tool" becomes "server__tool".
-func FunctionName(name string) string { return strings.ReplaceAll(name, "/", "__") }
+// MaxFunctionName is the longest function name providers accept (OpenAI:
+// ^[A-Za-z0-9_-]{1,64}$).
+const MaxFunctionName = 64
 
-// ToolName decodes FunctionName.
-func ToolName(function string) string {
-	if server, tool, ok := strings.Cut(function, "__"); ok && server != "" && tool != "" {
-		return server + "/" + tool
+// FunctionName encodes a tool's name for a model's function list, whose
+// names must match ^[A-Za-z0-9_-]{1,64}$: "server/tool" becomes
+// "server__tool", every other character outside that set becomes '_', and
+// a name longer than 64 characters keeps its start and ends in a short hash
+// of the whole name, so the same tool always gets the same function name.
+//
+// The encoding cannot be reversed ("a/b" and "a__b" encode alike): whoever
+// offers functions keeps a map from the names it offered to the tools.
+func FunctionName(name string) string {
+	var b strings.Builder
+	b.Grow(len(name) + 1)
+	for _, r := range name {
+		switch {
+		case r == '/':
+			b.WriteString("__")
+		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', '0' <= r && r <= '9', r == '_', r == '-':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
 	}
-	return function
+	fn := b.String()
+	if fn != "" && len(fn) <= MaxFunctionName {
+		return fn
+	}
+	sum := sha256.Sum256([]byte(name))
+	suffix := "_" + hex.EncodeToString(sum[:4])
+	if fn == "" {
+		return "tool" + suffix
+	}
+	return fn[:MaxFunctionName-len(suffix)] + suffix
 }
 
 // SplitName splits "server/tool" into its halves; ok is false for a local
