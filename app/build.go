@@ -1,6 +1,8 @@
 package main
 
 import (
+	"adaptbot/contract"
+	"adaptbot/reqid"
 	"context"
 	"errors"
 	"strings"
@@ -54,7 +56,8 @@ func (s *Server) runBuild(ctx context.Context, req generator.Request, progress f
 	if err := s.link.writable(); err != nil {
 		return nil, err
 	}
-	id := newRequestID()
+	id := reqid.New()
+	ctx = reqid.With(ctx, id) // the build's log lines and model calls name it
 	began := time.Now()
 	res, err := s.build.Build(ctx, req, progress)
 	s.logRow(buildRow(id, req, res, err, time.Since(began)))
@@ -106,12 +109,10 @@ func (s *Server) handleBuild() fiber.Handler {
 		streamEvents(c, s.cfg.buildDeadline(), func(ctx context.Context, send func(event string, v any)) {
 			res, err := s.runBuild(ctx, req, func(ev generator.Event) { send("progress", ev) })
 			if err != nil {
-				msg := err.Error()
-				var ae *apiError
-				if errors.As(buildError(err), &ae) {
-					msg = ae.Msg
+				if _, ours := errors.AsType[*apiError](buildError(err)); !ours {
+					s.log.Error("build failed", "err", err)
 				}
-				send("error", fiber.Map{"error": msg})
+				send("error", eventError(buildError(err)))
 				return
 			}
 			send("result", res)
@@ -149,8 +150,8 @@ func (s *Server) handleToolRollback() fiber.Handler {
 		if req.Version <= 0 {
 			return badRequest(`"version" must be a version number ≥ 1; GET /api/tools/` + name + `/versions lists them`)
 		}
-		if _, err := s.reg.Versions(name); err != nil {
-			return buildError(err)
+		if err := contract.ValidName(name); err != nil {
+			return badRequest(err.Error())
 		}
 		if err := s.link.writable(); err != nil {
 			return buildError(err)

@@ -484,6 +484,7 @@ func TestBadJSONInPlainWords(t *testing.T) {
 		{"/chat", `{"message": "hi",}`, "not valid JSON: invalid character"},
 		{"/api/tools/calculator/rollback", `{"version": "1"}`, `"version" must be a number, not a string`},
 		{"/api/tools/calculator/rollback", `{"versio": 1}`, `unknown field "versio"`},
+		{"/api/tools/Bad-Name/rollback", `{"version": 1}`, `Bad-Name`},
 	} {
 		code, r := in.do(t, "POST", tt.path, tt.body)
 		if code != 400 || !strings.Contains(str(r["error"]), tt.want) || strings.Contains(str(r["error"]), "Go ") || strings.Contains(str(r["error"]), "chatRequest") {

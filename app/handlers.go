@@ -217,9 +217,12 @@ func streamEvents(c *fiber.Ctx, timeout time.Duration, run func(ctx context.Cont
 // eventError is the body of an "error" event: what the JSON error body
 // would have said, with its status.
 func eventError(err error) fiber.Map {
-	body := fiber.Map{"error": err.Error(), "status": fiber.StatusInternalServerError}
+	// As errorHandler does for a JSON body: anything but an *apiError is
+	// ours, and its details belong in the log, not in front of a person.
+	body := fiber.Map{"error": "internal error; the server log has the details", "status": fiber.StatusInternalServerError}
 	var ae *apiError
 	if errors.As(err, &ae) {
+		body["error"] = ae.Msg
 		body["status"] = ae.Status
 		for k, v := range ae.Extra {
 			body[k] = v
@@ -359,7 +362,8 @@ func (s *Server) handleToolRun() fiber.Handler {
 // *toolbox.ArgsError means it did not run.
 func (s *Server) runTool(ctx context.Context, t toolbox.Tool, args []byte) (string, time.Duration, string, error) {
 	args = bytes.TrimSpace(args)
-	id := newRequestID()
+	id := reqid.New()
+	ctx = reqid.With(ctx, id) // the sandbox's log lines name the run
 	began := time.Now()
 	name := t.Spec().Name
 	query := string(args)

@@ -86,7 +86,9 @@ func newModelCheck(c provider.Config) *modelCheck {
 		url = "https://generativelanguage.googleapis.com/v1beta/models"
 		header.Set("x-goog-api-key", c.GoogleKey)
 	}
-	m.status = modelStatus{Provider: name, Name: model, URL: url}
+	// The request keeps the URL as configured; what people see never
+	// carries its credentials.
+	m.status = modelStatus{Provider: name, Name: model, URL: provider.Redact(url)}
 	m.req = func(ctx context.Context) (*http.Request, error) {
 		r, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if err != nil {
@@ -104,9 +106,6 @@ func (m *modelCheck) Status() modelStatus {
 	defer m.mu.Unlock()
 	return m.status
 }
-
-// Configured reports whether there is a model to check.
-func (m *modelCheck) Configured() bool { return m.req != nil }
 
 // Check asks the provider for its model list once and records the outcome.
 func (m *modelCheck) Check(ctx context.Context) modelStatus {

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"log/slog"
 	"time"
 
@@ -85,12 +83,6 @@ func (s *Server) logRow(r benchmarks.Row) {
 	if err := s.bench.Log(r); err != nil {
 		s.log.Error("benchmarks: row not written", "err", err, "request_id", r.RequestID)
 	}
-}
-
-func newRequestID() string {
-	var b [8]byte
-	rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
 
 func tri(b *bool) benchmarks.Tri {

@@ -89,6 +89,11 @@ func (s *Server) handleRequest() fiber.Handler {
 		if s.ws == nil || s.ws.Traces == nil {
 			return notFound("requests are not stored on this server (ADAPTBOT_TRACES=off)")
 		}
+		if !isRequestID(id) {
+			// Not one of ours (reqid.New's 16 hex digits): answer without
+			// scanning the store's files for it.
+			return notFound("no stored request with ID " + id + "; request IDs are 16 hexadecimal digits")
+		}
 		r, err := s.ws.Traces.Get(id)
 		if errors.Is(err, traces.ErrNotFound) {
 			return notFound("no stored request with ID " + id + "; the store keeps the most recent ones")
@@ -161,4 +166,17 @@ func cutText(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + "… (cut)"
+}
+
+// isRequestID reports whether id has the shape reqid.New gives.
+func isRequestID(id string) bool {
+	if len(id) != 16 {
+		return false
+	}
+	for _, c := range id {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }

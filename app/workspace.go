@@ -441,10 +441,13 @@ func (s *Server) handleBuildPlan() fiber.Handler {
 		case errors.Is(err, llm.ErrNoModel):
 			return buildError(err)
 		case err != nil:
-			if _, ok := llm.AsError(err); ok || ctx.Err() != nil {
-				return workError(err, "", s.cfg.buildDeadline())
+			// workError words a model's fault, a deadline or a client that
+			// left, and turns anything else (a reply we could not use) into
+			// plain words, never the model's raw output.
+			if _, ok := llm.AsError(err); !ok && ctx.Err() == nil {
+				s.log.Warn("build plan: unusable model reply", "err", err)
 			}
-			return &apiError{Status: fiber.StatusBadGateway, Msg: "could not work out what to build: " + err.Error()}
+			return workError(err, "", s.cfg.buildDeadline())
 		}
 		return c.JSON(plan)
 	}

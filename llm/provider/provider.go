@@ -127,12 +127,13 @@ func New(ctx context.Context, c Config) (llm.Model, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	a.m = m
-	a.url = redact(a.url)
+	a.url = Redact(a.url)
 	return a, nil
 }
 
-// redact drops credentials from a URL shown in error messages.
-func redact(raw string) string {
+// Redact returns a URL without the user and password it may carry, for
+// messages, logs and status pages.
+func Redact(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil || u.User == nil {
 		return raw

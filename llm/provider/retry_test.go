@@ -287,10 +287,10 @@ func TestBackoff(t *testing.T) {
 }
 
 func TestRedact(t *testing.T) {
-	if got := redact("http://user:secret@localhost:8080/v1"); got != "http://localhost:8080/v1" {
+	if got := Redact("http://user:secret@localhost:8080/v1"); got != "http://localhost:8080/v1" {
 		t.Errorf("redact = %q", got)
 	}
-	if got := redact("http://localhost:11434"); got != "http://localhost:11434" {
+	if got := Redact("http://localhost:11434"); got != "http://localhost:11434" {
 		t.Errorf("redact = %q", got)
 	}
 }
