@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 // snapshotTree returns every file under dir with its content, so a test can
@@ -57,8 +58,9 @@ func TestReopenWritesNothing(t *testing.T) {
 }
 
 // TestReadOnlyWritesNothing: a ReadOnly registry serves the tools, follows
-// hand edits in memory and the owner's saves, refuses changes, and writes
-// nothing at all, not even where nothing existed yet.
+// the owner's saves (a hand edit serves once the owner has accepted it and
+// saved), refuses changes, and writes nothing at all, not even where nothing
+// existed yet.
 func TestReadOnlyWritesNothing(t *testing.T) {
 	f := newFixture(t)
 	f.write(t, "echo", toolSource("echo", "echoes text."))
@@ -89,18 +91,38 @@ func TestReadOnlyWritesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, func() bool { _, ok := ro.Tool("upper"); return ok })
+	served, _ := ro.Tool("echo")
 	before = snapshotTree(t, f.dir)
-	// A hand edit: served in memory, nothing written by the reader.
+	// A hand edit: the reader neither accepts nor serves it on its own, and
+	// writes nothing.
 	f.write(t, "echo", toolSource("echo", "echoes text, edited."))
-	waitFor(t, func() bool { e, _ := ro.Entry("echo"); return e.Description == "Echoes text, edited." })
-	cancel()
-	if err := <-done; err != nil {
+	if err := ro.Sync(ctx, "echo"); err != nil {
 		t.Fatal(err)
+	}
+	time.Sleep(3 * Debounce) // the watcher's turn
+	if tool, _ := ro.Tool("echo"); tool.Version != served.Version || tool.Description != served.Description || string(tool.Code) != string(served.Code) {
+		t.Errorf("the reader serves a hand edit the owner has not accepted: v%d %q", tool.Version, tool.Description)
 	}
 	after := snapshotTree(t, f.dir)
 	delete(after, filepath.Join(f.tools, "echo", "echo.go")) // the edit itself
 	delete(before, filepath.Join(f.tools, "echo", "echo.go"))
 	sameTree(t, before, after)
+	// The owner accepts it and saves: now the reader serves it, with the
+	// owner's version number.
+	if err := owner.Sync(ctx, "echo"); err != nil {
+		t.Fatal(err)
+	}
+	oe, _ := owner.Entry("echo")
+	waitFor(t, func() bool {
+		tool, ok := ro.Tool("echo")
+		return ok && tool.Description == "Echoes text, edited." && tool.Version == oe.Version && tool.SHA256 == oe.SHA256
+	})
+	before = snapshotTree(t, f.dir)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	sameTree(t, before, snapshotTree(t, f.dir))
 
 	// A folder with no registry file and no tools folder stays empty.
 	empty := t.TempDir()
@@ -141,5 +163,64 @@ func TestHandEditOfTheRegistryFile(t *testing.T) {
 	<-done
 	if strings.Join(got, "|") != "updated text" {
 		t.Errorf("events = %q, want one update", got)
+	}
+}
+
+// TestReadOnlyFollowsReview: with review on in the owner, a pending version
+// (a new tool, a hand edit) does not serve in a ReadOnly registry, whether
+// it follows the owner's saves or opens after them; the previous version
+// keeps serving there, and the approved one serves once approved.
+func TestReadOnlyFollowsReview(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	f.write(t, "echo", toolSource("echo", "echoes text."))
+	owner := f.openReview(t)
+	ro, err := Open(ctx, Options{ToolsDir: f.tools, Path: f.path, ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := owner.Put(ctx, "shout", []byte(toolSource("shout", "shouts text.")), PutOptions{Origin: Generated}); err != nil {
+		t.Fatal(err)
+	}
+	f.write(t, "echo", toolSource("echo", "echoes text, edited."))
+	if err := owner.Sync(ctx, "echo"); err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := owner.Entry("echo"); e.Status != Pending || e.Version != 1 || e.PendingVersion != 2 {
+		t.Fatalf("owner's echo = %+v, want v1 serving and v2 pending", e)
+	}
+	// What the watcher does on a change of the source or of the registry file.
+	ro.Sync(ctx, "shout")
+	ro.Sync(ctx, "echo")
+	ro2, err := Open(ctx, Options{ToolsDir: f.tools, Path: f.path, ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range []*Registry{ro, ro2} {
+		if tool, ok := r.Tool("shout"); ok {
+			t.Errorf("reader %d serves the pending new tool: %+v", i, tool.Entry)
+		}
+		tool, ok := r.Tool("echo")
+		if !ok || tool.Version != 1 || tool.Description != "Echoes text." || tool.SHA256 != hash([]byte(toolSource("echo", "echoes text."))) {
+			t.Errorf("reader %d serves echo %v v%d %q, want v1 as approved", i, ok, tool.Version, tool.Description)
+		}
+		if e, _ := r.Entry("echo"); e.Status != Pending || e.PendingVersion != 2 {
+			t.Errorf("reader %d: echo = %+v, want the owner's pending entry", i, e)
+		}
+	}
+
+	// Approved by the owner: the reader follows.
+	if _, err := owner.Approve(ctx, "echo"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := owner.Approve(ctx, "shout"); err != nil {
+		t.Fatal(err)
+	}
+	ro.Sync(ctx, "echo")
+	if tool, ok := ro.Tool("echo"); !ok || tool.Version != 2 || tool.Description != "Echoes text, edited." {
+		t.Errorf("after approval the reader serves echo %v v%d %q, want v2", ok, tool.Version, tool.Description)
+	}
+	if tool, ok := ro.Tool("shout"); !ok || tool.Version != 1 {
+		t.Errorf("after approval the reader serves shout %v v%d, want v1", ok, tool.Version)
 	}
 }

@@ -44,9 +44,16 @@ type Options struct {
 	Now func() time.Time
 	// ReadOnly opens the registry for a process that serves tools but does
 	// not own the files (`adaptbot mcp`, `adaptbot tools test`): it writes
-	// nothing, not the registry file, not history, not a folder. Hand edits
-	// and the owner's saves are followed in memory; Put and Delete fail with
-	// ErrReadOnly.
+	// nothing, not the registry file, not history, not a folder. It serves
+	// what the owner's registry file says, each entry's serving version
+	// loaded from history (or the tool's file, if it holds that version),
+	// and follows the owner's saves; it never accepts a tool file on its own,
+	// so a hand edit serves once the owner has accepted it (and, with
+	// Review, approved it) and saved. A change in the tools folder only makes
+	// it read the registry file again. The exception is a folder no owner has
+	// saved a registry in yet (no file, no .bak): then it serves the tools in
+	// the folder as the owner's first start would. Put, Delete and Approve
+	// fail with ErrReadOnly.
 	ReadOnly bool
 	// Review holds every new version (a build, a hand edit, a tool dropped
 	// in) as Pending until Approve; Put with PutOptions.Approved skips it.
@@ -76,9 +83,6 @@ type Registry struct {
 	// owner's save) shows; diskBad says that content did not parse.
 	seen    string
 	diskBad bool
-	// trusting, while set, accepts new versions without review: Open sets
-	// it while it builds a registry from a tools folder that had none.
-	trusting bool
 
 	warnings []string
 
@@ -138,17 +142,24 @@ func Open(ctx context.Context, opts Options) (*Registry, error) {
 	r := &Registry{opts: opts, tools: map[string]*record{}}
 	r.write.Lock()
 	defer r.write.Unlock()
-	if !exists(opts.Path) && !exists(opts.Path+".bak") {
-		// A first start: the tools already in the folder are the operator's.
-		r.trusting = true
-		defer func() { r.trusting = false }()
-	}
+	// A first start: the tools already in the folder are the operator's, and
+	// are accepted without review.
+	firstStart := r.firstStart()
 	entries, err := r.readFile()
 	if err != nil {
 		return nil, err
 	}
 	for _, e := range entries {
 		r.tools[e.Name] = &record{entry: e}
+	}
+	if opts.ReadOnly && !firstStart {
+		// Follow the owner's file: each entry serves the version it names.
+		for name, rec := range r.tools {
+			if rec.code = r.codeFor(rec.entry); rec.code == nil && rec.entry.Version > 0 {
+				r.warn("registry %s lists %s version %d, which is neither in %s nor %s; not served", opts.Path, name, rec.entry.Version, opts.HistoryDir, r.SourcePath(name))
+			}
+		}
+		return r, nil
 	}
 
 	names, err := r.scan()
@@ -157,7 +168,7 @@ func Open(ctx context.Context, opts Options) (*Registry, error) {
 	}
 	err = r.apply(func() ([]Event, error) {
 		for _, name := range names {
-			r.syncLocked(ctx, name, Manual)
+			r.syncLocked(ctx, name, Manual, firstStart)
 		}
 		for name, rec := range r.tools {
 			if rec.code == nil && rec.entry.Status == OK {
@@ -172,6 +183,12 @@ func Open(ctx context.Context, opts Options) (*Registry, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// firstStart reports whether no owner has saved a registry here yet: no
+// registry file and no last good copy.
+func (r *Registry) firstStart() bool {
+	return !exists(r.opts.Path) && !exists(r.opts.Path+".bak")
 }
 
 // apply runs fn, one change made under r.write, and then announces the
@@ -245,6 +262,12 @@ func (r *Registry) readBak() ([]Entry, bool) {
 // with its origin, created_at and version number. Everything else is left
 // to the sync: entries whose file is gone are dropped, and tools found only
 // in the folder are added as manual.
+//
+// A version that was held for review (the copy records it as pending, or
+// its entry.json in history says Pending; see snapshot) stays pending: the
+// version the copy names keeps serving, and a new tool serves nothing until
+// approved. An approval made by the very save that was lost is therefore
+// asked again.
 func (r *Registry) fromHistory(entries []Entry) []Entry {
 	byName := make(map[string]int, len(entries))
 	for i, e := range entries {
@@ -277,8 +300,27 @@ func (r *Registry) fromHistory(entries []Entry) []Entry {
 		if err != nil || json.Unmarshal(meta, &e) != nil || e.Name != name || e.SHA256 != sum || e.Version != v {
 			continue
 		}
-		e.Status, e.LastError = OK, ""
-		if i, ok := byName[name]; ok {
+		i, listed := byName[name]
+		if listed && entries[i].PendingVersion == v && entries[i].PendingSHA256 == sum {
+			continue // the copy already holds it for review
+		}
+		if e.Status == Pending {
+			// Held for review: not approved by anything we know of.
+			var held Entry
+			if listed {
+				held = entries[i]
+			} else {
+				held = e
+				held.Version, held.SHA256 = 0, "" // a new tool: nothing serves
+			}
+			held.Status, held.LastError = Pending, ""
+			held.PendingVersion, held.PendingSHA256 = v, sum
+			e = held
+		} else {
+			e.Status, e.LastError = OK, ""
+			e.PendingVersion, e.PendingSHA256 = 0, ""
+		}
+		if listed {
 			entries[i] = e
 		} else {
 			byName[name] = len(entries)
@@ -429,16 +471,22 @@ func (r *Registry) Tool(name string) (Tool, bool) {
 
 // Sync re-reads the tool's file and applies what changed: a new version that
 // passes its checks, a failure recorded on the entry, or a removal.
+//
+// A ReadOnly registry accepts nothing on its own: Sync reads the registry
+// file again and follows what the owner saved (see Options.ReadOnly).
 func (r *Registry) Sync(ctx context.Context, name string) error {
 	if err := contract.ValidName(name); err != nil {
 		return err
 	}
 	r.write.Lock()
 	defer r.write.Unlock()
+	if r.opts.ReadOnly && !r.firstStart() {
+		return r.apply(func() ([]Event, error) { return r.followLocked(name), nil })
+	}
 	var err error
 	serr := r.apply(func() ([]Event, error) {
 		var ev *Event
-		ev, err = r.syncLocked(ctx, name, Manual)
+		ev, err = r.syncLocked(ctx, name, Manual, r.opts.ReadOnly)
 		if ev == nil {
 			return nil, nil
 		}
@@ -453,8 +501,24 @@ func (r *Registry) Sync(ctx context.Context, name string) error {
 	return err
 }
 
+// followLocked is a ReadOnly registry's Sync: it merges the owner's last
+// save of the registry file, and loads name's serving version if the file
+// named it before it could be loaded. The caller holds r.write.
+func (r *Registry) followLocked(name string) []Event {
+	events := r.refreshLocked()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if rec := r.tools[name]; rec != nil && rec.code == nil {
+		if rec.code = r.codeFor(rec.entry); rec.code != nil {
+			events = append(events, Event{Kind: Added, Entry: rec.entry})
+		}
+	}
+	return events
+}
+
 // syncLocked does Sync's work without saving; it returns the event to emit.
-func (r *Registry) syncLocked(ctx context.Context, name string, origin Origin) (*Event, error) {
+// trust accepts a new version without review (a first start).
+func (r *Registry) syncLocked(ctx context.Context, name string, origin Origin, trust bool) (*Event, error) {
 	src, err := os.ReadFile(r.SourcePath(name))
 	r.mu.RLock()
 	rec := r.tools[name]
@@ -490,21 +554,22 @@ func (r *Registry) syncLocked(ctx context.Context, name string, origin Origin) (
 		// The file is back to the serving version: a pending one is dropped.
 		rec.entry.PendingVersion, rec.entry.PendingSHA256 = 0, ""
 		r.mu.Unlock()
-		r.snapshot(rec.entry, src)
+		r.snapshot(rec.entry, src, false)
 		if changed {
 			return &Event{Kind: Updated, Entry: rec.entry}, nil
 		}
 		return nil, nil
 	}
-	return r.acceptLocked(ctx, name, src, origin, "")
+	return r.acceptLocked(ctx, name, src, origin, "", trust)
 }
 
-// acceptLocked checks src and, if it passes, makes it the serving version;
-// if not, it records the failure on the entry.
-func (r *Registry) acceptLocked(ctx context.Context, name string, src []byte, origin Origin, category string) (*Event, error) {
+// acceptLocked checks src and, if it passes, makes it the serving version
+// (or, with Options.Review and approved false, holds it); if not, it records
+// the failure on the entry.
+func (r *Registry) acceptLocked(ctx context.Context, name string, src []byte, origin Origin, category string, approved bool) (*Event, error) {
 	spec, err := r.check(ctx, name, src)
 	if err == nil {
-		return r.applyLocked(name, src, spec, origin, category, r.trusting)
+		return r.applyLocked(name, src, spec, origin, category, approved)
 	}
 	r.mu.RLock()
 	rec := r.tools[name]
@@ -568,10 +633,11 @@ func (r *Registry) applyLocked(name string, src []byte, spec *contract.Spec, ori
 	if e.CreatedAt.IsZero() {
 		e.CreatedAt = now
 	}
-	if err := r.snapshot(e, src); err != nil {
+	held := r.opts.Review && !approved
+	if err := r.snapshot(e, src, held); err != nil {
 		return nil, err
 	}
-	if r.opts.Review && !approved {
+	if held {
 		return r.holdLocked(rec, e), nil
 	}
 	r.mu.Lock()
@@ -657,8 +723,10 @@ func (r *Registry) versionPath(name string, v int) string {
 }
 
 // snapshot keeps version e.Version of the tool (and its examples, if any) in
-// history, once.
-func (r *Registry) snapshot(e Entry, src []byte) error {
+// history, once. Its entry.json records the version's own entry, with
+// Status Pending if held (waiting for review), else OK; Approve rewrites it
+// as OK, so a registry restored from history knows what was approved.
+func (r *Registry) snapshot(e Entry, src []byte, held bool) error {
 	if e.Version == 0 || r.opts.ReadOnly {
 		return nil
 	}
@@ -669,8 +737,7 @@ func (r *Registry) snapshot(e Entry, src []byte) error {
 	if err := writeFileAtomic(p, src, 0o644); err != nil {
 		return fmt.Errorf("registry: history: %w", err)
 	}
-	meta, _ := json.MarshalIndent(e, "", "  ")
-	if err := writeFileAtomic(filepath.Join(filepath.Dir(p), "entry.json"), meta, 0o644); err != nil {
+	if err := r.writeVersionEntry(e, held); err != nil {
 		return fmt.Errorf("registry: history: %w", err)
 	}
 	if ex, err := os.ReadFile(filepath.Join(r.Dir(e.Name), ExamplesFile)); err == nil {
@@ -682,10 +749,34 @@ func (r *Registry) snapshot(e Entry, src []byte) error {
 	return nil
 }
 
+// writeVersionEntry writes entry.json beside version e.Version in history:
+// e describes that version, Status Pending if held, else OK.
+func (r *Registry) writeVersionEntry(e Entry, held bool) error {
+	e.Status, e.LastError = OK, ""
+	if held {
+		e.Status = Pending
+	}
+	e.PendingVersion, e.PendingSHA256 = 0, ""
+	meta, err := json.MarshalIndent(e, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(filepath.Dir(r.versionPath(e.Name, e.Version)), "entry.json"), meta, 0o644)
+}
+
 // prune removes the oldest versions of name from history, keeping the
-// newest Options.HistoryKeep and always keep (the version that serves). A
-// version that cannot be removed is reported and left for the next prune.
+// newest Options.HistoryKeep and always keep (the version just saved), the
+// version that serves and the version waiting for approval, whatever their
+// age. A version that cannot be removed is reported and left for the next
+// prune. The caller holds r.write.
 func (r *Registry) prune(name string, keep int) {
+	protect := map[int]bool{keep: true}
+	r.mu.RLock()
+	if rec := r.tools[name]; rec != nil {
+		protect[rec.entry.Version] = true
+		protect[rec.entry.PendingVersion] = true
+	}
+	r.mu.RUnlock()
 	dirs, _ := os.ReadDir(filepath.Join(r.opts.HistoryDir, name))
 	var versions []int
 	for _, d := range dirs {
@@ -699,7 +790,7 @@ func (r *Registry) prune(name string, keep int) {
 	}
 	slices.Sort(versions)
 	for _, v := range versions[:len(versions)-r.opts.HistoryKeep] {
-		if v == keep {
+		if protect[v] {
 			continue
 		}
 		if err := os.RemoveAll(filepath.Dir(r.versionPath(name, v))); err != nil {

@@ -79,10 +79,13 @@ func (r *Registry) mergeEntry(e Entry) *Event {
 		r.mu.Lock()
 		r.tools[e.Name] = &record{entry: e, code: code}
 		r.mu.Unlock()
-		if code == nil {
-			return &Event{Kind: Failed, Entry: e}
+		switch {
+		case code != nil:
+			return &Event{Kind: Added, Entry: e}
+		case e.Status == Pending:
+			return &Event{Kind: Held, Entry: e}
 		}
-		return &Event{Kind: Added, Entry: e}
+		return &Event{Kind: Failed, Entry: e}
 
 	case e.Version == rec.entry.Version && e.SHA256 == rec.entry.SHA256:
 		// The same version: only what changes without a new version can

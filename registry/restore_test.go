@@ -160,3 +160,128 @@ func TestHistoryIsPruned(t *testing.T) {
 		t.Errorf("default HistoryKeep = %d", r2.opts.HistoryKeep)
 	}
 }
+
+// TestRestoreKeepsPendingVersionsPending: with review on, a registry
+// restored from .bak and history serves no version that was never approved:
+// a held modification leaves the previous version serving and a held new
+// tool serves nothing, whether the .bak records the hold or only history
+// does (the last save, which the .bak misses). An approval is kept.
+func TestRestoreKeepsPendingVersionsPending(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	v1 := map[string]string{"echo": toolSource("echo", "echoes text."), "upper": toolSource("upper", "shouts.")}
+	for name, src := range v1 {
+		f.write(t, name, src)
+	}
+	r := f.openReview(t) // a first start: echo and upper serve as v1
+	f.write(t, "echo", toolSource("echo", "echoes text, edited."))
+	if err := r.Sync(ctx, "echo"); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"shout", "other"} {
+		if _, err := r.Put(ctx, name, []byte(toolSource(name, "is new.")), PutOptions{Origin: Generated}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The last save, which the .bak misses: a held edit of upper.
+	f.write(t, "upper", toolSource("upper", "shouts louder."))
+	if err := r.Sync(ctx, "upper"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(f.path); err != nil {
+		t.Fatal(err)
+	}
+
+	check := func(r *Registry) {
+		t.Helper()
+		for _, name := range []string{"echo", "upper"} {
+			e, _ := r.Entry(name)
+			tool, ok := r.Tool(name)
+			if e.Status != Pending || e.PendingVersion != 2 || !ok || tool.Version != 1 || tool.SHA256 != hash([]byte(v1[name])) {
+				t.Errorf("%s = %+v, serving %v v%d; want v1 serving and v2 pending", name, e, ok, tool.Version)
+			}
+		}
+		for _, name := range []string{"shout", "other"} {
+			e, _ := r.Entry(name)
+			if _, ok := r.Tool(name); ok || e.Status != Pending || e.PendingVersion != 1 || e.Version != 0 {
+				t.Errorf("%s = %+v, serving %v; want nothing serving and v1 pending", name, e, ok)
+			}
+		}
+	}
+	r2 := f.openReview(t)
+	if w := strings.Join(r2.Warnings(), "\n"); !strings.Contains(w, "restored the last good copy") {
+		t.Errorf("warnings = %q", w)
+	}
+	check(r2)
+	// A restart after the restore keeps it so.
+	check(f.openReview(t))
+
+	// Approved, then lost with its .bak too: rebuilt from history, the
+	// approved version serves and the held ones stay held.
+	r3 := f.openReview(t)
+	if _, err := r3.Approve(ctx, "echo"); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(f.path)
+	os.Remove(f.path + ".bak")
+	r4 := f.openReview(t)
+	if tool, ok := r4.Tool("echo"); !ok || tool.Version != 2 {
+		t.Errorf("approved echo after a rebuild: serving %v v%d, want v2", ok, tool.Version)
+	}
+	if _, ok := r4.Tool("shout"); ok {
+		t.Error("after a rebuild the pending new tool serves")
+	}
+	if e, _ := r4.Entry("upper"); e.Status != Pending || e.PendingVersion != 2 {
+		t.Errorf("upper after a rebuild = %+v, want v2 pending", e)
+	}
+}
+
+// TestPruneKeepsServingAndPendingVersions: with review on and HistoryKeep 2,
+// three held edits do not prune the version that serves (nor the pending
+// one); a restart and a rollback still serve it.
+func TestPruneKeepsServingAndPendingVersions(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	first := toolSource("echo", "echoes text.")
+	f.write(t, "echo", first)
+	opts := Options{ToolsDir: f.tools, Path: f.path, Review: true, HistoryKeep: 2}
+	r, err := Open(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		e, err := r.Put(ctx, "echo", []byte(toolSource("echo", fmt.Sprintf("echoes text %d.", i))), PutOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Status != Pending || e.Version != 1 || e.PendingVersion != i+2 {
+			t.Fatalf("edit %d = %+v, want held with v1 serving", i, e)
+		}
+	}
+	vs, err := r.Versions("echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nums []int
+	for _, v := range vs {
+		nums = append(nums, v.Version)
+	}
+	if !slices.Equal(nums, []int{1, 3, 4}) || !vs[0].Current || !vs[2].Pending {
+		t.Errorf("versions = %+v, want 1 (serving), 3, 4 (pending)", vs)
+	}
+
+	r2, err := Open(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tool, ok := r2.Tool("echo"); !ok || tool.Version != 1 || string(tool.Code) != first {
+		t.Fatalf("after a restart echo serves %v v%d, want v1", ok, tool.Version)
+	}
+	e, err := r2.Rollback(ctx, "echo", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tool, ok := r2.Tool("echo"); !ok || e.Status != OK || tool.Version != 5 || string(tool.Code) != first {
+		t.Errorf("after Rollback(1) echo = %+v, serving %v v%d; want v1's source as v5", e, ok, tool.Version)
+	}
+}

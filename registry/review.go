@@ -80,6 +80,11 @@ func (r *Registry) Approve(ctx context.Context, name string) (Entry, error) {
 		if err != nil || json.Unmarshal(meta, &e) != nil || e.Version != v {
 			return nil, fmt.Errorf("registry: %s version %d has no readable entry.json in history; build or edit it again", name, v)
 		}
+		// History says it is approved now, so a registry restored from
+		// history serves it (see fromHistory).
+		if err := r.writeVersionEntry(e, false); err != nil {
+			r.warn("registry: %s version %d approved, but its entry.json in %s still says pending: %v", name, v, r.opts.HistoryDir, err)
+		}
 		e.Status, e.LastError = OK, ""
 		e.PendingVersion, e.PendingSHA256 = 0, ""
 		e.UpdatedAt = r.opts.Now().UTC()

@@ -21,7 +21,9 @@ const Debounce = 150 * time.Millisecond
 // Watch follows the tools folder and the registry file until ctx ends. It
 // watches folders, not files, since editors and our own atomic writes replace
 // files by renaming, which drops a watch on the file itself. ready, if not
-// nil, is closed once the watches are in place.
+// nil, is closed once the watches are in place. A ReadOnly registry accepts
+// no tool file on its own: a change in the tools folder makes it read the
+// registry file again (see Options.ReadOnly and Sync).
 func (r *Registry) Watch(ctx context.Context, ready chan<- struct{}) error {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {

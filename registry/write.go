@@ -60,7 +60,7 @@ func (r *Registry) Put(ctx context.Context, name string, src []byte, o PutOption
 		if err := writeFileAtomic(r.SourcePath(name), src, 0o644); err != nil {
 			return nil, fmt.Errorf("registry: write source: %w", err)
 		}
-		ev, err := r.applyLocked(name, src, spec, o.Origin, o.Category, o.Approved || r.trusting)
+		ev, err := r.applyLocked(name, src, spec, o.Origin, o.Category, o.Approved)
 		if err != nil {
 			return nil, err
 		}
@@ -93,7 +93,7 @@ func (r *Registry) Delete(ctx context.Context, name string) (Entry, error) {
 			return nil, NotFound(name)
 		}
 		if rec.code != nil {
-			if err := r.snapshot(rec.entry, rec.code); err != nil {
+			if err := r.snapshot(rec.entry, rec.code, false); err != nil {
 				return nil, err
 			}
 		}
