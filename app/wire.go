@@ -198,8 +198,11 @@ func openBench(cfg Config, log *slog.Logger) (*benchmarks.Logger, error) {
 	if err != nil {
 		return nil, fmt.Errorf("benchmarks: %w", err)
 	}
-	if p := bench.Rotated(); p != "" {
-		log.Warn("benchmarks: the CSV had an older header; moved it aside, unchanged", "to", p)
+	switch p := bench.Rotated(); {
+	case p != "" && bench.Upgraded():
+		log.Info("benchmarks: the CSV had an older header; its rows now carry the new columns (empty), and the original is kept", "at", p)
+	case p != "":
+		log.Warn("benchmarks: the CSV had another header; moved it aside, unchanged", "to", p)
 	}
 	return bench, nil
 }

@@ -23,8 +23,9 @@ const DefaultPath = "benchmarks/benchmarks.csv"
 // row is encoded first and then written with a single write under a mutex, so
 // rows are never torn or interleaved. Use one Logger per file per process.
 type Logger struct {
-	path    string
-	rotated string
+	path     string
+	rotated  string
+	upgraded bool
 
 	mu   sync.Mutex
 	f    *os.File // nil once closed
@@ -49,12 +50,17 @@ func (l *Logger) SetSink(sink Sink) {
 // the file and its parent directories as needed.
 //
 //   - A new or empty file gets the header line.
-//   - A file whose first line is not exactly the current header (for example
-//     the older nine-column format) is never appended to, so columns are never
-//     mixed. Open renames it aside, untouched, to
-//     PATH.YYYYMMDDTHHMMSSZ.bak, starts a new file, and reports the backup's
-//     path through Rotated; the caller should log it. ReadFile still reads
-//     the backup.
+//   - A file whose header is an older one of ours (the current columns'
+//     first N, as a release that had fewer columns wrote it) is upgraded:
+//     Open renames it aside, untouched, to PATH.YYYYMMDDTHHMMSSZ.bak, and
+//     writes its rows, each with the new columns empty, to a new file under
+//     the current header. Nothing an analyst had is lost, and the
+//     aggregates still see the older rows. Upgraded reports the backup.
+//   - Any other first line (a file of someone else's, the nine-column
+//     format of the seed) is never appended to, so columns are never mixed.
+//     Open renames it aside, untouched, the same way, starts a new file,
+//     and reports the backup's path through Rotated; the caller should log
+//     it. ReadFile still reads the backup.
 //   - A file whose last line lacks its newline (a write torn by a crash) is
 //     ended first, closing a quoted field left open, so the next row starts
 //     on a line of its own. ReadFile reports the torn line as a bad line.
@@ -62,9 +68,14 @@ func Open(path string) (*Logger, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("benchmarks: %w", err)
 	}
-	rotated, repair, err := inspect(path)
+	rotated, repair, older, err := inspect(path)
 	if err != nil {
 		return nil, err
+	}
+	if older {
+		if err := upgrade(rotated, path); err != nil {
+			return nil, err
+		}
 	}
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
@@ -87,7 +98,7 @@ func Open(path string) (*Logger, error) {
 			return nil, fmt.Errorf("benchmarks: write %s: %w", path, err)
 		}
 	}
-	return &Logger{path: path, rotated: rotated, f: f}, nil
+	return &Logger{path: path, rotated: rotated, upgraded: older, f: f}, nil
 }
 
 // maxHeaderLen bounds how much of an unknown file Open reads looking for the
@@ -95,56 +106,125 @@ func Open(path string) (*Logger, error) {
 const maxHeaderLen = 64 << 10
 
 // inspect looks at an existing file at path. If its header is not the current
-// one it moves the file aside and returns the new name. Otherwise it returns
-// the bytes needed to end a torn last line, if any.
-func inspect(path string) (rotated string, repair []byte, err error) {
+// one it moves the file aside and returns the new name, and whether the header
+// was an older one of ours (then the rows are worth carrying over). Otherwise
+// it returns the bytes needed to end a torn last line, if any.
+func inspect(path string) (rotated string, repair []byte, older bool, err error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil, nil
+		return "", nil, false, nil
 	}
 	if err != nil {
-		return "", nil, fmt.Errorf("benchmarks: %w", err)
+		return "", nil, false, fmt.Errorf("benchmarks: %w", err)
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return "", nil, fmt.Errorf("benchmarks: %w", err)
+		return "", nil, false, fmt.Errorf("benchmarks: %w", err)
 	}
 	if info.Size() == 0 {
-		return "", nil, nil
+		return "", nil, false, nil
 	}
 
 	first, err := bufio.NewReader(io.LimitReader(f, maxHeaderLen)).ReadString('\n')
 	if err != nil && err != io.EOF {
-		return "", nil, fmt.Errorf("benchmarks: read %s: %w", path, err)
+		return "", nil, false, fmt.Errorf("benchmarks: read %s: %w", path, err)
 	}
 	if !isHeader(first) {
 		f.Close() // before renaming, for systems that refuse to rename open files
+		older := isOlderHeader(first)
 		rotated, err := rotate(path)
-		return rotated, nil, err
+		return rotated, nil, older, err
 	}
 
 	last := make([]byte, 1)
 	if _, err := f.ReadAt(last, info.Size()-1); err != nil {
-		return "", nil, fmt.Errorf("benchmarks: read %s: %w", path, err)
+		return "", nil, false, fmt.Errorf("benchmarks: read %s: %w", path, err)
 	}
 	if last[0] == '\n' {
-		return "", nil, nil
+		return "", nil, false, nil
 	}
 	// Quotes come in pairs in every complete record, so an odd count means
 	// the torn record stopped inside a quoted field: close it, or the next
 	// rows would be read as part of that field.
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return "", nil, fmt.Errorf("benchmarks: read %s: %w", path, err)
+		return "", nil, false, fmt.Errorf("benchmarks: read %s: %w", path, err)
 	}
 	quotes, err := countByte(f, '"')
 	if err != nil {
-		return "", nil, fmt.Errorf("benchmarks: read %s: %w", path, err)
+		return "", nil, false, fmt.Errorf("benchmarks: read %s: %w", path, err)
 	}
 	if quotes%2 == 1 {
-		return "", []byte("\"\n"), nil
+		return "", []byte("\"\n"), false, nil
 	}
-	return "", []byte("\n"), nil
+	return "", []byte("\n"), false, nil
+}
+
+// isOlderHeader reports whether line is the header of an older release of
+// ours: the current columns' first N, N from the 18 of the first release
+// with a tools column on (the nine-column seed format is not ours to
+// upgrade: it is rotated aside, as it always was).
+func isOlderHeader(line string) bool {
+	line = strings.TrimPrefix(line, "\ufeff")
+	if !strings.HasSuffix(line, "\n") {
+		return false
+	}
+	fields, err := csv.NewReader(strings.NewReader(line)).Read()
+	return err == nil && len(fields) >= slices.Index(header, colTools)+1 && len(fields) < len(header) &&
+		slices.Equal(fields, header[:len(fields)])
+}
+
+// upgrade writes the rows of from, a file with an older header of ours, to
+// path under the current header, each with the columns it lacks left empty.
+// from stays as it was, the backup: a line that cannot be read as CSV stays
+// there only. The new file is written beside path and renamed into place,
+// so a crash leaves either nothing or the whole copy.
+func upgrade(from, path string) error {
+	src, err := os.Open(from)
+	if err != nil {
+		return fmt.Errorf("benchmarks: upgrade: %w", err)
+	}
+	defer src.Close()
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".upgrade-*")
+	if err != nil {
+		return fmt.Errorf("benchmarks: upgrade: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // a no-op once renamed
+	bw := bufio.NewWriterSize(tmp, 256<<10)
+	w := csv.NewWriter(bw)
+	w.Write(header)
+	r := csv.NewReader(src)
+	r.FieldsPerRecord = -1
+	if _, err := r.Read(); err != nil { // the older header
+		tmp.Close()
+		return fmt.Errorf("benchmarks: upgrade %s: %w", from, err)
+	}
+	rec := make([]string, len(header))
+	for {
+		old, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if _, bad := errors.AsType[*csv.ParseError](err); bad {
+			continue
+		}
+		if err != nil {
+			tmp.Close()
+			return fmt.Errorf("benchmarks: upgrade %s: %w", from, err)
+		}
+		clear(rec)
+		copy(rec, old)
+		w.Write(rec)
+	}
+	w.Flush()
+	err = errors.Join(w.Error(), bw.Flush(), tmp.Sync(), tmp.Close())
+	if err != nil {
+		return fmt.Errorf("benchmarks: upgrade %s: %w", from, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("benchmarks: upgrade %s: %w", from, err)
+	}
+	return nil
 }
 
 // isHeader reports whether line is exactly the current header.
@@ -205,10 +285,14 @@ func encode(fields []string) []byte {
 // Path returns the path of the file the Logger appends to.
 func (l *Logger) Path() string { return l.path }
 
-// Rotated returns where Open moved a file with an older header, or "" if it
+// Rotated returns where Open moved a file with another header, or "" if it
 // did not move anything. The caller should log it, so analysts know where
-// their older rows went.
+// their older rows went (see Upgraded).
 func (l *Logger) Rotated() string { return l.rotated }
+
+// Upgraded reports whether the file Rotated names had an older header of
+// ours, whose rows Open carried over to the new file.
+func (l *Logger) Upgraded() bool { return l.upgraded }
 
 // Log appends r as one line (or more, if a field holds newlines, which CSV
 // quotes). A zero Timestamp is replaced by the current time. Log fails after

@@ -56,7 +56,7 @@ var ts = time.Date(2026, 1, 30, 10, 15, 0, 123_000_000, time.UTC)
 func TestHeader(t *testing.T) {
 	want := "timestamp,query,intent,category,tool_generation_time_sec," +
 		"parameter_extraction_success,tool_execution_success,end_to_end_latency_sec,error_message," +
-		"request_id,llm_calls,prompt_tokens,completion_tokens,build_attempts,discovery_requests,tools_loaded,node_times,tools\n"
+		"request_id,llm_calls,prompt_tokens,completion_tokens,build_attempts,discovery_requests,tools_loaded,node_times,tools,door,user,error_kind\n"
 	if headerLine != want {
 		t.Errorf("header = %q, want %q", headerLine, want)
 	}
@@ -122,8 +122,8 @@ func TestLogLine(t *testing.T) {
 	logRow(t, l, benchmarks.Row{Timestamp: ts, Query: "hello", Intent: benchmarks.IntentChat, Category: benchmarks.CategoryGeneral, Latency: 250 * time.Millisecond, Tools: []string{"weather", "unit_converter"}})
 
 	want := headerLine +
-		`2026-01-30T10:15:00.123Z,"say ""hi"", then stop",BUILD,build_create,12.345678,True,False,1.500000,check failed,req-1,3,1200,340,2,1,7,decide=0.012;create=0.300;odd_name_x=0.002,` + "\n" +
-		`2026-01-30T10:15:00.123Z,hello,CHAT,general,,N/A,N/A,0.250000,,,0,0,0,0,0,0,,weather;unit_converter` + "\n"
+		`2026-01-30T10:15:00.123Z,"say ""hi"", then stop",BUILD,build_create,12.345678,True,False,1.500000,check failed,req-1,3,1200,340,2,1,7,decide=0.012;create=0.300;odd_name_x=0.002,,,,` + "\n" +
+		`2026-01-30T10:15:00.123Z,hello,CHAT,general,,N/A,N/A,0.250000,,,0,0,0,0,0,0,,weather;unit_converter,,,` + "\n"
 	if got := readFile(t, path); got != want {
 		t.Errorf("file =\n%s\nwant\n%s", got, want)
 	}
@@ -236,7 +236,7 @@ func TestLogConcurrent(t *testing.T) {
 }
 
 func TestOpenRepairsTornLine(t *testing.T) {
-	good := headerLine + "2026-01-30T10:15:00.123Z,first,CHAT,general,,N/A,N/A,0.100000,,r1,1,2,3,0,0,4,,\n"
+	good := headerLine + "2026-01-30T10:15:00.123Z,first,CHAT,general,,N/A,N/A,0.100000,,r1,1,2,3,0,0,4,,,,,\n"
 	tests := []struct {
 		name string
 		torn string
@@ -339,5 +339,47 @@ func TestOpenRotateAvoidsClobbering(t *testing.T) {
 		if !strings.HasPrefix(readFile(t, backup), oldHeader) {
 			t.Errorf("backup %s lost its content", backup)
 		}
+	}
+}
+
+// A file of the previous release (18 columns, up to tools) keeps its rows:
+// they are carried over under the current header with the new columns
+// empty, and the original stays as the backup.
+func TestOpenUpgradesOurOlderHeader(t *testing.T) {
+	cols := benchmarks.Header()
+	older := strings.Join(cols[:18], ",") + "\n"
+	rows := "2026-11-02T09:00:00.000Z,\"two, lines\nof query\",CHAT,calculator,,True,True,0.500000,,0123456789abcdef,2,100,10,0,0,5,classifier=0.010,calculator\n" +
+		"2026-11-02T09:01:00.000Z,x,RUN,calculator,,N/A,False,0.100000,boom,fedcba9876543210,0,0,0,0,0,0,,calculator\n"
+	dir := t.TempDir()
+	path := filepath.Join(dir, "benchmarks.csv")
+	if err := os.WriteFile(path, []byte(older+rows), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l := open(t, path)
+	logRow(t, l, benchmarks.Row{Timestamp: ts, Query: "new", Door: benchmarks.DoorMCP, User: "u1", ErrorKind: "failed"})
+	if !l.Upgraded() {
+		t.Fatalf("Upgraded() = false for an older header of ours (Rotated %q)", l.Rotated())
+	}
+	if got := readFile(t, l.Rotated()); got != older+rows {
+		t.Errorf("backup = %q, want the old file unchanged", got)
+	}
+	got, err := benchmarks.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 {
+		t.Fatalf("read %d rows, want the 2 carried over and the new one", len(got))
+	}
+	if got[0].Query != "two, lines\nof query" || got[0].RequestID != "0123456789abcdef" || len(got[0].Tools) != 1 || got[0].Door != "" {
+		t.Errorf("first row = %+v, want it as it was, door empty", got[0])
+	}
+	if got[1].Error != "boom" || got[1].ToolExecution != benchmarks.False {
+		t.Errorf("second row = %+v", got[1])
+	}
+	if got[2].Door != benchmarks.DoorMCP || got[2].User != "u1" || got[2].ErrorKind != "failed" {
+		t.Errorf("new row = %+v, want door, user and error kind", got[2])
+	}
+	if !strings.HasPrefix(readFile(t, path), headerLine) {
+		t.Errorf("the upgraded file does not start with the current header")
 	}
 }

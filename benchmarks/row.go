@@ -15,6 +15,14 @@ const (
 	IntentRun   = "RUN"   // a direct tool run
 )
 
+// Doors, the values of Row.Door: where a request came in.
+const (
+	DoorHTTP     = "http"     // the pages and the HTTP API
+	DoorMCP      = "mcp"      // /mcp and adaptbot mcp
+	DoorCLI      = "cli"      // the command line, through the server
+	DoorInternal = "internal" // the server on its own (an automatic repair)
+)
+
 // Categories that are not tool names, the values of Row.Category. A chat
 // answered by a tool, and a direct run, use the tool's name as category.
 const (
@@ -110,6 +118,18 @@ type NodeTime struct {
 //	                              ran, separated by semicolons, e.g.
 //	                              weather;unit_converter; empty when none ran.
 //	                              Category stays the first of them
+//	door                          Door, where the request came in: http, chat
+//	                              page and API alike; mcp; cli; internal (the
+//	                              server on its own, such as an automatic
+//	                              repair). Empty in rows written before it
+//	user                          User, the caller's pseudonym (a keyed hash,
+//	                              never a name, key or e-mail address); empty
+//	                              for the single local user
+//	error_kind                    ErrorKind, the kind of failure, empty on
+//	                              success: invalid, forbidden, not_found,
+//	                              conflict, failed, unavailable,
+//	                              not_configured, timeout, upstream,
+//	                              cancelled, internal
 //
 // Text fields (query, intent, category, error_message, request_id and the
 // tool names) are cleaned as they are written, so every common CSV reader
@@ -135,6 +155,9 @@ type Row struct {
 	ToolsLoaded       int
 	NodeTimes         []NodeTime
 	Tools             []string
+	Door              string
+	User              string
+	ErrorKind         string
 }
 
 // Column names, in file order.
@@ -157,6 +180,9 @@ const (
 	colToolsLoaded       = "tools_loaded"
 	colNodeTimes         = "node_times"
 	colTools             = "tools"
+	colDoor              = "door"
+	colUser              = "user"
+	colErrorKind         = "error_kind"
 )
 
 var header = []string{
@@ -164,7 +190,7 @@ var header = []string{
 	colParamExtraction, colToolExecution, colLatency, colError,
 	colRequestID, colLLMCalls, colPromptTokens, colCompletionTokens,
 	colBuildAttempts, colDiscoveryRequests, colToolsLoaded, colNodeTimes,
-	colTools,
+	colTools, colDoor, colUser, colErrorKind,
 }
 
 // Header returns the column names of the file, in order. The first nine are
@@ -182,6 +208,7 @@ func (r Row) cleaned() Row {
 	r.Category = Clean(r.Category)
 	r.Error = Cut(Clean(r.Error), MaxText)
 	r.RequestID = Clean(r.RequestID)
+	r.Door, r.User, r.ErrorKind = Clean(r.Door), Clean(r.User), Clean(r.ErrorKind)
 	// Tool and node names are cleaned here, not only when written, so
 	// that the live aggregates see what a reload of the file will see.
 	if len(r.Tools) > 0 {
@@ -228,6 +255,9 @@ func (r Row) record() []string {
 		strconv.Itoa(r.ToolsLoaded),
 		formatNodeTimes(r.NodeTimes),
 		formatTools(r.Tools),
+		r.Door,
+		r.User,
+		r.ErrorKind,
 	}
 }
 
@@ -384,6 +414,12 @@ func (r *Row) setField(col, v string) error {
 		r.NodeTimes, err = parseNodeTimes(v)
 	case colTools:
 		r.Tools = parseTools(v)
+	case colDoor:
+		r.Door = v
+	case colUser:
+		r.User = v
+	case colErrorKind:
+		r.ErrorKind = v
 	}
 	if err != nil {
 		return fmt.Errorf("column %s: %w", col, err)
