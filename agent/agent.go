@@ -115,17 +115,15 @@ type Agent struct {
 	model   llm.Model
 	tools   Tools
 	finder  Finder
-	builder Builder
 	cfg     Config
 	chat    *graph.Compiled[*state]
 }
 
-// Deps are what the agent needs; Model, Finder and Builder may be nil.
+// Deps are what the agent needs; Model and Finder may be nil.
 type Deps struct {
-	Model   llm.Model
-	Tools   Tools
-	Finder  Finder
-	Builder Builder
+	Model  llm.Model
+	Tools  Tools
+	Finder Finder
 }
 
 // New wires and compiles the chat graph. This is the one place that says how a
@@ -155,7 +153,7 @@ func New(d Deps, cfg Config) (*Agent, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	a := &Agent{model: d.Model, tools: d.Tools, finder: d.Finder, builder: d.Builder, cfg: cfg}
+	a := &Agent{model: d.Model, tools: d.Tools, finder: d.Finder, cfg: cfg}
 
 	g := graph.New[*state]()
 	g.AddNode(NodeClassifier, a.classify)
@@ -196,6 +194,14 @@ func New(d Deps, cfg Config) (*Agent, error) {
 	return a, nil
 }
 
+// Budget says how much work one message may take at most: model calls (the
+// classifier, its requests for more tools, and per round of tool calls an
+// argument retry and the synthesizer) and rounds of tool calls. Deadlines
+// are derived from it.
+func (a *Agent) Budget() (modelCalls, toolRounds int) {
+	return 1 + a.cfg.MaxDiscovery + 2*a.cfg.MaxSteps, a.cfg.MaxSteps
+}
+
 // Model returns the model in use, or nil.
 func (a *Agent) Model() llm.Model { return a.model }
 
@@ -210,6 +216,10 @@ type Request struct {
 	// model writes it (a direct answer, or the answer after the tools
 	// ran). The Result still holds the whole answer.
 	Stream func(text string) `json:"-"`
+	// Builder runs a build the message asks for, on behalf of its caller
+	// (who may not be allowed: then it returns an error that is
+	// ErrForbidden). Nil: building is not available here.
+	Builder Builder `json:"-"`
 }
 
 // Discovery is one request the classifier made for more tools.
@@ -269,7 +279,8 @@ type Result struct {
 
 // Chat answers one message. A failure of the model or the graph comes back as
 // an error; a failing tool does not: it is reported in the Result. A build
-// the caller may not make returns ErrForbidden with a Result that says so.
+// the caller may not make (the Builder said ErrForbidden) returns that error
+// with a Result that says so.
 func (a *Agent) Chat(ctx context.Context, req Request) (*Result, error) {
 	began := time.Now()
 	req.Message = strings.TrimSpace(req.Message)
@@ -348,7 +359,7 @@ func (a *Agent) summarizeRuns(res *Result, runs []run) {
 			anyRan = true
 			res.Tools = append(res.Tools, r.tool)
 			if res.Tool == "" {
-				res.Tool, res.Arguments = r.tool, r.args
+				res.Tool, res.Arguments = r.tool, jsonOrString(r.args)
 			}
 		}
 		if r.err != nil {
@@ -359,8 +370,9 @@ func (a *Agent) summarizeRuns(res *Result, runs []run) {
 		}
 	}
 	if res.Tool == "" {
-		// No call ran: name the first one tried.
-		res.Tool, res.Arguments = runs[0].tool, runs[0].args
+		// No call ran: name the first one tried. Its arguments may be the
+		// model's invalid JSON, kept as text so that the Result encodes.
+		res.Tool, res.Arguments = runs[0].tool, jsonOrString(runs[0].args)
 	}
 	res.Path = res.Tool
 	res.Extraction = &extracted

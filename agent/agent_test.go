@@ -284,7 +284,7 @@ func TestClassifierDecisions(t *testing.T) {
 			return say("ok")
 		}}
 		a, _ := New(Deps{Model: model, Tools: tools, Finder: fakeFinder{tools}}, Config{})
-		res, err := a.Chat(AllowChanges(context.Background(), true), Request{Message: "1+1"})
+		res, err := a.Chat(context.Background(), Request{Message: "1+1", Builder: &fakeBuilder{build: func(BuildRequest) *BuildResult { return &BuildResult{OK: true} }}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -332,7 +332,7 @@ func TestRoundTrips(t *testing.T) {
 		builder.callsBefore = model.calls()
 		return &BuildResult{Action: req.Action, Tool: req.Tool, OK: true, Summary: "Created " + req.Tool}
 	}}
-	a, _ := New(Deps{Model: model, Tools: tools, Finder: fakeFinder{tools}, Builder: builder}, Config{})
+	a, _ := New(Deps{Model: model, Tools: tools, Finder: fakeFinder{tools}}, Config{})
 	tests := []struct {
 		message   string
 		wantCalls int
@@ -364,7 +364,7 @@ func TestRoundTrips(t *testing.T) {
 	model.generate = func(r llm.Request) llm.Response {
 		return call(fnBuild, `{"action":"CREATE","tool":"roman_numerals","summary":"converts numbers to Roman numerals"}`)
 	}
-	res, err := a.Chat(AllowChanges(context.Background(), true), Request{Message: "make a tool that writes Roman numerals"})
+	res, err := a.Chat(context.Background(), Request{Message: "make a tool that writes Roman numerals", Builder: builder})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,9 +380,13 @@ type fakeBuilder struct {
 	got         BuildRequest
 	callsBefore int
 	ran         bool
+	refuse      error // returned, and nothing built, when set
 }
 
 func (f *fakeBuilder) Build(_ context.Context, req BuildRequest, progress func(BuildStep)) (*BuildResult, error) {
+	if f.refuse != nil {
+		return nil, f.refuse
+	}
 	f.got, f.ran = req, true
 	if progress != nil {
 		progress(BuildStep{Stage: "write", Message: "writing the code"})
@@ -394,15 +398,17 @@ func TestBuildNeedsPermission(t *testing.T) {
 	model := &fakeModel{generate: func(r llm.Request) llm.Response {
 		return call(fnBuild, `{"action":"delete","tool":"calculator","summary":"delete it"}`)
 	}}
-	builder := &fakeBuilder{build: func(req BuildRequest) *BuildResult { return &BuildResult{OK: true} }}
-	a, _ := New(Deps{Model: model, Tools: newTools(), Builder: builder}, Config{})
-	res, err := a.Chat(context.Background(), Request{Message: "delete the calculator"})
-	if !errors.Is(err, ErrForbidden) || builder.ran || res == nil || !strings.Contains(res.Response, "admin token") || res.Intent != IntentBuild {
+	builder := &fakeBuilder{build: func(req BuildRequest) *BuildResult { return &BuildResult{OK: true} },
+		refuse: fmt.Errorf("%w: deleting needs the admin role", ErrForbidden)}
+	a, _ := New(Deps{Model: model, Tools: newTools()}, Config{})
+	res, err := a.Chat(context.Background(), Request{Message: "delete the calculator", Builder: builder})
+	if !errors.Is(err, ErrForbidden) || builder.ran || res == nil || !strings.Contains(res.Response, "admin role") || res.Intent != IntentBuild {
 		t.Errorf("err %v, built %v, result %+v", err, builder.ran, res)
 	}
 
 	var steps []string
-	res, err = a.Chat(AllowChanges(context.Background(), true), Request{Message: "delete the calculator",
+	builder.refuse = nil
+	res, err = a.Chat(context.Background(), Request{Message: "delete the calculator", Builder: builder,
 		Progress: func(st BuildStep) { steps = append(steps, st.Stage) }})
 	if err != nil || !builder.ran || len(steps) != 1 || res.ToolBuild == nil || !res.ToolBuild.OK {
 		t.Errorf("allowed: err %v, built %v, progress %v, result %+v", err, builder.ran, steps, res)
@@ -414,7 +420,7 @@ func TestBuildWithoutBuilder(t *testing.T) {
 		return call(fnBuild, `{"action":"create","tool":"coin","summary":"flips coins"}`)
 	}}
 	a, _ := New(Deps{Model: model, Tools: newTools()}, Config{})
-	res, err := a.Chat(AllowChanges(context.Background(), true), Request{Message: "make a tool that flips coins"})
+	res, err := a.Chat(context.Background(), Request{Message: "make a tool that flips coins"})
 	if err != nil {
 		t.Fatal(err)
 	}

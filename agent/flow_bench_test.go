@@ -118,13 +118,13 @@ func BenchmarkFlow(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/%d", m.kind, n), func(b *testing.B) {
 				model := &benchModel{}
 				a := agentWith(tools, false)
-				a.model, a.builder = model, benchBuilder{}
-				ctx := AllowChanges(context.Background(), true)
+				a.model = model
+				ctx := context.Background()
 				times := make([]time.Duration, 0, b.N)
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
 					began := time.Now()
-					res, err := a.Chat(ctx, Request{Message: m.text})
+					res, err := a.Chat(ctx, Request{Message: m.text, Builder: benchBuilder{}})
 					times = append(times, time.Since(began))
 					if err != nil {
 						b.Fatal(err)

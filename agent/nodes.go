@@ -240,18 +240,18 @@ func (a *Agent) needTool(_ context.Context, s *state) (*state, error) {
 // build runs the build the classifier decided on, if the caller may
 // change tools.
 func (a *Agent) build(ctx context.Context, s *state) (*state, error) {
-	if !ChangesAllowed(ctx) {
-		s.err = ErrForbidden
-		s.buildErr = ErrForbidden.Error()
-		s.response = "I cannot change tools for you: " + ErrForbidden.Error() + ". Nothing was built or deleted."
+	if s.req.Builder == nil {
+		s.response = "Building tools is not available here."
 		return s, nil
 	}
-	if a.builder == nil {
-		s.response = "Building tools is not available: " + llm.ErrNoModel.Error()
-		return s, nil
-	}
-	br, err := a.builder.Build(ctx, s.build, s.req.Progress)
+	br, err := s.req.Builder.Build(ctx, s.build, s.req.Progress)
 	s.built = br
+	if errors.Is(err, ErrForbidden) {
+		s.err = err
+		s.buildErr = err.Error()
+		s.response = "I cannot change tools for you: " + err.Error() + ". Nothing was built or deleted."
+		return s, nil
+	}
 	if err != nil {
 		s.buildErr = err.Error()
 		s.response = "I could not do that: " + err.Error()

@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+
+	"adaptbot/identity"
+	"adaptbot/service"
 )
 
 // This file is the bridge from Fiber (fasthttp) to net/http handlers, such
@@ -32,6 +35,10 @@ func streamHandler(base context.Context, h http.Handler) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		fctx := c.Context()
 		ctx, cancel := watchConn(base, fctx.Conn()) // ends when the client leaves
+		// Who asks, and through which door, go with the request; its
+		// lifetime is the stream's, not the handler's.
+		uc := c.UserContext()
+		ctx = identity.With(service.WithDoor(ctx, service.DoorOf(uc)), identity.From(uc))
 		ctx = context.WithValue(ctx, http.LocalAddrContextKey, fctx.LocalAddr())
 		req, err := http.NewRequestWithContext(ctx, c.Method(), string(fctx.RequestURI()), bytes.NewReader(append([]byte(nil), c.Body()...)))
 		if err != nil {

@@ -14,6 +14,8 @@ import (
 
 	"adaptbot/llm/llmtest"
 	"adaptbot/registry"
+	"adaptbot/service"
+	"adaptbot/toolbox"
 )
 
 // romanScript is a model that builds the roman_numerals tool when asked.
@@ -83,8 +85,13 @@ func TestBuildFromChatThenDeleteAndRollback(t *testing.T) {
 	for _, row := range rows {
 		cats = append(cats, row["intent"]+":"+row["category"])
 	}
-	if got := strings.Join(cats, ","); got != "BUILD:build_create,RUN:roman_numerals,BUILD:build_delete,RUN:roman_numerals" {
+	// Every operation writes one row, a refused one too: the rollback to
+	// a version that is not kept is there, with its kind of failure.
+	if got := strings.Join(cats, ","); got != "BUILD:build_create,RUN:roman_numerals,BUILD:build_delete,BUILD:build_rollback,BUILD:build_rollback,RUN:roman_numerals" {
 		t.Errorf("rows = %s", got)
+	}
+	if len(rows) == 6 && (rows[3]["error_kind"] != "not_found" || rows[4]["error_kind"] != "" || rows[2]["door"] != "http") {
+		t.Errorf("rollback rows = %v, %v", rows[3], rows[4])
 	}
 	if rows[0]["build_attempts"] != "1" || rows[0]["tool_generation_time_sec"] == "" {
 		t.Errorf("build row = %v", rows[0])
@@ -244,7 +251,8 @@ func TestAdminTokenBeyondLoopback(t *testing.T) {
 		{"0.0.0.0:3000", "s3cret", "Bearer s3cret", 404, "no tool named"},
 	}
 	for _, tt := range tests {
-		s := NewServer(Deps{Config: Config{Addr: tt.addr, AdminToken: tt.token}, Reg: reg, Log: log})
+		svc := service.New(service.Deps{Tools: toolbox.New(reg, nil), Registry: reg, Log: log})
+		s := NewServer(Deps{Config: Config{Addr: tt.addr, AdminToken: tt.token}, Service: svc, Reg: reg, Log: log})
 		req := httptest.NewRequest("POST", "/api/tools/nope/run", strings.NewReader(`{}`))
 		req.Host = "127.0.0.1:3000"
 		req.Header.Set("Content-Type", "application/json")

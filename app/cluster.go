@@ -17,6 +17,7 @@ import (
 	"adaptbot/cluster"
 	"adaptbot/registry"
 	"adaptbot/sandbox"
+	"adaptbot/service"
 )
 
 // clusterLink is a replica's link to NATS (ADAPTBOT_NATS_URL): the
@@ -32,10 +33,6 @@ type clusterLink struct {
 	stop     context.CancelFunc
 	done     chan struct{}
 }
-
-// errClusterDown refuses a change while NATS is away: it could not reach
-// the other replicas.
-var errClusterDown = errors.New("NATS is not connected, so the other replicas would not see this change: builds, deletes and rollbacks are refused until it is back; chats go on with the tools loaded")
 
 // buildLockTTL bounds how long a crashed replica's build lock holds a name.
 const buildLockTTL = 10 * time.Minute
@@ -71,16 +68,17 @@ func (l *clusterLink) openMirror(ctx context.Context, reg *registry.Registry, lo
 	}
 }
 
-// writable says whether a change may be made now: not while NATS is away.
-func (l *clusterLink) writable() error {
+// Writable says whether a change may be made now: not while NATS is away
+// (service.ErrClusterDown).
+func (l *clusterLink) Writable() error {
 	if l == nil || l.nc.IsConnected() {
 		return nil
 	}
-	return errClusterDown
+	return service.ErrClusterDown
 }
 
-// lock takes the cluster-wide lock on a tool's name; a no-op on files.
-func (l *clusterLink) lock(ctx context.Context, name string) (func(), error) {
+// Lock takes the cluster-wide lock on a tool's name; a no-op on files.
+func (l *clusterLink) Lock(ctx context.Context, name string) (func(), error) {
 	if l == nil || l.mirror == nil || name == "" {
 		return func() {}, nil
 	}

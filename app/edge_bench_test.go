@@ -42,7 +42,7 @@ func BenchmarkEdgeHealthz(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer w.Close()
-	s := NewServer(Deps{Config: cfg, Agent: w.agent, Reg: w.reg, Runner: w.runner, Build: w.gen, Log: log})
+	s := NewServer(Deps{Config: cfg, Service: w.service(nil, nil), Agent: w.agent, Reg: w.reg, Runner: w.runner, Log: log})
 	h := s.app.Handler()
 	addr := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 50000}
 	var req fasthttp.Request

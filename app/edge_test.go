@@ -4,13 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"regexp"
 	"runtime"
@@ -19,10 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gofiber/fiber/v2"
 
-	"adaptbot/llm"
 	"adaptbot/llm/llmtest"
+	"adaptbot/service"
 )
 
 // send sends a request with the given headers (a "Host" entry sets the
@@ -256,12 +252,6 @@ func TestEdgeSettings(t *testing.T) {
 			t.Errorf("bad %s not reported: %v", want, err)
 		}
 	}
-	// The chat deadline follows the model settings, not a constant.
-	a, _ := loadConfig(func(k string) string { return map[string]string{"ADAPTBOT_MODEL_TIMEOUT": "10s"}[k] })
-	b, _ := loadConfig(func(k string) string { return map[string]string{"ADAPTBOT_MODEL_TIMEOUT": "100s"}[k] })
-	if a.chatDeadline() < time.Duration(a.chatCalls())*10*time.Second || b.chatDeadline() <= a.chatDeadline() {
-		t.Errorf("chat deadlines %s (10s calls), %s (100s calls)", a.chatDeadline(), b.chatDeadline())
-	}
 }
 
 // TestLimits sends what is too big, too often and too many at once.
@@ -287,7 +277,7 @@ func TestLimits(t *testing.T) {
 	if code != 413 || !strings.Contains(string(raw), "ADAPTBOT_MAX_MESSAGE") {
 		t.Errorf("long message = %d %s", code, raw)
 	}
-	hist := make([]map[string]string, maxHistory+1)
+	hist := make([]map[string]string, service.MaxHistory+1)
 	for i := range hist {
 		hist[i] = map[string]string{"role": "user", "content": "hi"}
 	}
@@ -428,49 +418,6 @@ func TestClientLeaves(t *testing.T) {
 		t.Error("model requests still open")
 	}
 	waitUntil(t, "a row for each", func() bool { return len(in.rows(t)) == clients })
-}
-
-// TestWorkErrors checks the one mapping from a failed chat or build to a
-// status and words: model faults by kind, deadlines, and anything else
-// without our internals.
-func TestWorkErrors(t *testing.T) {
-	where := &llm.Error{Provider: "openai", Model: "gpt-x", URL: "http://127.0.0.1:1/v1"}
-	kind := func(k llm.ErrorKind, after time.Duration) error {
-		e := *where
-		e.Kind, e.RetryAfter, e.Err = k, after, errors.New("status 500")
-		return fmt.Errorf("graph: node %q: %w", "execute", &e)
-	}
-	for _, tt := range []struct {
-		err        error
-		status     int
-		retryAfter string
-		want       string
-	}{
-		{kind(llm.Overloaded, 1500*time.Millisecond), 503, "2", "openai model gpt-x"},
-		{kind(llm.Overloaded, 0), 503, "1", "try again later"},
-		{kind(llm.Timeout, 0), 504, "", "did not answer in time"},
-		{kind(llm.Failed, 0), 502, "", "openai model gpt-x"},
-		{fmt.Errorf("graph: node %q: %w", "execute", context.DeadlineExceeded), 504, "", "deadline of 2m0s"},
-		{fmt.Errorf("graph: node %q: extraction: no JSON in reply: %s", "execute", "I think the answer is {oops"), 502, "", "did not give a usable answer"},
-		{fmt.Errorf("intent: %w", llm.ErrNoModel), 503, "", "needs a language model"},
-	} {
-		app := fiber.New(fiber.Config{ErrorHandler: errorHandler(slog.New(slog.DiscardHandler))})
-		app.Get("/", func(c *fiber.Ctx) error { return workError(tt.err, "req1", 2*time.Minute) })
-		resp, err := app.Test(httptest.NewRequest("GET", "/", nil))
-		if err != nil {
-			t.Fatal(err)
-		}
-		raw, _ := io.ReadAll(resp.Body)
-		body := string(raw)
-		if resp.StatusCode != tt.status || resp.Header.Get("Retry-After") != tt.retryAfter || !strings.Contains(body, tt.want) || !strings.Contains(body, `"request_id":"req1"`) {
-			t.Errorf("%v = %d Retry-After %q %s; want %d %q %q", tt.err, resp.StatusCode, resp.Header.Get("Retry-After"), body, tt.status, tt.retryAfter, tt.want)
-		}
-		for _, leak := range []string{"graph", "node", "execute", "oops", "secret", "*llm", "struct"} {
-			if strings.Contains(body, leak) {
-				t.Errorf("%v: the answer leaks %q: %s", tt.err, leak, body)
-			}
-		}
-	}
 }
 
 // TestBadJSONInPlainWords: a body of the wrong shape is named by its

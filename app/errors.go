@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,18 +13,15 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"adaptbot/agent"
-	"adaptbot/llm"
+	"adaptbot/service"
 )
 
-// apiError is the one error type handlers return: its status and message are
-// what the user sees. Anything else becomes a 500 with a generic message, and
-// the details go to the log, not to the user.
+// apiError is a refusal of the edge's own, before any operation starts: a
+// body too large, a host or origin refused, a client over its rate. Every
+// other failure is a *service.Error, whose Kind decides the status.
 type apiError struct {
 	Status int
 	Msg    string
-	// Extra fields merged into the JSON body.
-	Extra fiber.Map
 	// RetryAfter, when set, goes out as the Retry-After header (whole
 	// seconds, at least 1) and as "retry_after" in the body.
 	RetryAfter time.Duration
@@ -33,85 +29,97 @@ type apiError struct {
 
 func (e *apiError) Error() string { return e.Msg }
 
-func badRequest(msg string) error { return &apiError{Status: fiber.StatusBadRequest, Msg: msg} }
-func notFound(msg string) error   { return &apiError{Status: fiber.StatusNotFound, Msg: msg} }
+func badRequest(msg string) error { return &service.Error{Kind: service.Invalid, Msg: msg} }
 
-func errorHandler(log *slog.Logger) fiber.ErrorHandler {
-	return func(c *fiber.Ctx, err error) error {
-		var ae *apiError
-		var fe *fiber.Error
-		body := fiber.Map{}
-		status := fiber.StatusInternalServerError
-		switch {
-		case errors.As(err, &ae):
-			status = ae.Status
-			body["error"] = ae.Msg
-			for k, v := range ae.Extra {
-				body[k] = v
-			}
-			if ae.RetryAfter > 0 {
-				secs := retryAfterSeconds(ae.RetryAfter)
-				c.Set(fiber.HeaderRetryAfter, strconv.Itoa(secs))
-				body["retry_after"] = secs
-			}
-		case errors.As(err, &fe):
-			status = fe.Code
-			body["error"] = fe.Message
-			if fe.Code == fiber.StatusRequestEntityTooLarge {
-				body["error"] = fmt.Sprintf("request body is too large: the limit is %d KiB", c.App().Config().BodyLimit>>10)
-			}
-		default:
-			log.Error("internal error", "method", c.Method(), "path", c.Path(), "err", err)
-			body["error"] = "internal error; the server log has the details"
-		}
-		return c.Status(status).JSON(body)
+// statusOf is the one switch from a failure's kind to an HTTP status.
+func statusOf(k service.Kind) int {
+	switch k {
+	case service.Invalid:
+		return fiber.StatusBadRequest
+	case service.Unauthenticated:
+		return fiber.StatusUnauthorized
+	case service.Forbidden:
+		return fiber.StatusForbidden
+	case service.NotFound:
+		return fiber.StatusNotFound
+	case service.Conflict:
+		return fiber.StatusConflict
+	case service.Failed:
+		return fiber.StatusUnprocessableEntity
+	case service.Unavailable, service.NotConfigured:
+		return fiber.StatusServiceUnavailable
+	case service.Timeout:
+		return fiber.StatusGatewayTimeout
+	case service.Upstream:
+		return fiber.StatusBadGateway
+	case service.Cancelled:
+		return statusClientClosed
 	}
-}
-
-func retryAfterSeconds(d time.Duration) int { return max(1, int(math.Ceil(d.Seconds()))) }
-
-// workError is the one place that turns the failure of a chat or a build
-// into what the user sees: a status and words they can act on, never our
-// Go types, graph node names or the model's raw output (those go to the
-// log, under the request ID). deadline is the work's deadline, for the
-// words.
-func workError(err error, id string, deadline time.Duration) *apiError {
-	extra := fiber.Map{}
-	if id != "" {
-		extra["request_id"] = id
-	}
-	if e, ok := llm.AsError(err); ok {
-		ae := &apiError{Status: fiber.StatusBadGateway, Msg: e.Error(), Extra: extra}
-		switch e.Kind {
-		case llm.Overloaded:
-			ae.Status = fiber.StatusServiceUnavailable
-			ae.RetryAfter = max(e.RetryAfter, time.Second)
-		case llm.Timeout:
-			ae.Status = fiber.StatusGatewayTimeout
-		}
-		return ae
-	}
-	switch {
-	case errors.Is(err, llm.ErrNoModel):
-		return &apiError{Status: fiber.StatusServiceUnavailable, Msg: "Chat needs a language model. " + err.Error(), Extra: extra}
-	case errors.Is(err, agent.ErrForbidden):
-		return &apiError{Status: fiber.StatusForbidden, Msg: err.Error(), Extra: extra}
-	case errors.Is(err, context.DeadlineExceeded) && deadline <= 0:
-		return &apiError{Status: fiber.StatusGatewayTimeout, Extra: extra,
-			Msg: "this did not finish within its deadline (derived from ADAPTBOT_MODEL_TIMEOUT and ADAPTBOT_MODEL_RETRIES); try again, or raise those settings for a slow model"}
-	case errors.Is(err, context.DeadlineExceeded):
-		return &apiError{Status: fiber.StatusGatewayTimeout, Extra: extra,
-			Msg: fmt.Sprintf("this did not finish within its deadline of %s (derived from ADAPTBOT_MODEL_TIMEOUT and ADAPTBOT_MODEL_RETRIES); try again, or raise those settings for a slow model", deadline.Round(time.Second))}
-	case errors.Is(err, context.Canceled):
-		return &apiError{Status: statusClientClosed, Msg: "the request was cancelled: the client went away", Extra: extra}
-	}
-	return &apiError{Status: fiber.StatusBadGateway, Extra: extra,
-		Msg: "the model did not give a usable answer; try again or rephrase (the server log has the details under request_id " + id + ")"}
+	return fiber.StatusInternalServerError
 }
 
 // statusClientClosed is logged for work whose client went away; the client
 // never sees it.
 const statusClientClosed = 499
+
+// errorBody is what a client sees of err, as a status and a JSON object:
+// the same for a JSON answer and for an event stream's "error" event.
+// Anything that is neither ours nor Fiber's is a fault of ours: its
+// details go to the log, never to a person.
+func errorBody(err error, log *slog.Logger) (int, time.Duration, fiber.Map) {
+	body := fiber.Map{}
+	var retry time.Duration
+	status := fiber.StatusInternalServerError
+	if se, ok := errors.AsType[*service.Error](err); ok {
+		status, retry = statusOf(se.Kind), se.RetryAfter
+		for k, v := range se.Extra {
+			body[k] = v
+		}
+		body["error"], body["error_kind"] = se.Msg, se.Kind
+		if se.RequestID != "" {
+			body["request_id"] = se.RequestID
+		}
+	} else if ae, ok := errors.AsType[*apiError](err); ok {
+		status, retry = ae.Status, ae.RetryAfter
+		body["error"] = ae.Msg
+	} else if fe, ok := errors.AsType[*fiber.Error](err); ok {
+		status = fe.Code
+		body["error"] = fe.Message
+		if fe.Code == fiber.StatusRequestEntityTooLarge {
+			body["error"] = "request body is too large"
+		}
+	} else {
+		log.Error("internal error", "err", err)
+		body["error"] = "internal error; the server log has the details"
+	}
+	if retry > 0 {
+		body["retry_after"] = retryAfterSeconds(retry)
+	}
+	return status, retry, body
+}
+
+func errorHandler(log *slog.Logger) fiber.ErrorHandler {
+	return func(c *fiber.Ctx, err error) error {
+		status, retry, body := errorBody(err, log)
+		if fe, ok := errors.AsType[*fiber.Error](err); ok && fe.Code == fiber.StatusRequestEntityTooLarge {
+			body["error"] = fmt.Sprintf("request body is too large: the limit is %d KiB", c.App().Config().BodyLimit>>10)
+		}
+		if retry > 0 {
+			c.Set(fiber.HeaderRetryAfter, strconv.Itoa(retryAfterSeconds(retry)))
+		}
+		return c.Status(status).JSON(body)
+	}
+}
+
+// eventError is the body of an "error" event: what the JSON error body
+// would have said, with its status.
+func eventError(err error, log *slog.Logger) fiber.Map {
+	status, _, body := errorBody(err, log)
+	body["status"] = status
+	return body
+}
+
+func retryAfterSeconds(d time.Duration) int { return max(1, int(math.Ceil(d.Seconds()))) }
 
 // jsonError turns a JSON decoding error into words about the request body,
 // without Go type names.
@@ -166,3 +174,5 @@ func jsonKind(v string) string {
 	}
 	return v
 }
+
+func notFound(msg string) error { return &service.Error{Kind: service.NotFound, Msg: msg} }

@@ -5,11 +5,16 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"adaptbot/agent"
+	"adaptbot/generator"
 	"adaptbot/llm"
+	"adaptbot/registry"
+	"adaptbot/sandbox"
+	"adaptbot/service"
 	"adaptbot/toolbox"
 )
 
@@ -22,40 +27,43 @@ func (buildModel) Generate(context.Context, llm.Request) (llm.Response, error) {
 	return llm.Response{Calls: []llm.FunctionCall{{Name: "build_tool", Arguments: []byte(`{"action":"delete","tool":"calculator","summary":"delete it"}`)}}}, nil
 }
 
-// countingBuilder counts the builds that started.
-type countingBuilder struct{ n *int }
-
-func (b countingBuilder) Build(_ context.Context, req agent.BuildRequest, _ func(agent.BuildStep)) (*agent.BuildResult, error) {
-	*b.n++
-	return &agent.BuildResult{Action: req.Action, Tool: req.Tool, OK: true, Summary: "Deleted " + req.Tool}, nil
-}
-
-// emptyBox is a toolbox without tools.
-type emptyBox struct{}
-
-func (emptyBox) Tool(string) (toolbox.Tool, bool) { return nil, false }
-func (emptyBox) Serving() []toolbox.Tool          { return nil }
-func (emptyBox) Len() int                         { return 0 }
-
 // TestChatBuildNeedsTheAdminToken checks that a build asked for in chat,
 // beyond loopback, needs the same admin token as the build API: without it
-// the answer is a 403 that says so, and nothing is built.
+// the answer is a 403 that says so, and the tool stays; with it, the tool
+// goes. The chat goes through the real service and generator.
 func TestChatBuildNeedsTheAdminToken(t *testing.T) {
-	builds := 0
-	a, err := agent.New(agent.Deps{Model: buildModel{}, Tools: emptyBox{}, Builder: countingBuilder{&builds}}, agent.Config{})
+	dir := t.TempDir()
+	copyTools(t, dir)
+	log := slog.New(slog.DiscardHandler)
+	runner, err := sandbox.New(sandbox.Options{Mode: sandbox.ModeInProcess})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := NewServer(Deps{Config: Config{Addr: "0.0.0.0:3000", AdminToken: "s3cret"}, Agent: a, Log: slog.New(slog.DiscardHandler)})
+	defer runner.Close()
+	reg, err := registry.Open(context.Background(), registry.Options{ToolsDir: filepath.Join(dir, "tools"), Path: filepath.Join(dir, "r.json"), Compiler: runner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	box := toolbox.New(reg, runner)
+	a, err := agent.New(agent.Deps{Model: buildModel{}, Tools: box}, agent.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen, err := generator.New(generator.Options{Model: buildModel{}, Registry: reg, Runner: runner, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := service.New(service.Deps{Agent: a, Tools: box, Registry: reg, Generator: gen, Log: log})
+	s := NewServer(Deps{Config: Config{Addr: "0.0.0.0:3000", AdminToken: "s3cret"}, Service: svc, Agent: a, Reg: reg, Log: log})
 	for _, tt := range []struct {
 		auth   string
 		status int
 		want   string
-		builds int
+		stays  bool
 	}{
-		{"", 403, "admin token", 0},
-		{"Bearer wrong", 403, "admin token", 0},
-		{"Bearer s3cret", 200, "Deleted calculator", 1},
+		{"", 403, "needs the admin role", true},
+		{"Bearer wrong", 403, "needs the admin role", true},
+		{"Bearer s3cret", 200, "calculator", false},
 	} {
 		req := httptest.NewRequest("POST", "/chat", strings.NewReader(`{"message": "delete the calculator"}`))
 		req.Host = "10.0.0.7:3000" // the server listens on every interface
@@ -68,8 +76,9 @@ func TestChatBuildNeedsTheAdminToken(t *testing.T) {
 			t.Fatal(err)
 		}
 		body, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != tt.status || !strings.Contains(string(body), tt.want) || !strings.Contains(string(body), "request_id") || builds != tt.builds {
-			t.Errorf("auth %q: %d %s, %d builds", tt.auth, resp.StatusCode, body, builds)
+		_, stays := reg.Entry("calculator")
+		if resp.StatusCode != tt.status || !strings.Contains(string(body), tt.want) || !strings.Contains(string(body), "request_id") || stays != tt.stays {
+			t.Errorf("auth %q: %d %s; calculator still there: %v", tt.auth, resp.StatusCode, body, stays)
 		}
 	}
 }

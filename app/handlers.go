@@ -4,29 +4,25 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/subtle"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 
 	"adaptbot/agent"
-	"adaptbot/benchmarks"
-	"adaptbot/contract"
+	"adaptbot/identity"
 	"adaptbot/llm"
-	"adaptbot/registry"
-	"adaptbot/reqid"
-	"adaptbot/sandbox"
+	"adaptbot/service"
 	"adaptbot/templates"
-	"adaptbot/toolbox"
 )
 
-// maxHistory caps the conversation a client may send with a message.
-const maxHistory = 50
+// The handlers of this file and build.go decode a request, call one
+// operation of the service and encode its answer. Every failure the
+// service returns carries a kind; errorHandler (errors.go) turns it into a
+// status, and eventError does the same for event streams.
 
 func (s *Server) modelName() string {
 	if m := s.agent.Model(); m != nil {
@@ -37,18 +33,13 @@ func (s *Server) modelName() string {
 
 func (s *Server) handleIndex() fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		var b bytes.Buffer
-		err := templates.Pages.ExecuteTemplate(&b, "index.html", map[string]any{
+		who := identity.From(c.UserContext())
+		return s.page(c, "index.html", map[string]any{
 			"Model":     s.modelName(),
 			"Hint":      llm.ConfigureHint,
 			"Tools":     s.reg.Len(),
-			"BuildOpen": s.buildAllowed(""),
+			"BuildOpen": who.Can(identity.Build),
 		})
-		if err != nil {
-			return err
-		}
-		c.Type("html", "utf-8")
-		return c.Send(b.Bytes())
 	}
 }
 
@@ -56,10 +47,9 @@ func (s *Server) handleHealth() fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		body := fiber.Map{
 			"status": "ok",
-			"model":  nil,
+			"model":  s.modelHealth(),
 			"tools":  s.reg.Len(),
 		}
-		body["model"] = s.modelHealth()
 		st := s.runner.Stats()
 		body["sandbox"] = st
 		if st.Live+st.Starting < st.Size {
@@ -85,11 +75,6 @@ type chatRequest struct {
 	History []llm.Message `json:"history"`
 }
 
-type chatResponse struct {
-	*agent.Result
-	RequestID string `json:"request_id"`
-}
-
 // handleChat answers one message. A client that accepts text/event-stream
 // gets Server-Sent Events instead of one JSON body: a "progress" event for
 // each step of a build the message asks for, a "token" event ({"text"}) for
@@ -101,37 +86,29 @@ func (s *Server) handleChat() fiber.Handler {
 		if err := decodeJSON(c.Body(), &req, false); err != nil {
 			return err
 		}
-		req.Message = strings.TrimSpace(req.Message)
-		if req.Message == "" {
-			return badRequest(`"message" is required: send {"message": "..."}`)
-		}
 		if err := s.checkSizes(req); err != nil {
 			return err
 		}
-		for i, m := range req.History {
-			if m.Role != llm.User && m.Role != llm.Assistant {
-				return badRequest(fmt.Sprintf(`history[%d].role is %q; use "user" or "assistant"`, i, m.Role))
-			}
+		if strings.TrimSpace(req.Message) == "" {
+			// Before any event, so that a client that streams gets a status.
+			return badRequest(`"message" is required: send {"message": "..."}`)
 		}
-		// The one authorization rule (mayChange) reaches builds asked for in chat.
-		allowed := s.mayChange(c)
+		areq := agent.Request{Message: req.Message, History: req.History}
 		if !acceptsEvents(c) {
 			ctx, stop := watchConn(c.UserContext(), c.Context().Conn())
 			defer stop()
-			ctx, cancel := context.WithTimeout(ctx, s.cfg.chatDeadline())
-			defer cancel()
-			out, err := s.chat(agent.AllowChanges(ctx, allowed), req, nil, nil)
+			out, err := s.svc.Chat(ctx, areq)
 			if err != nil {
 				return err
 			}
 			return c.JSON(out)
 		}
-		streamEvents(c, s.cfg.chatDeadline(), func(ctx context.Context, send func(event string, v any)) {
-			out, err := s.chat(agent.AllowChanges(ctx, allowed), req,
-				func(st agent.BuildStep) { send("progress", st) },
-				func(text string) { send("token", tokenEvent{Text: text}) })
+		s.streamEvents(c, func(ctx context.Context, send func(event string, v any)) {
+			areq.Progress = func(st agent.BuildStep) { send("progress", st) }
+			areq.Stream = func(text string) { send("token", tokenEvent{Text: text}) }
+			out, err := s.svc.Chat(ctx, areq)
 			if err != nil {
-				send("error", eventError(err))
+				send("error", eventError(err, s.log))
 				return
 			}
 			send("result", out)
@@ -145,62 +122,36 @@ type tokenEvent struct {
 	Text string `json:"text"`
 }
 
-// chat runs one message through the agent and logs its row. Its errors are
-// *apiError. The request ID goes into the context, so the agent's and the
-// model's log lines name it.
-func (s *Server) chat(ctx context.Context, req chatRequest, progress func(agent.BuildStep), stream func(string)) (chatResponse, error) {
-	id := reqid.From(ctx)
-	if id == "" {
-		id = reqid.New()
-		ctx = reqid.With(ctx, id)
-	}
-	began := time.Now()
-	res, err := s.agent.Chat(ctx, agent.Request{Message: req.Message, History: req.History, Progress: progress, Stream: stream})
-	row := chatRow(id, req.Message, res, err, time.Since(began))
-	s.logRow(row)
-	s.keepChat(id, req.Message, res, err)
-	if err != nil {
-		ae := workError(err, id, s.cfg.chatDeadline())
-		switch {
-		case ae.Status == statusClientClosed || clientGone(ctx):
-			s.log.Info("chat abandoned by its client", "request_id", id, "err", err)
-		case ae.Status >= 500:
-			s.log.Error("chat failed", "request_id", id, "err", err)
-		}
-		if res != nil && errors.Is(err, agent.ErrForbidden) {
-			ae.Msg = res.Response
-			ae.Extra["response"], ae.Extra["intent"] = res.Response, res.Intent
-		}
-		return chatResponse{}, ae
-	}
-	return chatResponse{Result: res, RequestID: id}, nil
-}
-
 // acceptsEvents reports whether the client asked for Server-Sent Events.
 func acceptsEvents(c *fiber.Ctx) bool {
 	return strings.Contains(c.Get(fiber.HeaderAccept), "text/event-stream")
 }
 
-// streamEvents answers with Server-Sent Events written by run, which gets a
-// context bounded by timeout and cancelled when the client goes away. run
-// executes after the handler has returned, so it must not touch c.
-func streamEvents(c *fiber.Ctx, timeout time.Duration, run func(ctx context.Context, send func(event string, v any))) {
+// streamEvents answers with Server-Sent Events written by run, which gets
+// the request's context (its identity and door), cancelled when the client
+// goes away. The operation bounds its own time. run executes after the
+// handler has returned, so it must not touch c.
+func (s *Server) streamEvents(c *fiber.Ctx, run func(ctx context.Context, send func(event string, v any))) {
 	c.Set(fiber.HeaderContentType, "text/event-stream")
 	c.Set(fiber.HeaderCacheControl, "no-cache")
 	c.Set("X-Accel-Buffering", "no")
 	release := holdSlot(c)
 	conn := c.Context().Conn()
+	// The request's values (identity, door) outlive the handler; its
+	// cancellation does not, so the stream's context starts afresh.
+	base := context.WithoutCancel(c.UserContext())
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
 		defer release()
-		ctx, stop := watchConn(context.Background(), conn)
+		ctx, stop := watchConn(base, conn)
 		defer stop()
-		ctx, cancel := context.WithTimeout(ctx, timeout)
+		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		var mu sync.Mutex // progress may be reported from other goroutines
 		send := func(event string, v any) {
 			data, err := json.Marshal(v)
 			if err != nil {
-				data, _ = json.Marshal(fiber.Map{"error": "internal error: " + err.Error()})
+				s.log.Error("event not encoded", "event", event, "err", err)
+				data, _ = json.Marshal(fiber.Map{"error": "internal error; the server log has the details", "status": fiber.StatusInternalServerError})
 				event = "error"
 			}
 			mu.Lock()
@@ -212,56 +163,6 @@ func streamEvents(c *fiber.Ctx, timeout time.Duration, run func(ctx context.Cont
 		}
 		run(ctx, send)
 	})
-}
-
-// eventError is the body of an "error" event: what the JSON error body
-// would have said, with its status.
-func eventError(err error) fiber.Map {
-	// As errorHandler does for a JSON body: anything but an *apiError is
-	// ours, and its details belong in the log, not in front of a person.
-	body := fiber.Map{"error": "internal error; the server log has the details", "status": fiber.StatusInternalServerError}
-	var ae *apiError
-	if errors.As(err, &ae) {
-		body["error"] = ae.Msg
-		body["status"] = ae.Status
-		for k, v := range ae.Extra {
-			body[k] = v
-		}
-		if ae.RetryAfter > 0 {
-			body["retry_after"] = retryAfterSeconds(ae.RetryAfter)
-		}
-	}
-	return body
-}
-
-func chatRow(id, query string, res *agent.Result, err error, latency time.Duration) benchmarks.Row {
-	row := benchmarks.Row{RequestID: id, Query: query, Intent: benchmarks.IntentChat, Latency: latency}
-	if err != nil {
-		row.Error = err.Error()
-	}
-	if res == nil {
-		return row
-	}
-	row.Intent = res.Intent
-	// category is the first tool that ran (or general, need_tool); tools
-	// lists every tool that ran, in order.
-	row.Category = res.Path
-	row.Tools = res.Tools
-	row.ParamExtraction, row.ToolExecution = tri(res.Extraction), tri(res.Execution)
-	if res.Error != "" && row.Error == "" {
-		row.Error = res.Error
-	}
-	row.LLMCalls, row.PromptTokens, row.CompletionTokens = res.LLMCalls, res.Usage.PromptTokens, res.Usage.CompletionTokens
-	row.DiscoveryRequests, row.ToolsLoaded = len(res.Discovery), len(res.ToolsLoaded)
-	for _, st := range res.Trace {
-		row.NodeTimes = append(row.NodeTimes, benchmarks.NodeTime{Node: st.Node, Duration: st.Duration})
-	}
-	if b := res.ToolBuild; b != nil {
-		row.Category = "build_" + b.Action
-		row.BuildAttempts = b.Attempts
-		row.GenerationTime = latency
-	}
-	return row
 }
 
 // decodeJSON decodes a request body into v with a clear message on failure.
@@ -282,121 +183,40 @@ func decodeJSON(body []byte, v any, strict bool) error {
 	return nil
 }
 
-type toolView struct {
-	registry.Entry
-	Code     string          `json:"code,omitempty"`
-	Serving  bool            `json:"serving"`
-	Examples json.RawMessage `json:"examples,omitempty"`
-}
-
 func (s *Server) handleToolList() fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		entries := s.reg.List()
-		out := make([]toolView, 0, len(entries))
-		for _, e := range entries {
-			_, serving := s.reg.Tool(e.Name)
-			out = append(out, toolView{Entry: e, Serving: serving})
+		tools, err := s.svc.Tools(c.UserContext())
+		if err != nil {
+			return err
 		}
-		return c.JSON(fiber.Map{"tools": out, "count": len(out)})
+		return c.JSON(fiber.Map{"tools": tools, "count": len(tools)})
 	}
-}
-
-// entry returns the named tool's entry, or a 4xx.
-func (s *Server) entry(name string) (registry.Entry, error) {
-	if err := contract.ValidName(name); err != nil {
-		return registry.Entry{}, badRequest(err.Error())
-	}
-	e, ok := s.reg.Entry(name)
-	if !ok {
-		return registry.Entry{}, notFound(toolbox.NotFound(name).Error())
-	}
-	return e, nil
 }
 
 func (s *Server) handleToolGet() fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		e, err := s.entry(c.Params("name"))
+		t, err := s.svc.Tool(c.UserContext(), c.Params("name"))
 		if err != nil {
 			return err
 		}
-		v := toolView{Entry: e}
-		if t, ok := s.reg.Tool(e.Name); ok {
-			v.Code, v.Serving = string(t.Code), true
-		}
-		if ex := s.reg.Examples(e.Name); json.Valid(ex) {
-			v.Examples = ex
-		}
-		return c.JSON(v)
+		return c.JSON(t)
 	}
 }
 
 func (s *Server) handleToolRun() fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		e, err := s.entry(c.Params("name"))
+		res, err := s.svc.Run(c.UserContext(), c.Params("name"), c.Body())
 		if err != nil {
 			return err
 		}
-		t, ok := s.box.Tool(e.Name)
-		if !ok {
-			return &apiError{Status: fiber.StatusConflict, Msg: fmt.Sprintf("tool %s has no working version: %s", e.Name, e.LastError)}
-		}
-		out, elapsed, id, err := s.runTool(c.UserContext(), t, c.Body())
-		ms := float64(elapsed.Microseconds()) / 1000
-		name := t.Spec().Name
-		if ae, ok := errors.AsType[*toolbox.ArgsError](err); ok {
-			return &apiError{Status: fiber.StatusBadRequest, Msg: ae.Reason, Extra: fiber.Map{"parameters": ae.Schema}}
-		}
-		if err != nil {
-			status := fiber.StatusUnprocessableEntity
-			if sandbox.KindOf(err) == sandbox.KindUnavailable {
-				status = fiber.StatusServiceUnavailable
-			}
-			return &apiError{Status: status, Msg: err.Error(), Extra: fiber.Map{"tool": name, "kind": sandbox.KindOf(err), "ms": ms, "request_id": id}}
-		}
-		return c.JSON(fiber.Map{"tool": name, "version": t.Spec().Version, "output": out, "ms": ms, "request_id": id})
+		return c.JSON(res)
 	}
-}
-
-// runTool runs a tool directly, without a model, and logs its RUN row: the
-// HTTP API and the CLI share it. The tool validates args first: an
-// *toolbox.ArgsError means it did not run.
-func (s *Server) runTool(ctx context.Context, t toolbox.Tool, args []byte) (string, time.Duration, string, error) {
-	args = bytes.TrimSpace(args)
-	id := reqid.New()
-	ctx = reqid.With(ctx, id) // the sandbox's log lines name the run
-	began := time.Now()
-	name := t.Spec().Name
-	query := string(args)
-	if query == "" {
-		query = "{}"
-	}
-	row := benchmarks.Row{RequestID: id, Query: query, Intent: benchmarks.IntentRun, Category: name, ParamExtraction: benchmarks.NA}
-	out, err := t.Call(ctx, args)
-	if _, invalid := errors.AsType[*toolbox.ArgsError](err); invalid {
-		row.ToolExecution = benchmarks.NA
-	} else {
-		row.ToolExecution = benchmarks.TriOf(err == nil)
-	}
-	elapsed := time.Since(began)
-	row.Latency = elapsed
-	if err != nil {
-		row.Error = err.Error()
-	}
-	s.logRow(row)
-	s.keepRun(id, name, args, out, elapsed, err)
-	return out, elapsed, id, err
 }
 
 func (s *Server) handleToolVersions() fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		name := c.Params("name")
-		if err := contract.ValidName(name); err != nil {
-			return badRequest(err.Error())
-		}
-		vs, err := s.reg.Versions(name)
-		if errors.Is(err, registry.ErrNotFound) {
-			return notFound(err.Error())
-		}
+		vs, err := s.svc.Versions(c.UserContext(), name)
 		if err != nil {
 			return err
 		}
@@ -404,28 +224,80 @@ func (s *Server) handleToolVersions() fiber.Handler {
 	}
 }
 
-// buildAllowed reports whether a request with this Authorization header may
-// build, change or run tools directly: always on loopback, otherwise only
-// with the admin token.
-func (s *Server) buildAllowed(auth string) bool {
-	if s.cfg.Loopback() {
-		return true
+// handleToolDiff returns a unified diff between two kept versions:
+// GET /api/tools/<name>/diff?from=A&to=B. Without to, the newest version;
+// without from, the one before to.
+func (s *Server) handleToolDiff() fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		name := c.Params("name")
+		num := func(key string) (int, error) {
+			v := c.Query(key)
+			if v == "" {
+				return 0, nil
+			}
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return 0, badRequest(fmt.Sprintf("%s=%q: want a version number ≥ 1; GET /api/tools/%s/versions lists them", key, v, name))
+			}
+			return n, nil
+		}
+		from, err := num("from")
+		if err != nil {
+			return err
+		}
+		to, err := num("to")
+		if err != nil {
+			return err
+		}
+		d, err := s.svc.Diff(c.UserContext(), name, from, to)
+		if err != nil {
+			return err
+		}
+		return c.JSON(d)
 	}
-	if s.cfg.AdminToken == "" {
-		return false
-	}
-	token, ok := strings.CutPrefix(auth, "Bearer ")
-	return ok && subtle.ConstantTimeCompare([]byte(token), []byte(s.cfg.AdminToken)) == 1
 }
 
-func (s *Server) requireAdmin() fiber.Handler {
+// handleRequest returns one stored request: GET /api/requests/<id>.
+func (s *Server) handleRequest() fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		if s.mayChange(c) {
-			return c.Next()
+		r, err := s.svc.Request(c.UserContext(), c.Params("id"))
+		if err != nil {
+			return err
 		}
-		if s.cfg.AdminToken == "" {
-			return &apiError{Status: fiber.StatusForbidden, Msg: "building, changing and running tools directly are disabled because the server listens beyond loopback without ADAPTBOT_ADMIN_TOKEN; set it and send Authorization: Bearer <token>"}
-		}
-		return &apiError{Status: fiber.StatusForbidden, Msg: "this operation needs Authorization: Bearer <ADAPTBOT_ADMIN_TOKEN>"}
+		return c.JSON(r)
 	}
+}
+
+// handleRequests lists the newest stored requests: GET /api/requests.
+func (s *Server) handleRequests() fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		recent, err := s.svc.Requests(c.UserContext(), c.QueryInt("limit", 50))
+		if err != nil {
+			return err
+		}
+		return c.JSON(fiber.Map{"requests": recent})
+	}
+}
+
+// page renders a template as the response.
+func (s *Server) page(c *fiber.Ctx, name string, data map[string]any) error {
+	var b bytes.Buffer
+	if err := templates.Pages.ExecuteTemplate(&b, name, data); err != nil {
+		return err
+	}
+	c.Type("html", "utf-8")
+	return c.Send(b.Bytes())
+}
+
+// checkSizes refuses a chat message or history over the limits, with 413.
+func (s *Server) checkSizes(req chatRequest) error {
+	if n, limit := len(req.Message), s.cfg.Edge.MaxMessage; n > limit {
+		return &apiError{Status: fiber.StatusRequestEntityTooLarge,
+			Msg: fmt.Sprintf("the message is %d bytes; the limit is %d (ADAPTBOT_MAX_MESSAGE): shorten it or send it in parts", n, limit)}
+	}
+	if len(req.History) > service.MaxHistory {
+		return &apiError{Status: fiber.StatusRequestEntityTooLarge,
+			Msg: fmt.Sprintf(`"history" has %d messages; send at most the last %d`, len(req.History), service.MaxHistory)}
+	}
+	return nil
 }

@@ -32,8 +32,8 @@ type EdgeConfig struct {
 	AllowedHosts []string
 }
 
-// Defaults of the edge's limits. maxHistory (handlers.go) caps the history
-// a message may carry.
+// Defaults of the edge's limits. service.MaxHistory caps the history a
+// message may carry.
 const (
 	defaultMaxMessage  = 32 << 10
 	defaultMaxInflight = 64
@@ -216,77 +216,14 @@ func holdSlot(c *fiber.Ctx) (release func()) {
 	return r
 }
 
-// maxBackoff is the longest the provider layer waits between two tries of a
-// model call (llm/provider honours Retry-After up to this, maxWait).
-const maxBackoff = 30 * time.Second
-
-// modelCallTime is the longest one model call may take with its retries
-// (ADAPTBOT_MODEL_TIMEOUT per try, ADAPTBOT_MODEL_RETRIES retries).
-func (c Config) modelCallTime() time.Duration {
-	return time.Duration(c.LLM.Retries+1)*c.LLM.Timeout + time.Duration(c.LLM.Retries)*maxBackoff
-}
-
-// chatCalls is the most model calls one chat makes: the classifier and its
-// requests for more tools, then for each round of tool calls
-// (ADAPTBOT_MAX_STEPS) an argument retry and the synthesizer.
-func (c Config) chatCalls() int { return 1 + c.MaxDiscovery + 2*c.rounds() }
-
-// rounds is how many rounds of tool calls a chat may make.
-func (c Config) rounds() int { return max(c.MaxSteps, 1) }
-
-// buildCalls is the most model calls a build makes: the decision and one
-// call per attempt.
-func (c Config) buildCalls() int { return 1 + c.BuildAttempts }
-
-// chatDeadline bounds one chat end to end. Every model call is bounded by
-// ADAPTBOT_MODEL_TIMEOUT already, so the deadline only stops a chat that is
-// clearly stuck: it lets every call take its whole timeout, one call use all
-// its retries, and the tool (or a build's examples) run for their limit.
-func (c Config) chatDeadline() time.Duration {
-	chat := time.Duration(c.chatCalls())*c.LLM.Timeout + time.Duration(c.rounds())*c.CallTimeout
-	build := c.LLM.Timeout + c.buildWork() // the intent, then the build
-	return max(chat, build) + c.retryBudget()
-}
-
-// buildDeadline bounds one build the same way.
-func (c Config) buildDeadline() time.Duration { return c.buildWork() + c.retryBudget() }
-
-// buildWork is a build's calls at their whole timeout, and its attempts'
-// examples (two each, typically) at the tool limit.
-func (c Config) buildWork() time.Duration {
-	return time.Duration(c.buildCalls())*c.LLM.Timeout + time.Duration(2*c.BuildAttempts)*c.CallTimeout
-}
-
-// retryBudget is the extra time one call's retries may take.
-func (c Config) retryBudget() time.Duration { return c.modelCallTime() - c.LLM.Timeout }
-
-// checkSizes refuses a chat message or history over the limits, with 413.
-func (s *Server) checkSizes(req chatRequest) error {
-	if n, limit := len(req.Message), s.cfg.Edge.MaxMessage; n > limit {
-		return &apiError{Status: fiber.StatusRequestEntityTooLarge,
-			Msg: fmt.Sprintf("the message is %d bytes; the limit is %d (ADAPTBOT_MAX_MESSAGE): shorten it or send it in parts", n, limit)}
-	}
-	if len(req.History) > maxHistory {
-		return &apiError{Status: fiber.StatusRequestEntityTooLarge,
-			Msg: fmt.Sprintf(`"history" has %d messages; send at most the last %d`, len(req.History), maxHistory)}
-	}
-	return nil
-}
-
 // edgeDefaults fills what a Config built by hand (in tests) leaves out, so
-// that the edge never runs without limits or with a zero deadline.
+// that the edge never runs without limits.
 func (c Config) edgeDefaults() Config {
 	if c.Edge.MaxMessage <= 0 {
 		c.Edge.MaxMessage = defaultMaxMessage
 	}
 	if c.Edge.MaxInflight <= 0 {
 		c.Edge.MaxInflight = defaultMaxInflight
-	}
-	if c.LLM.Timeout <= 0 {
-		c.LLM.Timeout = 60 * time.Second
-	}
-	if c.CallTimeout <= 0 {
-		c.CallTimeout = 10 * time.Second
 	}
 	return c
 }

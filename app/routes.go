@@ -1,6 +1,10 @@
 package main
 
-// routes lists every endpoint in one place.
+import "adaptbot/identity"
+
+// routes lists every endpoint in one place. A route that changes or runs
+// tools names the action it needs (need), which the service's operation
+// checks again; reads and chats are checked by the operation alone.
 func (s *Server) routes() {
 	// Pages.
 	s.app.Get("/", s.handleIndex())
@@ -13,15 +17,15 @@ func (s *Server) routes() {
 
 	s.app.Get("/api/tools", s.handleToolList())
 	s.app.Get("/api/tools/:name", s.handleToolGet())
-	s.app.Post("/api/tools/:name/run", s.requireAdmin(), s.cancelOnLeave(), s.handleToolRun())
+	s.app.Post("/api/tools/:name/run", s.need(identity.RunTool), s.cancelOnLeave(), s.handleToolRun())
 	s.app.Get("/api/tools/:name/versions", s.handleToolVersions())
-	s.app.Post("/api/tools/build", s.requireAdmin(), s.limits.rateLimit(), s.limits.admit(), s.handleBuild())
-	s.app.Delete("/api/tools/:name", s.requireAdmin(), s.handleToolDelete())
-	s.app.Post("/api/tools/:name/rollback", s.requireAdmin(), s.handleToolRollback())
+	s.app.Post("/api/tools/build", s.need(identity.Build), s.limits.rateLimit(), s.limits.admit(), s.handleBuild())
+	s.app.Delete("/api/tools/:name", s.need(identity.Delete), s.handleToolDelete())
+	s.app.Post("/api/tools/:name/rollback", s.need(identity.Delete), s.handleToolRollback())
 	s.app.Get("/api/tools/:name/diff", s.handleToolDiff())
-	s.app.Post("/api/tools/:name/test", s.requireAdmin(), s.handleToolTest())
-	s.app.Post("/api/tools/:name/approve", s.requireAdmin(), s.handleToolApprove())
-	s.app.Post("/api/tools/plan", s.requireAdmin(), s.limits.rateLimit(), s.limits.admit(), s.cancelOnLeave(), s.handleBuildPlan())
+	s.app.Post("/api/tools/:name/test", s.need(identity.Build), s.cancelOnLeave(), s.handleToolTest())
+	s.app.Post("/api/tools/:name/approve", s.need(identity.Delete), s.handleToolApprove())
+	s.app.Post("/api/tools/plan", s.need(identity.Build), s.limits.rateLimit(), s.limits.admit(), s.cancelOnLeave(), s.handleBuildPlan())
 
 	// Analytics and traces.
 	s.app.Get("/api/benchmarks", s.handleBenchmarks())
@@ -29,6 +33,8 @@ func (s *Server) routes() {
 	s.app.Get("/api/requests/:id", s.handleRequest())
 
 	if s.mcp != nil {
-		s.app.All("/mcp", s.requireAdmin(), s.mcp)
+		// Listing is a read; each tools/call is a run, checked by the
+		// service (builder role), as a direct run is.
+		s.app.All("/mcp", s.need(identity.ReadTools), s.mcpDoor(), s.mcp)
 	}
 }

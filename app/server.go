@@ -13,19 +13,18 @@ import (
 	mcpclient "adaptbot/mcp/client"
 	"adaptbot/registry"
 	"adaptbot/sandbox"
-	"adaptbot/toolbox"
+	"adaptbot/service"
 )
 
-// Server is AdaptBot's HTTP edge. Fiber stays inside package main.
+// Server is AdaptBot's HTTP edge: it decodes requests, calls the service
+// and encodes its answers. Fiber stays inside package main.
 type Server struct {
 	cfg    Config
+	svc    *service.Service
 	agent  *agent.Agent
 	reg    *registry.Registry
-	box    toolbox.Box
 	runner sandbox.Runner
-	bench  *benchmarks.Logger
 	stats  *benchmarks.Store
-	build  builder
 	mcp    fiber.Handler
 	hub    *mcpclient.Hub
 	link   *clusterLink
@@ -35,19 +34,18 @@ type Server struct {
 	limits *limits
 }
 
-// Deps are the server's dependencies; build and mcp may be nil.
+// Deps are the server's dependencies; MCP, Hub, Stats, Workspace and
+// Cluster may be nil.
 type Deps struct {
-	Config Config
-	Agent  *agent.Agent
-	Reg    *registry.Registry
-	Box    toolbox.Box
-	Runner sandbox.Runner
-	Bench  *benchmarks.Logger
-	Stats  *benchmarks.Store // the aggregates behind /dashboard; nil: none yet
-	Build  builder
-	MCP    fiber.Handler
-	Hub    *mcpclient.Hub
-	Log    *slog.Logger
+	Config  Config
+	Service *service.Service
+	Agent   *agent.Agent // for the model's name on the pages
+	Reg     *registry.Registry
+	Runner  sandbox.Runner
+	Stats   *benchmarks.Store // the aggregates behind /dashboard; nil: none yet
+	MCP     fiber.Handler
+	Hub     *mcpclient.Hub
+	Log     *slog.Logger
 	// Workspace is the trace store and the model check; either may be nil.
 	Workspace *Workspace
 	// Cluster is the link to NATS; nil on files alone.
@@ -56,7 +54,7 @@ type Deps struct {
 
 // NewServer wires the HTTP server.
 func NewServer(d Deps) *Server {
-	s := &Server{cfg: d.Config.edgeDefaults(), agent: d.Agent, reg: d.Reg, box: d.Box, runner: d.Runner, bench: d.Bench, stats: d.Stats, build: d.Build, mcp: d.MCP, hub: d.Hub, link: d.Cluster, log: d.Log, ws: d.Workspace}
+	s := &Server{cfg: d.Config.edgeDefaults(), svc: d.Service, agent: d.Agent, reg: d.Reg, runner: d.Runner, stats: d.Stats, mcp: d.MCP, hub: d.Hub, link: d.Cluster, log: d.Log, ws: d.Workspace}
 	s.limits = newLimits(s.cfg.Edge)
 	s.app = fiber.New(fiber.Config{
 		AppName:               "AdaptBot",
@@ -67,7 +65,7 @@ func NewServer(d Deps) *Server {
 		ReadTimeout:           30 * time.Second,
 		IdleTimeout:           2 * time.Minute,
 	})
-	s.app.Use(recover.New(), securityHeaders(), s.sameSite())
+	s.app.Use(recover.New(), securityHeaders(), s.sameSite(), s.identify())
 	s.routes()
 	return s
 }
@@ -75,19 +73,3 @@ func NewServer(d Deps) *Server {
 // Shutdown stops accepting requests and waits for those under way.
 func (s *Server) Shutdown(ctx context.Context) error { return s.app.ShutdownWithContext(ctx) }
 
-// logRow appends a benchmark row; a failure to log is logged, never fatal.
-func (s *Server) logRow(r benchmarks.Row) {
-	if s.bench == nil {
-		return
-	}
-	if err := s.bench.Log(r); err != nil {
-		s.log.Error("benchmarks: row not written", "err", err, "request_id", r.RequestID)
-	}
-}
-
-func tri(b *bool) benchmarks.Tri {
-	if b == nil {
-		return benchmarks.NA
-	}
-	return benchmarks.TriOf(*b)
-}

@@ -18,10 +18,9 @@ func (s *Server) handleStatic() fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		name := path.Clean(strings.TrimPrefix(c.Params("*"), "/"))
 		if name == "chroma.css" {
-			initChroma()
 			c.Set(fiber.HeaderCacheControl, "no-cache")
 			c.Type("css", "utf-8")
-			return c.Send(chromaCSS)
+			return c.Send(templates.HighlightCSS())
 		}
 		if name == "." || strings.HasPrefix(name, "..") {
 			return notFound("no such file")

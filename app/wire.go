@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +25,7 @@ import (
 	"adaptbot/registry"
 	"adaptbot/router"
 	"adaptbot/sandbox"
+	"adaptbot/service"
 	"adaptbot/toolbox"
 	"adaptbot/toolkit"
 )
@@ -106,20 +108,17 @@ func openWorld(ctx context.Context, cfg Config, getenv func(string) string, log 
 	// The generator works without a model for what needs none: deletes and
 	// re-running a tool's examples. Builds say plainly that they need one.
 	// In a cluster the generator also takes the cluster-wide lock on the
-	// name it builds, once the name is decided (w.link.lock is a no-op on
+	// name it builds, once the name is decided (w.link.Lock is a no-op on
 	// files).
-	w.gen, err = generator.New(generator.Options{Model: model, Registry: w.reg, Runner: w.runner, MaxAttempts: cfg.BuildAttempts, Log: log, Claim: w.link.lock})
+	w.gen, err = generator.New(generator.Options{Model: model, Registry: w.reg, Runner: w.runner, MaxAttempts: cfg.BuildAttempts, Log: log, Claim: w.link.Lock})
 	if err != nil {
 		return nil, fmt.Errorf("generator: %w", err)
 	}
 
-	var b agent.Builder
-	if model != nil {
-		b = genBuilder{w.gen, w.link}
-	}
 	// The agent sees the one toolbox: each Call validates its arguments,
-	// then runs in the sandbox or on the tool's MCP server.
-	deps := agent.Deps{Model: model, Tools: w.box, Finder: w.feed, Builder: b}
+	// then runs in the sandbox or on the tool's MCP server. The builds a
+	// chat decides on go through the service (see service.Chat).
+	deps := agent.Deps{Model: model, Tools: w.box, Finder: w.feed}
 	w.agent, err = agent.New(deps, agent.Config{Shortlist: cfg.Shortlist, MaxDiscovery: cfg.MaxDiscovery,
 		Passive: cfg.Passive, MaxSteps: cfg.MaxSteps, Log: log})
 	if err != nil {
@@ -158,37 +157,6 @@ func (w *world) Close() error {
 	err := w.runner.Close()
 	w.link.Close()
 	return err
-}
-
-// genBuilder lets the chat agent run the builds its classifier decided on:
-// the action, name and summary come with the request, so the generator
-// writes the code without asking the model to decide again.
-type genBuilder struct {
-	g    *generator.Generator
-	link *clusterLink // in a cluster: refuses builds while NATS is away
-}
-
-func (b genBuilder) Build(ctx context.Context, req agent.BuildRequest, progress func(agent.BuildStep)) (*agent.BuildResult, error) {
-	if err := b.link.writable(); err != nil {
-		return nil, err
-	}
-	var report func(generator.Event)
-	if progress != nil {
-		report = func(ev generator.Event) { progress(agent.BuildStep{Stage: ev.Stage, Message: ev.Message}) }
-	}
-	greq := generator.Request{Text: req.Text}
-	if req.Action != "" && req.Tool != "" {
-		greq.Op, greq.Tool, greq.Summary = generator.Op(req.Action), req.Tool, req.Summary
-	}
-	res, err := b.g.Build(ctx, greq, report)
-	if res == nil {
-		return nil, err
-	}
-	if err != nil && res.Error == "" {
-		res.Error = err.Error()
-	}
-	return &agent.BuildResult{Action: string(res.Op), Tool: res.Tool, OK: res.OK, Version: res.Version,
-		Attempts: res.Attempts, Error: res.Error, Summary: res.Summary}, nil
 }
 
 // openBench opens the benchmarks CSV, and says where an older file went if it
@@ -288,7 +256,9 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout, 
 		return err
 	}
 	defer ws.Close()
-	srv := NewServer(Deps{Config: cfg, Agent: w.agent, Reg: w.reg, Box: w.box, Runner: w.runner, Bench: bench, Stats: stats, Build: w.gen, MCP: mcpHTTPHandler(ctx, w), Hub: w.hub, Log: log, Workspace: ws, Cluster: w.link})
+	svc := w.service(bench, ws)
+	srv := NewServer(Deps{Config: cfg, Service: svc, Agent: w.agent, Reg: w.reg, Runner: w.runner, Stats: stats,
+		MCP: mcpHTTPHandler(ctx, w, svc), Hub: w.hub, Log: log, Workspace: ws, Cluster: w.link})
 
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
@@ -374,12 +344,37 @@ func connectHub(ctx context.Context, hub *mcpclient.Hub, log *slog.Logger) {
 	}()
 }
 
+// service is the one place requests are carried out, over the world's
+// parts: every door of the server goes through it.
+func (w *world) service(bench *benchmarks.Logger, ws *Workspace) *service.Service {
+	d := service.Deps{Agent: w.agent, Tools: w.box, Registry: w.reg, Generator: w.gen, Log: w.log,
+		ToolLimit: w.cfg.CallTimeout, Review: w.cfg.Review}
+	if bench != nil {
+		d.Rows = bench
+	}
+	if ws != nil && ws.Traces != nil {
+		d.Traces = ws.Traces
+	}
+	if w.link != nil {
+		d.Cluster = w.link
+	}
+	return service.New(d)
+}
+
 // mcpHTTPHandler is the /mcp endpoint: MCP's streamable HTTP transport for
-// the registry's tools. The route wraps it in the admin check. Streams
-// (server-sent events, including the GET stream that carries list_changed)
-// end when ctx ends, so pass the context whose end starts the shutdown.
-func mcpHTTPHandler(ctx context.Context, w *world) fiber.Handler {
-	srv := mcpserver.New(w.box, mcpserver.Options{Log: w.log})
+// the registry's tools, whose calls go through the service (a row and a
+// trace each, as for a direct run). Streams (server-sent events, including
+// the GET stream that carries list_changed) end when ctx ends, so pass the
+// context whose end starts the shutdown.
+func mcpHTTPHandler(ctx context.Context, w *world, svc *service.Service) fiber.Handler {
+	call := func(ctx context.Context, name string, args json.RawMessage) (string, error) {
+		res, err := svc.Run(ctx, name, args)
+		if err != nil {
+			return "", err
+		}
+		return res.Output, nil
+	}
+	srv := mcpserver.New(w.box, mcpserver.Options{Log: w.log, Call: call})
 	go func() {
 		<-ctx.Done()
 		srv.Close()

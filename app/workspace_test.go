@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"net"
 	"os"
 	"path/filepath"
@@ -180,17 +179,6 @@ func TestToolPagesAndDiffAPI(t *testing.T) {
 	}
 	if code, _ := in.raw(t, "GET", "/static/../templates.go", ""); code == 200 {
 		t.Error("/static/ serves files outside static/")
-	}
-}
-
-func TestFormFields(t *testing.T) {
-	schema := json.RawMessage(`{"type":"object","properties":{"value":{"type":"number","description":"v"},"unit":{"type":"string","enum":["a","b"]},"flag":{"type":["boolean","null"]},"extra":{"type":"object"}},"required":["unit"]}`)
-	var got []string
-	for _, f := range formFields(schema) {
-		got = append(got, f.Name+":"+f.Input())
-	}
-	if strings.Join(got, ",") != "unit:select,value:number,flag:checkbox,extra:json" {
-		t.Errorf("fields = %v", got)
 	}
 }
 

@@ -31,6 +31,12 @@ const (
 	CategoryBuildCreate = "build_create" // a new tool was built
 	CategoryBuildModify = "build_modify" // an existing tool was changed
 	CategoryBuildDelete = "build_delete" // a tool was removed
+	// Work on a tool that builds nothing new: a version served again, a
+	// pending version approved, the stored examples re-run, a build planned.
+	CategoryBuildRollback = "build_rollback"
+	CategoryBuildApprove  = "build_approve"
+	CategoryBuildTest     = "build_test"
+	CategoryBuildPlan     = "build_plan"
 )
 
 // Tri is a success flag that may not apply to a request. Its zero value is

@@ -179,6 +179,13 @@ type build struct {
 	release func() // Options.Claim's, once taken
 }
 
+// Budget says how much work one build may take at most: model calls (the
+// decision and one per attempt) and example runs (about two per attempt).
+// Deadlines are derived from it.
+func (g *Generator) Budget() (modelCalls, exampleRuns int) {
+	return 1 + g.opts.MaxAttempts, 2 * g.opts.MaxAttempts
+}
+
 // Build runs one build: decide (unless req names Op and Tool), then write,
 // check and repair up to MaxAttempts, then register; or delete. progress, if
 // not nil, is called on the building goroutine as each stage starts.

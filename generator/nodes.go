@@ -67,6 +67,11 @@ func (g *Generator) decide(ctx context.Context, b *build) (*build, error) {
 		b.failure = fmt.Sprintf("I could not tell whether to create, modify or delete a tool (got %q); please rephrase the request.", b.op)
 		return b, nil
 	}
+	if b.req.Permit != nil {
+		if err := b.req.Permit(b.op, b.name); err != nil {
+			return b, err
+		}
+	}
 	if err := g.lock(b.name); err != nil {
 		return b, err
 	}

@@ -28,6 +28,11 @@ type Request struct {
 	// Summary, with Op and Tool, is the decided one-sentence task (what
 	// the tool must do, or what to change); empty means Text.
 	Summary string `json:"summary,omitempty"`
+	// Permit, when set, is asked once the operation and the tool are
+	// decided, before anything is claimed or written: an error refuses the
+	// build and Build returns it. The service layer sets it, so that a
+	// request whose words decide on a delete needs the right to delete.
+	Permit func(op Op, tool string) error `json:"-"`
 }
 
 // Event is one step of a build's progress, for people watching it.

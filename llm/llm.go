@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
+	"time"
 )
 
 // Role is who speaks a message.
@@ -73,6 +74,13 @@ type Model interface {
 	Generate(ctx context.Context, r Request) (Response, error)
 	// Name says which provider and model this is, for people.
 	Name() string
+}
+
+// Budgeted is a Model that says how long its calls may take: one try, and
+// one call with all its retries. Work bounded by model calls asks it rather
+// than copying the provider's settings.
+type Budgeted interface {
+	CallBudget() (try, all time.Duration)
 }
 
 // Embedder turns texts into vectors.

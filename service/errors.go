@@ -1,9 +1,18 @@
 package service
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
+
+	"adaptbot/agent"
+	"adaptbot/cluster"
+	"adaptbot/generator"
+	"adaptbot/llm"
+	"adaptbot/registry"
+	"adaptbot/sandbox"
+	"adaptbot/toolbox"
 )
 
 // Kind says what sort of failure an error is. The edge turns a Kind into a
@@ -83,4 +92,85 @@ func KindOf(err error) Kind {
 // Errorf returns an *Error of kind k with a formatted message.
 func Errorf(k Kind, format string, args ...any) *Error {
 	return &Error{Kind: k, Msg: fmt.Sprintf(format, args...)}
+}
+
+// ErrClusterDown refuses a change while the cluster's NATS is away: the
+// other replicas would not see it. A Cluster's Writable returns it.
+var ErrClusterDown = errors.New("NATS is not connected, so the other replicas would not see this change: builds, deletes and rollbacks are refused until it is back; chats go on with the tools loaded")
+
+// classify turns any error of the layers below into an *Error: this is the
+// one place that decides a failure's kind and the words a person sees. Our
+// Go types, graph node names and a model's raw output never reach those
+// words; they stay in Err, for the log. deadline is the work's bound, for
+// the words of a timeout (0: unknown). An error of no known sort is of kind
+// fallback: Upstream for work the model drives (its reply was unusable),
+// Failed for work whose errors are already in words (a registry's refusal),
+// Internal otherwise.
+func classify(err error, deadline time.Duration, fallback Kind) *Error {
+	if e, ok := errors.AsType[*Error](err); ok {
+		return e
+	}
+	e := &Error{Err: err}
+	if le, ok := llm.AsError(err); ok {
+		e.Kind, e.Msg = Upstream, le.Error()
+		switch le.Kind {
+		case llm.Overloaded:
+			e.Kind, e.RetryAfter = Unavailable, max(le.RetryAfter, time.Second)
+		case llm.Timeout:
+			e.Kind = Timeout
+		}
+		return e
+	}
+	if ae, ok := errors.AsType[*toolbox.ArgsError](err); ok {
+		e.Kind, e.Msg = Invalid, ae.Reason
+		e.Extra = map[string]any{"tool": ae.Tool, "parameters": ae.Schema}
+		return e
+	}
+	if le, ok := errors.AsType[*cluster.LockedError](err); ok {
+		e.Kind, e.Msg = Conflict, le.Error()
+		return e
+	}
+	if se, ok := errors.AsType[*sandbox.Error](err); ok {
+		e.Kind, e.Msg = Failed, se.Error()
+		e.Extra = map[string]any{"tool": se.Tool, "kind": se.Kind}
+		if se.Kind == sandbox.KindUnavailable {
+			e.Kind = Unavailable
+		}
+		return e
+	}
+	switch {
+	case errors.Is(err, llm.ErrNoModel):
+		e.Kind, e.Msg = NotConfigured, "This needs a language model, and none is configured: "+llm.ConfigureHint+"."
+	case errors.Is(err, agent.ErrForbidden):
+		e.Kind, e.Msg = Forbidden, err.Error()
+	case errors.Is(err, context.DeadlineExceeded):
+		e.Kind = Timeout
+		e.Msg = "this did not finish within its deadline (derived from ADAPTBOT_MODEL_TIMEOUT, ADAPTBOT_MODEL_RETRIES and ADAPTBOT_CALL_TIMEOUT); try again, or raise those settings for a slow model"
+		if deadline > 0 {
+			e.Msg = fmt.Sprintf("this did not finish within its deadline of %s (derived from ADAPTBOT_MODEL_TIMEOUT, ADAPTBOT_MODEL_RETRIES and ADAPTBOT_CALL_TIMEOUT); try again, or raise those settings for a slow model", deadline.Round(time.Second))
+		}
+	case errors.Is(err, context.Canceled):
+		e.Kind, e.Msg = Cancelled, "the request was cancelled: the client went away"
+	case errors.Is(err, registry.ErrNotFound):
+		e.Kind, e.Msg = NotFound, err.Error()
+	case errors.Is(err, generator.ErrConflict):
+		e.Kind, e.Msg = Conflict, "another build of this tool is already running; try again when it has finished"
+	case errors.Is(err, cluster.ErrLocked):
+		e.Kind, e.Msg = Conflict, "this tool is being changed on another replica; try again when that is done"
+	case errors.Is(err, ErrClusterDown):
+		e.Kind, e.Msg = Unavailable, err.Error()
+	case errors.Is(err, registry.ErrNotPending):
+		e.Kind, e.Msg = Conflict, err.Error()
+	case errors.Is(err, generator.ErrNoExamples):
+		e.Kind, e.Msg = NotFound, err.Error()
+	case errors.Is(err, errNoGenerator):
+		e.Kind, e.Msg = Unavailable, err.Error()
+	case fallback == Upstream:
+		e.Kind, e.Msg = Upstream, "the model did not give a usable answer; try again or rephrase (the server log has the details)"
+	case fallback == Failed:
+		e.Kind, e.Msg = Failed, err.Error()
+	default:
+		e.Kind, e.Msg = Internal, "internal error; the server log has the details"
+	}
+	return e
 }

@@ -28,6 +28,8 @@ const (
 	Chat  = "chat"
 	Run   = "run"
 	Build = "build"
+	// Change is a delete, rollback, approval or test of a tool.
+	Change = "change"
 )
 
 // Record is one request.
@@ -43,6 +45,11 @@ type Record struct {
 	// Result is what the request answered: for a chat, the chat result JSON
 	// (trace, total_ms, llm_calls, usage, ...).
 	Result json.RawMessage `json:"result,omitempty"`
+	// Door is where the request came in (http, mcp, cli, internal).
+	Door string `json:"door,omitempty"`
+	// User is the pseudonym of the request's author, who alone (with
+	// admins) may read it; empty for the single local user.
+	User string `json:"user,omitempty"`
 }
 
 // Options sizes a Store; zero values take the defaults.

@@ -208,6 +208,13 @@ type adapter struct {
 
 func (a *adapter) Name() string { return a.provider + "/" + a.model }
 
+// CallBudget says how long one call may take: one try (ADAPTBOT_MODEL_TIMEOUT),
+// and every try with the waits between them (ADAPTBOT_MODEL_RETRIES, each
+// wait at most maxWait).
+func (a *adapter) CallBudget() (try, all time.Duration) {
+	return a.timeout, time.Duration(a.retries+1)*a.timeout + time.Duration(a.retries)*maxWait
+}
+
 func (a *adapter) Generate(ctx context.Context, r llm.Request) (llm.Response, error) {
 	msgs, opts := request(r)
 	var streamed atomic.Bool

@@ -34,6 +34,11 @@ type Options struct {
 	// SessionTimeout closes an HTTP session after this long without a
 	// request; default 30 minutes. Stdio sessions end with their stream.
 	SessionTimeout time.Duration
+	// Call, when set, carries out each tools/call: the server's service
+	// layer, which checks the caller, and writes the call's benchmark row
+	// and trace, as for a direct run. Nil calls the Box's tool directly
+	// (`adaptbot mcp`, which owns no files to write to).
+	Call func(ctx context.Context, name string, args json.RawMessage) (string, error)
 }
 
 // DefaultInstructions describe the server to clients when
@@ -49,6 +54,7 @@ type Server struct {
 	tools   toolbox.Box
 	log     *slog.Logger
 	timeout time.Duration
+	call    func(ctx context.Context, name string, args json.RawMessage) (string, error)
 	sdk     *sdk.Server
 
 	mu        sync.Mutex
@@ -71,7 +77,7 @@ func New(tools toolbox.Box, opts Options) *Server {
 	if opts.SessionTimeout <= 0 {
 		opts.SessionTimeout = 30 * time.Minute
 	}
-	s := &Server{tools: tools, log: opts.Log, timeout: opts.SessionTimeout, published: map[string]string{}}
+	s := &Server{tools: tools, log: opts.Log, timeout: opts.SessionTimeout, call: opts.Call, published: map[string]string{}}
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: "adaptbot", Title: "AdaptBot", Version: opts.Version}, &sdk.ServerOptions{
 		Instructions: opts.Instructions,
 		Logger:       opts.Log,
@@ -188,6 +194,9 @@ func (s *Server) Call(ctx context.Context, name string, args json.RawMessage) (s
 	t, ok := s.tools.Tool(name)
 	if !ok || t.Spec().Remote() {
 		return "", toolbox.NotFound(name)
+	}
+	if s.call != nil {
+		return s.call(ctx, name, args)
 	}
 	return t.Call(ctx, args)
 }

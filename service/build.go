@@ -1,0 +1,210 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+
+	"adaptbot/agent"
+	"adaptbot/benchmarks"
+	"adaptbot/generator"
+	"adaptbot/identity"
+	"adaptbot/llm"
+	"adaptbot/traces"
+)
+
+// Build creates, modifies or deletes a tool as req asks, streaming its
+// progress to progress (which may be nil). A build the gate refuses is not
+// an error: the Result says OK=false and why, and the row records it as
+// failed. The error is for a build that could not reach a verdict.
+func (s *Service) Build(ctx context.Context, req generator.Request, progress func(generator.Event)) (*generator.Result, error) {
+	req.Text = strings.TrimSpace(req.Text)
+	ctx, o, err := s.start(ctx, "build", identity.Build, attribute.String("adaptbot.tool", req.Tool))
+	o.fallback, o.deadline, o.what = Upstream, s.d.Deadlines.Build, "Building tools"
+	o.row = buildRow(o.row, req, nil)
+	o.rec.Kind, o.rec.Query, o.rec.Tool = traces.Build, req.Text, req.Tool
+	if err == nil && req.Text == "" && req.Tool == "" {
+		err = Errorf(Invalid, `"request" is required: send {"request": "make a tool that ..."}`)
+	}
+	if err != nil {
+		return nil, o.finish(err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.deadline)
+	defer cancel()
+	res, err := s.build(ctx, req, progress)
+	return res, o.finishBuild(req, res, err)
+}
+
+// finishBuild records a build's result in its row and trace and ends the
+// operation.
+func (o *op) finishBuild(req generator.Request, res *generator.Result, err error) error {
+	o.row = buildRow(o.row, req, res)
+	if res != nil {
+		o.rec.Tool = res.Tool
+		o.rec.Result = marshal(res)
+		if err == nil && !res.OK {
+			o.row.ErrorKind = string(Failed)
+			o.rec.Error = res.Error
+		}
+	}
+	return o.finish(err)
+}
+
+// build runs a build for whoever ctx names: the generator asks, once the
+// operation is decided, whether the caller may (a delete needs more than a
+// create), and in a cluster takes the cluster-wide lock on the name.
+func (s *Service) build(ctx context.Context, req generator.Request, progress func(generator.Event)) (*generator.Result, error) {
+	who := identity.From(ctx)
+	need := identity.Build
+	if req.Op == generator.Delete {
+		need = identity.Delete
+	}
+	// Refused before any model call; when the words decide the operation,
+	// the generator asks again once it is decided.
+	if err := s.permit(who, need); err != nil {
+		return nil, err
+	}
+	if s.d.Generator == nil {
+		return nil, errNoGenerator
+	}
+	if err := s.writable(); err != nil {
+		return nil, err
+	}
+	req.Permit = func(op generator.Op, _ string) error {
+		if op == generator.Delete {
+			return s.permit(who, identity.Delete)
+		}
+		return s.permit(who, identity.Build)
+	}
+	return s.d.Generator.Build(ctx, req, progress)
+}
+
+// writable refuses changes while the cluster cannot take them.
+func (s *Service) writable() error {
+	if s.d.Cluster == nil {
+		return nil
+	}
+	return s.d.Cluster.Writable()
+}
+
+// lock takes the cluster-wide lock on a tool's name; a no-op on files.
+func (s *Service) lock(ctx context.Context, name string) (func(), error) {
+	if s.d.Cluster == nil {
+		return func() {}, nil
+	}
+	return s.d.Cluster.Lock(ctx, name)
+}
+
+// buildRow is the row of a build, filled from its result once there is one.
+func buildRow(row benchmarks.Row, req generator.Request, res *generator.Result) benchmarks.Row {
+	row.Query, row.Intent = req.Text, benchmarks.IntentBuild
+	row.ParamExtraction, row.ToolExecution = benchmarks.NA, benchmarks.NA
+	op := req.Op
+	if res != nil {
+		op = res.Op
+		row.BuildAttempts = res.Attempts
+		row.GenerationTime = res.Duration
+		if !res.OK {
+			row.Error = res.Error
+		}
+	}
+	if op == "" {
+		op = generator.Create
+	}
+	row.Category = "build_" + string(op)
+	if row.Query == "" {
+		row.Query = string(op) + " " + req.Tool
+	}
+	return row
+}
+
+// chatBuilder runs the builds a chat decides on, for the chat's caller: the
+// same permission check, cluster guard and lock as a build through the API,
+// recorded in the chat's own row and trace.
+type chatBuilder struct{ s *Service }
+
+func (b chatBuilder) Build(ctx context.Context, req agent.BuildRequest, progress func(agent.BuildStep)) (*agent.BuildResult, error) {
+	var report func(generator.Event)
+	if progress != nil {
+		report = func(ev generator.Event) { progress(agent.BuildStep{Stage: ev.Stage, Message: ev.Message}) }
+	}
+	greq := generator.Request{Text: req.Text}
+	if req.Action != "" && req.Tool != "" {
+		greq.Op, greq.Tool, greq.Summary = generator.Op(strings.ToLower(req.Action)), req.Tool, req.Summary
+	}
+	res, err := b.s.build(ctx, greq, report)
+	if e, ok := errors.AsType[*Error](err); ok && (e.Kind == Forbidden || e.Kind == Unauthenticated) {
+		return nil, &refusal{e.Msg}
+	}
+	if res == nil {
+		return nil, err
+	}
+	if err != nil && res.Error == "" {
+		res.Error = err.Error()
+	}
+	return &agent.BuildResult{Action: string(res.Op), Tool: res.Tool, OK: res.OK, Version: res.Version,
+		Attempts: res.Attempts, Error: res.Error, Summary: res.Summary}, nil
+}
+
+// refusal is a chat build the caller may not make, in words for the reply.
+type refusal struct{ msg string }
+
+func (r *refusal) Error() string        { return r.msg }
+func (r *refusal) Is(target error) bool { return target == agent.ErrForbidden }
+
+// Plan says what a build of request would do (operation, name, summary,
+// inputs) before it starts: one model call, nothing written.
+func (s *Service) Plan(ctx context.Context, request string) (*generator.Plan, error) {
+	request = strings.TrimSpace(request)
+	ctx, o, err := s.start(ctx, "plan", identity.Build)
+	o.fallback, o.deadline, o.what = Upstream, s.d.Deadlines.Build, "Planning a build"
+	o.row = benchmarks.Row{RequestID: o.id, Query: request, Intent: benchmarks.IntentBuild, Category: benchmarks.CategoryBuildPlan,
+		ParamExtraction: benchmarks.NA, ToolExecution: benchmarks.NA}
+	o.rec.Kind, o.rec.Query = traces.Build, request
+	switch {
+	case err != nil:
+	case request == "":
+		err = Errorf(Invalid, `"request" is required: send {"request": "make a tool that ..."}`)
+	case s.d.Generator == nil:
+		err = llm.ErrNoModel
+	}
+	if err != nil {
+		return nil, o.finish(err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.deadline)
+	defer cancel()
+	began := time.Now()
+	plan, err := s.d.Generator.Plan(ctx, request)
+	o.row.GenerationTime = time.Since(began)
+	if plan != nil {
+		o.rec.Tool, o.rec.Result = plan.Tool, marshal(plan)
+	}
+	if err := o.finish(err); err != nil {
+		return nil, err
+	}
+	return plan, nil
+}
+
+// CanBuild says, before a build starts, whether Build would refuse req at
+// once: an empty request, the caller's role, no model, or a cluster that
+// cannot take changes. It writes no row: a door that streams a build's
+// progress asks first, so that a refusal gets a status of its own.
+func (s *Service) CanBuild(ctx context.Context, req generator.Request) error {
+	err := s.permit(identity.From(ctx), identity.Build)
+	switch {
+	case err != nil:
+	case strings.TrimSpace(req.Text) == "" && req.Tool == "":
+		err = Errorf(Invalid, `"request" is required: send {"request": "make a tool that ..."}`)
+	case s.d.Generator == nil || (s.d.Agent == nil || s.d.Agent.Model() == nil) && !(req.Op == generator.Delete && req.Tool != ""):
+		err = &Error{Kind: NotConfigured, Err: llm.ErrNoModel, Msg: "Building tools needs a language model, and none is configured: " + llm.ConfigureHint + "."}
+	default:
+		err = s.writable()
+	}
+	if err != nil {
+		return classify(err, 0, Internal)
+	}
+	return nil
+}

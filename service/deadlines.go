@@ -1,0 +1,68 @@
+package service
+
+import (
+	"time"
+
+	"adaptbot/llm"
+)
+
+// Deadlines bound each kind of work end to end. Every model call is bounded
+// by its provider already, so these only stop work that is clearly stuck:
+// they let every call take its whole timeout, one call use all its retries,
+// and the tools (or a build's examples) run for their limit.
+type Deadlines struct {
+	Chat  time.Duration
+	Build time.Duration
+	// Test bounds re-running a tool's stored examples.
+	Test time.Duration
+}
+
+// Defaults when a part cannot say (no model configured, tests).
+const (
+	defaultModelTry  = 60 * time.Second
+	defaultToolLimit = 10 * time.Second
+	defaultTest      = 2 * time.Minute
+)
+
+func (d Deadlines) orDefaults() Deadlines {
+	if d.Chat <= 0 {
+		d.Chat = 10 * time.Minute
+	}
+	if d.Build <= 0 {
+		d.Build = 10 * time.Minute
+	}
+	if d.Test <= 0 {
+		d.Test = defaultTest
+	}
+	return d
+}
+
+// deadlines asks each part how much work it may take, and derives the
+// bounds: the agent (model calls and rounds of tool calls per message), the
+// generator (model calls and example runs per build), the model (one try,
+// one call with retries) and the sandbox (toolLimit, one tool call).
+func deadlines(d Deps, toolLimit time.Duration) Deadlines {
+	try, call := defaultModelTry, defaultModelTry
+	if d.Agent != nil {
+		if b, ok := d.Agent.Model().(llm.Budgeted); ok {
+			try, call = b.CallBudget()
+		}
+	}
+	if toolLimit <= 0 {
+		toolLimit = defaultToolLimit
+	}
+	retries := call - try // one call may use all its retries
+	var build time.Duration
+	if d.Generator != nil {
+		calls, runs := d.Generator.Budget()
+		build = time.Duration(calls)*try + time.Duration(runs)*toolLimit + retries
+	}
+	out := Deadlines{Build: build, Test: defaultTest}
+	if d.Agent != nil {
+		calls, rounds := d.Agent.Budget()
+		chat := time.Duration(calls)*try + time.Duration(rounds)*toolLimit + retries
+		// A chat may also decide on a build and run it.
+		out.Chat = max(chat, try+build)
+	}
+	return out.orDefaults()
+}

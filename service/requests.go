@@ -1,0 +1,74 @@
+package service
+
+import (
+	"context"
+	"errors"
+
+	"adaptbot/identity"
+	"adaptbot/traces"
+)
+
+// Request returns one stored request. A request belongs to its author: for
+// anyone else (but whoever may read everything) it does not exist.
+func (s *Service) Request(ctx context.Context, id string) (traces.Record, error) {
+	_, o, err := s.read(ctx, "get request", identity.ReadOwn)
+	switch {
+	case err != nil:
+	case s.d.Traces == nil:
+		err = Errorf(NotFound, "requests are not stored on this server (ADAPTBOT_TRACES=off)")
+	case !isRequestID(id):
+		// Not one of ours (reqid.New's 16 hex digits): answer without
+		// scanning the store's files for it.
+		err = Errorf(NotFound, "no stored request with ID %s; request IDs are 16 hexadecimal digits", id)
+	}
+	if err != nil {
+		return traces.Record{}, o.finish(err)
+	}
+	r, err := s.d.Traces.Get(id)
+	if errors.Is(err, traces.ErrNotFound) || (err == nil && !o.who.Owns(r.User)) {
+		err = Errorf(NotFound, "no stored request with ID %s; the store keeps the most recent ones", id)
+	}
+	return r, o.finish(err)
+}
+
+// Requests lists the newest stored requests the caller may read, newest
+// first, without their results (GET one for the whole).
+func (s *Service) Requests(ctx context.Context, limit int) ([]traces.Record, error) {
+	_, o, err := s.read(ctx, "list requests", identity.ReadOwn)
+	if err != nil {
+		return nil, o.finish(err)
+	}
+	if s.d.Traces == nil {
+		return []traces.Record{}, o.finish(nil)
+	}
+	limit = min(max(limit, 1), 500)
+	all := o.who.Can(identity.ReadAll)
+	n := limit
+	if !all {
+		n = 500 // the caller's own among the newest; others' are skipped
+	}
+	out := make([]traces.Record, 0, limit)
+	for _, r := range s.d.Traces.Recent(n) {
+		if len(out) == limit {
+			break
+		}
+		if all || o.who.Owns(r.User) {
+			r.Result = nil
+			out = append(out, r)
+		}
+	}
+	return out, o.finish(nil)
+}
+
+// isRequestID reports whether id has the shape reqid.New gives.
+func isRequestID(id string) bool {
+	if len(id) != 16 {
+		return false
+	}
+	for _, c := range id {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,285 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"adaptbot/agent"
+	"adaptbot/benchmarks"
+	"adaptbot/generator"
+	"adaptbot/identity"
+	"adaptbot/llm"
+	"adaptbot/registry"
+	"adaptbot/reqid"
+	"adaptbot/toolbox"
+	"adaptbot/traces"
+)
+
+// Rows receives the one benchmark row of each request; *benchmarks.Logger
+// is one.
+type Rows interface {
+	Log(benchmarks.Row) error
+}
+
+// Traces keeps each request's record; *traces.Store is one.
+type Traces interface {
+	Add(traces.Record) error
+	Get(id string) (traces.Record, error)
+	Recent(n int) []traces.Record
+}
+
+// Cluster guards changes in a cluster: Writable refuses them while NATS is
+// away, and Lock takes the cluster-wide lock on a tool's name. On files
+// alone there is none (nil).
+type Cluster interface {
+	Writable() error
+	Lock(ctx context.Context, name string) (release func(), err error)
+}
+
+// Metrics counts requests for an operator; the telemetry package's is one.
+// Every method must be cheap and safe for concurrent use.
+type Metrics interface {
+	Request(door, intent, path, outcome string, d time.Duration)
+	Build(action, outcome string)
+}
+
+// Deps are what the service carries requests out with. Agent, Generator,
+// Rows, Traces, Cluster and Metrics may be nil: then chats, builds, rows,
+// traces, cluster guards or metrics are left out (the command line's
+// read-only commands, some tests).
+type Deps struct {
+	Agent     *agent.Agent
+	Tools     toolbox.Box
+	Registry  *registry.Registry
+	Generator *generator.Generator
+	Rows      Rows
+	Traces    Traces
+	Cluster   Cluster
+	Metrics   Metrics
+	Log       *slog.Logger
+	// ToolLimit is one tool call's limit in the sandbox
+	// (ADAPTBOT_CALL_TIMEOUT); the deadlines allow for it.
+	ToolLimit time.Duration
+	// Deadlines, when set, replace the bounds the service derives from the
+	// agent, the generator, the model and ToolLimit (tests).
+	Deadlines Deadlines
+	// Review says that new versions wait for approval (ADAPTBOT_REVIEW).
+	Review bool
+}
+
+// Service carries out requests. It is safe for concurrent use.
+type Service struct {
+	d      Deps
+	tracer trace.Tracer
+}
+
+// New returns the service over d.
+func New(d Deps) *Service {
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	if d.Deadlines == (Deadlines{}) {
+		d.Deadlines = deadlines(d, d.ToolLimit)
+	}
+	d.Deadlines = d.Deadlines.orDefaults()
+	return &Service{d: d, tracer: otel.Tracer("adaptbot/service")}
+}
+
+// Deadlines returns the bounds the service puts on work.
+func (s *Service) Deadlines() Deadlines { return s.d.Deadlines }
+
+type doorKey struct{}
+
+// WithDoor returns ctx saying which door a request came through
+// (benchmarks.DoorHTTP, DoorMCP, DoorCLI, DoorInternal); its row records it.
+func WithDoor(ctx context.Context, door string) context.Context {
+	return context.WithValue(ctx, doorKey{}, door)
+}
+
+// DoorOf returns the door ctx names, or benchmarks.DoorHTTP.
+func DoorOf(ctx context.Context) string {
+	if d, ok := ctx.Value(doorKey{}).(string); ok && d != "" {
+		return d
+	}
+	return benchmarks.DoorHTTP
+}
+
+// op is one request under way: it owns the request's row, trace and span,
+// and writes each exactly once, in finish.
+type op struct {
+	s     *Service
+	ctx   context.Context
+	id    string
+	who   identity.Identity
+	door  string
+	began time.Time
+	span  trace.Span
+	row   benchmarks.Row
+	rec   traces.Record
+	// deadline is the work's bound, for the words of a timeout.
+	deadline time.Duration
+	// fallback is the kind of an error of no known sort (see classify).
+	fallback Kind
+	// what names the work for people ("Chat", "Building tools"), in the
+	// words of a refusal for want of a model.
+	what string
+	// quiet ops (reads) write no row and no trace.
+	quiet bool
+}
+
+// start begins an operation: it stamps the request ID (keeping one the
+// context already carries), opens the span and checks that the caller may
+// take action. A refusal is returned as the operation's error; finish must
+// still be called, so that the refusal has its row.
+func (s *Service) start(ctx context.Context, spanName string, action identity.Action, attrs ...attribute.KeyValue) (context.Context, *op, error) {
+	id := reqid.From(ctx)
+	if id == "" {
+		id = reqid.New()
+		ctx = reqid.With(ctx, id)
+	}
+	o := &op{s: s, id: id, who: identity.From(ctx), door: DoorOf(ctx), began: time.Now()}
+	ctx, o.span = s.tracer.Start(ctx, spanName, trace.WithAttributes(attrs...))
+	if o.span.IsRecording() {
+		o.span.SetAttributes(attribute.String("adaptbot.request_id", id), attribute.String("adaptbot.door", o.door))
+	}
+	o.ctx = ctx
+	o.row = benchmarks.Row{RequestID: id}
+	o.rec = traces.Record{ID: id}
+	return ctx, o, s.permit(o.who, action)
+}
+
+// Permit checks that who may take action, with the error every door
+// answers when not: the same check each operation makes. The edge uses it
+// to refuse a request before decoding it.
+func Permit(who identity.Identity, action identity.Action) error { return permit(who, action) }
+
+// permit is the one permission check of every operation.
+func (s *Service) permit(who identity.Identity, action identity.Action) error { return permit(who, action) }
+
+func permit(who identity.Identity, action identity.Action) error {
+	if who.Can(action) {
+		return nil
+	}
+	if !who.Known() {
+		return &Error{Kind: Unauthenticated, Msg: "sign in first: send Authorization: Bearer <key>, or sign in on the page"}
+	}
+	return &Error{Kind: Forbidden, Msg: Refusal(who, action)}
+}
+
+// Refusal says, in words, why who may not take action and which role may.
+func Refusal(who identity.Identity, action identity.Action) string {
+	what := map[identity.Action]string{
+		identity.Chat:      "chatting",
+		identity.ReadTools: "reading the tools",
+		identity.ReadOwn:   "reading your requests",
+		identity.RunTool:   "running tools directly",
+		identity.Build:     "building, changing and testing tools",
+		identity.Delete:    "deleting, rolling back and approving tools",
+		identity.Manage:    "managing users",
+		identity.ReadAll:   "reading everyone's requests, the dashboard and reports",
+	}[action]
+	need := identity.Need(action)
+	switch {
+	case who.Method == identity.Anonymous:
+		return what + " needs the " + string(need) + " role: send Authorization: Bearer <key> with a key that has it, such as the admin token (ADAPTBOT_ADMIN_TOKEN)"
+	case who.Role == "":
+		return what + " needs the " + string(need) + " role"
+	}
+	return what + " needs the " + string(need) + " role; " + who.Name + " has the " + string(who.Role) + " role"
+}
+
+// finish ends the operation with err (nil on success): it writes the row
+// and the trace, ends the span and counts the request, then returns err as
+// an *Error carrying the request ID (nil stays nil).
+func (o *op) finish(err error) error {
+	e := o.classify(err)
+	elapsed := time.Since(o.began)
+	if !o.quiet {
+		r := o.row
+		r.Latency, r.Door, r.User = elapsed, o.door, o.who.Pseudonym
+		if e != nil {
+			r.ErrorKind = string(e.Kind)
+			if r.Error == "" {
+				r.Error = e.Msg
+			}
+		}
+		if o.s.d.Rows != nil {
+			if lerr := o.s.d.Rows.Log(r); lerr != nil {
+				o.s.d.Log.Error("benchmarks: row not written", "err", lerr, "request_id", o.id)
+			}
+		}
+		if o.s.d.Traces != nil {
+			rec := o.rec
+			rec.Time, rec.Door, rec.User = time.Now().UTC(), o.door, o.who.Pseudonym
+			if e != nil && rec.Error == "" {
+				rec.Error = e.Msg
+			}
+			if terr := o.s.d.Traces.Add(rec); terr != nil {
+				o.s.d.Log.Error("traces: record not stored", "err", terr, "request_id", o.id)
+			}
+		}
+		if m := o.s.d.Metrics; m != nil {
+			m.Request(o.door, r.Intent, r.Category, outcome(e), elapsed)
+		}
+	}
+	if e != nil {
+		o.span.SetStatus(codes.Error, e.Msg)
+		if o.span.IsRecording() {
+			o.span.SetAttributes(attribute.String("error.type", string(e.Kind)))
+		}
+		if e.Kind == Cancelled {
+			o.s.d.Log.Info("request abandoned by its client", "request_id", o.id)
+		}
+	}
+	o.span.End()
+	if e == nil {
+		return nil
+	}
+	return e
+}
+
+// outcome names how a request ended, for metrics: ok, not_configured or
+// error.
+func outcome(e *Error) string {
+	switch {
+	case e == nil:
+		return "ok"
+	case e.Kind == NotConfigured:
+		return string(NotConfigured)
+	}
+	return "error"
+}
+
+// classify turns err into an *Error with the request's ID.
+func (o *op) classify(err error) *Error {
+	if err == nil {
+		return nil
+	}
+	e := classify(err, o.deadline, o.fallback)
+	if e.Kind == NotConfigured && o.what != "" && errors.Is(err, llm.ErrNoModel) {
+		e = &Error{Kind: NotConfigured, Err: err, Msg: o.what + " needs a language model, and none is configured: " + llm.ConfigureHint + "."}
+	}
+	e.RequestID = o.id
+	if e.Kind == Upstream || e.Kind == Internal {
+		o.s.d.Log.Warn("request failed", "request_id", o.id, "kind", e.Kind, "err", err)
+	}
+	return e
+}
+
+// read is a quiet operation: a read that checks permission and opens a
+// span, but writes no row and no trace.
+func (s *Service) read(ctx context.Context, spanName string, action identity.Action) (context.Context, *op, error) {
+	ctx, o, err := s.start(ctx, spanName, action)
+	o.quiet = true
+	return ctx, o, err
+}
+
+// errNoGenerator is the error of a change asked of a service without one.
+var errNoGenerator = errors.New("this server cannot build or change tools")

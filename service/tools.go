@@ -1,0 +1,360 @@
+package service
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pmezard/go-difflib/difflib"
+	"go.opentelemetry.io/otel/attribute"
+
+	"adaptbot/benchmarks"
+	"adaptbot/clip"
+	"adaptbot/contract"
+	"adaptbot/generator"
+	"adaptbot/identity"
+	"adaptbot/registry"
+	"adaptbot/toolbox"
+	"adaptbot/traces"
+)
+
+// RunResult is a direct run's answer.
+type RunResult struct {
+	Tool      string  `json:"tool"`
+	Version   int     `json:"version,omitempty"`
+	Output    string  `json:"output"`
+	Ms        float64 `json:"ms"`
+	RequestID string  `json:"request_id"`
+}
+
+// maxTraceOutput caps the output a run's trace keeps.
+const maxTraceOutput = 2 << 10
+
+// Run runs a tool directly, without a model: the page's run form, the API,
+// the command line and a tool call over MCP (whose door the context names).
+// The arguments are validated against the tool's schema first: bad ones are
+// an Invalid error carrying the schema, and the tool does not run. A tool
+// that fails is a Failed error with the sandbox's kind of failure.
+func (s *Service) Run(ctx context.Context, name string, args json.RawMessage) (*RunResult, error) {
+	args = bytes.TrimSpace(args)
+	ctx, o, err := s.start(ctx, "run "+name, identity.RunTool, attribute.String("adaptbot.tool", name))
+	o.fallback = Failed
+	query := string(args)
+	if query == "" {
+		query = "{}"
+	}
+	o.row.Query, o.row.Intent, o.row.Category = query, benchmarks.IntentRun, name
+	o.row.ParamExtraction, o.row.ToolExecution = benchmarks.NA, benchmarks.NA
+	o.rec.Kind, o.rec.Query, o.rec.Tool = traces.Run, string(args), name
+	var t toolbox.Tool
+	if err == nil {
+		t, err = s.serving(name)
+	}
+	if err != nil {
+		return nil, o.finish(err)
+	}
+	began := time.Now()
+	out, err := t.Call(ctx, args)
+	elapsed := time.Since(began)
+	if _, invalid := errors.AsType[*toolbox.ArgsError](err); !invalid {
+		o.row.ToolExecution = benchmarks.TriOf(err == nil)
+		o.row.Tools = []string{name}
+	}
+	res := &RunResult{Tool: name, Version: t.Spec().Version, Output: out, Ms: millis(elapsed), RequestID: o.id}
+	kept := map[string]any{"tool": name, "ms": res.Ms, "request_id": o.id}
+	if json.Valid(args) {
+		kept["arguments"] = json.RawMessage(args)
+	}
+	if err == nil {
+		kept["output"] = clip.String(out, maxTraceOutput)
+	}
+	o.rec.Result = marshal(kept)
+	if err := o.finish(err); err != nil {
+		if e, ok := errors.AsType[*Error](err); ok && e.Kind == Failed {
+			e.Extra = merge(e.Extra, map[string]any{"tool": name, "ms": res.Ms, "request_id": o.id})
+		}
+		return nil, err
+	}
+	return res, nil
+}
+
+// serving returns the tool named name that serves, local or external.
+func (s *Service) serving(name string) (toolbox.Tool, error) {
+	if t, ok := s.d.Tools.Tool(name); ok {
+		return t, nil
+	}
+	if _, _, remote := toolbox.SplitName(name); !remote && s.d.Registry != nil {
+		if err := contract.ValidName(name); err != nil {
+			return nil, &Error{Kind: Invalid, Msg: err.Error()}
+		}
+		if e, ok := s.d.Registry.Entry(name); ok {
+			return nil, Errorf(Conflict, "tool %s has no working version: %s", name, e.LastError)
+		}
+	}
+	return nil, &Error{Kind: NotFound, Msg: toolbox.NotFound(name).Error()}
+}
+
+// entry returns the registry entry of the local tool name, or an *Error.
+func (s *Service) entry(name string) (registry.Entry, error) {
+	if err := contract.ValidName(name); err != nil {
+		return registry.Entry{}, &Error{Kind: Invalid, Msg: err.Error()}
+	}
+	e, ok := s.d.Registry.Entry(name)
+	if !ok {
+		return registry.Entry{}, &Error{Kind: NotFound, Msg: toolbox.NotFound(name).Error()}
+	}
+	return e, nil
+}
+
+// change begins an operation that changes tool name in the registry
+// (rollback, approve): it needs action, a valid name, a writable cluster and
+// the cluster-wide lock on the name, which the returned release gives back.
+func (s *Service) change(ctx context.Context, span, name string, action identity.Action, category string) (context.Context, *op, func(), error) {
+	ctx, o, err := s.start(ctx, span+" "+name, action, attribute.String("adaptbot.tool", name))
+	o.fallback = Failed
+	o.row = benchmarks.Row{RequestID: o.id, Query: span + " " + name, Intent: benchmarks.IntentBuild, Category: category,
+		ParamExtraction: benchmarks.NA, ToolExecution: benchmarks.NA}
+	o.rec.Kind, o.rec.Query, o.rec.Tool = traces.Change, span+" "+name, name
+	release := func() {}
+	if err == nil {
+		if verr := contract.ValidName(name); verr != nil {
+			err = &Error{Kind: Invalid, Msg: verr.Error()}
+		}
+	}
+	if err == nil {
+		err = s.writable()
+	}
+	if err == nil {
+		release, err = s.lock(ctx, name)
+	}
+	return ctx, o, release, err
+}
+
+// Delete removes a tool. Its versions stay in the history. The generator
+// takes the cluster lock on the name, as for any build.
+func (s *Service) Delete(ctx context.Context, name string) (*generator.Result, error) {
+	ctx, o, err := s.start(ctx, "delete "+name, identity.Delete, attribute.String("adaptbot.tool", name))
+	o.fallback = Failed
+	o.rec.Kind, o.rec.Query, o.rec.Tool = traces.Change, "delete "+name, name
+	if err == nil {
+		_, err = s.entry(name)
+	}
+	if err == nil && s.d.Generator == nil {
+		err = errNoGenerator
+	}
+	req := generator.Request{Op: generator.Delete, Tool: name, Text: "delete " + name}
+	o.row = buildRow(o.row, req, nil)
+	if err != nil {
+		return nil, o.finish(err)
+	}
+	res, err := s.build(ctx, req, nil)
+	if err == nil && res != nil && !res.OK {
+		err = &Error{Kind: Failed, Msg: res.Error}
+	}
+	if err := o.finishBuild(req, res, err); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// Rollback serves an old version of a tool again, as a new version.
+func (s *Service) Rollback(ctx context.Context, name string, version int) (registry.Entry, error) {
+	ctx, o, release, err := s.change(ctx, "rollback", name, identity.Delete, benchmarks.CategoryBuildRollback)
+	defer release()
+	o.row.Query = fmt.Sprintf("rollback %s to version %d", name, version)
+	if err == nil && version <= 0 {
+		err = Errorf(Invalid, `"version" must be a version number ≥ 1; GET /api/tools/%s/versions lists them`, name)
+	}
+	var e registry.Entry
+	if err == nil {
+		e, err = s.d.Registry.Rollback(ctx, name, version)
+	}
+	o.rec.Result = marshal(map[string]any{"tool": name, "version": e.Version, "restored": version})
+	return e, o.finish(err)
+}
+
+// Approve makes a tool's pending version serve (ADAPTBOT_REVIEW=on).
+func (s *Service) Approve(ctx context.Context, name string) (registry.Entry, error) {
+	ctx, o, release, err := s.change(ctx, "approve", name, identity.Delete, benchmarks.CategoryBuildApprove)
+	defer release()
+	if err == nil {
+		_, err = s.entry(name)
+	}
+	var e registry.Entry
+	if err == nil {
+		e, err = s.d.Registry.Approve(ctx, name)
+		if errors.Is(err, registry.ErrNotPending) {
+			cur, _ := s.d.Registry.Entry(name)
+			err = &Error{Kind: Conflict, Err: err, Msg: fmt.Sprintf("%s has no version waiting for approval (status %s, version %d serving)", name, cur.Status, cur.Version)}
+		}
+	}
+	o.rec.Result = marshal(map[string]any{"tool": name, "version": e.Version, "status": e.Status})
+	return e, o.finish(err)
+}
+
+// Test re-runs a tool's stored examples; a failing example is not an error:
+// the report says which and why.
+func (s *Service) Test(ctx context.Context, name string) (*generator.ExampleReport, error) {
+	ctx, o, err := s.start(ctx, "test "+name, identity.Build, attribute.String("adaptbot.tool", name))
+	o.fallback, o.deadline = Failed, s.d.Deadlines.Test
+	o.row = benchmarks.Row{RequestID: o.id, Query: "test " + name, Intent: benchmarks.IntentBuild, Category: benchmarks.CategoryBuildTest,
+		ParamExtraction: benchmarks.NA, ToolExecution: benchmarks.NA}
+	o.rec.Kind, o.rec.Query, o.rec.Tool = traces.Change, "test "+name, name
+	if err == nil {
+		_, err = s.entry(name)
+	}
+	if err == nil && s.d.Generator == nil {
+		err = errNoGenerator
+	}
+	if err != nil {
+		return nil, o.finish(err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.deadline)
+	defer cancel()
+	rep, err := s.d.Generator.TestTool(ctx, name)
+	switch {
+	case errors.Is(err, generator.ErrNoExamples):
+		err = &Error{Kind: NotFound, Err: err, Msg: fmt.Sprintf("%s has no stored examples (%s beside its source)", name, registry.ExamplesFile)}
+	case errors.Is(err, registry.ErrNotFound):
+		err = &Error{Kind: Conflict, Err: err, Msg: fmt.Sprintf("tool %s has no serving version to test", name)}
+	}
+	if rep != nil {
+		o.rec.Result = marshal(rep)
+		o.row.ToolExecution = benchmarks.TriOf(rep.OK)
+		if !rep.OK {
+			o.row.Error, o.row.ErrorKind = fmt.Sprintf("%d of %d examples failed", len(rep.Failures()), len(rep.Results)), string(Failed)
+		}
+	}
+	if err := o.finish(err); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// ToolInfo is a tool as a person inspects it: its entry, whether it serves,
+// its source and its stored examples.
+type ToolInfo struct {
+	registry.Entry
+	Code     string          `json:"code,omitempty"`
+	Serving  bool            `json:"serving"`
+	Examples json.RawMessage `json:"examples,omitempty"`
+}
+
+// Tools lists the registry's tools, serving or not.
+func (s *Service) Tools(ctx context.Context) ([]ToolInfo, error) {
+	_, o, err := s.read(ctx, "list tools", identity.ReadTools)
+	if err != nil {
+		return nil, o.finish(err)
+	}
+	entries := s.d.Registry.List()
+	out := make([]ToolInfo, 0, len(entries))
+	for _, e := range entries {
+		_, serving := s.d.Registry.Tool(e.Name)
+		out = append(out, ToolInfo{Entry: e, Serving: serving})
+	}
+	return out, o.finish(nil)
+}
+
+// Tool returns one tool with its source and examples.
+func (s *Service) Tool(ctx context.Context, name string) (*ToolInfo, error) {
+	_, o, err := s.read(ctx, "get tool", identity.ReadTools)
+	var e registry.Entry
+	if err == nil {
+		e, err = s.entry(name)
+	}
+	if err != nil {
+		return nil, o.finish(err)
+	}
+	v := &ToolInfo{Entry: e}
+	if t, ok := s.d.Registry.Tool(e.Name); ok {
+		v.Code, v.Serving = string(t.Code), true
+	}
+	if ex := s.d.Registry.Examples(e.Name); json.Valid(ex) {
+		v.Examples = ex
+	}
+	return v, o.finish(nil)
+}
+
+// Versions lists a tool's kept versions, oldest first.
+func (s *Service) Versions(ctx context.Context, name string) ([]registry.Version, error) {
+	_, o, err := s.read(ctx, "versions", identity.ReadTools)
+	if err == nil {
+		if err = contract.ValidName(name); err != nil {
+			err = &Error{Kind: Invalid, Msg: err.Error()}
+		}
+	}
+	if err != nil {
+		return nil, o.finish(err)
+	}
+	vs, err := s.d.Registry.Versions(name)
+	return vs, o.finish(err)
+}
+
+// Diff is a unified diff between two kept versions of a tool.
+type Diff struct {
+	Tool string `json:"tool"`
+	From int    `json:"from"`
+	To   int    `json:"to"`
+	Diff string `json:"diff"`
+	Same bool   `json:"same"`
+}
+
+// Diff compares two kept versions of a tool: to 0 means the newest, from
+// 0 the one before to.
+func (s *Service) Diff(ctx context.Context, name string, from, to int) (*Diff, error) {
+	vs, err := s.Versions(ctx, name)
+	if errors.Is(err, registry.ErrNotFound) || (err == nil && len(vs) == 0) {
+		return nil, Errorf(NotFound, "no tool named %q has kept versions; GET /api/tools lists the tools", name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if to == 0 {
+		to = vs[len(vs)-1].Version
+	}
+	if from == 0 {
+		from = to - 1
+	}
+	if from < 1 {
+		return nil, Errorf(Invalid, "version %d is the first: there is nothing before it to compare with", to)
+	}
+	a, err := s.d.Registry.VersionSource(name, from)
+	if err != nil {
+		return nil, &Error{Kind: NotFound, Msg: err.Error()}
+	}
+	b, err := s.d.Registry.VersionSource(name, to)
+	if err != nil {
+		return nil, &Error{Kind: NotFound, Msg: err.Error()}
+	}
+	diff, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+		A: difflib.SplitLines(string(a)), B: difflib.SplitLines(string(b)),
+		FromFile: fmt.Sprintf("%s v%d", name, from), ToFile: fmt.Sprintf("%s v%d", name, to), Context: 3,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Diff{Tool: name, From: from, To: to, Diff: diff, Same: diff == ""}, nil
+}
+
+func marshal(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+func merge(a, b map[string]any) map[string]any {
+	if a == nil {
+		return b
+	}
+	for k, v := range b {
+		a[k] = v
+	}
+	return a
+}
+
+func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
