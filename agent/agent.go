@@ -112,11 +112,11 @@ type Config struct {
 
 // Agent answers chat messages. It is safe for concurrent use.
 type Agent struct {
-	model   llm.Model
-	tools   Tools
-	finder  Finder
-	cfg     Config
-	chat    *graph.Compiled[*state]
+	model  llm.Model
+	tools  Tools
+	finder Finder
+	cfg    Config
+	chat   *graph.Compiled[*state]
 }
 
 // Deps are what the agent needs; Model and Finder may be nil.

@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-
 	"adaptbot/llm/llmtest"
 	"adaptbot/service"
 )

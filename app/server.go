@@ -72,4 +72,3 @@ func NewServer(d Deps) *Server {
 
 // Shutdown stops accepting requests and waits for those under way.
 func (s *Server) Shutdown(ctx context.Context) error { return s.app.ShutdownWithContext(ctx) }
-

@@ -161,7 +161,9 @@ func (s *Service) start(ctx context.Context, spanName string, action identity.Ac
 func Permit(who identity.Identity, action identity.Action) error { return permit(who, action) }
 
 // permit is the one permission check of every operation.
-func (s *Service) permit(who identity.Identity, action identity.Action) error { return permit(who, action) }
+func (s *Service) permit(who identity.Identity, action identity.Action) error {
+	return permit(who, action)
+}
 
 func permit(who identity.Identity, action identity.Action) error {
 	if who.Can(action) {

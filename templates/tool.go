@@ -183,7 +183,6 @@ func Highlight(src []byte) template.HTML {
 	return template.HTML(b.String()) // chroma escaped every token
 }
 
-
 // HighlightCSS is the style sheet of Highlight's classes, served as
 // /static/chroma.css.
 func HighlightCSS() []byte {
