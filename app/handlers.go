@@ -62,7 +62,7 @@ func (s *Server) handleHealth() fiber.Handler {
 		if w := s.reg.Warnings(); len(w) > 0 {
 			body["warnings"] = w
 		}
-		if st := s.link.status(); st != nil {
+		if st := s.link.Status(); st != nil {
 			// Not "degraded" when NATS is away: chats go on.
 			body["cluster"] = st
 		}

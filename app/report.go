@@ -103,7 +103,7 @@ func reportCommand(cfg Config, args []string, stdout, stderr io.Writer) error {
 	if *format == "csv" {
 		export := func() (int, error) { return benchmarks.Export(path, f, w) }
 		if nc != nil {
-			export = func() (int, error) { return clusterExport(context.Background(), nc, f, w) }
+			export = func() (int, error) { return cluster.ExportRows(context.Background(), nc, f, w) }
 		}
 		n, err := export()
 		if err = warn(err); err != nil {
@@ -115,7 +115,7 @@ func reportCommand(cfg Config, args []string, stdout, stderr io.Writer) error {
 	} else {
 		var stats *benchmarks.Store
 		if nc != nil {
-			stats, path, err = clusterStats(context.Background(), nc)
+			stats, path, err = cluster.Stats(context.Background(), nc)
 		} else {
 			stats, err = benchmarks.LoadFile(path)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"adaptbot/agent"
 	"adaptbot/benchmarks"
+	"adaptbot/cluster"
 	mcpclient "adaptbot/mcp/client"
 	"adaptbot/registry"
 	"adaptbot/sandbox"
@@ -27,7 +28,7 @@ type Server struct {
 	stats  *benchmarks.Store
 	mcp    fiber.Handler
 	hub    *mcpclient.Hub
-	link   *clusterLink
+	link   *cluster.Link
 	log    *slog.Logger
 	app    *fiber.App
 	ws     *Workspace
@@ -49,7 +50,7 @@ type Deps struct {
 	// Workspace is the trace store and the model check; either may be nil.
 	Workspace *Workspace
 	// Cluster is the link to NATS; nil on files alone.
-	Cluster *clusterLink
+	Cluster *cluster.Link
 }
 
 // NewServer wires the HTTP server.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 
+	"adaptbot/llm/provider"
 	"adaptbot/traces"
 )
 
@@ -12,14 +13,14 @@ import (
 // some tests) stores nothing and checks nothing.
 type Workspace struct {
 	Traces *traces.Store
-	Model  *modelCheck
+	Model  *provider.Check
 	stop   context.CancelFunc
 }
 
 // openWorkspace opens the trace store (unless ADAPTBOT_TRACES=off) and starts
 // checking the model: at once, then every minute.
 func openWorkspace(ctx context.Context, cfg Config, log *slog.Logger) (*Workspace, error) {
-	ws := &Workspace{Model: newModelCheck(cfg.LLM)}
+	ws := &Workspace{Model: provider.NewCheck(cfg.LLM)}
 	if cfg.Traces != "" {
 		st, err := traces.Open(cfg.Traces, traces.Options{})
 		if err != nil {
@@ -28,7 +29,7 @@ func openWorkspace(ctx context.Context, cfg Config, log *slog.Logger) (*Workspac
 		ws.Traces = st
 	}
 	ctx, ws.stop = context.WithCancel(ctx)
-	go ws.Model.Run(ctx, modelCheckEvery, func(st modelStatus) {
+	go ws.Model.Run(ctx, provider.CheckEvery, func(st provider.Status) {
 		if *st.Reachable {
 			log.Info("model answers", "provider", st.Provider, "url", st.URL)
 		} else {

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -43,7 +44,7 @@ type world struct {
 	agent  *agent.Agent
 	gen    *generator.Generator
 	hub    *mcpclient.Hub // nil without external MCP servers, and in CLI commands
-	link   *clusterLink   // nil without ADAPTBOT_NATS_URL
+	link   *cluster.Link  // nil without ADAPTBOT_NATS_URL
 }
 
 // openWorld wires AdaptBot. With getenv set (the server), it also connects
@@ -57,11 +58,11 @@ func openWorld(ctx context.Context, cfg Config, getenv func(string) string, log 
 	}
 	w.model = model
 
-	if w.link, err = openCluster(cfg, log); err != nil {
+	if w.link, err = cluster.OpenLink(cluster.Options{URL: cfg.NATSURL, Creds: cfg.NATSCreds, Log: log}, cfg.ReplicaID); err != nil {
 		return nil, err
 	}
 	if cfg.Fleet {
-		w.runner = cluster.NewFleet(w.link.nc, cfg.CallTimeout)
+		w.runner = cluster.NewFleet(w.link.NC, cfg.CallTimeout)
 	} else if w.runner, err = newRunner(cfg, log); err != nil {
 		w.link.Close()
 		return nil, err
@@ -75,7 +76,7 @@ func openWorld(ctx context.Context, cfg Config, getenv func(string) string, log 
 
 	var compiler registry.Compiler = w.runner
 	if cfg.Fleet {
-		compiler = fleetCompiler{w.runner, log}
+		compiler = cluster.FleetCompiler{Runner: w.runner, Log: log}
 	}
 	w.reg, err = registry.Open(ctx, registry.Options{ToolsDir: cfg.ToolsDir, Path: cfg.Registry, HistoryKeep: cfg.HistoryKeep, Compiler: compiler, Log: log, Review: cfg.Review})
 	if err != nil {
@@ -219,7 +220,7 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout, 
 	if w.link != nil {
 		// Every replica's rows, from the cluster's stream; this replica's
 		// go there through the spool.
-		if stats, err = w.link.followRows(ctx, cfg, bench, log); err != nil {
+		if stats, err = w.link.FollowRows(ctx, filepath.Join(filepath.Dir(cfg.Benchmarks), "nats-spool"), bench, log); err != nil {
 			return err
 		}
 	} else {
@@ -272,7 +273,7 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout, 
 	}
 	// In a cluster, the bucket's watch brings the other replicas' changes;
 	// the file watch above still takes hand edits here, which go out.
-	if err := w.link.openMirror(ctx, w.reg, log); err != nil {
+	if err := w.link.OpenMirror(ctx, w.reg, log); err != nil {
 		return err
 	}
 
@@ -290,10 +291,10 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout, 
 	if st := w.runner.Stats(); st.Mode == sandbox.ModeWorkers {
 		fmt.Fprintf(stdout, "sandbox: %d workers, %s\n", st.Size, st.Confinement)
 	} else if st.Mode == cluster.ModeFleet {
-		fmt.Fprintf(stdout, "sandbox: none here; tool calls go to the worker fleet on %s\n", w.link.url)
+		fmt.Fprintf(stdout, "sandbox: none here; tool calls go to the worker fleet on %s\n", w.link.URL)
 	}
 	if w.link != nil {
-		fmt.Fprintf(stdout, "cluster: replica %s on %s; benchmark rows go to stream %s\n", w.link.replica, w.link.url, cluster.RowStream)
+		fmt.Fprintf(stdout, "cluster: replica %s on %s; benchmark rows go to stream %s\n", w.link.Replica, w.link.URL, cluster.RowStream)
 	}
 	if !cfg.Loopback() && cfg.AdminToken == "" {
 		fmt.Fprintf(stdout, "warning: listening beyond loopback without ADAPTBOT_ADMIN_TOKEN: building, changing and running tools directly are refused (403); chat with existing tools works\n")

@@ -94,10 +94,6 @@ func Errorf(k Kind, format string, args ...any) *Error {
 	return &Error{Kind: k, Msg: fmt.Sprintf(format, args...)}
 }
 
-// ErrClusterDown refuses a change while the cluster's NATS is away: the
-// other replicas would not see it. A Cluster's Writable returns it.
-var ErrClusterDown = errors.New("NATS is not connected, so the other replicas would not see this change: builds, deletes and rollbacks are refused until it is back; chats go on with the tools loaded")
-
 // classify turns any error of the layers below into an *Error: this is the
 // one place that decides a failure's kind and the words a person sees. Our
 // Go types, graph node names and a model's raw output never reach those
@@ -157,7 +153,7 @@ func classify(err error, deadline time.Duration, fallback Kind) *Error {
 		e.Kind, e.Msg = Conflict, "another build of this tool is already running; try again when it has finished"
 	case errors.Is(err, cluster.ErrLocked):
 		e.Kind, e.Msg = Conflict, "this tool is being changed on another replica; try again when that is done"
-	case errors.Is(err, ErrClusterDown):
+	case errors.Is(err, cluster.ErrDown):
 		e.Kind, e.Msg = Unavailable, err.Error()
 	case errors.Is(err, registry.ErrNotPending):
 		e.Kind, e.Msg = Conflict, err.Error()
