@@ -66,3 +66,41 @@ func TestChatUsesAnExternalMCPTool(t *testing.T) {
 		t.Errorf("rows = %v", rows)
 	}
 }
+
+// TestMCPToolCallWritesARowAndATrace: a tool call over /mcp is a run like
+// any other: one CSV row (door mcp) and one stored trace, for a call that
+// works and for one that fails.
+func TestMCPToolCallWritesARowAndATrace(t *testing.T) {
+	in := start(t, nil)
+	client := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil)
+	cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: in.url + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "calculator", Arguments: map[string]any{"expression": "2+3*4"}})
+	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "14") {
+		t.Fatalf("tools/call = %+v, %v", res, err)
+	}
+	res, err = cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "calculator", Arguments: map[string]any{"expression": "1/0"}})
+	if err != nil || !res.IsError {
+		t.Fatalf("failing tools/call = %+v, %v", res, err)
+	}
+	rows := in.rows(t)
+	if len(rows) != 2 {
+		t.Fatalf("%d rows, want 2: %v", len(rows), rows)
+	}
+	for i, want := range []string{"True", "False"} {
+		r := rows[i]
+		if r["intent"] != "RUN" || r["category"] != "calculator" || r["door"] != "mcp" || r["tool_execution_success"] != want {
+			t.Errorf("row %d = %v", i, r)
+		}
+		code, tr := in.do(t, "GET", "/api/requests/"+r["request_id"], "")
+		if code != 200 || tr["kind"] != "run" || tr["door"] != "mcp" || tr["tool"] != "calculator" {
+			t.Errorf("trace of row %d = %d %v", i, code, tr)
+		}
+	}
+	if rows[1]["error_kind"] != "failed" {
+		t.Errorf("failed call's error_kind = %q", rows[1]["error_kind"])
+	}
+}
