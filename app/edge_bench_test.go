@@ -223,3 +223,69 @@ func BenchmarkEdgeMiddleware(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkEdgeRequests measures whole requests through the edge and the
+// service, in memory, with the CSV and the trace store on disk as a server
+// has them: a direct run of the calculator in the in-process sandbox, and a
+// read of one tool. Compare across commits to see what the edge and the
+// service cost per request.
+func BenchmarkEdgeRequests(b *testing.B) {
+	dir := b.TempDir()
+	copyToolsTB(b, dir)
+	cfg, err := loadConfig(func(k string) string {
+		return map[string]string{
+			"ADAPTBOT_TOOLS_DIR":  filepath.Join(dir, "tools"),
+			"ADAPTBOT_REGISTRY":   filepath.Join(dir, "tools_registry.json"),
+			"ADAPTBOT_BENCHMARKS": filepath.Join(dir, "benchmarks.csv"),
+			"ADAPTBOT_TRACES":     filepath.Join(dir, "requests.jsonl"),
+			"ADAPTBOT_SANDBOX":    "inprocess",
+		}[k]
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	w, err := openWorld(context.Background(), cfg, nil, log)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Close()
+	bench, err := openBench(cfg, log)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer bench.Close()
+	ws, err := openWorkspace(context.Background(), cfg, log)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ws.Close()
+	s := NewServer(Deps{Config: cfg, Service: w.service(bench, ws), Agent: w.agent, Reg: w.reg, Runner: w.runner, Log: log, Workspace: ws})
+	h := s.app.Handler()
+	addr := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 50000}
+	for _, bc := range []struct{ name, method, path, body string }{
+		{"run", "POST", "/api/tools/calculator/run", `{"expression":"2+3*4"}`},
+		{"get", "GET", "/api/tools/calculator", ""},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			var req fasthttp.Request
+			req.Header.SetMethod(bc.method)
+			req.SetRequestURI(bc.path)
+			req.Header.SetHost("127.0.0.1:3000")
+			if bc.body != "" {
+				req.Header.SetContentType("application/json")
+				req.SetBodyString(bc.body)
+			}
+			var ctx fasthttp.RequestCtx
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				ctx.Init(&req, addr, nil)
+				h(&ctx)
+				if ctx.Response.StatusCode() != 200 {
+					b.Fatalf("status %d: %s", ctx.Response.StatusCode(), ctx.Response.Body())
+				}
+			}
+		})
+	}
+}
