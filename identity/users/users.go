@@ -134,6 +134,7 @@ type entry struct {
 // hash. It is safe for concurrent use.
 type Store struct {
 	backend   Backend
+	secret    []byte
 	keyMAC    []byte // keys the key hashes
 	pseudoMAC []byte // keys the pseudonyms
 
@@ -151,7 +152,7 @@ func Open(ctx context.Context, b Backend) (*Store, error) {
 	if len(secret) < 32 {
 		return nil, fmt.Errorf("users: the server secret is %d bytes; it needs at least 32", len(secret))
 	}
-	s := &Store{backend: b, keyMAC: Derive(secret, "api key"), pseudoMAC: Derive(secret, "pseudonym"),
+	s := &Store{backend: b, secret: secret, keyMAC: Derive(secret, "api key"), pseudoMAC: Derive(secret, "pseudonym"),
 		byName: map[string]*entry{}, byHash: map[string]*entry{}}
 	list, err := b.Load(ctx)
 	if err != nil {
@@ -170,6 +171,11 @@ func Derive(secret []byte, purpose string) []byte {
 	m.Write([]byte("adaptbot " + purpose))
 	return m.Sum(nil)
 }
+
+// Key returns a key for one purpose (signing session cookies, say), made
+// from the server's secret: the same on every replica of a cluster, and
+// across restarts.
+func (s *Store) Key(purpose string) []byte { return Derive(s.secret, purpose) }
 
 // Follow applies other writers' changes (a cluster's) to the index until ctx
 // ends; for a backend that is not a Watcher it returns at once.
