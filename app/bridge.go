@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+
+	"adaptbot/identity"
 )
 
 // This file is the bridge from Fiber (fasthttp) to net/http handlers, such
@@ -27,12 +29,15 @@ const sseKeepAlive = 20 * time.Second
 // finishes without flushing is sent as one body; once it flushes, the status
 // and headers go out and every later write is streamed, flushed when the
 // handler flushes. The handler's request context ends when the client goes
-// away (watchConn) or when base ends.
+// away (watchConn) or when base ends, and carries the caller's identity.
 func streamHandler(base context.Context, h http.Handler) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		fctx := c.Context()
 		ctx, cancel := watchConn(base, fctx.Conn()) // ends when the client leaves
 		ctx = context.WithValue(ctx, http.LocalAddrContextKey, fctx.LocalAddr())
+		// The caller's identity goes along, for the handler's permission
+		// checks (identity.From).
+		ctx = identity.With(ctx, identity.From(c.UserContext()))
 		req, err := http.NewRequestWithContext(ctx, c.Method(), string(fctx.RequestURI()), bytes.NewReader(append([]byte(nil), c.Body()...)))
 		if err != nil {
 			cancel()

@@ -26,6 +26,7 @@ func cliEnv(dir, addr string) map[string]string {
 		"ADAPTBOT_TOOLS_DIR":  filepath.Join(dir, "tools"),
 		"ADAPTBOT_REGISTRY":   filepath.Join(dir, "tools_registry.json"),
 		"ADAPTBOT_BENCHMARKS": filepath.Join(dir, "benchmarks", "benchmarks.csv"),
+		"ADAPTBOT_USERS":      filepath.Join(dir, "users.json"),
 		"ADAPTBOT_WORKERS":    "1",
 	}
 }

@@ -146,6 +146,7 @@ func startTB(tb testing.TB, env map[string]string) string {
 		"ADAPTBOT_TOOLS_DIR":  filepath.Join(dir, "tools"),
 		"ADAPTBOT_REGISTRY":   filepath.Join(dir, "tools_registry.json"),
 		"ADAPTBOT_BENCHMARKS": filepath.Join(dir, "benchmarks", "benchmarks.csv"),
+		"ADAPTBOT_USERS":      filepath.Join(dir, "users.json"),
 		"ADAPTBOT_WORKERS":    "2",
 	}
 	for k, v := range env {

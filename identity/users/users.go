@@ -65,6 +65,19 @@ var (
 	ErrInvalid = errors.New("invalid")
 )
 
+// storeError is an error of one of the kinds above, worded for a person.
+type storeError struct {
+	kind error
+	msg  string
+}
+
+func (e *storeError) Error() string        { return e.msg }
+func (e *storeError) Is(target error) bool { return target == e.kind }
+
+func fail(kind error, format string, args ...any) error {
+	return &storeError{kind: kind, msg: fmt.Sprintf(format, args...)}
+}
+
 // KeyPrefix starts every key, so that a key pasted in the wrong place (a
 // chat, a repository) is recognisable to people and secret scanners.
 const KeyPrefix = "adaptbot_"
@@ -85,19 +98,19 @@ const MaxName = 128
 func CleanName(name string) (string, error) {
 	n := strings.ToLower(strings.TrimSpace(name))
 	if n == "" {
-		return "", fmt.Errorf("%w: a user needs a name", ErrInvalid)
+		return "", fail(ErrInvalid, "a user needs a name")
 	}
 	if len(n) > MaxName {
-		return "", fmt.Errorf("%w: a user's name is at most %d characters", ErrInvalid, MaxName)
+		return "", fail(ErrInvalid, "a user's name is at most %d characters", MaxName)
 	}
 	for i, r := range n {
 		ok := r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || i > 0 && strings.ContainsRune("._@+-", r)
 		if !ok {
-			return "", fmt.Errorf("%w: the name %q may hold letters, digits and . _ @ + - (starting with a letter or digit)", ErrInvalid, name)
+			return "", fail(ErrInvalid, "the name %q may hold letters, digits and . _ @ + - (starting with a letter or digit)", name)
 		}
 	}
 	if slices.Contains(Reserved, n) {
-		return "", fmt.Errorf("%w: the name %q is reserved (%s)", ErrInvalid, n, strings.Join(Reserved, ", "))
+		return "", fail(ErrInvalid, "the name %q is reserved (%s)", n, strings.Join(Reserved, ", "))
 	}
 	return n, nil
 }
@@ -245,7 +258,7 @@ func (s *Store) Add(ctx context.Context, name string, role identity.Role) (Info,
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.byName[n]; ok {
-		return Info{}, "", fmt.Errorf("%w: a user named %q exists already; to give them a new key, rotate it", ErrExists, n)
+		return Info{}, "", fail(ErrExists, "a user named %q exists already; to give them a new key, rotate it", n)
 	}
 	if err := s.backend.Create(ctx, u); err != nil {
 		return Info{}, "", describe(err, n)
@@ -258,7 +271,7 @@ func (s *Store) Add(ctx context.Context, name string, role identity.Role) (Info,
 func checkRole(r identity.Role) (identity.Role, error) {
 	role, err := identity.ParseRole(string(r))
 	if err != nil {
-		return "", fmt.Errorf("%w: %v", ErrInvalid, err)
+		return "", fail(ErrInvalid, "%v", err)
 	}
 	return role, nil
 }
@@ -267,7 +280,7 @@ func checkRole(r identity.Role) (identity.Role, error) {
 func describe(err error, name string) error {
 	switch {
 	case errors.Is(err, ErrExists):
-		return fmt.Errorf("%w: a user named %q exists already; to give them a new key, rotate it", ErrExists, name)
+		return fail(ErrExists, "a user named %q exists already; to give them a new key, rotate it", name)
 	case errors.Is(err, ErrNotFound):
 		return notFound(name)
 	}
@@ -275,7 +288,7 @@ func describe(err error, name string) error {
 }
 
 func notFound(name string) error {
-	return fmt.Errorf("%w: no user named %q (adaptbot users list shows them)", ErrNotFound, name)
+	return fail(ErrNotFound, "no user named %q (adaptbot users list shows them)", name)
 }
 
 // Remove deletes a user: their key stops working at once, and so do the
