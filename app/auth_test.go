@@ -500,9 +500,8 @@ func TestKeysAppearInNoFileAndNoLog(t *testing.T) {
 // request at the edge, in memory: compare "none" (no middleware) with a
 // key, a session cookie, and the loopback single user.
 func BenchmarkAuthMiddleware(b *testing.B) {
-	dir := b.TempDir()
 	bench := func(b *testing.B, env map[string]string, setup func(e *authEdge, req *fasthttp.Request)) {
-		full := map[string]string{"ADAPTBOT_ADDR": "0.0.0.0:3000", "ADAPTBOT_ADMIN_TOKEN": "tok", "ADAPTBOT_USERS": filepath.Join(dir, b.Name(), "users.json")}
+		full := map[string]string{"ADAPTBOT_ADDR": "0.0.0.0:3000", "ADAPTBOT_ADMIN_TOKEN": "tok", "ADAPTBOT_USERS": filepath.Join(b.TempDir(), "users.json")}
 		for k, v := range env {
 			full[k] = v
 		}
@@ -549,7 +548,10 @@ func BenchmarkAuthMiddleware(b *testing.B) {
 			for i := range 50 {
 				e.store.Add(context.Background(), "user"+strings.Repeat("x", i), identity.User)
 			}
-			_, key, _ := e.store.Add(context.Background(), "bench", identity.Builder)
+			_, key, err := e.store.Add(context.Background(), "bench", identity.Builder)
+			if err != nil {
+				b.Fatal(err)
+			}
 			req.Header.Set("Authorization", "Bearer "+key)
 		})
 	})
