@@ -365,9 +365,9 @@ func (e *authEdge) setCookie(c *fiber.Ctx, name, value, path string, ttl time.Du
 		HTTPOnly: true, Secure: e.secure, SameSite: fiber.CookieSameSiteLaxMode})
 }
 
+// clearCookie tells the browser to drop a cookie setCookie set.
 func (e *authEdge) clearCookie(c *fiber.Ctx, name, path string) {
-	c.Cookie(&fiber.Cookie{Name: name, Value: "", Path: path, MaxAge: -1, Expires: time.Unix(1, 0),
-		HTTPOnly: true, Secure: e.secure, SameSite: fiber.CookieSameSiteLaxMode})
+	e.setCookie(c, name, "", path, -time.Second)
 }
 
 // routes adds the sign-in and user routes; app/routes.go lists the same

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -29,6 +28,16 @@ func mayManage(c *fiber.Ctx) error {
 		return nil
 	}
 	return &apiError{Status: fiber.StatusForbidden, Msg: fmt.Sprintf("managing users needs the admin role; you are %s (%s)", id.Name, id.Role)}
+}
+
+// manageBody refuses a caller who may not manage users, and decodes the
+// request's body.
+func manageBody(c *fiber.Ctx) (userRequest, error) {
+	var req userRequest
+	if err := mayManage(c); err != nil {
+		return req, err
+	}
+	return req, decodeJSON(c.Body(), &req, true)
 }
 
 // userError turns the store's errors into statuses.
@@ -78,11 +87,8 @@ func (e *authEdge) handleUserList() fiber.Handler {
 // handleUserAdd is POST /api/users {"name", "role"}: 201 with the key.
 func (e *authEdge) handleUserAdd() fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		if err := mayManage(c); err != nil {
-			return err
-		}
-		var req userRequest
-		if err := decodeJSON(c.Body(), &req, true); err != nil {
+		req, err := manageBody(c)
+		if err != nil {
 			return err
 		}
 		u, key, err := e.store.Add(c.UserContext(), req.Name, req.Role)
@@ -101,11 +107,8 @@ func (e *authEdge) handleUserAdd() fiber.Handler {
 // handleUserRole is PATCH /api/users/NAME {"role"}.
 func (e *authEdge) handleUserRole() fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		if err := mayManage(c); err != nil {
-			return err
-		}
-		var req userRequest
-		if err := decodeJSON(c.Body(), &req, true); err != nil {
+		req, err := manageBody(c)
+		if err != nil {
 			return err
 		}
 		u, err := e.store.SetRole(c.UserContext(), c.Params("name"), req.Role)
@@ -229,15 +232,8 @@ func usersCommand(ctx context.Context, cfg Config, args []string, stdin io.Reade
 		if err := want(1, "NAME"); err != nil {
 			return err
 		}
-		if !*yes {
-			if !isTerminal(stdin) {
-				return usageError("users remove: add --yes to remove %s (standard input is not a terminal, so there is no one to ask)", args[0])
-			}
-			fmt.Fprintf(stderr, "Remove %s? Their key stops working at once. [y/N] ", args[0])
-			answer, _ := bufio.NewReader(stdin).ReadString('\n')
-			if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
-				return fmt.Errorf("users remove: %s not removed (--yes removes without asking)", args[0])
-			}
+		if err := confirm(stdin, stderr, *yes, "users", "remove", args[0], "Their key stops working at once."); err != nil {
+			return err
 		}
 		op = usersOp{method: http.MethodDelete, path: "/api/users/" + url.PathEscape(args[0]),
 			direct: func(s *users.Store) (users.Info, string, error) {
