@@ -162,23 +162,25 @@ func (e *authEdge) authenticate() fiber.Handler {
 				e.clearCookie(c, auth.SessionCookie, "/")
 			}
 			if !public {
-				return e.unauthorized(c, err.Error())
+				return e.unauthorized(c, err.Error(), err.Error())
 			}
 			id = identity.Identity{}
 		}
 		if !id.Known() && !public {
-			return e.unauthorized(c, "sign in first: send your API key as Authorization: Bearer KEY (an admin makes one with adaptbot users add NAME --role ROLE), or sign in at /login")
+			// A browser that simply is not signed in gets the sign-in
+			// page without an error: the page is the explanation.
+			return e.unauthorized(c, "", "sign in first: send your API key as Authorization: Bearer KEY (an admin makes one with adaptbot users add NAME --role ROLE), or sign in at /login")
 		}
 		c.SetUserContext(identity.With(c.UserContext(), id))
 		return c.Next()
 	}
 }
 
-// unauthorized answers 401: the sign-in page for a browser asking for a
-// page, JSON for everyone else.
-func (e *authEdge) unauthorized(c *fiber.Ctx, msg string) error {
+// unauthorized answers 401: the sign-in page (saying page, if anything)
+// for a browser asking for a page, JSON saying msg for everyone else.
+func (e *authEdge) unauthorized(c *fiber.Ctx, page, msg string) error {
 	if c.Method() == fiber.MethodGet && wantsPage(c) {
-		return e.loginPage(c, fiber.StatusUnauthorized, msg, c.OriginalURL())
+		return e.loginPage(c, fiber.StatusUnauthorized, page, c.OriginalURL())
 	}
 	c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="adaptbot"`)
 	return &apiError{Status: fiber.StatusUnauthorized, Msg: msg}
