@@ -256,12 +256,12 @@ func TestConfigCommand(t *testing.T) {
 			t.Errorf("%s: %q, want %q", name, lines[name], want)
 		}
 	}
-	if strings.Contains(out, "secret") {
+	if strings.Contains(out, "sk-secret-value") || strings.Contains(out, "tok-secret") {
 		t.Errorf("config prints a secret:\n%s", out)
 	}
 	out, err = runEnv(t, env, nil, "config", "--format", "json")
 	var rows []map[string]any
-	if err != nil || json.Unmarshal([]byte(out), &rows) != nil || len(rows) != len(settings) || strings.Contains(out, "secret") {
+	if err != nil || json.Unmarshal([]byte(out), &rows) != nil || len(rows) != len(settings) || strings.Contains(out, "sk-secret-value") || strings.Contains(out, "tok-secret") {
 		t.Errorf("config --format json = %v\n%s", err, out)
 	}
 	// Bad values are listed and fail the command, after the table.
