@@ -45,6 +45,10 @@ type authEdge struct {
 // listens beyond loopback where nobody could sign in. Call Close at
 // shutdown: it releases the users file.
 func openAuth(ctx context.Context, cfg Config, link *clusterLink, log *slog.Logger) (*authEdge, error) {
+	if cfg.Identity.Users == "" {
+		// Only a Config built by hand has none; loadConfig has a default.
+		return nil, errors.New("ADAPTBOT_USERS is empty: say where the users file goes")
+	}
 	var backend users.Backend
 	e := &authEdge{secure: !cfg.Loopback(), cfg: cfg.Identity, log: log, close: func() {}}
 	if link != nil {

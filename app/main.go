@@ -119,8 +119,8 @@ the one process that writes the tools, the registry and the benchmarks CSV.
 	configUsage = `Usage: adaptbot config [--format text|json]
 
 Prints each setting's value in effect, where it came from (default or
-environment) and what it means. Provider keys and the admin token show as set
-or unset, never their values.
+environment) and what it means. Provider keys, the admin token, ADAPTBOT_KEY
+and the OIDC client secret show as set or unset, never their values.
 `
 	workerUsage = `Usage: adaptbot worker --nats URL [--creds FILE] [--id ID]
        adaptbot worker
