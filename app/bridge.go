@@ -30,7 +30,7 @@ const sseKeepAlive = 20 * time.Second
 // finishes without flushing is sent as one body; once it flushes, the status
 // and headers go out and every later write is streamed, flushed when the
 // handler flushes. The handler's request context ends when the client goes
-// away (watchConn) or when base ends.
+// away (watchConn) or when base ends, and carries the caller's identity.
 func streamHandler(base context.Context, h http.Handler) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		fctx := c.Context()

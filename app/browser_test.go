@@ -145,7 +145,7 @@ func TestBrowserCreateToolFlow(t *testing.T) {
 	for _, row := range rows {
 		cats = append(cats, row["category"])
 	}
-	if got := strings.Join(cats, ","); got != "need_tool,build_create,roman_numerals" {
+	if got := strings.Join(cats, ","); got != "need_tool,build_plan,build_create,roman_numerals" {
 		t.Errorf("CSV categories = %s", got)
 	}
 	for _, row := range rows {

@@ -245,14 +245,14 @@ func TestAdminTokenBeyondLoopback(t *testing.T) {
 		msg               string
 	}{
 		{"127.0.0.1:3000", "", "", 404, "no tool named"},
-		{"0.0.0.0:3000", "", "", 403, "ADAPTBOT_ADMIN_TOKEN"},
-		{"0.0.0.0:3000", "s3cret", "", 403, "Authorization: Bearer"},
-		{"0.0.0.0:3000", "s3cret", "Bearer wrong", 403, "Authorization: Bearer"},
+		{"0.0.0.0:3000", "s3cret", "", 401, "Authorization: Bearer"},
+		{"0.0.0.0:3000", "s3cret", "Bearer wrong", 401, "not valid"},
 		{"0.0.0.0:3000", "s3cret", "Bearer s3cret", 404, "no tool named"},
 	}
 	for _, tt := range tests {
 		svc := service.New(service.Deps{Tools: toolbox.New(reg, nil), Registry: reg, Log: log})
-		s := NewServer(Deps{Config: Config{Addr: tt.addr, AdminToken: tt.token}, Service: svc, Reg: reg, Log: log})
+		cfg := Config{Addr: tt.addr, AdminToken: tt.token}
+		s := NewServer(Deps{Config: cfg, Service: svc, Reg: reg, Log: log, Auth: testAuth(t, cfg)})
 		req := httptest.NewRequest("POST", "/api/tools/nope/run", strings.NewReader(`{}`))
 		req.Host = "127.0.0.1:3000"
 		req.Header.Set("Content-Type", "application/json")

@@ -159,15 +159,8 @@ func toolsCommand(ctx context.Context, cfg Config, args []string, getenv func(st
 		if err := want(1, "NAME"); err != nil {
 			return err
 		}
-		if !*yes {
-			if !isTerminal(stdin) {
-				return usageError("tools delete: add --yes to delete %s (standard input is not a terminal, so there is no one to ask)", args[0])
-			}
-			fmt.Fprintf(stderr, "Delete %s? Its versions stay in history and rollback brings it back. [y/N] ", args[0])
-			answer, _ := bufio.NewReader(stdin).ReadString('\n')
-			if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
-				return fmt.Errorf("tools delete: %s not deleted (--yes deletes without asking)", args[0])
-			}
+		if err := confirm(stdin, stderr, *yes, "tools", "delete", args[0], "Its versions stay in history and rollback brings it back."); err != nil {
+			return err
 		}
 		var res generator.Result
 		if err := c.call(ctx, "DELETE", "/api/tools/"+url.PathEscape(args[0]), nil, &res); err != nil {
@@ -203,6 +196,24 @@ func toolsCommand(ctx context.Context, cfg Config, args []string, getenv func(st
 	}
 	fmt.Fprint(stderr, toolsHelp(nil))
 	return usageError("tools: unknown subcommand %q", sub)
+}
+
+// confirm asks on a terminal before `cmd verb name` goes ahead, saying
+// what follows; --yes (yes) skips the question, and without a terminal
+// there is no one to ask, so --yes is required.
+func confirm(stdin io.Reader, stderr io.Writer, yes bool, cmd, verb, name, what string) error {
+	if yes {
+		return nil
+	}
+	if !isTerminal(stdin) {
+		return usageError("%s %s: add --yes to %s %s (standard input is not a terminal, so there is no one to ask)", cmd, verb, verb, name)
+	}
+	fmt.Fprintf(stderr, "%s%s %s? %s [y/N] ", strings.ToUpper(verb[:1]), verb[1:], name, what)
+	answer, _ := bufio.NewReader(stdin).ReadString('\n')
+	if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+		return fmt.Errorf("%s %s: %s not %sd (--yes %ss without asking)", cmd, verb, name, verb, verb)
+	}
+	return nil
 }
 
 // toolsShow prints a tool's entry and source from the files; it changes

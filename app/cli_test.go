@@ -26,6 +26,7 @@ func cliEnv(dir, addr string) map[string]string {
 		"ADAPTBOT_TOOLS_DIR":  filepath.Join(dir, "tools"),
 		"ADAPTBOT_REGISTRY":   filepath.Join(dir, "tools_registry.json"),
 		"ADAPTBOT_BENCHMARKS": filepath.Join(dir, "benchmarks", "benchmarks.csv"),
+		"ADAPTBOT_USERS":      filepath.Join(dir, "users.json"),
 		"ADAPTBOT_WORKERS":    "1",
 	}
 }
@@ -255,12 +256,12 @@ func TestConfigCommand(t *testing.T) {
 			t.Errorf("%s: %q, want %q", name, lines[name], want)
 		}
 	}
-	if strings.Contains(out, "secret") {
+	if strings.Contains(out, "sk-secret-value") || strings.Contains(out, "tok-secret") {
 		t.Errorf("config prints a secret:\n%s", out)
 	}
 	out, err = runEnv(t, env, nil, "config", "--format", "json")
 	var rows []map[string]any
-	if err != nil || json.Unmarshal([]byte(out), &rows) != nil || len(rows) != len(settings) || strings.Contains(out, "secret") {
+	if err != nil || json.Unmarshal([]byte(out), &rows) != nil || len(rows) != len(settings) || strings.Contains(out, "sk-secret-value") || strings.Contains(out, "tok-secret") {
 		t.Errorf("config --format json = %v\n%s", err, out)
 	}
 	// Bad values are listed and fail the command, after the table.

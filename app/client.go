@@ -18,18 +18,32 @@ import (
 )
 
 // client is the CLI's side of the one-writer rule: commands that change
-// tools (create, modify, delete, rollback, run, approve) ask the running
-// server over its HTTP API, with the admin token when one is set, so the
-// server alone writes tools/, the registry and the CSV, and serves the change
-// at once.
+// tools (create, modify, delete, rollback, run, approve) or users ask the
+// running server over its HTTP API, with the caller's key (ADAPTBOT_KEY,
+// else the admin token) when one is set, so the server alone writes
+// tools/, the registry, the users and the CSV, and serves the change at
+// once.
 type client struct {
 	base  string // http://host:port
 	token string
 	http  *http.Client
 }
 
+// newClient sends the caller's own key (ADAPTBOT_KEY), or else the admin
+// token.
 func newClient(cfg Config) *client {
-	return &client{base: cfg.serverURL(), token: cfg.AdminToken, http: &http.Client{}}
+	token := cfg.Identity.Key
+	if token == "" {
+		token = cfg.AdminToken
+	}
+	return &client{base: cfg.serverURL(), token: token, http: &http.Client{}}
+}
+
+// noServerError says no server answers at the CLI's address.
+type noServerError struct{ base string }
+
+func (e *noServerError) Error() string {
+	return fmt.Sprintf("no AdaptBot server answers at %s (ADAPTBOT_ADDR); changes go through the server, so start it first with `adaptbot serve` (same ADAPTBOT_HOME and ADAPTBOT_ADDR), then run this again", e.base)
 }
 
 // serverError is the server's answer to a request it refused: its status
@@ -71,7 +85,7 @@ func (c *client) request(ctx context.Context, method, path string, body any, acc
 	resp, err := c.http.Do(req)
 	if err != nil {
 		if errors.Is(err, syscall.ECONNREFUSED) || isNoHost(err) {
-			return nil, fmt.Errorf("no AdaptBot server answers at %s (ADAPTBOT_ADDR); changes go through the server, so start it first with `adaptbot serve` (same ADAPTBOT_HOME and ADAPTBOT_ADDR), then run this again", c.base)
+			return nil, &noServerError{base: c.base}
 		}
 		return nil, err
 	}

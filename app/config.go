@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"adaptbot/cluster"
+	"adaptbot/identity/auth"
 	"adaptbot/llm/provider"
 	"adaptbot/sandbox"
 	"adaptbot/toolkit"
@@ -68,12 +69,32 @@ type Config struct {
 
 	// The edge's limits and cross-site rules (app/limits.go, app/guard.go).
 	Edge EdgeConfig
+	// Identity is how callers prove who they are (app/auth.go).
+	Identity IdentityConfig
 
 	// values and from are each setting's value in effect and where it came
 	// from ("default" or "environment"), for `adaptbot config`.
 	values, from map[string]string
 	// hooks are set by tests only.
 	hooks hooks
+}
+
+// IdentityConfig is how callers prove who they are: the users file, OIDC,
+// a trusted proxy's header, and the CLI's own key.
+type IdentityConfig struct {
+	// Users is the users file (ADAPTBOT_USERS); the server secret sits
+	// beside it.
+	Users string
+	// Key is the key the CLI sends (ADAPTBOT_KEY).
+	Key string
+	// OIDC sign-in; Issuer "" is none.
+	OIDCIssuer, OIDCClientID, OIDCClientSecret string
+	OIDCRoles                                  *auth.RolesClaim
+	OIDCRedirect                               string
+	// TrustedHeader is honoured from TrustedProxies only.
+	TrustedHeader  string
+	TrustedProxies []netip.Prefix
+	SessionTTL     time.Duration
 }
 
 // hooks are what tests replace in the wiring: the sandbox worker command
@@ -136,8 +157,29 @@ var settings = []setting{
 	{"OLLAMA_HOST", "", "Ollama, e.g. localhost:11434", func(c *Config, v string) error { c.LLM.OllamaHost = v; return nil }, false},
 	{"ANTHROPIC_API_KEY", "", "Anthropic", func(c *Config, v string) error { c.LLM.AnthropicKey = v; return nil }, true},
 	{"GOOGLE_API_KEY", "", "Google (Gemini)", func(c *Config, v string) error { c.LLM.GoogleKey = v; return nil }, true},
-	{"ADAPTBOT_ADMIN_TOKEN", "", "required for build, modify, delete, rollback, approve and direct runs (through the API, /mcp or chat) when listening beyond loopback; the CLI sends it too",
+	{"ADAPTBOT_ADMIN_TOKEN", "", "a key with the admin role (Authorization: Bearer), beside the users' own; the CLI sends it when ADAPTBOT_KEY is unset",
 		func(c *Config, v string) error { c.AdminToken = v; return nil }, true},
+	{"ADAPTBOT_USERS", "users.json", "the users: names, roles and hashes of their API keys, never the keys (adaptbot users add NAME --role ROLE); the server secret that keys the hashes, pseudonyms and session cookies is adaptbot.secret beside it, made at first start; both 0600. With ADAPTBOT_NATS_URL both live in the KV bucket adaptbot_users instead",
+		func(c *Config, v string) error { c.Identity.Users = v; return nil }, false},
+	{"ADAPTBOT_KEY", "", "your own API key, which CLI commands that go through the server send (Authorization: Bearer); empty sends ADAPTBOT_ADMIN_TOKEN",
+		func(c *Config, v string) error { c.Identity.Key = v; return nil }, true},
+	{"ADAPTBOT_OIDC_ISSUER", "", "an OpenID Connect provider's issuer URL: people sign in with it in the browser (with ADAPTBOT_OIDC_CLIENT_ID and ADAPTBOT_OIDC_CLIENT_SECRET; register SERVER/login/callback as the redirect URI)",
+		func(c *Config, v string) error { c.Identity.OIDCIssuer = v; return nil }, false},
+	{"ADAPTBOT_OIDC_CLIENT_ID", "", "this server's client ID at the OIDC provider", func(c *Config, v string) error { c.Identity.OIDCClientID = v; return nil }, false},
+	{"ADAPTBOT_OIDC_CLIENT_SECRET", "", "this server's client secret at the OIDC provider", func(c *Config, v string) error { c.Identity.OIDCClientSecret = v; return nil }, true},
+	{"ADAPTBOT_OIDC_ROLES_CLAIM", "", "the ID token claim that gives roles: CLAIM (its values user, builder, admin are roles) or CLAIM:VALUE=ROLE,VALUE=ROLE (e.g. groups:ab-admins=admin,ab-devs=builder; a dotted path reaches a nested claim); with none, or no match, people sign in as user, and a user of the same name in ADAPTBOT_USERS gets their stored role",
+		func(c *Config, v string) (err error) { c.Identity.OIDCRoles, err = auth.ParseRolesClaim(v); return err }, false},
+	{"ADAPTBOT_OIDC_REDIRECT_URL", "", "the callback URL registered with the OIDC provider; empty is https://HOST/login/callback for the Host the browser used (http on loopback)",
+		func(c *Config, v string) error { c.Identity.OIDCRedirect = v; return nil }, false},
+	{"ADAPTBOT_TRUSTED_HEADER", "", "a header naming the user, set by an auth proxy in front (oauth2-proxy, Authelia), e.g. X-Forwarded-User; honoured only from ADAPTBOT_TRUSTED_PROXIES and ignored from anywhere else",
+		func(c *Config, v string) error { c.Identity.TrustedHeader = v; return nil }, false},
+	{"ADAPTBOT_TRUSTED_PROXIES", "", "addresses or CIDRs of the auth proxies whose ADAPTBOT_TRUSTED_HEADER counts (comma-separated)",
+		func(c *Config, v string) (err error) {
+			c.Identity.TrustedProxies, err = auth.ParseProxies(v)
+			return err
+		}, false},
+	{"ADAPTBOT_SESSION_TTL", "12h", "how long a browser sign-in lasts",
+		func(c *Config, v string) (err error) { c.Identity.SessionTTL, err = duration(v); return err }, false},
 	{"ADAPTBOT_SANDBOX", "workers", "workers (tools run in supervised worker processes) or inprocess (development only)",
 		func(c *Config, v string) error {
 			v, err := oneOf(v, "workers", "inprocess", "in-process")
@@ -203,7 +245,7 @@ var settings = []setting{
 		func(c *Config, v string) (err error) { c.Edge.MaxMessage, err = parseSize(v); return err }, false},
 	{"ADAPTBOT_MAX_INFLIGHT", "64", "chats and builds served at once; past it 503 with Retry-After",
 		func(c *Config, v string) (err error) { c.Edge.MaxInflight, err = positive(v); return err }, false},
-	{"ADAPTBOT_RATE_LIMIT", "60/min", "chats and builds per client address (N/s, N/min or N/hour, or off); past it 429 with Retry-After",
+	{"ADAPTBOT_RATE_LIMIT", "60/min", "chats and builds per person (per client address for callers not signed in) (N/s, N/min or N/hour, or off); past it 429 with Retry-After",
 		func(c *Config, v string) (err error) { c.Edge.Rate, c.Edge.Per, err = parseRate(v); return err }, false},
 	{"ADAPTBOT_ALLOWED_ORIGINS", "", "other origins (scheme://host:port) whose pages may call the API (comma-separated); others get 403",
 		func(c *Config, v string) error { c.Edge.AllowedOrigins = origins(v); return nil }, false},
@@ -276,12 +318,13 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		if fi, err := os.Stat(c.Home); err != nil || !fi.IsDir() {
 			problems = append(problems, fmt.Sprintf("ADAPTBOT_HOME=%q: not a folder", c.Home))
 		}
-		for _, p := range []*string{&c.ToolsDir, &c.Registry, &c.Benchmarks, &c.MCPConfig, &c.Traces} {
+		for _, p := range []*string{&c.ToolsDir, &c.Registry, &c.Benchmarks, &c.MCPConfig, &c.Traces, &c.Identity.Users} {
 			if *p != "" && *p != "off" && !filepath.IsAbs(*p) {
 				*p = filepath.Join(c.Home, *p)
 			}
 		}
 	}
+	problems = append(problems, c.Identity.check()...)
 	switch c.Traces {
 	case "":
 		c.Traces = filepath.Join(filepath.Dir(c.Benchmarks), "requests.jsonl")
@@ -377,4 +420,31 @@ func checkHome(c Config) error {
 	}
 	abs, _ := filepath.Abs(c.ToolsDir)
 	return fmt.Errorf("no tools in %s: run this in AdaptBot's folder, or set ADAPTBOT_HOME to it (MCP clients start servers in a folder of their own)", abs)
+}
+
+// check says what is missing from the identity settings: OIDC needs all
+// three of issuer, client ID and secret, and a trusted header its proxies.
+func (ic IdentityConfig) check() []string {
+	var problems []string
+	if ic.OIDCIssuer != "" || ic.OIDCClientID != "" || ic.OIDCClientSecret != "" {
+		var missing []string
+		for _, s := range []struct{ name, v string }{{"ADAPTBOT_OIDC_ISSUER", ic.OIDCIssuer}, {"ADAPTBOT_OIDC_CLIENT_ID", ic.OIDCClientID}, {"ADAPTBOT_OIDC_CLIENT_SECRET", ic.OIDCClientSecret}} {
+			if s.v == "" {
+				missing = append(missing, s.name)
+			}
+		}
+		if len(missing) > 0 {
+			problems = append(problems, "sign-in with OIDC also needs "+strings.Join(missing, " and "))
+		}
+	}
+	if ic.OIDCIssuer == "" && (ic.OIDCRoles != nil || ic.OIDCRedirect != "") {
+		problems = append(problems, "ADAPTBOT_OIDC_ROLES_CLAIM and ADAPTBOT_OIDC_REDIRECT_URL need ADAPTBOT_OIDC_ISSUER")
+	}
+	if ic.TrustedHeader != "" && len(ic.TrustedProxies) == 0 {
+		problems = append(problems, "ADAPTBOT_TRUSTED_HEADER needs ADAPTBOT_TRUSTED_PROXIES: the addresses of the proxies that set it (from anywhere else it would let anyone be anyone)")
+	}
+	if ic.TrustedHeader == "" && len(ic.TrustedProxies) > 0 {
+		problems = append(problems, "ADAPTBOT_TRUSTED_PROXIES is set but ADAPTBOT_TRUSTED_HEADER is not: name the header the proxies set")
+	}
+	return problems
 }

@@ -42,7 +42,7 @@ func BenchmarkEdgeHealthz(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer w.Close()
-	s := NewServer(Deps{Config: cfg, Service: w.service(nil, nil), Agent: w.agent, Reg: w.reg, Runner: w.runner, Log: log})
+	s := NewServer(Deps{Config: cfg, Service: w.service(nil, nil), Agent: w.agent, Reg: w.reg, Runner: w.runner, Log: log, Auth: testAuth(b, cfg)})
 	h := s.app.Handler()
 	addr := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 50000}
 	var req fasthttp.Request
@@ -146,6 +146,7 @@ func startTB(tb testing.TB, env map[string]string) string {
 		"ADAPTBOT_TOOLS_DIR":  filepath.Join(dir, "tools"),
 		"ADAPTBOT_REGISTRY":   filepath.Join(dir, "tools_registry.json"),
 		"ADAPTBOT_BENCHMARKS": filepath.Join(dir, "benchmarks", "benchmarks.csv"),
+		"ADAPTBOT_USERS":      filepath.Join(dir, "users.json"),
 		"ADAPTBOT_WORKERS":    "2",
 	}
 	for k, v := range env {
@@ -260,7 +261,7 @@ func BenchmarkEdgeRequests(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer ws.Close()
-	s := NewServer(Deps{Config: cfg, Service: w.service(bench, ws), Agent: w.agent, Reg: w.reg, Runner: w.runner, Log: log, Workspace: ws})
+	s := NewServer(Deps{Config: cfg, Service: w.service(bench, ws), Agent: w.agent, Reg: w.reg, Runner: w.runner, Log: log, Workspace: ws, Auth: testAuth(b, cfg)})
 	h := s.app.Handler()
 	addr := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 50000}
 	for _, bc := range []struct{ name, method, path, body string }{

@@ -62,43 +62,53 @@ func deleteScript(r llmtest.Request) llmtest.Reply {
 	return llmtest.Say("Hello! I am a scripted model.")
 }
 
-// TestChatDeleteNeedsTheAdminToken: chat is no door around the admin token.
-// Beyond loopback with a token set, a chat message that would delete a tool
-// is refused with 403 and a reply saying so, and nothing is deleted; with
-// the token it works; plain chat needs no token.
-func TestChatDeleteNeedsTheAdminToken(t *testing.T) {
+// TestChatDeleteNeedsTheAdminRole: chat is no door around the roles. Beyond
+// loopback, a person with the user role whose chat message would delete a
+// tool is refused with 403 and a reply saying so, and nothing is deleted;
+// the admin token deletes; plain chat needs only the user role.
+func TestChatDeleteNeedsTheAdminRole(t *testing.T) {
 	llmSrv := llmtest.New(t, deleteScript)
 	env := modelEnv(llmSrv)
 	env["ADAPTBOT_ADDR"] = "0.0.0.0:0"
 	env["ADAPTBOT_ADMIN_TOKEN"] = "s3cret"
 	in := start(t, env)
-	jsonType := map[string]string{"Content-Type": "application/json"}
+	admin := map[string]string{"Content-Type": "application/json", "Authorization": "Bearer s3cret"}
+	code, _, raw := in.send(t, "POST", "/api/users", `{"name":"carol","role":"user"}`, admin)
+	carolKey := str(jsonBody(t, raw)["key"])
+	if code != 201 && code != 200 || carolKey == "" {
+		t.Fatalf("add carol = %d %s", code, raw)
+	}
+	carol := map[string]string{"Content-Type": "application/json", "Authorization": "Bearer " + carolKey}
 	msg := `{"message":"delete the calculator tool"}`
 
-	code, _, raw := in.send(t, "POST", "/chat", msg, jsonType)
+	code, _, raw = in.send(t, "POST", "/chat", msg, carol)
 	r := jsonBody(t, raw)
-	if code != 403 || !strings.Contains(str(r["error"]), "admin token") || !strings.Contains(str(r["response"]), "admin token") || r["request_id"] == "" {
-		t.Errorf("chat delete without the token = %d %s", code, raw)
+	if code != 403 || !strings.Contains(str(r["error"]), "admin role") || !strings.Contains(str(r["response"]), "admin role") || r["request_id"] == "" {
+		t.Errorf("carol's chat delete = %d %s", code, raw)
 	}
-	code, _, evs := in.events(t, "/chat", msg)
-	if last := evs[len(evs)-1]; code != 200 || !strings.HasPrefix(last, "error ") || !strings.Contains(last, `"status":403`) {
-		t.Errorf("streamed chat delete without the token = %d %v", code, evs)
+	streamed := map[string]string{"Content-Type": "application/json", "Authorization": "Bearer " + carolKey, "Accept": "text/event-stream"}
+	code, _, raw = in.send(t, "POST", "/chat", msg, streamed)
+	if code != 200 || !strings.Contains(string(raw), "event: error") || !strings.Contains(string(raw), `"status":403`) {
+		t.Errorf("carol's streamed chat delete = %d %s", code, raw)
 	}
-	if code, r := in.do(t, "GET", "/api/tools/calculator", ""); code != 200 || r["serving"] != true {
-		t.Fatalf("calculator after refused deletes = %d %v", code, r)
+	code, _, raw = in.send(t, "GET", "/api/tools/calculator", "", carol)
+	if r := jsonBody(t, raw); code != 200 || r["serving"] != true {
+		t.Fatalf("calculator after refused deletes = %d %s", code, raw)
 	}
-
-	code, _, raw = in.send(t, "POST", "/chat", `{"message":"hello"}`, jsonType)
+	code, _, raw = in.send(t, "POST", "/chat", `{"message":"hello"}`, carol)
 	if code != 200 || jsonBody(t, raw)["path"] != "general" {
-		t.Errorf("plain chat without the token = %d %s", code, raw)
+		t.Errorf("carol's plain chat = %d %s", code, raw)
+	}
+	if code, _, raw := in.send(t, "POST", "/chat", `{"message":"hello"}`, map[string]string{"Content-Type": "application/json"}); code != 401 {
+		t.Errorf("anonymous chat beyond loopback = %d %s, want 401", code, raw)
 	}
 
-	code, _, raw = in.send(t, "POST", "/chat", msg, map[string]string{"Content-Type": "application/json", "Authorization": "Bearer s3cret"})
+	code, _, raw = in.send(t, "POST", "/chat", msg, admin)
 	r = jsonBody(t, raw)
 	if build, _ := r["tool_build"].(map[string]any); code != 200 || build["ok"] != true || build["action"] != "delete" {
 		t.Fatalf("chat delete with the token = %d %s", code, raw)
 	}
-	if code, _ := in.do(t, "GET", "/api/tools/calculator", ""); code != 404 {
+	if code, _, _ := in.send(t, "GET", "/api/tools/calculator", "", admin); code != 404 {
 		t.Errorf("calculator after an authorized delete = %d", code)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"adaptbot/agent"
 	"adaptbot/generator"
+	"adaptbot/identity"
 	"adaptbot/llm"
 	"adaptbot/registry"
 	"adaptbot/sandbox"
@@ -27,10 +28,11 @@ func (buildModel) Generate(context.Context, llm.Request) (llm.Response, error) {
 	return llm.Response{Calls: []llm.FunctionCall{{Name: "build_tool", Arguments: []byte(`{"action":"delete","tool":"calculator","summary":"delete it"}`)}}}, nil
 }
 
-// TestChatBuildNeedsTheAdminToken checks that a build asked for in chat,
-// beyond loopback, needs the same admin token as the build API: without it
-// the answer is a 403 that says so, and the tool stays; with it, the tool
-// goes. The chat goes through the real service and generator.
+// TestChatBuildNeedsTheAdminToken checks that a delete asked for in chat,
+// beyond loopback, needs the admin role, as the API's does: nobody signed
+// in gets 401, a builder a 403 that says why, and the tool stays; with the
+// admin token, the tool goes. The chat goes through the real service and
+// generator.
 func TestChatBuildNeedsTheAdminToken(t *testing.T) {
 	dir := t.TempDir()
 	copyTools(t, dir)
@@ -54,15 +56,22 @@ func TestChatBuildNeedsTheAdminToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	svc := service.New(service.Deps{Agent: a, Tools: box, Registry: reg, Generator: gen, Log: log})
-	s := NewServer(Deps{Config: Config{Addr: "0.0.0.0:3000", AdminToken: "s3cret"}, Service: svc, Agent: a, Reg: reg, Log: log})
+	cfg := Config{Addr: "0.0.0.0:3000", AdminToken: "s3cret"}
+	ae := testAuth(t, cfg)
+	_, builderKey, err := ae.store.Add(context.Background(), "bob", identity.Builder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewServer(Deps{Config: cfg, Service: svc, Agent: a, Reg: reg, Log: log, Auth: ae})
 	for _, tt := range []struct {
 		auth   string
 		status int
 		want   string
 		stays  bool
 	}{
-		{"", 403, "needs the admin role", true},
-		{"Bearer wrong", 403, "needs the admin role", true},
+		{"", 401, "sign in", true},
+		{"Bearer wrong", 401, "not valid", true},
+		{"Bearer " + builderKey, 403, "needs the admin role", true},
 		{"Bearer s3cret", 200, "calculator", false},
 	} {
 		req := httptest.NewRequest("POST", "/chat", strings.NewReader(`{"message": "delete the calculator"}`))
@@ -77,7 +86,7 @@ func TestChatBuildNeedsTheAdminToken(t *testing.T) {
 		}
 		body, _ := io.ReadAll(resp.Body)
 		_, stays := reg.Entry("calculator")
-		if resp.StatusCode != tt.status || !strings.Contains(string(body), tt.want) || !strings.Contains(string(body), "request_id") || stays != tt.stays {
+		if resp.StatusCode != tt.status || !strings.Contains(string(body), tt.want) || (tt.status != 401 && !strings.Contains(string(body), "request_id")) || stays != tt.stays {
 			t.Errorf("auth %q: %d %s; calculator still there: %v", tt.auth, resp.StatusCode, body, stays)
 		}
 	}

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"crypto/subtle"
-	"errors"
 	"net"
 	"net/netip"
 	"slices"
@@ -130,20 +128,16 @@ func (s *Server) originAllowed(origin, host string) bool {
 	return ok && host != "" && strings.EqualFold(rest, host)
 }
 
-// identify works out who is asking and which door the request came
-// through, and carries both in the request's context down to the service,
-// which asks identity.Identity.Can before doing anything:
-//   - on loopback, the one local user (an admin, no login);
-//   - with Authorization: Bearer <ADAPTBOT_ADMIN_TOKEN>, the admin;
-//   - anyone else is an anonymous user: they may chat and read the tools.
-func (s *Server) identify() fiber.Handler {
+// door names the door a request came through, for its row: the command
+// line says so in a header (clientHeader); everything else over HTTP is the
+// http door, or mcp (mcpDoor).
+func (s *Server) door() fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		door := benchmarks.DoorHTTP
 		if c.Get(clientHeader) == "cli" {
 			door = benchmarks.DoorCLI
 		}
-		ctx := service.WithDoor(c.UserContext(), door)
-		c.SetUserContext(identity.With(ctx, s.who(c.Get(fiber.HeaderAuthorization))))
+		c.SetUserContext(service.WithDoor(c.UserContext(), door))
 		return c.Next()
 	}
 }
@@ -152,33 +146,12 @@ func (s *Server) identify() fiber.Handler {
 // sends "cli", so its rows say so.
 const clientHeader = "X-AdaptBot-Client"
 
-// anonymous is a caller beyond loopback without a key.
-var anonymous = identity.Identity{Name: "anonymous", Role: identity.User, Method: identity.Anonymous}
-
-// who is the identity of a request with this Authorization header.
-func (s *Server) who(auth string) identity.Identity {
-	if s.cfg.Loopback() {
-		return identity.Local
-	}
-	if s.cfg.AdminToken != "" {
-		token, ok := strings.CutPrefix(auth, "Bearer ")
-		if ok && subtle.ConstantTimeCompare([]byte(token), []byte(s.cfg.AdminToken)) == 1 {
-			return identity.Identity{Name: "admin", Role: identity.Admin, Method: identity.Token}
-		}
-	}
-	return anonymous
-}
-
 // need refuses, before anything is decoded or started, a request whose
 // caller may not take action: the route's rule, which the operation checks
 // again. routes.go gives every route that changes or runs tools its rule.
 func (s *Server) need(action identity.Action) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		if err := service.Permit(identity.From(c.UserContext()), action); err != nil {
-			if se, ok := errors.AsType[*service.Error](err); ok && se.Kind == service.Forbidden && s.cfg.AdminToken == "" && !s.cfg.Loopback() {
-				se.Msg = service.Refusal(identity.Identity{Role: identity.User}, action) +
-					": the server listens beyond loopback without ADAPTBOT_ADMIN_TOKEN, so nobody has it; set it and send Authorization: Bearer <token>"
-			}
 			return err
 		}
 		return c.Next()

@@ -139,17 +139,17 @@ type limits struct {
 	slots chan struct{}
 }
 
-func newLimits(e EdgeConfig) *limits {
+func newLimits(e EdgeConfig, key func(*fiber.Ctx) string) *limits {
 	l := &limits{slots: make(chan struct{}, max(e.MaxInflight, 1))}
 	if e.Rate > 0 {
 		l.rate = limiter.New(limiter.Config{
 			Max:               e.Rate,
 			Expiration:        e.Per,
 			LimiterMiddleware: limiter.SlidingWindow{},
-			KeyGenerator:      func(c *fiber.Ctx) string { return c.IP() },
+			KeyGenerator:      key,
 			LimitReached: func(c *fiber.Ctx) error {
 				return &apiError{Status: fiber.StatusTooManyRequests, Msg: fmt.Sprintf(
-					"too many chats and builds from your address: the limit is %d per %s (ADAPTBOT_RATE_LIMIT); try again in %s seconds",
+					"too many chats and builds from you: the limit is %d per %s (ADAPTBOT_RATE_LIMIT); try again in %s seconds",
 					e.Rate, perName(e.Per), c.GetRespHeader(fiber.HeaderRetryAfter))}
 			},
 		})

@@ -99,6 +99,8 @@ Usage:
   adaptbot mcp                           serve AdaptBot's tools over MCP (stdio)
   adaptbot mcp validate                  check the MCP servers file
   adaptbot search QUERY                  search AdaptBot's and the MCP servers' tools
+  adaptbot users add NAME --role ROLE    add a person; prints their API key once (through the server)
+  adaptbot users list|role|rotate|remove the users, their roles and keys (through the server)
   adaptbot config                        the settings in effect and where each came from
   adaptbot worker --nats URL             join the worker fleet: run tool calls for the replicas
   adaptbot worker                        (internal) a sandbox worker process
@@ -117,8 +119,8 @@ the one process that writes the tools, the registry and the benchmarks CSV.
 	configUsage = `Usage: adaptbot config [--format text|json]
 
 Prints each setting's value in effect, where it came from (default or
-environment) and what it means. Provider keys and the admin token show as set
-or unset, never their values.
+environment) and what it means. Provider keys, the admin token, ADAPTBOT_KEY
+and the OIDC client secret show as set or unset, never their values.
 `
 	workerUsage = `Usage: adaptbot worker --nats URL [--creds FILE] [--id ID]
        adaptbot worker
@@ -165,7 +167,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 		return err
 	}
 	help := map[string]string{"serve": serveUsage, "report": reportUsage, "config": configUsage, "route": routeUsage,
-		"tools": toolsHelp(rest), "mcp": mcpUsage, "search": mcpUsage, "worker": workerUsage}
+		"tools": toolsHelp(rest), "mcp": mcpUsage, "search": mcpUsage, "worker": workerUsage, "users": usersUsage}
 	text, known := help[cmd]
 	if !known {
 		fmt.Fprint(stderr, usage)
@@ -198,6 +200,8 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 		return searchCommand(ctx, cfg, rest, getenv, stdout, stderr)
 	case "worker":
 		return fleetWorkerCommand(ctx, cfg, rest, stdout, stderr)
+	case "users":
+		return usersCommand(ctx, cfg, rest, stdin, stdout, stderr)
 	}
 	// config: the settings in effect, even when some are bad.
 	format, rest, ferr := formatFlag(rest, "text")

@@ -121,6 +121,7 @@ func startWith(t *testing.T, env map[string]string, h hooks, prepare ...func(dir
 		"ADAPTBOT_TOOLS_DIR":    filepath.Join(dir, "tools"),
 		"ADAPTBOT_REGISTRY":     filepath.Join(dir, "tools_registry.json"),
 		"ADAPTBOT_BENCHMARKS":   filepath.Join(dir, "benchmarks", "benchmarks.csv"),
+		"ADAPTBOT_USERS":        filepath.Join(dir, "users.json"),
 		"ADAPTBOT_WORKERS":      "2",
 		"ADAPTBOT_TOOL_TIMEOUT": "5s",
 	}

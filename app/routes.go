@@ -1,6 +1,10 @@
 package main
 
-import "adaptbot/identity"
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"adaptbot/identity"
+)
 
 // routes lists every endpoint in one place. A route that changes or runs
 // tools names the action it needs (need), which the service's operation
@@ -10,10 +14,11 @@ func (s *Server) routes() {
 	s.app.Get("/", s.handleIndex())
 	s.app.Get("/tools", s.handleToolsPage())
 	s.app.Get("/tools/:name", s.handleToolPage())
-	s.app.Get("/dashboard", s.handleDashboard())
+	s.app.Get("/dashboard", s.need(identity.ReadAll), s.handleDashboard())
 	s.app.Get("/static/*", s.handleStatic())
 	s.app.Get("/healthz", s.handleHealth())
 	s.app.Post("/chat", s.limits.rateLimit(), s.limits.admit(), s.handleChat())
+	s.auth.routes(s.app)
 
 	s.app.Get("/api/tools", s.handleToolList())
 	s.app.Get("/api/tools/:name", s.handleToolGet())
@@ -28,7 +33,7 @@ func (s *Server) routes() {
 	s.app.Post("/api/tools/plan", s.need(identity.Build), s.limits.rateLimit(), s.limits.admit(), s.cancelOnLeave(), s.handleBuildPlan())
 
 	// Analytics and traces.
-	s.app.Get("/api/benchmarks", s.handleBenchmarks())
+	s.app.Get("/api/benchmarks", s.need(identity.ReadAll), s.handleBenchmarks())
 	s.app.Get("/api/requests", s.handleRequests())
 	s.app.Get("/api/requests/:id", s.handleRequest())
 
@@ -37,4 +42,21 @@ func (s *Server) routes() {
 		// service (builder role), as a direct run is.
 		s.app.All("/mcp", s.need(identity.ReadTools), s.mcpDoor(), s.mcp)
 	}
+}
+
+// routes adds the sign-in pages and the users API (admin only: mayManage).
+// They are the authEdge's, so that its tests can mount them alone.
+func (e *authEdge) routes(r fiber.Router) {
+	r.Get("/login", e.handleLoginPage())
+	r.Get("/login/oidc", e.handleLoginStart())
+	r.Get("/login/callback", e.handleLoginCallback())
+	r.Post("/login/key", e.handleKeyLogin())
+	r.Get("/logout", e.handleLogout())
+	r.Post("/logout", e.handleLogout())
+	r.Get("/api/me", e.handleMe())
+	r.Get("/api/users", e.handleUserList())
+	r.Post("/api/users", e.handleUserAdd())
+	r.Patch("/api/users/:name", e.handleUserRole())
+	r.Delete("/api/users/:name", e.handleUserRemove())
+	r.Post("/api/users/:name/rotate", e.handleUserRotate())
 }

@@ -32,6 +32,7 @@ type Server struct {
 	log    *slog.Logger
 	app    *fiber.App
 	ws     *Workspace
+	auth   *authEdge
 	limits *limits
 }
 
@@ -51,12 +52,14 @@ type Deps struct {
 	Workspace *Workspace
 	// Cluster is the link to NATS; nil on files alone.
 	Cluster *cluster.Link
+	// Auth establishes who each request comes from (openAuth).
+	Auth *authEdge
 }
 
 // NewServer wires the HTTP server.
 func NewServer(d Deps) *Server {
-	s := &Server{cfg: d.Config.edgeDefaults(), svc: d.Service, agent: d.Agent, reg: d.Reg, runner: d.Runner, stats: d.Stats, mcp: d.MCP, hub: d.Hub, link: d.Cluster, log: d.Log, ws: d.Workspace}
-	s.limits = newLimits(s.cfg.Edge)
+	s := &Server{cfg: d.Config.edgeDefaults(), svc: d.Service, agent: d.Agent, reg: d.Reg, runner: d.Runner, stats: d.Stats, mcp: d.MCP, hub: d.Hub, link: d.Cluster, log: d.Log, ws: d.Workspace, auth: d.Auth}
+	s.limits = newLimits(s.cfg.Edge, rateKey)
 	s.app = fiber.New(fiber.Config{
 		AppName:               "AdaptBot",
 		BodyLimit:             s.cfg.Edge.bodyLimit(),
@@ -66,7 +69,7 @@ func NewServer(d Deps) *Server {
 		ReadTimeout:           30 * time.Second,
 		IdleTimeout:           2 * time.Minute,
 	})
-	s.app.Use(recover.New(), securityHeaders(), s.sameSite(), s.identify())
+	s.app.Use(recover.New(), securityHeaders(), s.sameSite(), s.auth.authenticate(), s.door())
 	s.routes()
 	return s
 }

@@ -257,9 +257,14 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout, 
 		return err
 	}
 	defer ws.Close()
+	ae, err := openAuth(ctx, cfg, w.link, log)
+	if err != nil {
+		return err
+	}
+	defer ae.Close()
 	svc := w.service(bench, ws)
 	srv := NewServer(Deps{Config: cfg, Service: svc, Agent: w.agent, Reg: w.reg, Runner: w.runner, Stats: stats,
-		MCP: mcpHTTPHandler(ctx, w, svc), Hub: w.hub, Log: log, Workspace: ws, Cluster: w.link})
+		MCP: mcpHTTPHandler(ctx, w, svc), Hub: w.hub, Log: log, Workspace: ws, Cluster: w.link, Auth: ae})
 
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
@@ -296,9 +301,7 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout, 
 	if w.link != nil {
 		fmt.Fprintf(stdout, "cluster: replica %s on %s; benchmark rows go to stream %s\n", w.link.Replica, w.link.URL, cluster.RowStream)
 	}
-	if !cfg.Loopback() && cfg.AdminToken == "" {
-		fmt.Fprintf(stdout, "warning: listening beyond loopback without ADAPTBOT_ADMIN_TOKEN: building, changing and running tools directly are refused (403); chat with existing tools works\n")
-	}
+	fmt.Fprintln(stdout, ae.describe())
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

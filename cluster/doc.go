@@ -8,6 +8,8 @@
 //     one the same (entries in a KV bucket, every accepted source in an
 //     object store, the bucket's watch bringing other replicas' changes),
 //     and Lock takes a tool's name cluster-wide by compare-and-set;
+//   - one set of users: UserBackend keeps the users and the server secret
+//     in a KV bucket, and brings each replica the others' changes;
 //   - one benchmark history: Rows publishes a replica's rows to a stream,
 //     through a bounded spool on disk while NATS is away, each exactly once;
 //     Follow and ReadRows read every replica's rows back.

@@ -96,8 +96,6 @@ const (
 	Header = "header"
 	// Internal is the server itself: start-up work, automatic repairs.
 	Internal = "internal"
-	// Anonymous is a caller who sent no key where none is needed to chat.
-	Anonymous = "anonymous"
 )
 
 // Identity is who is asking. The zero value is nobody: it may do nothing.

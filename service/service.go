@@ -188,10 +188,7 @@ func Refusal(who identity.Identity, action identity.Action) string {
 		identity.ReadAll:   "reading everyone's requests, the dashboard and reports",
 	}[action]
 	need := identity.Need(action)
-	switch {
-	case who.Method == identity.Anonymous:
-		return what + " needs the " + string(need) + " role: send Authorization: Bearer <key> with a key that has it, such as the admin token (ADAPTBOT_ADMIN_TOKEN)"
-	case who.Role == "":
+	if who.Role == "" {
 		return what + " needs the " + string(need) + " role"
 	}
 	return what + " needs the " + string(need) + " role; " + who.Name + " has the " + string(who.Role) + " role"

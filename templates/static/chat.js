@@ -366,8 +366,6 @@
     let result = null, failure = null;
     try {
       const headers = {'Content-Type': 'application/json', 'Accept': 'text/event-stream'};
-      const token = localStorage.getItem('adaptbot.token');
-      if (token) headers['Authorization'] = 'Bearer ' + token;
       const resp = await fetch('/api/tools/build', {method: 'POST', headers, body: JSON.stringify(body)});
       if (!resp.ok) {
         const r = await resp.json().catch(() => ({}));

@@ -8,14 +8,11 @@ function el(tag, cls, text) {
   return e;
 }
 
-// api sends a JSON request and returns {ok, status, body}. Changes need the
-// admin token when the server listens beyond loopback: on a 403 that asks
-// for it, the page asks once and keeps it in this browser.
-async function api(method, url, body, retried) {
+// api sends a JSON request and returns {ok, status, body}. The browser's
+// session cookie says who is asking; a 401 sends it to sign in.
+async function api(method, url, body) {
   const headers = {'Accept': 'application/json'};
   if (body !== undefined) headers['Content-Type'] = 'application/json';
-  const token = localStorage.getItem('adaptbot.token');
-  if (token) headers['Authorization'] = 'Bearer ' + token;
   let resp;
   try {
     resp = await fetch(url, {method, headers, body: body === undefined ? undefined : JSON.stringify(body)});
@@ -23,9 +20,9 @@ async function api(method, url, body, retried) {
     return {ok: false, status: 0, body: {error: 'The server did not answer: ' + e.message}};
   }
   const data = await resp.json().catch(() => ({error: 'The server answered ' + resp.status + ' without JSON.'}));
-  if (resp.status === 403 && !retried && /ADMIN_TOKEN/.test(data.error || '')) {
-    const t = window.prompt('This server needs its admin token (ADAPTBOT_ADMIN_TOKEN) for changes and runs:');
-    if (t) { localStorage.setItem('adaptbot.token', t.trim()); return api(method, url, body, true); }
+  if (resp.status === 401 && !url.startsWith('/login')) {
+    // Not signed in, or the session ended: sign in, then come back here.
+    signIn();
   }
   return {ok: resp.ok, status: resp.status, body: data};
 }
@@ -34,3 +31,38 @@ async function api(method, url, body, retried) {
 function show(box, text, isError) {
   box.replaceChildren(el('pre', 'out ' + (isError ? 'error' : 'okay'), text));
 }
+
+// signIn sends the browser to the sign-in page, to come back here after.
+function signIn() {
+  window.location.assign('/login?next=' + encodeURIComponent(location.pathname + location.search));
+}
+
+// The header says who is signed in, with a way to sign out; the one local
+// user of a single-user server has nothing to sign out of.
+document.addEventListener('DOMContentLoaded', async () => {
+  const header = document.querySelector('header.top');
+  if (!header || document.body.dataset.page === 'login') return;
+  let me;
+  try {
+    const resp = await fetch('/api/me', {headers: {'Accept': 'application/json'}});
+    if (!resp.ok) return;
+    me = await resp.json();
+  } catch (e) {
+    return;
+  }
+  if (!me || !me.name || me.method === 'loopback') return;
+  const who = el('span', 'who');
+  who.id = 'whoami';
+  who.append(el('span', null, me.name), el('span', 'badge', me.role));
+  if (me.method === 'session') {
+    const out = el('button', null, 'Sign out');
+    out.type = 'button';
+    out.id = 'sign-out';
+    out.addEventListener('click', async () => {
+      await api('POST', '/logout');
+      window.location.assign('/login');
+    });
+    who.append(out);
+  }
+  header.append(who);
+});

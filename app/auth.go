@@ -1,0 +1,362 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"adaptbot/cluster"
+	"adaptbot/identity"
+	"adaptbot/identity/auth"
+	"adaptbot/identity/users"
+	"adaptbot/service"
+	"adaptbot/templates"
+)
+
+// This file is the edge's side of identities: it opens the user store (a
+// file the server owns, or the cluster's bucket), makes the Authenticator
+// from the settings, and adapts both to Fiber: the middleware that puts
+// each request's identity in its context, the sign-in pages, and the key
+// the rate limit counts by. What an identity may do is asked of
+// identity.Identity.Can, never decided here.
+
+// authEdge holds the user store and the authenticator of one server.
+type authEdge struct {
+	store  *users.Store
+	auth   *auth.Authenticator
+	secure bool // cookies are Secure: the server listens beyond loopback
+	cfg    IdentityConfig
+	log    *slog.Logger
+	close  func()
+}
+
+// openAuth opens the users (from ADAPTBOT_USERS, or the cluster's bucket
+// when link is set) and the authenticator, and refuses a server that
+// listens beyond loopback where nobody could sign in. Call Close at
+// shutdown: it releases the users file.
+func openAuth(ctx context.Context, cfg Config, link *cluster.Link, log *slog.Logger) (*authEdge, error) {
+	if cfg.Identity.Users == "" {
+		// Only a Config built by hand has none; loadConfig has a default.
+		return nil, errors.New("ADAPTBOT_USERS is empty: say where the users file goes")
+	}
+	var backend users.Backend
+	e := &authEdge{secure: !cfg.Loopback(), cfg: cfg.Identity, log: log, close: func() {}}
+	if link != nil {
+		// The first replica seeds an empty bucket with its files' users
+		// and secret, which it only reads.
+		var seed cluster.UserSeed
+		seed.Users, _ = users.ReadFile(cfg.Identity.Users)
+		seed.Secret, _ = users.ReadSecret(filepath.Join(filepath.Dir(cfg.Identity.Users), users.SecretFile), false)
+		kv, err := cluster.OpenUsers(ctx, link.NC, seed, log)
+		if err != nil {
+			return nil, err
+		}
+		backend = kv
+	} else {
+		fb, err := users.OpenFile(cfg.Identity.Users)
+		if errors.Is(err, users.ErrLocked) {
+			return nil, fmt.Errorf("%w: is another AdaptBot serving this folder? (a users command that is running holds it for a moment too)", err)
+		}
+		if err != nil {
+			return nil, err
+		}
+		backend = fb
+		e.close = func() { fb.Close() }
+	}
+	store, err := users.Open(ctx, backend)
+	if err != nil {
+		e.close()
+		return nil, err
+	}
+	e.store = store
+	if link != nil {
+		fctx, stop := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if err := store.Follow(fctx); err != nil && !errors.Is(err, context.Canceled) {
+				log.Error("cluster: stopped following the users", "err", err)
+			}
+		}()
+		e.close = func() { stop(); <-done }
+	}
+	settings := auth.Settings{Loopback: cfg.Loopback(), AdminToken: cfg.AdminToken, Users: store,
+		TrustedHeader: cfg.Identity.TrustedHeader, TrustedProxies: cfg.Identity.TrustedProxies, SessionTTL: cfg.Identity.SessionTTL}
+	if cfg.Identity.OIDCIssuer != "" {
+		settings.OIDC = &auth.OIDCSettings{Issuer: cfg.Identity.OIDCIssuer, ClientID: cfg.Identity.OIDCClientID,
+			ClientSecret: cfg.Identity.OIDCClientSecret, Roles: cfg.Identity.OIDCRoles}
+	}
+	if err := checkIdentity(cfg, settings); err != nil {
+		e.close()
+		return nil, err
+	}
+	if e.auth, err = auth.New(settings); err != nil {
+		e.close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// checkIdentity refuses to serve beyond loopback when nobody could prove
+// who they are: every caller would be anonymous, and refused.
+func checkIdentity(cfg Config, s auth.Settings) error {
+	if s.Loopback || s.Configured() {
+		return nil
+	}
+	return fmt.Errorf(`AdaptBot would listen on %s, beyond loopback, but no one could sign in. Set one of:
+  ADAPTBOT_ADMIN_TOKEN=<a long random string>   a key with the admin role
+  adaptbot users add NAME --role admin          (run it before starting) a person's own key
+  ADAPTBOT_OIDC_ISSUER, ADAPTBOT_OIDC_CLIENT_ID and ADAPTBOT_OIDC_CLIENT_SECRET   sign-in with your identity provider
+  ADAPTBOT_TRUSTED_HEADER and ADAPTBOT_TRUSTED_PROXIES   an auth proxy in front (oauth2-proxy, Authelia) names the user
+or listen on loopback (ADAPTBOT_ADDR=127.0.0.1:3000) for a single-user server`, cfg.Addr)
+}
+
+// Close stops following the cluster's users, or releases the users file.
+func (e *authEdge) Close() {
+	if e != nil {
+		e.close()
+	}
+}
+
+// describe is the start-up line on identities.
+func (e *authEdge) describe() string { return "identity: " + e.auth.Describe() }
+
+// publicPath reports whether a path is served to callers who are not
+// signed in: the sign-in pages, the pages' static files and /healthz.
+func publicPath(p string) bool {
+	switch {
+	case p == "/healthz", p == "/logout", p == auth.LoginPath, strings.HasPrefix(p, auth.LoginPath+"/"), strings.HasPrefix(p, "/static/"):
+		return true
+	}
+	return false
+}
+
+// remoteAddr is the address the connection came from, never a forwarded
+// one.
+func remoteAddr(c *fiber.Ctx) netip.Addr {
+	a, _ := netip.AddrFromSlice(c.Context().RemoteIP())
+	return a.Unmap()
+}
+
+// authenticate is the middleware that establishes every request's
+// identity and puts it in its context (identity.From(c.UserContext())):
+// anonymous callers reach only the public paths, and a page asked for by
+// a browser that is not signed in answers 401 with the sign-in page.
+func (e *authEdge) authenticate() fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		id, err := e.auth.Authenticate(auth.Request{
+			Remote:        remoteAddr(c),
+			Authorization: c.Get(fiber.HeaderAuthorization),
+			Session:       c.Cookies(auth.SessionCookie),
+			Header:        func(name string) string { return c.Get(name) },
+		})
+		public := publicPath(c.Path())
+		if err != nil {
+			if errors.Is(err, auth.ErrSession) {
+				e.clearCookie(c, auth.SessionCookie, "/")
+			}
+			if !public {
+				return e.unauthorized(c, err.Error(), err.Error())
+			}
+			id = identity.Identity{}
+		}
+		if !id.Known() && !public {
+			// A browser that simply is not signed in gets the sign-in
+			// page without an error: the page is the explanation.
+			return e.unauthorized(c, "", "sign in first: send your API key as Authorization: Bearer KEY (an admin makes one with adaptbot users add NAME --role ROLE), or sign in at /login")
+		}
+		c.SetUserContext(identity.With(c.UserContext(), id))
+		return c.Next()
+	}
+}
+
+// unauthorized answers 401: the sign-in page (saying page, if anything)
+// for a browser asking for a page, JSON saying msg for everyone else.
+func (e *authEdge) unauthorized(c *fiber.Ctx, page, msg string) error {
+	if c.Method() == fiber.MethodGet && wantsPage(c) {
+		return e.loginPage(c, fiber.StatusUnauthorized, page, c.OriginalURL())
+	}
+	c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="adaptbot"`)
+	return &service.Error{Kind: service.Unauthenticated, Msg: msg}
+}
+
+// wantsPage reports whether a browser is navigating (it asks for HTML).
+func wantsPage(c *fiber.Ctx) bool {
+	return strings.Contains(c.Get(fiber.HeaderAccept), "text/html")
+}
+
+// rateKey is what ADAPTBOT_RATE_LIMIT counts by: the person (their
+// pseudonym) when signed in, else the client's address. Two people behind
+// one proxy get a budget each; the loopback user is everyone on the
+// machine, so it counts by address as before.
+func rateKey(c *fiber.Ctx) string {
+	if id := identity.From(c.UserContext()); id.Known() && id.Pseudonym != "" && id.Method != identity.Loopback {
+		return "id:" + id.Pseudonym
+	}
+	return "ip:" + c.IP()
+}
+
+// loginPage renders the sign-in page with status and an error message,
+// coming back to next afterwards.
+func (e *authEdge) loginPage(c *fiber.Ctx, status int, msg, next string) error {
+	data := map[string]any{"Error": msg, "OIDC": e.auth.OIDC(), "Next": auth.SafeNext(next)}
+	if u, err := url.Parse(e.cfg.OIDCIssuer); err == nil {
+		data["Provider"] = u.Host
+	}
+	if id := identity.From(c.UserContext()); id.Known() {
+		data["Who"] = id
+	}
+	var b bytes.Buffer
+	if err := templates.Pages.ExecuteTemplate(&b, "login.html", data); err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	c.Type("html", "utf-8")
+	return c.Status(status).Send(b.Bytes())
+}
+
+// handleLoginPage is GET /login: how to sign in, or who is signed in.
+func (e *authEdge) handleLoginPage() fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		return e.loginPage(c, fiber.StatusOK, "", c.Query("next"))
+	}
+}
+
+// handleLoginStart is GET /login/oidc: off to the provider, with the
+// sign-in's state, nonce and PKCE verifier kept in a short-lived cookie.
+func (e *authEdge) handleLoginStart() fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		authURL, cookie, err := e.auth.BeginLogin(c.UserContext(), e.redirectURL(c), c.Query("next"))
+		if err != nil {
+			return e.loginError(c, err)
+		}
+		e.setCookie(c, auth.LoginCookie, cookie, auth.LoginPath, auth.LoginTTL)
+		return c.Redirect(authURL, fiber.StatusSeeOther)
+	}
+}
+
+// handleLoginCallback is GET /login/callback: the provider sends the
+// browser back here; the session cookie is set and the browser goes on to
+// where it was going.
+func (e *authEdge) handleLoginCallback() fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		q, _ := url.ParseQuery(string(c.Request().URI().QueryString()))
+		session, id, next, err := e.auth.FinishLogin(c.UserContext(), c.Cookies(auth.LoginCookie), q)
+		e.clearCookie(c, auth.LoginCookie, auth.LoginPath)
+		if err != nil {
+			return e.loginError(c, err)
+		}
+		e.setCookie(c, auth.SessionCookie, session, "/", e.auth.SessionTTL())
+		e.log.Info("signed in", "user", id.Pseudonym, "role", id.Role, "method", "oidc")
+		return c.Redirect(next, fiber.StatusSeeOther)
+	}
+}
+
+// loginError shows a failed sign-in on the sign-in page, with the status
+// its kind gives.
+func (e *authEdge) loginError(c *fiber.Ctx, err error) error {
+	status := statusOf(service.KindOf(err))
+	if status >= 500 {
+		e.log.Warn("sign-in failed", "err", err)
+	}
+	msg := "the sign-in failed; the server log has the details"
+	if se, ok := errors.AsType[*service.Error](err); ok {
+		msg = se.Msg
+	}
+	return e.loginPage(c, status, msg, "/")
+}
+
+// handleKeyLogin is POST /login/key {"key"}: a key typed into the sign-in
+// page becomes a session cookie, so the page never keeps the key.
+func (e *authEdge) handleKeyLogin() fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		var req struct {
+			Key string `json:"key"`
+		}
+		if err := decodeJSON(c.Body(), &req, true); err != nil {
+			return err
+		}
+		if strings.TrimSpace(req.Key) == "" {
+			return badRequest(`"key" is required: send {"key": "adaptbot_..."}`)
+		}
+		session, id, err := e.auth.KeyLogin(req.Key)
+		if err != nil {
+			return &service.Error{Kind: service.Unauthenticated, Msg: err.Error()}
+		}
+		e.setCookie(c, auth.SessionCookie, session, "/", e.auth.SessionTTL())
+		e.log.Info("signed in", "user", id.Pseudonym, "role", id.Role, "method", "key")
+		return c.JSON(fiber.Map{"name": id.Name, "role": id.Role})
+	}
+}
+
+// handleLogout is GET or POST /logout: the session cookie goes. A page
+// (GET) goes on to the sign-in page.
+func (e *authEdge) handleLogout() fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		e.clearCookie(c, auth.SessionCookie, "/")
+		if c.Method() == fiber.MethodGet {
+			return c.Redirect(auth.LoginPath, fiber.StatusSeeOther)
+		}
+		return c.JSON(fiber.Map{"signed_out": true})
+	}
+}
+
+// handleMe is GET /api/me: who the caller is, and what they may do.
+func (e *authEdge) handleMe() fiber.Handler {
+	actions := []identity.Action{identity.Chat, identity.ReadTools, identity.ReadOwn, identity.RunTool,
+		identity.Build, identity.Delete, identity.Manage, identity.ReadAll}
+	return func(c *fiber.Ctx) error {
+		id := identity.From(c.UserContext())
+		can := []identity.Action{}
+		for _, a := range actions {
+			if id.Can(a) {
+				can = append(can, a)
+			}
+		}
+		return c.JSON(fiber.Map{"name": id.Name, "role": id.Role, "method": id.Method, "pseudonym": id.Pseudonym, "can": can})
+	}
+}
+
+// redirectURL is the OIDC callback as the provider knows it:
+// ADAPTBOT_OIDC_REDIRECT_URL, or this server at the Host the browser used
+// (https unless that is loopback, or the request came over TLS).
+func (e *authEdge) redirectURL(c *fiber.Ctx) string {
+	if e.cfg.OIDCRedirect != "" {
+		return e.cfg.OIDCRedirect
+	}
+	host := string(c.Request().Host())
+	scheme := "https"
+	h := host
+	if hh, _, err := net.SplitHostPort(host); err == nil {
+		h = hh
+	}
+	if ip, err := netip.ParseAddr(strings.Trim(h, "[]")); (err == nil && ip.IsLoopback()) || h == "localhost" {
+		scheme = "http"
+	}
+	if c.Context().IsTLS() {
+		scheme = "https"
+	}
+	return scheme + "://" + host + auth.LoginPath + "/callback"
+}
+
+// setCookie sets an HttpOnly, SameSite=Lax cookie, Secure unless the
+// server listens on loopback.
+func (e *authEdge) setCookie(c *fiber.Ctx, name, value, path string, ttl time.Duration) {
+	c.Cookie(&fiber.Cookie{Name: name, Value: value, Path: path, MaxAge: int(ttl.Seconds()), Expires: time.Now().Add(ttl),
+		HTTPOnly: true, Secure: e.secure, SameSite: fiber.CookieSameSiteLaxMode})
+}
+
+// clearCookie tells the browser to drop a cookie setCookie set.
+func (e *authEdge) clearCookie(c *fiber.Ctx, name, path string) {
+	e.setCookie(c, name, "", path, -time.Second)
+}
