@@ -163,8 +163,14 @@ func TestEveryOperationWritesOneRowAndOneTrace(t *testing.T) {
 		user     string
 		category string
 	}{
-		{"run", func() error { _, err := w.svc.Run(as(bob), "calculator", json.RawMessage(`{"expression":"2+3*4"}`)); return err }, "", "http", "p-bob", "calculator"},
-		{"run over mcp", func() error { _, err := w.svc.Run(mcp, "calculator", json.RawMessage(`{"expression":"1/0"}`)); return err }, service.Failed, "mcp", "p-bob", "calculator"},
+		{"run", func() error {
+			_, err := w.svc.Run(as(bob), "calculator", json.RawMessage(`{"expression":"2+3*4"}`))
+			return err
+		}, "", "http", "p-bob", "calculator"},
+		{"run over mcp", func() error {
+			_, err := w.svc.Run(mcp, "calculator", json.RawMessage(`{"expression":"1/0"}`))
+			return err
+		}, service.Failed, "mcp", "p-bob", "calculator"},
 		{"bad arguments", func() error { _, err := w.svc.Run(as(bob), "calculator", json.RawMessage(`{"x":1}`)); return err }, service.Invalid, "http", "p-bob", "calculator"},
 		{"unknown tool", func() error { _, err := w.svc.Run(as(bob), "nope", nil); return err }, service.NotFound, "http", "p-bob", "nope"},
 		{"run as a user", func() error { _, err := w.svc.Run(as(alice), "calculator", nil); return err }, service.Forbidden, "http", "p-alice", "calculator"},
