@@ -54,8 +54,8 @@ func (d *denseState) invalidate(id int32) {
 	d.gen[id]++
 }
 
-// embedText is the text a tool is embedded as.
-func embedText(d Doc) string {
+// EmbedText is the text a tool is embedded as, by the Embedder.
+func EmbedText(d Doc) string {
 	s := d.Name + ": " + d.Description + "\nDomain: " + DomainName(d.Server)
 	if d.ServerDescription != "" {
 		s += ". " + d.ServerDescription
@@ -90,7 +90,7 @@ func (ix *Index) refresh(ctx context.Context) error {
 		if _, ok := d.vecs[int32(id)]; !ok {
 			ids = append(ids, int32(id))
 			gens = append(gens, d.gen[int32(id)])
-			texts = append(texts, embedText(t.doc))
+			texts = append(texts, EmbedText(t.doc))
 		}
 	}
 	ix.mu.RUnlock()

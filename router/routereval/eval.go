@@ -282,6 +282,11 @@ func Evaluate(dir string, sizes []int, reps int) (*Report, error) {
 	return r, nil
 }
 
+// row is m as a line of the recall table.
+func (m Metrics) row() string {
+	return fmt.Sprintf("| %s | %.3f | %.3f | %.3f | %.3f |\n", m.System, m.RecallAt5, m.RecallAt10, m.StepRecall, m.StepAllFound)
+}
+
 // WriteText writes the report as Markdown tables.
 func (r *Report) WriteText(w io.Writer) error {
 	b := &strings.Builder{}
@@ -289,7 +294,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(b, "| system | recall@5 | recall@10 | per-step top-3 recall | per-step all found |\n")
 	fmt.Fprintf(b, "|---|---|---|---|---|\n")
 	for _, m := range r.Systems {
-		fmt.Fprintf(b, "| %s | %.3f | %.3f | %.3f | %.3f |\n", m.System, m.RecallAt5, m.RecallAt10, m.StepRecall, m.StepAllFound)
+		b.WriteString(m.row())
 	}
 	if len(r.Latency) > 0 {
 		fmt.Fprintf(b, "\n| index | tools | requests ×reps | Route p50 | Route p99 | p99 of per-request medians | build | index heap |\n")
