@@ -15,43 +15,30 @@ import (
 
 	"adaptbot/contract"
 	"adaptbot/llm"
+	"adaptbot/llm/llmtest"
 	"adaptbot/toolbox"
 )
 
-// fakeModel answers each request with what its test scripts.
-type fakeModel struct {
-	mu       sync.Mutex
-	generate func(r llm.Request) llm.Response
-	requests []llm.Request
+// The kinds of request the agent makes.
+// isSynthesizer reports whether r asks for an answer from tools' results:
+// its last message is a result of a tool's call (not of request_tools).
+func isSynthesizer(r llm.Request) bool {
+	last := r.Messages[len(r.Messages)-1]
+	return r.Force == "" && last.Role == llm.Tool && last.Name != fnRequestTools
 }
 
-var _ llm.Model = (*fakeModel)(nil)
-
-func (f *fakeModel) Name() string { return "fake" }
-
-func (f *fakeModel) Generate(_ context.Context, r llm.Request) (llm.Response, error) {
-	f.mu.Lock()
-	f.requests = append(f.requests, r)
-	gen := f.generate
-	f.mu.Unlock()
-	resp := gen(r)
-	if r.Stream != nil && resp.Content != "" {
-		for _, w := range strings.SplitAfter(resp.Content, " ") {
-			r.Stream(w)
+// userText is the text of r's last user message: the message being answered.
+func userText(r llm.Request) string {
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		if r.Messages[i].Role == llm.User {
+			return r.Messages[i].Content
 		}
 	}
-	return resp, nil
+	return ""
 }
 
-func (f *fakeModel) calls() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.requests)
-}
-
-// The kinds of request the agent makes.
-func isClassifier(r llm.Request) bool  { return hasFunction(r, fnNeedTool) }
-func isSynthesizer(r llm.Request) bool { return strings.HasPrefix(r.Messages[0].Content, synthMarker) }
+// isClassifier reports whether r decides a message's way.
+func isClassifier(r llm.Request) bool { return r.Force == "" && !isSynthesizer(r) }
 
 func hasFunction(r llm.Request, name string) bool {
 	for _, f := range r.Functions {
@@ -195,7 +182,7 @@ func TestDiscoveryAddsToolsAndIsBounded(t *testing.T) {
 	fx.fn = func(json.RawMessage) (string, error) { return "9.2 EUR", nil }
 	tools := newTools(tool("greeter", "text", "says hello"), fx, tool("notes", "text", "keeps notes"))
 	var rounds int
-	model := &fakeModel{generate: func(r llm.Request) llm.Response {
+	model := &llmtest.Fake{Reply: func(r llm.Request) llm.Response {
 		switch {
 		case isClassifier(r):
 			rounds++
@@ -237,7 +224,7 @@ func TestDiscoveryAddsToolsAndIsBounded(t *testing.T) {
 
 	// A model that keeps asking is cut off after MaxDiscovery requests.
 	rounds = 0
-	model.generate = func(r llm.Request) llm.Response {
+	model.Reply = func(r llm.Request) llm.Response {
 		if isClassifier(r) {
 			rounds++
 			if hasFunction(r, fnRequestTools) {
@@ -277,7 +264,7 @@ func TestClassifierDecisions(t *testing.T) {
 		ran := 0
 		calc.fn = func(json.RawMessage) (string, error) { ran++; return "2", nil }
 		tools := newTools(calc)
-		model := &fakeModel{generate: func(r llm.Request) llm.Response {
+		model := &llmtest.Fake{Reply: func(r llm.Request) llm.Response {
 			if isClassifier(r) {
 				return tt.reply
 			}
@@ -303,17 +290,14 @@ func TestRoundTrips(t *testing.T) {
 		Parameters: json.RawMessage(`{"type":"object","properties":{"expression":{"type":"string"}},"required":["expression"]}`)},
 		fn: func(json.RawMessage) (string, error) { return "24.14016", nil }}
 	tools := newTools(convert, calc)
-	model := &fakeModel{generate: func(r llm.Request) llm.Response {
-		msg := r.Messages[len(r.Messages)-1].Content
-		if isSynthesizer(r) {
-			msg = r.Messages[len(r.Messages)-2].Content
-		}
+	model := &llmtest.Fake{Reply: func(r llm.Request) llm.Response {
+		msg := userText(r)
 		switch {
 		case strings.HasPrefix(msg, "convert 5 miles"):
 			switch {
 			case isClassifier(r):
 				return call("unit_converter", `{"value":5,"from":"miles","to":"km"}`)
-			case !strings.Contains(r.Messages[len(r.Messages)-1].Content, "Tool: calculator"):
+			case !ranTool(r, "calculator"):
 				return call("calculator", `{"expression":"8.04672*3"}`)
 			}
 			return say("5 miles is 8.05 km; times 3 is 24.14.")
@@ -329,7 +313,7 @@ func TestRoundTrips(t *testing.T) {
 	}}
 	var builder *fakeBuilder
 	builder = &fakeBuilder{build: func(req BuildRequest) *BuildResult {
-		builder.callsBefore = model.calls()
+		builder.callsBefore = model.Calls()
 		return &BuildResult{Action: req.Action, Tool: req.Tool, OK: true, Summary: "Created " + req.Tool}
 	}}
 	a, _ := New(Deps{Model: model, Tools: tools, Finder: fakeFinder{tools}, Builder: builder}, Config{})
@@ -360,8 +344,8 @@ func TestRoundTrips(t *testing.T) {
 		t.Errorf("passive: %v, %+v", err, res)
 	}
 
-	before := model.calls()
-	model.generate = func(r llm.Request) llm.Response {
+	before := model.Calls()
+	model.Reply = func(r llm.Request) llm.Response {
 		return call(fnBuild, `{"action":"CREATE","tool":"roman_numerals","summary":"converts numbers to Roman numerals"}`)
 	}
 	res, err := a.Chat(AllowChanges(context.Background(), true), Request{Message: "make a tool that writes Roman numerals"})
@@ -391,7 +375,7 @@ func (f *fakeBuilder) Build(_ context.Context, req BuildRequest, progress func(B
 }
 
 func TestBuildNeedsPermission(t *testing.T) {
-	model := &fakeModel{generate: func(r llm.Request) llm.Response {
+	model := &llmtest.Fake{Reply: func(r llm.Request) llm.Response {
 		return call(fnBuild, `{"action":"delete","tool":"calculator","summary":"delete it"}`)
 	}}
 	builder := &fakeBuilder{build: func(req BuildRequest) *BuildResult { return &BuildResult{OK: true} }}
@@ -410,7 +394,7 @@ func TestBuildNeedsPermission(t *testing.T) {
 }
 
 func TestBuildWithoutBuilder(t *testing.T) {
-	model := &fakeModel{generate: func(r llm.Request) llm.Response {
+	model := &llmtest.Fake{Reply: func(r llm.Request) llm.Response {
 		return call(fnBuild, `{"action":"create","tool":"coin","summary":"flips coins"}`)
 	}}
 	a, _ := New(Deps{Model: model, Tools: newTools()}, Config{})
@@ -426,7 +410,7 @@ func TestBuildWithoutBuilder(t *testing.T) {
 func TestToolErrorIsReportedNotDressedUp(t *testing.T) {
 	calc := tool("calculator", "math", "evaluates arithmetic")
 	calc.fn = func(json.RawMessage) (string, error) { return "", errors.New("calculator: division by zero") }
-	model := &fakeModel{generate: func(r llm.Request) llm.Response {
+	model := &llmtest.Fake{Reply: func(r llm.Request) llm.Response {
 		if isClassifier(r) {
 			return call("calculator", `{"q":"1/0"}`)
 		}
@@ -460,7 +444,7 @@ func TestInvalidArgumentsAskOnce(t *testing.T) {
 		ran := false
 		calc.fn = func(json.RawMessage) (string, error) { ran = true; return "2", nil }
 		var retried string
-		model := &fakeModel{generate: func(r llm.Request) llm.Response {
+		model := &llmtest.Fake{Reply: func(r llm.Request) llm.Response {
 			switch {
 			case isClassifier(r):
 				return call("calculator", `{"q":`) // not even JSON
@@ -513,7 +497,7 @@ func TestParallelCallsRunTogether(t *testing.T) {
 	}
 	paris, tokyo := tool("paris_time", "time", "time in Paris"), tool("tokyo_time", "time", "time in Tokyo")
 	paris.fn, tokyo.fn = wait("10:00"), wait("18:00")
-	model := &fakeModel{generate: func(r llm.Request) llm.Response {
+	model := &llmtest.Fake{Reply: func(r llm.Request) llm.Response {
 		if isClassifier(r) {
 			return calls(llm.FunctionCall{Name: "paris_time", Arguments: json.RawMessage(`{"q":"now"}`)},
 				llm.FunctionCall{Name: "tokyo_time", Arguments: json.RawMessage(`{"q":"now"}`)})
@@ -538,11 +522,15 @@ func TestParallelCallsRunTogether(t *testing.T) {
 }
 
 // TestMaxSteps checks that a model that keeps calling tools is stopped:
-// after MaxSteps rounds the synthesizer is offered no tools.
+// after MaxSteps rounds the synthesizer is asked for text, with the same
+// functions offered (so the prompt still extends the previous one).
 func TestMaxSteps(t *testing.T) {
 	calc := tool("calculator", "math", "evaluates arithmetic")
-	model := &fakeModel{generate: func(r llm.Request) llm.Response {
-		if len(r.Functions) == 0 {
+	model := &llmtest.Fake{Reply: func(r llm.Request) llm.Response {
+		if r.NoCalls {
+			if !hasFunction(r, "calculator") {
+				t.Errorf("the last call offers other functions than the first: %d", len(r.Functions))
+			}
 			return say("done")
 		}
 		return call("calculator", `{"q":"1"}`)
@@ -559,8 +547,8 @@ func TestMaxSteps(t *testing.T) {
 
 func TestAnswersStream(t *testing.T) {
 	calc := tool("calculator", "math", "evaluates arithmetic")
-	model := &fakeModel{generate: func(r llm.Request) llm.Response {
-		if strings.Contains(r.Messages[len(r.Messages)-1].Content, "hello") {
+	model := &llmtest.Fake{Reply: func(r llm.Request) llm.Response {
+		if strings.Contains(userText(r), "hello") {
 			return say("Hello to you.")
 		}
 		if isClassifier(r) {
@@ -593,7 +581,7 @@ func TestExternalToolsAreOfferedUnderAnEncodedName(t *testing.T) {
 	ext.spec.Origin = toolbox.Remote
 	var got string
 	ext.fn = func(args json.RawMessage) (string, error) { got = string(args); return "sunny, 21°C", nil }
-	model := &fakeModel{generate: func(r llm.Request) llm.Response {
+	model := &llmtest.Fake{Reply: func(r llm.Request) llm.Response {
 		if isClassifier(r) {
 			if !hasFunction(r, "weather__get_forecast") {
 				t.Errorf("functions = %v", r.Functions)
@@ -634,7 +622,7 @@ func TestAgentTeachesTheFinder(t *testing.T) {
 		return "2", nil
 	}
 	tools := newTools(calc)
-	model := &fakeModel{generate: func(r llm.Request) llm.Response {
+	model := &llmtest.Fake{Reply: func(r llm.Request) llm.Response {
 		if isClassifier(r) {
 			return call("calculator", `{"q":"x"}`)
 		}
@@ -659,7 +647,7 @@ func TestTraceRecordsEveryStep(t *testing.T) {
 	calc := tool("calculator", "math", "evaluates arithmetic")
 	calc.fn = func(args json.RawMessage) (string, error) { return strings.Repeat("9", 5000), nil }
 	n := 0
-	model := &fakeModel{generate: func(r llm.Request) llm.Response {
+	model := &llmtest.Fake{Reply: func(r llm.Request) llm.Response {
 		n++
 		if n <= 2 {
 			return call("calculator", fmt.Sprintf(`{"q":"step %d"}`, n))
@@ -733,7 +721,7 @@ func TestFunctionNamesDecodeByWhatWasOffered(t *testing.T) {
 		}
 		want := tt.tools[0]
 		var offered []string
-		model := &fakeModel{generate: func(r llm.Request) llm.Response {
+		model := &llmtest.Fake{Reply: func(r llm.Request) llm.Response {
 			if !isClassifier(r) {
 				return say("Done.")
 			}
@@ -759,7 +747,7 @@ func TestFunctionNamesDecodeByWhatWasOffered(t *testing.T) {
 		if len(ran) != 1 || ran[0] != want || res.Path != want || *res.Execution != true {
 			t.Errorf("%v: ran %q, path %q; want only %q (offered %q)", tt.tools, ran, res.Path, want, offered)
 		}
-		if len(offered) != len(tt.tools)+2 { // and build_tool, need_tool
+		if len(offered) != len(tt.tools)+3 { // and build_tool, need_tool, request_tools
 			t.Errorf("%v: offered %q", tt.tools, offered)
 		}
 		if tt.valid && !slices.Contains(offered, want) {
@@ -786,7 +774,7 @@ func validFunctionName(s string) bool {
 func TestToolStepIsTimed(t *testing.T) {
 	slow := tool("slow", "misc", "takes a while")
 	slow.fn = func(json.RawMessage) (string, error) { time.Sleep(30 * time.Millisecond); return "done", nil }
-	model := &fakeModel{generate: func(r llm.Request) llm.Response {
+	model := &llmtest.Fake{Reply: func(r llm.Request) llm.Response {
 		if isClassifier(r) {
 			return call("slow", `{"q":"x"}`)
 		}
@@ -836,8 +824,8 @@ func TestClipKeepsRunesWhole(t *testing.T) {
 		}
 	}
 	// The synthesizer's prompt cuts outputs the same way.
-	out := synthUser([]run{{tool: "t", output: "a" + strings.Repeat("é", maxOutputInPrompt)}})
+	out := resultText("a" + strings.Repeat("é", maxOutputInPrompt))
 	if !utf8.ValidString(out) || !strings.Contains(out, "[output truncated]") {
-		t.Errorf("synthUser cut a rune: valid %v", utf8.ValidString(out))
+		t.Errorf("resultText cut a rune: valid %v", utf8.ValidString(out))
 	}
 }
