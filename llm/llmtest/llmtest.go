@@ -298,13 +298,23 @@ type Server struct {
 // New starts a server whose model answers with script. It stops with the
 // test; requests still hanging then are released.
 func New(t testing.TB, script func(Request) Reply) *Server {
+	s := Start(script)
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// Start starts a server outside a test (an evaluation, a benchmark
+// command); Stop stops it.
+func Start(script func(Request) Reply) *Server {
 	s := &Server{script: script, quit: make(chan struct{}), changed: make(chan struct{})}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
-	t.Cleanup(func() {
-		close(s.quit)
-		s.Close()
-	})
 	return s
+}
+
+// Stop releases requests still hanging and closes the server.
+func (s *Server) Stop() {
+	close(s.quit)
+	s.Close()
 }
 
 // BaseURL is the value for OPENAI_BASE_URL.
