@@ -2,6 +2,7 @@ package routereval
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -234,6 +235,25 @@ type Report struct {
 	Steps   int       `json:"steps"`
 	Systems []Metrics `json:"systems"`
 	Latency []Latency `json:"latency,omitempty"`
+	// Flows and PeerFlows are the model traffic of a one-tool answer
+	// (CompareFlows), when measured.
+	Flows     []FlowRow `json:"flows,omitempty"`
+	PeerFlows []FlowRow `json:"peer_flows,omitempty"`
+}
+
+// CompareFlows measures AdaptBot's and the peer's model traffic for a
+// one-tool answer at each catalog size, over the dataset in dir, running
+// the peer from peerDir, and adds them to the report.
+func (r *Report) CompareFlows(ctx context.Context, dir, peerDir string, sizes []int) error {
+	docs, _, err := LoadDataset(dir)
+	if err != nil {
+		return err
+	}
+	if r.Flows, err = AdaptBotFlows(ctx, docs, sizes); err != nil {
+		return err
+	}
+	r.PeerFlows, err = PeerFlows(ctx, peerDir, dir, sizes)
+	return err
 }
 
 // LoadDataset reads catalog.json and queries.jsonl from dir.
@@ -304,6 +324,10 @@ func (r *Report) WriteText(w io.Writer) error {
 			fmt.Fprintf(b, "| %s | %d | %d ×%d | %s | %s | %s | %s | %.1f MiB |\n", l.Index, l.Tools, l.Queries, l.Reps, us(l.P50),
 				us(l.P99), us(l.StableP99), l.Build.Round(time.Millisecond), float64(l.IndexBytes)/(1<<20))
 		}
+	}
+	if len(r.Flows) > 0 {
+		b.WriteString("\n")
+		WriteFlows(b, r.Flows, r.PeerFlows)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
