@@ -39,8 +39,17 @@ const units = `km|kms|kilometers?|kilometres?|mi|miles?|m|meters?|metres?|cm|cen
 	`s|sec|seconds?|min|minutes?|h|hrs?|hours?|` +
 	`b|bytes?|kb|mb|gb|tb|kib|mib|gib|tib|bits?|kbps|mbps|gbps`
 
+// maxShapeLen is the longest request read for a shape. An expression is
+// short ("What is 17 * 23 + 4?"); a longer request says in words what it
+// wants, and reading it all would cost more than the routing (a pasted
+// page took 23 ms through these expressions).
+const maxShapeLen = 256
+
 // shapeWords returns what an expression-shaped request asks for, or "".
 func shapeWords(q string) string {
+	if len(q) > maxShapeLen || strings.IndexAny(q, "0123456789") < 0 {
+		return ""
+	}
 	var words []string
 	if dateRe.MatchString(q) && spanRe.MatchString(q) {
 		words = append(words, "date arithmetic: add days to a date, days between dates, calendar")

@@ -18,6 +18,7 @@ func TestShapeWords(t *testing.T) {
 		{"save the report to /tmp/out-2.md", ""},
 		{"call 555-1234", ""},
 		{"book a table for 4 at 7pm", ""},
+		{"Please read the attached report, which runs for pages and pages, and tell me in a few words what it says about the budget for next year, where it says the costs will rise by 12 * 3 percent, and whether that matches what the board agreed last spring when it met to decide the plan", ""}, // long: its words speak for it
 	} {
 		got := shapeWords(tt.q)
 		if tt.want == "" && got != "" || tt.want != "" && !contains(got, tt.want) {
