@@ -8,7 +8,10 @@
 // connection (Cut). Requests with "stream": true are answered as
 // chat.completion.chunk server-sent events, text and function calls alike.
 // Queue scripts "these replies first, then that"; Cancelled, WaitCancelled,
-// InFlight and WaitIdle let a test see that a client gave up.
+// InFlight and WaitIdle let a test see that a client gave up. A request's
+// earlier tool calls and tool-role results are read (Results), and Prompt
+// and Uncached measure what a prompt cache could serve between two calls of
+// a chat. Fake is a model in the process for tests that need no HTTP.
 package llmtest
 
 import (
