@@ -829,3 +829,87 @@ func TestClipKeepsRunesWhole(t *testing.T) {
 		t.Errorf("resultText cut a rune: valid %v", utf8.ValidString(out))
 	}
 }
+
+// TestEveryCallExtendsThePrevious checks the one-conversation rule: each
+// model call of a message sends every message and every function the
+// previous call sent, in the same order, and only adds at the end — through
+// a request for more tools, a tool call, a retry of invalid arguments and
+// a second round.
+func TestEveryCallExtendsThePrevious(t *testing.T) {
+	calc := tool("calculator", "math", "evaluates arithmetic")
+	calc.spec.Parameters = json.RawMessage(`{"type":"object","properties":{"expression":{"type":"string"}},"required":["expression"],"additionalProperties":false}`)
+	calc.fn = func(json.RawMessage) (string, error) { return "395", nil }
+	var tools []*fakeTool
+	for i := range 30 {
+		tools = append(tools, tool(fmt.Sprintf("other_%d", i), "misc", "does something else entirely"))
+	}
+	tools = append(tools, calc)
+	ft := newTools(tools...)
+	model := &llmtest.Fake{Reply: func(r llm.Request) llm.Response {
+		switch {
+		case r.Force == "calculator":
+			return call("calculator", `{"expression":"17*23+4"}`)
+		case !hasFunction(r, "calculator"):
+			return call(fnRequestTools, `{"domain":"math","operation":"evaluates arithmetic"}`)
+		case isClassifier(r):
+			return call("calculator", `{"expr":"17*23+4"}`) // invalid: retried
+		case !ranTool(r, "calculator") || countResults(r, "calculator") < 3:
+			return call("calculator", `{"expression":"395*2"}`) // a second round
+		}
+		return say("It is 395.")
+	}}
+	a, _ := New(Deps{Model: model, Tools: ft, Finder: fakeFinder{ft}}, Config{})
+	res, err := a.Chat(context.Background(), Request{Message: "What is 17 * 23 + 4?", History: []llm.Message{{Role: llm.User, Content: "hi"}, {Role: llm.Assistant, Content: "Hello."}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := model.Requests()
+	retried := false
+	for _, st := range res.Trace {
+		retried = retried || strings.HasPrefix(st.Detail, "arguments retried")
+	}
+	if len(reqs) < 5 || res.Response != "It is 395." || len(res.Discovery) != 1 || !retried || len(res.Tools) != 2 {
+		t.Fatalf("%d calls, response %q, discovery %v, retried %v, tools %v: the test needs discovery, a retry and two rounds", len(reqs), res.Response, res.Discovery, retried, res.Tools)
+	}
+	for i := 1; i < len(reqs); i++ {
+		prev, now := reqs[i-1], reqs[i]
+		if len(now.Messages) <= len(prev.Messages) || len(now.Functions) < len(prev.Functions) {
+			t.Fatalf("call %d does not extend call %d: %d → %d messages, %d → %d functions", i, i-1, len(prev.Messages), len(now.Messages), len(prev.Functions), len(now.Functions))
+		}
+		for j, m := range prev.Messages {
+			if got := now.Messages[j]; got.Role != m.Role || got.Content != m.Content || got.CallID != m.CallID || len(got.Calls) != len(m.Calls) {
+				t.Errorf("call %d changes message %d of call %d: %+v → %+v", i, j, i-1, m, got)
+			}
+		}
+		for j, f := range prev.Functions {
+			if now.Functions[j].Name != f.Name {
+				t.Errorf("call %d offers function %d as %s, call %d as %s", i, j, now.Functions[j].Name, i-1, f.Name)
+			}
+		}
+		if now.Messages[0].Content != systemPrompt {
+			t.Errorf("call %d has another system prompt", i)
+		}
+	}
+	// Every call is answered by a result that names it.
+	last := reqs[len(reqs)-1]
+	ids := map[string]bool{}
+	for _, m := range last.Messages {
+		for _, c := range m.Calls {
+			ids[c.ID] = true
+		}
+		if m.Role == llm.Tool && !ids[m.CallID] {
+			t.Errorf("a result answers %q, which no earlier message called", m.CallID)
+		}
+	}
+}
+
+// countResults counts r's results of the named function's calls.
+func countResults(r llm.Request, name string) int {
+	n := 0
+	for _, m := range r.Messages {
+		if m.Role == llm.Tool && m.Name == name {
+			n++
+		}
+	}
+	return n
+}
