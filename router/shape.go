@@ -55,11 +55,24 @@ func shapeWords(q string) string {
 		words = append(words, "date arithmetic: add days to a date, days between dates, calendar")
 	}
 	rest := dateRe.ReplaceAllString(q, " ") // a date's slashes are not division
+	// Cheap tests first: the expressions cost tens of µs on a sentence.
+	lower := strings.ToLower(rest)
 	switch {
-	case unitRe.MatchString(rest):
+	case containsAny(lower, " in ", " to ", " into ", " as ") && unitRe.MatchString(rest):
 		words = append(words, "convert a value between units")
-	case arithRe.MatchString(rest):
+	case (strings.ContainsAny(rest, "+*/×÷^%!") || containsAny(lower, " - ", "times", "plus", "minus", "over", "divided", "multiplied",
+		"power", "mod", "sqrt", "root", "log", "ln", "sin", "cos", "tan", "squared", "cubed", "factorial")) && arithRe.MatchString(rest):
 		words = append(words, "calculate: evaluate an arithmetic expression")
 	}
 	return strings.Join(words, "; ")
+}
+
+// containsAny reports whether s contains any of subs.
+func containsAny(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
 }
