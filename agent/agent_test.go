@@ -15,43 +15,30 @@ import (
 
 	"adaptbot/contract"
 	"adaptbot/llm"
+	"adaptbot/llm/llmtest"
 	"adaptbot/toolbox"
 )
 
-// fakeModel answers each request with what its test scripts.
-type fakeModel struct {
-	mu       sync.Mutex
-	generate func(r llm.Request) llm.Response
-	requests []llm.Request
+// The kinds of request the agent makes.
+// isSynthesizer reports whether r asks for an answer from tools' results:
+// its last message is a result of a tool's call (not of request_tools).
+func isSynthesizer(r llm.Request) bool {
+	last := r.Messages[len(r.Messages)-1]
+	return r.Force == "" && last.Role == llm.Tool && last.Name != fnRequestTools
 }
 
-var _ llm.Model = (*fakeModel)(nil)
-
-func (f *fakeModel) Name() string { return "fake" }
-
-func (f *fakeModel) Generate(_ context.Context, r llm.Request) (llm.Response, error) {
-	f.mu.Lock()
-	f.requests = append(f.requests, r)
-	gen := f.generate
-	f.mu.Unlock()
-	resp := gen(r)
-	if r.Stream != nil && resp.Content != "" {
-		for _, w := range strings.SplitAfter(resp.Content, " ") {
-			r.Stream(w)
+// userText is the text of r's last user message: the message being answered.
+func userText(r llm.Request) string {
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		if r.Messages[i].Role == llm.User {
+			return r.Messages[i].Content
 		}
 	}
-	return resp, nil
+	return ""
 }
 
-func (f *fakeModel) calls() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.requests)
-}
-
-// The kinds of request the agent makes.
-func isClassifier(r llm.Request) bool  { return hasFunction(r, fnNeedTool) }
-func isSynthesizer(r llm.Request) bool { return strings.HasPrefix(r.Messages[0].Content, synthMarker) }
+// isClassifier reports whether r decides a message's way.
+func isClassifier(r llm.Request) bool { return r.Force == "" && !isSynthesizer(r) }
 
 func hasFunction(r llm.Request, name string) bool {
 	for _, f := range r.Functions {
@@ -195,7 +182,7 @@ func TestDiscoveryAddsToolsAndIsBounded(t *testing.T) {
 	fx.fn = func(json.RawMessage) (string, error) { return "9.2 EUR", nil }
 	tools := newTools(tool("greeter", "text", "says hello"), fx, tool("notes", "text", "keeps notes"))
 	var rounds int
-	model := &fakeModel{generate: func(r llm.Request) llm.Response {
+	model := &llmtest.Fake{Reply: func(r llm.Request) llm.Response {
 		switch {
 		case isClassifier(r):
 			rounds++
@@ -237,7 +224,7 @@ func TestDiscoveryAddsToolsAndIsBounded(t *testing.T) {
 
 	// A model that keeps asking is cut off after MaxDiscovery requests.
 	rounds = 0
-	model.generate = func(r llm.Request) llm.Response {
+	model.Reply = func(r llm.Request) llm.Response {
 		if isClassifier(r) {
 			rounds++
 			if hasFunction(r, fnRequestTools) {
@@ -277,7 +264,7 @@ func TestClassifierDecisions(t *testing.T) {
 		ran := 0
 		calc.fn = func(json.RawMessage) (string, error) { ran++; return "2", nil }
 		tools := newTools(calc)
-		model := &fakeModel{generate: func(r llm.Request) llm.Response {
+		model := &llmtest.Fake{Reply: func(r llm.Request) llm.Response {
 			if isClassifier(r) {
 				return tt.reply
 			}
@@ -303,17 +290,14 @@ func TestRoundTrips(t *testing.T) {
 		Parameters: json.RawMessage(`{"type":"object","properties":{"expression":{"type":"string"}},"required":["expression"]}`)},
 		fn: func(json.RawMessage) (string, error) { return "24.14016", nil }}
 	tools := newTools(convert, calc)
-	model := &fakeModel{generate: func(r llm.Request) llm.Response {
-		msg := r.Messages[len(r.Messages)-1].Content
-		if isSynthesizer(r) {
-			msg = r.Messages[len(r.Messages)-2].Content
-		}
+	model := &llmtest.Fake{Reply: func(r llm.Request) llm.Response {
+		msg := userText(r)
 		switch {
 		case strings.HasPrefix(msg, "convert 5 miles"):
 			switch {
 			case isClassifier(r):
 				return call("unit_converter", `{"value":5,"from":"miles","to":"km"}`)
-			case !strings.Contains(r.Messages[len(r.Messages)-1].Content, "Tool: calculator"):
+			case !ranTool(r, "calculator"):
 				return call("calculator", `{"expression":"8.04672*3"}`)
 			}
 			return say("5 miles is 8.05 km; times 3 is 24.14.")
@@ -329,7 +313,7 @@ func TestRoundTrips(t *testing.T) {
 	}}
 	var builder *fakeBuilder
 	builder = &fakeBuilder{build: func(req BuildRequest) *BuildResult {
-		builder.callsBefore = model.calls()
+		builder.callsBefore = model.Calls()
 		return &BuildResult{Action: req.Action, Tool: req.Tool, OK: true, Summary: "Created " + req.Tool}
 	}}
 	a, _ := New(Deps{Model: model, Tools: tools, Finder: fakeFinder{tools}}, Config{})
@@ -360,8 +344,8 @@ func TestRoundTrips(t *testing.T) {
 		t.Errorf("passive: %v, %+v", err, res)
 	}
 
-	before := model.calls()
-	model.generate = func(r llm.Request) llm.Response {
+	before := model.Calls()
+	model.Reply = func(r llm.Request) llm.Response {
 		return call(fnBuild, `{"action":"CREATE","tool":"roman_numerals","summary":"converts numbers to Roman numerals"}`)
 	}
 	res, err := a.Chat(context.Background(), Request{Message: "make a tool that writes Roman numerals", Builder: builder})
@@ -395,7 +379,7 @@ func (f *fakeBuilder) Build(_ context.Context, req BuildRequest, progress func(B
 }
 
 func TestBuildNeedsPermission(t *testing.T) {
-	model := &fakeModel{generate: func(r llm.Request) llm.Response {
+	model := &llmtest.Fake{Reply: func(r llm.Request) llm.Response {
 		return call(fnBuild, `{"action":"delete","tool":"calculator","summary":"delete it"}`)
 	}}
 	builder := &fakeBuilder{build: func(req BuildRequest) *BuildResult { return &BuildResult{OK: true} },
@@ -416,7 +400,7 @@ func TestBuildNeedsPermission(t *testing.T) {
 }
 
 func TestBuildWithoutBuilder(t *testing.T) {
-	model := &fakeModel{generate: func(r llm.Request) llm.Response {
+	model := &llmtest.Fake{Reply: func(r llm.Request) llm.Response {
 		return call(fnBuild, `{"action":"create","tool":"coin","summary":"flips coins"}`)
 	}}
 	a, _ := New(Deps{Model: model, Tools: newTools()}, Config{})
@@ -432,7 +416,7 @@ func TestBuildWithoutBuilder(t *testing.T) {
 func TestToolErrorIsReportedNotDressedUp(t *testing.T) {
 	calc := tool("calculator", "math", "evaluates arithmetic")
 	calc.fn = func(json.RawMessage) (string, error) { return "", errors.New("calculator: division by zero") }
-	model := &fakeModel{generate: func(r llm.Request) llm.Response {
+	model := &llmtest.Fake{Reply: func(r llm.Request) llm.Response {
 		if isClassifier(r) {
 			return call("calculator", `{"q":"1/0"}`)
 		}
@@ -466,7 +450,7 @@ func TestInvalidArgumentsAskOnce(t *testing.T) {
 		ran := false
 		calc.fn = func(json.RawMessage) (string, error) { ran = true; return "2", nil }
 		var retried string
-		model := &fakeModel{generate: func(r llm.Request) llm.Response {
+		model := &llmtest.Fake{Reply: func(r llm.Request) llm.Response {
 			switch {
 			case isClassifier(r):
 				return call("calculator", `{"q":`) // not even JSON
@@ -519,7 +503,7 @@ func TestParallelCallsRunTogether(t *testing.T) {
 	}
 	paris, tokyo := tool("paris_time", "time", "time in Paris"), tool("tokyo_time", "time", "time in Tokyo")
 	paris.fn, tokyo.fn = wait("10:00"), wait("18:00")
-	model := &fakeModel{generate: func(r llm.Request) llm.Response {
+	model := &llmtest.Fake{Reply: func(r llm.Request) llm.Response {
 		if isClassifier(r) {
 			return calls(llm.FunctionCall{Name: "paris_time", Arguments: json.RawMessage(`{"q":"now"}`)},
 				llm.FunctionCall{Name: "tokyo_time", Arguments: json.RawMessage(`{"q":"now"}`)})
@@ -544,11 +528,15 @@ func TestParallelCallsRunTogether(t *testing.T) {
 }
 
 // TestMaxSteps checks that a model that keeps calling tools is stopped:
-// after MaxSteps rounds the synthesizer is offered no tools.
+// after MaxSteps rounds the synthesizer is asked for text, with the same
+// functions offered (so the prompt still extends the previous one).
 func TestMaxSteps(t *testing.T) {
 	calc := tool("calculator", "math", "evaluates arithmetic")
-	model := &fakeModel{generate: func(r llm.Request) llm.Response {
-		if len(r.Functions) == 0 {
+	model := &llmtest.Fake{Reply: func(r llm.Request) llm.Response {
+		if r.NoCalls {
+			if !hasFunction(r, "calculator") {
+				t.Errorf("the last call offers other functions than the first: %d", len(r.Functions))
+			}
 			return say("done")
 		}
 		return call("calculator", `{"q":"1"}`)
@@ -565,8 +553,8 @@ func TestMaxSteps(t *testing.T) {
 
 func TestAnswersStream(t *testing.T) {
 	calc := tool("calculator", "math", "evaluates arithmetic")
-	model := &fakeModel{generate: func(r llm.Request) llm.Response {
-		if strings.Contains(r.Messages[len(r.Messages)-1].Content, "hello") {
+	model := &llmtest.Fake{Reply: func(r llm.Request) llm.Response {
+		if strings.Contains(userText(r), "hello") {
 			return say("Hello to you.")
 		}
 		if isClassifier(r) {
@@ -599,7 +587,7 @@ func TestExternalToolsAreOfferedUnderAnEncodedName(t *testing.T) {
 	ext.spec.Origin = toolbox.Remote
 	var got string
 	ext.fn = func(args json.RawMessage) (string, error) { got = string(args); return "sunny, 21°C", nil }
-	model := &fakeModel{generate: func(r llm.Request) llm.Response {
+	model := &llmtest.Fake{Reply: func(r llm.Request) llm.Response {
 		if isClassifier(r) {
 			if !hasFunction(r, "weather__get_forecast") {
 				t.Errorf("functions = %v", r.Functions)
@@ -640,7 +628,7 @@ func TestAgentTeachesTheFinder(t *testing.T) {
 		return "2", nil
 	}
 	tools := newTools(calc)
-	model := &fakeModel{generate: func(r llm.Request) llm.Response {
+	model := &llmtest.Fake{Reply: func(r llm.Request) llm.Response {
 		if isClassifier(r) {
 			return call("calculator", `{"q":"x"}`)
 		}
@@ -665,7 +653,7 @@ func TestTraceRecordsEveryStep(t *testing.T) {
 	calc := tool("calculator", "math", "evaluates arithmetic")
 	calc.fn = func(args json.RawMessage) (string, error) { return strings.Repeat("9", 5000), nil }
 	n := 0
-	model := &fakeModel{generate: func(r llm.Request) llm.Response {
+	model := &llmtest.Fake{Reply: func(r llm.Request) llm.Response {
 		n++
 		if n <= 2 {
 			return call("calculator", fmt.Sprintf(`{"q":"step %d"}`, n))
@@ -739,7 +727,7 @@ func TestFunctionNamesDecodeByWhatWasOffered(t *testing.T) {
 		}
 		want := tt.tools[0]
 		var offered []string
-		model := &fakeModel{generate: func(r llm.Request) llm.Response {
+		model := &llmtest.Fake{Reply: func(r llm.Request) llm.Response {
 			if !isClassifier(r) {
 				return say("Done.")
 			}
@@ -765,7 +753,7 @@ func TestFunctionNamesDecodeByWhatWasOffered(t *testing.T) {
 		if len(ran) != 1 || ran[0] != want || res.Path != want || *res.Execution != true {
 			t.Errorf("%v: ran %q, path %q; want only %q (offered %q)", tt.tools, ran, res.Path, want, offered)
 		}
-		if len(offered) != len(tt.tools)+2 { // and build_tool, need_tool
+		if len(offered) != len(tt.tools)+3 { // and build_tool, need_tool, request_tools
 			t.Errorf("%v: offered %q", tt.tools, offered)
 		}
 		if tt.valid && !slices.Contains(offered, want) {
@@ -792,7 +780,7 @@ func validFunctionName(s string) bool {
 func TestToolStepIsTimed(t *testing.T) {
 	slow := tool("slow", "misc", "takes a while")
 	slow.fn = func(json.RawMessage) (string, error) { time.Sleep(30 * time.Millisecond); return "done", nil }
-	model := &fakeModel{generate: func(r llm.Request) llm.Response {
+	model := &llmtest.Fake{Reply: func(r llm.Request) llm.Response {
 		if isClassifier(r) {
 			return call("slow", `{"q":"x"}`)
 		}
@@ -842,8 +830,92 @@ func TestClipKeepsRunesWhole(t *testing.T) {
 		}
 	}
 	// The synthesizer's prompt cuts outputs the same way.
-	out := synthUser([]run{{tool: "t", output: "a" + strings.Repeat("é", maxOutputInPrompt)}})
+	out := resultText("a" + strings.Repeat("é", maxOutputInPrompt))
 	if !utf8.ValidString(out) || !strings.Contains(out, "[output truncated]") {
-		t.Errorf("synthUser cut a rune: valid %v", utf8.ValidString(out))
+		t.Errorf("resultText cut a rune: valid %v", utf8.ValidString(out))
 	}
+}
+
+// TestEveryCallExtendsThePrevious checks the one-conversation rule: each
+// model call of a message sends every message and every function the
+// previous call sent, in the same order, and only adds at the end — through
+// a request for more tools, a tool call, a retry of invalid arguments and
+// a second round.
+func TestEveryCallExtendsThePrevious(t *testing.T) {
+	calc := tool("calculator", "math", "evaluates arithmetic")
+	calc.spec.Parameters = json.RawMessage(`{"type":"object","properties":{"expression":{"type":"string"}},"required":["expression"],"additionalProperties":false}`)
+	calc.fn = func(json.RawMessage) (string, error) { return "395", nil }
+	var tools []*fakeTool
+	for i := range 30 {
+		tools = append(tools, tool(fmt.Sprintf("other_%d", i), "misc", "does something else entirely"))
+	}
+	tools = append(tools, calc)
+	ft := newTools(tools...)
+	model := &llmtest.Fake{Reply: func(r llm.Request) llm.Response {
+		switch {
+		case r.Force == "calculator":
+			return call("calculator", `{"expression":"17*23+4"}`)
+		case !hasFunction(r, "calculator"):
+			return call(fnRequestTools, `{"domain":"math","operation":"evaluates arithmetic"}`)
+		case isClassifier(r):
+			return call("calculator", `{"expr":"17*23+4"}`) // invalid: retried
+		case !ranTool(r, "calculator") || countResults(r, "calculator") < 3:
+			return call("calculator", `{"expression":"395*2"}`) // a second round
+		}
+		return say("It is 395.")
+	}}
+	a, _ := New(Deps{Model: model, Tools: ft, Finder: fakeFinder{ft}}, Config{})
+	res, err := a.Chat(context.Background(), Request{Message: "What is 17 * 23 + 4?", History: []llm.Message{{Role: llm.User, Content: "hi"}, {Role: llm.Assistant, Content: "Hello."}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := model.Requests()
+	retried := false
+	for _, st := range res.Trace {
+		retried = retried || strings.HasPrefix(st.Detail, "arguments retried")
+	}
+	if len(reqs) < 5 || res.Response != "It is 395." || len(res.Discovery) != 1 || !retried || len(res.Tools) != 2 {
+		t.Fatalf("%d calls, response %q, discovery %v, retried %v, tools %v: the test needs discovery, a retry and two rounds", len(reqs), res.Response, res.Discovery, retried, res.Tools)
+	}
+	for i := 1; i < len(reqs); i++ {
+		prev, now := reqs[i-1], reqs[i]
+		if len(now.Messages) <= len(prev.Messages) || len(now.Functions) < len(prev.Functions) {
+			t.Fatalf("call %d does not extend call %d: %d → %d messages, %d → %d functions", i, i-1, len(prev.Messages), len(now.Messages), len(prev.Functions), len(now.Functions))
+		}
+		for j, m := range prev.Messages {
+			if got := now.Messages[j]; got.Role != m.Role || got.Content != m.Content || got.CallID != m.CallID || len(got.Calls) != len(m.Calls) {
+				t.Errorf("call %d changes message %d of call %d: %+v → %+v", i, j, i-1, m, got)
+			}
+		}
+		for j, f := range prev.Functions {
+			if now.Functions[j].Name != f.Name {
+				t.Errorf("call %d offers function %d as %s, call %d as %s", i, j, now.Functions[j].Name, i-1, f.Name)
+			}
+		}
+		if now.Messages[0].Content != systemPrompt {
+			t.Errorf("call %d has another system prompt", i)
+		}
+	}
+	// Every call is answered by a result that names it.
+	last := reqs[len(reqs)-1]
+	ids := map[string]bool{}
+	for _, m := range last.Messages {
+		for _, c := range m.Calls {
+			ids[c.ID] = true
+		}
+		if m.Role == llm.Tool && !ids[m.CallID] {
+			t.Errorf("a result answers %q, which no earlier message called", m.CallID)
+		}
+	}
+}
+
+// countResults counts r's results of the named function's calls.
+func countResults(r llm.Request, name string) int {
+	n := 0
+	for _, m := range r.Messages {
+		if m.Role == llm.Tool && m.Name == name {
+			n++
+		}
+	}
+	return n
 }

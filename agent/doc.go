@@ -12,7 +12,11 @@
 // (never the whole catalog) is offered as functions with their schemas,
 // next to request_tools (show me more tools), build_tool and need_tool. A
 // text reply is the direct answer, streamed; tool calls carry their
-// arguments. Tools are looked up live at every step, so adding, editing or
+// arguments. A message is one conversation: every model call sends the one
+// system prompt, the same functions in a stable order (the agent's three,
+// then the tools as offered) and everything said so far, calls and results
+// as native tool messages, so each call's prompt begins with the previous
+// one and a provider's prompt cache can serve it. Tools are looked up live at every step, so adding, editing or
 // removing one changes nothing here. The agent never runs tool code itself:
 // it calls toolbox.Tool, which validates and runs it in the sandbox or on
 // its MCP server.

@@ -25,7 +25,7 @@ var benchMessages = []struct{ kind, text string }{
 
 // benchTools are the two tools the benchmark's messages use, among n-2
 // catalog tools.
-func benchTools(n int) []*fakeTool {
+func benchTools(tb testing.TB, n int) []*fakeTool {
 	convert := &fakeTool{spec: toolbox.Spec{Name: "unit_converter", Domain: "math",
 		Description: "Converts a number between units of the same quantity: length (km, miles, m, feet), mass (kg, pounds), temperature (°C, °F), data (MiB, GB).",
 		Parameters:  json.RawMessage(`{"type":"object","properties":{"value":{"type":"number","description":"the number to convert"},"from":{"type":"string","description":"the unit of value, e.g. km, miles"},"to":{"type":"string","description":"the unit to convert to"}},"required":["value","from","to"],"additionalProperties":false}`)},
@@ -34,7 +34,7 @@ func benchTools(n int) []*fakeTool {
 		Description: "Evaluates an arithmetic expression: + - * / ^ %, parentheses, sqrt, min, max, pi and e.",
 		Parameters:  json.RawMessage(`{"type":"object","properties":{"expression":{"type":"string","description":"the arithmetic expression, e.g. (2 + 3) * 4"}},"required":["expression"],"additionalProperties":false}`)},
 		fn: func(json.RawMessage) (string, error) { return "8.04672 * 3 = 24.14016", nil }}
-	return append(catalogTools(n-2), convert, calc)
+	return append(catalogTools(tb, n-2), convert, calc)
 }
 
 // benchModel is a zero-latency model scripted like a good one; it counts
@@ -58,6 +58,9 @@ func (m *benchModel) count(r llm.Request, resp llm.Response) {
 	p := 0
 	for _, msg := range r.Messages {
 		p += len(msg.Content)
+		for _, c := range msg.Calls {
+			p += len(c.Name) + len(c.Arguments)
+		}
 	}
 	for _, f := range r.Functions {
 		p += len(f.Name) + len(f.Description) + len(f.Parameters)
@@ -75,7 +78,7 @@ func (m *benchModel) reply(r llm.Request) llm.Response {
 	msg := r.Messages[1].Content // no history: the message follows the system prompt
 	switch {
 	case isSynthesizer(r):
-		if strings.HasPrefix(msg, "convert 5 miles") && !strings.Contains(r.Messages[len(r.Messages)-1].Content, "Tool: calculator") {
+		if strings.HasPrefix(msg, "convert 5 miles") && !ranTool(r, "calculator") {
 			return call("calculator", `{"expression":"8.04672 * 3"}`)
 		}
 		return say("5 miles is 8.05 km" + map[bool]string{true: "; times 3 that is 24.14.", false: "."}[strings.HasPrefix(msg, "convert")])
@@ -100,6 +103,16 @@ func (m *benchModel) reply(r llm.Request) llm.Response {
 	return say("")
 }
 
+// ranTool reports whether r holds a result of the named tool's call.
+func ranTool(r llm.Request, name string) bool {
+	for _, m := range r.Messages {
+		if m.Role == llm.Tool && m.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
 type benchBuilder struct{}
 
 func (benchBuilder) Build(_ context.Context, req BuildRequest, _ func(BuildStep)) (*BuildResult, error) {
@@ -113,7 +126,7 @@ func (benchBuilder) Build(_ context.Context, req BuildRequest, _ func(BuildStep)
 // the model calls before the code is written.
 func BenchmarkFlow(b *testing.B) {
 	for _, n := range []int{5, 100, 1000} {
-		tools := benchTools(n)
+		tools := benchTools(b, n)
 		for _, m := range benchMessages {
 			b.Run(fmt.Sprintf("%s/%d", m.kind, n), func(b *testing.B) {
 				model := &benchModel{}

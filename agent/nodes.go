@@ -27,10 +27,17 @@ type state struct {
 	// be decoded on their own.
 	offered   map[string]string
 	discovery []Discovery
-	decision  string // PathGeneral, PathNeedTool, PathBuild, or "" for tools
-	text      string // the classifier's text reply: the direct answer
+	// msgs is the chat's one conversation: the system prompt, the history
+	// and the message, then every call and result. Each model call of the
+	// message sends it whole, with every function offered so far, so each
+	// call's prompt begins with the previous one's.
+	msgs     []llm.Message
+	nextID   int    // for calls the provider sent without an ID
+	decision string // PathGeneral, PathNeedTool, PathBuild, or "" for tools
+	text     string // the classifier's text reply: the direct answer
 
 	pending []toolCall // tool calls execute runs next
+	said    string     // text the model sent with them
 	rounds  int        // rounds of tool calls so far
 	runs    []run      // every tool call, in order
 
@@ -62,6 +69,8 @@ type run struct {
 	err    error
 	valid  bool // the arguments passed the schema (perhaps after a retry)
 	ran    bool // the tool was called with valid arguments
+	// argsErr is why the tool refused the arguments; it did not run.
+	argsErr *toolbox.ArgsError
 }
 
 // shortlist returns the tools the classifier starts with, and whether they
@@ -120,7 +129,8 @@ func (a *Agent) lookup(names []string, have []toolbox.Tool) []toolbox.Tool {
 // reply is the direct answer (streamed), calls of the offered tools go to
 // execute with their arguments, build_tool to build, need_tool to
 // need_tool. A request_tools call adds the tools the router finds and asks
-// again, at most MaxDiscovery times.
+// again, at most MaxDiscovery times; the request and its answer stay in the
+// conversation, as a call and its result.
 func (a *Agent) classify(ctx context.Context, s *state) (*state, error) {
 	candidates, whole := a.shortlist(ctx, s.req.Message)
 	s.candidates = candidates
@@ -129,10 +139,9 @@ func (a *Agent) classify(ctx context.Context, s *state) (*state, error) {
 		discoveryLeft = 0
 	}
 	s.offer(candidates)
-	var extra []llm.Message
+	s.msgs = conversation(s.req)
 	for {
-		msgs := append(conversation(classifierSystem(discoveryLeft), s.req), extra...)
-		resp, err := s.model.Generate(ctx, llm.Request{Messages: msgs, Functions: classifierFunctions(s.functions, discoveryLeft > 0), Stream: s.req.Stream})
+		resp, err := s.model.Generate(ctx, llm.Request{Messages: s.msgs, Functions: s.offers(), Stream: s.req.Stream})
 		if err != nil {
 			return s, err
 		}
@@ -140,8 +149,10 @@ func (a *Agent) classify(ctx context.Context, s *state) (*state, error) {
 			s.decision, s.text = PathGeneral, strings.TrimSpace(resp.Content)
 			return s, nil
 		}
+		resp.Calls = s.identify(resp.Calls)
 		var tools []toolCall
 		var ask *Discovery
+		var askCall llm.FunctionCall
 		for _, c := range resp.Calls {
 			switch c.Name {
 			case fnBuild:
@@ -156,7 +167,7 @@ func (a *Agent) classify(ctx context.Context, s *state) (*state, error) {
 			case fnRequestTools:
 				var d Discovery
 				if json.Unmarshal(args(c.Arguments), &d) == nil && ask == nil {
-					ask = &d
+					ask, askCall = &d, c
 				}
 			case fnNeedTool:
 			default:
@@ -169,7 +180,7 @@ func (a *Agent) classify(ctx context.Context, s *state) (*state, error) {
 		}
 		switch {
 		case len(tools) > 0:
-			s.pending = tools
+			s.pending, s.said = tools, resp.Content
 			return s, nil
 		case ask != nil && discoveryLeft > 0:
 			discoveryLeft--
@@ -181,9 +192,11 @@ func (a *Agent) classify(ctx context.Context, s *state) (*state, error) {
 			s.candidates = append(s.candidates, added...)
 			s.offer(added)
 			s.discovery = append(s.discovery, d)
-			extra = append(extra,
-				llm.Message{Role: llm.Assistant, Content: fmt.Sprintf("%s(domain=%q, operation=%q)", fnRequestTools, d.Domain, d.Operation)},
-				llm.Message{Role: llm.User, Content: discoveryReply(d, added)})
+			// Only the request for tools is answered: it is the one call
+			// the next prompt carries.
+			s.msgs = append(s.msgs,
+				llm.Message{Role: llm.Assistant, Content: resp.Content, Calls: []llm.FunctionCall{askCall}},
+				llm.Message{Role: llm.Tool, CallID: askCall.ID, Name: fnRequestTools, Content: discoveryReply(d, added)})
 			continue
 		}
 		// need_tool, a spent discovery, or only tools that do not exist:
@@ -191,6 +204,18 @@ func (a *Agent) classify(ctx context.Context, s *state) (*state, error) {
 		s.decision = PathNeedTool
 		return s, nil
 	}
+}
+
+// identify gives each call an ID, when the provider sent none, so that its
+// result can name it.
+func (s *state) identify(calls []llm.FunctionCall) []llm.FunctionCall {
+	for i := range calls {
+		if calls[i].ID == "" {
+			s.nextID++
+			calls[i].ID = fmt.Sprintf("call_%d", s.nextID)
+		}
+	}
+	return calls
 }
 
 // toolOf returns the serving tool a function call of the model names: the
@@ -265,81 +290,161 @@ func (a *Agent) build(ctx context.Context, s *state) (*state, error) {
 	return s, nil
 }
 
-// execute runs the pending tool calls, in parallel. A call whose arguments
-// are not valid JSON or break the tool's schema goes back to the model once,
-// with the error; if the new arguments fail too, the tool does not run.
+// execute runs the pending tool calls, in parallel, and adds them and
+// their results to the conversation. A call whose arguments are not valid
+// JSON or break the tool's schema goes back to the model once, with the
+// error, as that call's result; if the new arguments fail too, the tool does
+// not run.
 func (a *Agent) execute(ctx context.Context, s *state) (*state, error) {
 	s.rounds++
 	calls := s.pending
 	s.pending = nil
+	fcs := make([]llm.FunctionCall, len(calls))
+	for i, c := range calls {
+		fcs[i] = c.FunctionCall
+	}
+	s.msgs = append(s.msgs, llm.Message{Role: llm.Assistant, Content: s.said, Calls: fcs})
+	s.said = ""
 	runs := make([]run, len(calls))
 	steps := make([]Step, len(calls))
-	errs := make([]error, len(calls))
-	var wg sync.WaitGroup
-	for i, c := range calls {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			runs[i], steps[i], errs[i] = a.call(ctx, s, c)
-		}()
+	each := func(f func(i int)) {
+		var wg sync.WaitGroup
+		for i := range calls {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				f(i)
+			}()
+		}
+		wg.Wait()
 	}
-	wg.Wait()
+	began := time.Now()
+	each(func(i int) { runs[i], steps[i] = a.call(ctx, calls[i].tool, calls[i].FunctionCall.Arguments) })
+	// Every call is answered before any is asked again: a provider wants
+	// all the results of one assistant message before the next one.
+	var retry []int
+	for i, r := range runs {
+		content := r.output
+		if r.argsErr != nil {
+			content = fmt.Sprintf("Those arguments are invalid: %s. Call %s again with corrected arguments.", r.argsErr.Reason, calls[i].Name)
+			retry = append(retry, i)
+		} else if r.err != nil {
+			content = "Error: " + r.err.Error()
+		}
+		s.msgs = append(s.msgs, llm.Message{Role: llm.Tool, CallID: calls[i].ID, Name: calls[i].Name, Content: resultText(content)})
+	}
+	var errs []error
+	if len(retry) > 0 {
+		errs = a.retry(ctx, s, calls, retry, runs, steps)
+	}
+	for i := range steps {
+		if steps[i].Duration == 0 {
+			steps[i].Duration = time.Since(began)
+		}
+		steps[i].Ms = millis(steps[i].Duration)
+	}
 	s.runs = append(s.runs, runs...)
 	s.detail = steps
 	return s, errors.Join(errs...)
 }
 
-// call runs one tool call; its error is the model's failure on a retry,
-// never the tool's.
-// The results are named so that the deferred timing reaches the step
-// returned.
-func (a *Agent) call(ctx context.Context, s *state, c toolCall) (r run, step Step, err error) {
+// retry asks the model again, once, for the arguments of each call in idx,
+// with the conversation so far (which holds why they were invalid), and runs
+// the tool with the new ones. The new calls and their results join the
+// conversation. Its errors are the model's failures, never the tools'.
+func (a *Agent) retry(ctx context.Context, s *state, calls []toolCall, idx []int, runs []run, steps []Step) []error {
+	errs := make([]error, len(idx))
+	fixed := make([]llm.FunctionCall, len(idx))
+	var wg sync.WaitGroup
+	for j, i := range idx {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			began := time.Now()
+			fn := llm.Function{Name: calls[i].Name}
+			var offered []llm.Function
+			if s.offered[fn.Name] == calls[i].tool {
+				offered = s.offers()
+			} else {
+				fn.Name = toolbox.FunctionName(calls[i].tool) // called by its tool name, perhaps not a valid function name
+			}
+			if t, ok := a.tools.Tool(calls[i].tool); ok {
+				fn.Description, fn.Parameters = t.Spec().Description, t.Spec().Parameters
+			}
+			m := llm.NewMeter(s.model)
+			raw, err := llm.Structured(ctx, m, s.msgs, fn, offered...)
+			r := &runs[i]
+			step := &steps[i]
+			step.LLMCalls, step.PromptTokens, step.CompletionTokens = countsOf(m)
+			step.Detail = "arguments retried: " + r.argsErr.Reason
+			if _, failed := llm.AsError(err); failed || errors.Is(err, llm.ErrNoModel) || ctx.Err() != nil {
+				errs[j] = fmt.Errorf("arguments for %s: %w", calls[i].tool, err)
+				return
+			}
+			if err != nil {
+				// The model answered, but not with arguments: as good as
+				// invalid ones.
+				raw = r.args
+			}
+			fixed[j] = llm.FunctionCall{ID: calls[i].ID + "_retry", Name: calls[i].Name, Arguments: raw}
+			again, st := a.call(ctx, calls[i].tool, raw)
+			if again.argsErr != nil {
+				again.err = fmt.Errorf("could not get valid arguments for %s: %w", calls[i].tool, again.err)
+				again.ran = false
+				st.Error = again.err.Error()
+			} else {
+				again.valid = true
+			}
+			st.LLMCalls, st.PromptTokens, st.CompletionTokens, st.Detail = step.LLMCalls, step.PromptTokens, step.CompletionTokens, step.Detail
+			st.Duration = step.Duration + time.Since(began)
+			*r, *step = again, st
+		}()
+	}
+	wg.Wait()
+	var made []llm.FunctionCall
+	var results []llm.Message
+	for j, i := range idx {
+		if fixed[j].Name == "" {
+			continue
+		}
+		made = append(made, fixed[j])
+		content := runs[i].output
+		if runs[i].err != nil {
+			content = "Error: " + runs[i].err.Error()
+		}
+		results = append(results, llm.Message{Role: llm.Tool, CallID: fixed[j].ID, Name: fixed[j].Name, Content: resultText(content)})
+	}
+	if len(made) > 0 {
+		s.msgs = append(s.msgs, llm.Message{Role: llm.Assistant, Calls: made})
+		s.msgs = append(s.msgs, results...)
+	}
+	var out []error
+	for _, e := range errs {
+		if e != nil {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// call runs one tool with raw arguments. Arguments the tool refuses come
+// back in argsErr (the tool did not run); any other failure is the tool's.
+func (a *Agent) call(ctx context.Context, name string, raw json.RawMessage) (r run, step Step) {
 	began := time.Now()
-	name := c.tool
-	r = run{tool: name, args: args(c.Arguments)}
+	r = run{tool: name, args: args(raw)}
 	step = Step{Node: NodeExecute, Tool: name, Arguments: jsonOrString(r.args)}
-	defer func() {
-		step.Duration = time.Since(began)
-		step.Ms = millis(step.Duration)
-	}()
+	defer func() { step.Duration = time.Since(began) }()
 	// Look the tool up again: it may have changed since the classifier ran.
 	t, ok := a.tools.Tool(name)
 	if !ok {
 		r.err = fmt.Errorf("tool %s is no longer available", name)
 		step.Error = r.err.Error()
-		return r, step, nil
+		return r, step
 	}
 	r.output, r.err = t.Call(ctx, r.args)
 	if ae, ok := errors.AsType[*toolbox.ArgsError](r.err); ok {
-		m := llm.NewMeter(s.model)
-		spec := t.Spec()
-		fnName := c.Name
-		if s.offered[fnName] != name {
-			fnName = toolbox.FunctionName(name) // called by its tool name, perhaps not a valid function name
-		}
-		fn := llm.Function{Name: fnName, Description: spec.Description, Parameters: spec.Parameters}
-		msgs := append(conversation(extractSystem(spec), s.req),
-			llm.Message{Role: llm.Assistant, Content: fmt.Sprintf("%s(%s)", fn.Name, r.args)},
-			llm.Message{Role: llm.User, Content: fmt.Sprintf("Those arguments are invalid: %s. Call %s again with corrected arguments.", ae.Reason, fn.Name)})
-		raw, err := llm.Structured(ctx, m, msgs, fn)
-		step.LLMCalls, step.PromptTokens, step.CompletionTokens = countsOf(m)
-		step.Detail = "arguments retried: " + ae.Reason
-		if _, failed := llm.AsError(err); failed || errors.Is(err, llm.ErrNoModel) || ctx.Err() != nil {
-			return r, step, fmt.Errorf("arguments for %s: %w", name, err)
-		}
-		if err != nil {
-			// The model answered, but not with arguments: as good as
-			// invalid ones.
-			raw = r.args
-		}
-		r.args = raw
-		step.Arguments = jsonOrString(raw)
-		r.output, r.err = t.Call(ctx, raw)
-		if errors.As(r.err, &ae) {
-			r.err = fmt.Errorf("could not get valid arguments for %s: %w", name, r.err)
-			step.Error = r.err.Error()
-			return r, step, nil
-		}
+		r.argsErr = ae
+		return r, step
 	}
 	r.valid, r.ran = true, true
 	step.Output = clip(r.output, maxTraceOutput)
@@ -347,7 +452,7 @@ func (a *Agent) call(ctx context.Context, s *state, c toolCall) (r run, step Ste
 		step.Error = r.err.Error()
 		a.cfg.Log.Warn("tool failed", "request_id", reqid.From(ctx), "tool", name, "err", r.err)
 	}
-	return r, step, nil
+	return r, step
 }
 
 func countsOf(m *llm.Meter) (calls, prompt, completion int) {
@@ -384,10 +489,12 @@ func cutRunes(s string, n int) string {
 	return s[:n]
 }
 
-// synthesize answers from the tools' results, with the tools still
-// offered: the model answers (streamed) or calls more tools, which go back
-// to execute, until MaxSteps rounds have run. A failed tool is reported as a
-// failure, in plain words, without asking the model to dress it up.
+// synthesize answers from the tools' results, which the conversation now
+// holds, with the same system prompt and functions as every call before:
+// the model answers (streamed) or calls more tools, which go back to
+// execute, until MaxSteps rounds have run; after that it is asked for text.
+// A failed tool is reported as a failure, in plain words, without asking the
+// model to dress it up.
 func (a *Agent) synthesize(ctx context.Context, s *state) (*state, error) {
 	for _, r := range s.runs {
 		if r.err != nil {
@@ -395,18 +502,13 @@ func (a *Agent) synthesize(ctx context.Context, s *state) (*state, error) {
 			return s, nil
 		}
 	}
-	var fns []llm.Function
-	if s.rounds < a.cfg.MaxSteps {
-		fns = s.functions
-	}
-	msgs := conversation(synthSystem(fns != nil), s.req)
-	msgs = append(msgs, llm.Message{Role: llm.User, Content: synthUser(s.runs)})
-	resp, err := s.model.Generate(ctx, llm.Request{Messages: msgs, Functions: fns, Stream: s.req.Stream})
+	more := s.rounds < a.cfg.MaxSteps
+	resp, err := s.model.Generate(ctx, llm.Request{Messages: s.msgs, Functions: s.offers(), NoCalls: !more, Stream: s.req.Stream})
 	if err != nil {
 		return s, err
 	}
-	for _, c := range resp.Calls {
-		if fns == nil {
+	for _, c := range s.identify(resp.Calls) {
+		if !more {
 			break
 		}
 		if name, ok := a.toolOf(s, c.Name); ok {
@@ -414,6 +516,7 @@ func (a *Agent) synthesize(ctx context.Context, s *state) (*state, error) {
 		}
 	}
 	if len(s.pending) > 0 {
+		s.said = resp.Content
 		s.note = fmt.Sprintf("%d more tool call(s)", len(s.pending))
 		return s, nil
 	}

@@ -3,7 +3,6 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 
 	"adaptbot/contract"
@@ -121,30 +120,25 @@ func (s *state) taken(function string) bool {
 	return ok
 }
 
-// classifierFunctions are the shortlisted tools' functions, then the build
-// request, "no tool fits" and, in active discovery, the request for more
-// tools.
-func classifierFunctions(tools []llm.Function, discovery bool) []llm.Function {
-	out := append(slices.Clip(tools), buildFunction, needToolFunction)
-	if discovery {
-		out = append(out, requestToolsFunction)
-	}
-	return out
+// offers are the functions every model call of this message offers: the
+// agent's own three first, which never change, then the tools in the order
+// they were offered (the shortlist, then what discovery added), so the list
+// only ever grows at its end and each call's prompt begins as the last one's
+// did. request_tools stays offered once discovery is spent (a call of it
+// then counts as "no tool fits"), for the same reason.
+func (s *state) offers() []llm.Function {
+	return append([]llm.Function{buildFunction, needToolFunction, requestToolsFunction}, s.functions...)
 }
 
-func classifierSystem(discoveryLeft int) string {
-	var b strings.Builder
-	b.WriteString(`You are AdaptBot, a helpful and concise assistant with tools. For the user's latest message, either:
+// systemPrompt is the one system prompt of every model call of a chat: what
+// to do with a message, and with the tools' results once they arrive.
+const systemPrompt = `You are AdaptBot, a helpful and concise assistant with tools. For the user's latest message, either:
 - answer directly in plain text (greetings, general knowledge, explanations, opinions);
 - or call the tool(s) that produce the answer, with arguments from the conversation in the units and formats the parameters ask for. Call several at once only if they are independent; you will see the results and can call more;
 - or call ` + fnBuild + ` if the user asks to create, change or delete a tool;
-- or call ` + fnNeedTool + ` if the message needs a capability no tool provides.
-`)
-	if discoveryLeft > 0 {
-		fmt.Fprintf(&b, "- or call %s if no tool offered fits but one may exist (%d more time(s)).\n", fnRequestTools, discoveryLeft)
-	}
-	return b.String()
-}
+- or call ` + fnNeedTool + ` if the message needs a capability no tool provides;
+- or call ` + fnRequestTools + ` if no tool offered fits but one may exist.
+When the tools' results arrive, answer from them: use only what they say, do not invent or change numbers, and answer in the user's language, short and friendly. If the question needs another step, call the tool for it instead of answering.`
 
 func toolLine(t toolbox.Tool) string {
 	spec := t.Spec()
@@ -168,50 +162,28 @@ func discoveryReply(d Discovery, added []toolbox.Tool) string {
 	return b.String()
 }
 
-func extractSystem(spec toolbox.Spec) string {
-	return fmt.Sprintf(`You extract the arguments for the tool %q from the conversation, by calling it.
-Tool: %s
-Use the values the user gave, or that follow plainly from the conversation. Use the units and formats the parameter descriptions ask for. Leave out optional parameters the user did not mention.`, spec.Name, spec.Description)
-}
-
-// synthMarker begins the synthesizer's system prompt; scripted models in
-// tests look for it.
-const synthMarker = "You answer the user's question from the results of the tools that ran."
-
-func synthSystem(moreTools bool) string {
-	s := synthMarker + `
-Use only what the results say; do not invent or change numbers. Answer in the user's language, short and friendly.`
-	if moreTools {
-		s += "\nIf the question needs another step, call the tool for it with its arguments instead of answering; you will see its result."
+// resultText is a tool's output as the model sees it, cut to
+// maxOutputInPrompt.
+func resultText(out string) string {
+	if len(out) > maxOutputInPrompt {
+		return cutRunes(out, maxOutputInPrompt) + "\n[output truncated]"
 	}
-	return s
+	return out
 }
 
-// synthUser is the tools' results so far, in the order they ran.
-func synthUser(runs []run) string {
-	var b strings.Builder
-	b.WriteString("Tool results:\n")
-	for _, r := range runs {
-		out := r.output
-		if len(out) > maxOutputInPrompt {
-			out = cutRunes(out, maxOutputInPrompt) + "\n[output truncated]"
-		}
-		fmt.Fprintf(&b, "\nTool: %s\nArguments: %s\nOutput:\n%s\n", r.tool, r.args, out)
-	}
-	return b.String()
-}
-
-// conversation is the history (the last few turns) followed by the message.
-func conversation(system string, req Request) []llm.Message {
-	msgs := []llm.Message{{Role: llm.System, Content: system}}
+// conversation is the system prompt, the history (the last few turns, text
+// only) and the message, marked as the end of what a prompt cache should
+// keep: every later call of the message begins with all of it.
+func conversation(req Request) []llm.Message {
+	msgs := []llm.Message{{Role: llm.System, Content: systemPrompt}}
 	h := req.History
 	if len(h) > historyTurns {
 		h = h[len(h)-historyTurns:]
 	}
 	for _, m := range h {
 		if m.Role == llm.User || m.Role == llm.Assistant {
-			msgs = append(msgs, m)
+			msgs = append(msgs, llm.Message{Role: m.Role, Content: m.Content})
 		}
 	}
-	return append(msgs, llm.Message{Role: llm.User, Content: req.Message})
+	return append(msgs, llm.Message{Role: llm.User, Content: req.Message, Cache: true})
 }

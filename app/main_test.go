@@ -243,18 +243,35 @@ func str(v any) string {
 	return string(b)
 }
 
-// The kinds of request the chat flow sends a model: the classifier offers
-// need_tool among its functions; the synthesizer's prompt starts with the
-// agent's marker; a retry of invalid arguments forces the tool.
-func isClassifier(r llmtest.Request) bool { return r.Schema("need_tool") != nil }
+// The kinds of request the chat flow sends a model, all in one conversation:
+// the synthesizer's ends with a tool's result (not request_tools'); the
+// classifier's is any other that offers need_tool and forces nothing; a
+// retry of invalid arguments forces the tool.
 func isSynthesizer(r llmtest.Request) bool {
-	return strings.HasPrefix(r.System(), "You answer the user's question from the results")
+	res := r.Results()
+	return r.Forced() == "" && r.Last().Role == "tool" && len(res) > 0 && res[len(res)-1].Name != "request_tools"
+}
+func isClassifier(r llmtest.Request) bool {
+	return r.Schema("need_tool") != nil && r.Forced() == "" && !isSynthesizer(r)
 }
 
 // lastOutput is the last tool output a synthesizer request shows.
 func lastOutput(r llmtest.Request) string {
-	u := r.LastUser()
-	return strings.TrimSpace(u[strings.LastIndex(u, "Output:\n")+len("Output:\n"):])
+	res := r.Results()
+	if len(res) == 0 {
+		return ""
+	}
+	return strings.TrimSpace(res[len(res)-1].Text)
+}
+
+// ranTool reports whether r holds a result of the named function's call.
+func ranTool(r llmtest.Request, function string) bool {
+	for _, res := range r.Results() {
+		if res.Name == function {
+			return true
+		}
+	}
+	return false
 }
 
 // scriptedModel answers like a model that routes by keywords in the message:

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"adaptbot/registry"
@@ -16,7 +17,7 @@ import (
 
 // routeUsage is the synopsis printed by --help.
 const routeUsage = `Usage: adaptbot route [--catalog FILE] [--top-k K] [--mode fused|flat|hierarchical] [--format text|json] [QUERY]
-       adaptbot route --eval DIR [--format text|json] [--latency=false]
+       adaptbot route --eval DIR [--format text|json] [--latency=false] [--flows]
 
 Routes QUERY to the tools best suited to it, best first. Without --catalog it
 routes over the local registry. Without QUERY it reads JSON lines
@@ -25,7 +26,11 @@ routes over the local registry. Without QUERY it reads JSON lines
 
 With --eval DIR it scores the router and the baselines on DIR/catalog.json
 and DIR/queries.jsonl (the LiveMCPBench layout) and times Route at the
-catalog's size and at 10,000 tools.
+catalog's size and at 10,000 tools. --flows adds the model traffic of a
+one-tool answer at 5, 100 and 527 tools (round trips, prompt tokens, tokens a
+prompt cache cannot serve) beside langchaingo's OpenAI functions agent, both
+against a scripted model on loopback; run it from the repository root, as it
+runs the peer with go run in router/routereval/peer.
 `
 
 // routeCommand is `adaptbot route ...`; without --catalog it routes over the
@@ -39,6 +44,7 @@ func routeCommand(ctx context.Context, cfg Config, args []string, stdin io.Reade
 	modeName := fs.String("mode", "fused", "ranking: fused, flat or hierarchical")
 	evalDir := fs.String("eval", "", "evaluate on the dataset in DIR instead of routing")
 	latency := fs.Bool("latency", true, "with --eval, also time Route at the catalog's size and at 10,000 tools")
+	flows := fs.Bool("flows", false, "with --eval, also compare the model traffic of a one-tool answer with langchaingo's agent")
 	if err := parseInterspersed(fs, args); err != nil {
 		return usageError("route: %v", err)
 	}
@@ -67,6 +73,11 @@ func routeCommand(ctx context.Context, cfg Config, args []string, stdin io.Reade
 		r, err := routereval.Evaluate(*evalDir, sizes, 3)
 		if err != nil {
 			return fmt.Errorf("route --eval: %w", err)
+		}
+		if *flows {
+			if err := r.CompareFlows(ctx, *evalDir, filepath.Join("router", "routereval", routereval.PeerDir), []int{5, 100, 527}); err != nil {
+				return fmt.Errorf("route --eval --flows: %w", err)
+			}
 		}
 		if *format == "json" {
 			return writeJSON(stdout, r)

@@ -13,22 +13,10 @@ import (
 	"time"
 
 	"adaptbot/llm"
+	"adaptbot/llm/llmtest"
 	"adaptbot/registry"
 	"adaptbot/sandbox"
 )
-
-// fakeModel is an llm.Model whose replies each test scripts.
-type fakeModel struct {
-	generate func(ctx context.Context, r llm.Request) (llm.Response, error)
-}
-
-var _ llm.Model = (*fakeModel)(nil)
-
-func (f *fakeModel) Generate(ctx context.Context, r llm.Request) (llm.Response, error) {
-	return f.generate(ctx, r)
-}
-
-func (f *fakeModel) Name() string { return "fake" }
 
 // script is a model that gives replies in order, one per call, and keeps
 // the requests it was sent.
@@ -39,9 +27,9 @@ type script struct {
 	sent    []llm.Request
 }
 
-func scripted(t *testing.T, replies ...llm.Response) (*fakeModel, *script) {
+func scripted(t *testing.T, replies ...llm.Response) (*llmtest.Fake, *script) {
 	s := &script{t: t, replies: replies}
-	return &fakeModel{generate: func(_ context.Context, r llm.Request) (llm.Response, error) {
+	return &llmtest.Fake{GenerateFunc: func(_ context.Context, r llm.Request) (llm.Response, error) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		s.sent = append(s.sent, r)

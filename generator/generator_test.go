@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"adaptbot/llm"
+	"adaptbot/llm/llmtest"
 	"adaptbot/registry"
 )
 
@@ -429,8 +430,8 @@ func TestTestTool(t *testing.T) {
 
 // blockingModel answers write_tool with a good roman tool for the tool it is
 // asked about, after calling wait.
-func blockingModel(wait func(ctx context.Context, tool string) error) *fakeModel {
-	return &fakeModel{generate: func(ctx context.Context, r llm.Request) (llm.Response, error) {
+func blockingModel(wait func(ctx context.Context, tool string) error) *llmtest.Fake {
+	return &llmtest.Fake{GenerateFunc: func(ctx context.Context, r llm.Request) (llm.Response, error) {
 		task := r.Messages[len(r.Messages)-1].Content
 		_, rest, _ := strings.Cut(task, `Write the tool "`)
 		name, _, _ := strings.Cut(rest, `"`)
@@ -443,7 +444,7 @@ func blockingModel(wait func(ctx context.Context, tool string) error) *fakeModel
 
 // gatedModel is a blockingModel whose first write_tool waits: entered
 // closes when it arrives, and it answers once release is closed.
-func gatedModel() (model *fakeModel, entered, release chan struct{}) {
+func gatedModel() (model *llmtest.Fake, entered, release chan struct{}) {
 	entered, release = make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	model = blockingModel(func(ctx context.Context, _ string) error {
@@ -576,7 +577,7 @@ func TestProgressEventsOfARepair(t *testing.T) {
 
 func TestModelFailureAndCancel(t *testing.T) {
 	boom := errors.New("provider unavailable")
-	f := newFixture(t, &fakeModel{generate: func(context.Context, llm.Request) (llm.Response, error) { return llm.Response{}, boom }})
+	f := newFixture(t, &llmtest.Fake{GenerateFunc: func(context.Context, llm.Request) (llm.Response, error) { return llm.Response{}, boom }})
 	res, err := f.gen.Build(t.Context(), Request{Text: "roman", Op: Create, Tool: "roman_numerals"}, nil)
 	if !errors.Is(err, boom) || res.OK || !strings.Contains(res.Error, "provider unavailable") || strings.Contains(res.Error, "graph:") {
 		t.Errorf("result = %+v, %v", res, err)
@@ -584,7 +585,7 @@ func TestModelFailureAndCancel(t *testing.T) {
 	f.assertNothingWritten(t, "roman_numerals")
 
 	ctx, cancel := context.WithCancel(t.Context())
-	f = newFixture(t, &fakeModel{generate: func(ctx context.Context, _ llm.Request) (llm.Response, error) {
+	f = newFixture(t, &llmtest.Fake{GenerateFunc: func(ctx context.Context, _ llm.Request) (llm.Response, error) {
 		cancel()
 		return writeReply(romanTool("roman_numerals"), "conversion", exNumber, exRoman), nil
 	}})

@@ -7,11 +7,12 @@ import (
 	"testing"
 
 	"adaptbot/llm"
+	"adaptbot/llm/llmtest"
 )
 
 func TestPlanSaysNameAndInputsWithoutBuilding(t *testing.T) {
 	var sent llm.Request
-	f := newFixture(t, &fakeModel{generate: func(_ context.Context, r llm.Request) (llm.Response, error) {
+	f := newFixture(t, &llmtest.Fake{GenerateFunc: func(_ context.Context, r llm.Request) (llm.Response, error) {
 		sent = r
 		return llm.Response{Calls: []llm.FunctionCall{{Name: decideName, Arguments: json.RawMessage(
 			`{"op":"CREATE","tool":"Roman Numerals","summary":"Convert a whole number to Roman numerals.","inputs":["number (integer)"," "]}`)}}}, nil
@@ -32,7 +33,7 @@ func TestPlanSaysNameAndInputsWithoutBuilding(t *testing.T) {
 }
 
 func TestPlanRefusesWhatCannotBeBuilt(t *testing.T) {
-	f := newFixture(t, &fakeModel{generate: func(context.Context, llm.Request) (llm.Response, error) {
+	f := newFixture(t, &llmtest.Fake{GenerateFunc: func(context.Context, llm.Request) (llm.Response, error) {
 		return llm.Response{Calls: []llm.FunctionCall{{Name: decideName, Arguments: json.RawMessage(`{"op":"FLY","tool":"x","summary":"?"}`)}}}, nil
 	}})
 	if _, err := f.gen.Plan(t.Context(), "fly"); err == nil {

@@ -22,12 +22,28 @@ const (
 	System    Role = "system"
 	User      Role = "user"
 	Assistant Role = "assistant"
+	// Tool is the role of a function call's result.
+	Tool Role = "tool"
 )
 
-// Message is one turn of a conversation.
+// Message is one turn of a conversation. An assistant message may carry the
+// function calls the model made (Calls); each call's result follows as a
+// Tool message that names the call (CallID) and the function (Name). They
+// go to every provider as its native tool-call and tool-result messages, so
+// that each model call of a chat extends the previous one and a provider's
+// prompt cache can serve the shared beginning.
 type Message struct {
 	Role    Role   `json:"role"`
 	Content string `json:"content"`
+	// Calls are the function calls of an assistant message.
+	Calls []FunctionCall `json:"calls,omitempty"`
+	// CallID and Name say which call a Tool message answers.
+	CallID string `json:"call_id,omitempty"`
+	Name   string `json:"name,omitempty"`
+	// Cache marks the end of a beginning worth caching: providers that
+	// cache only where told (Anthropic) get a cache breakpoint after this
+	// message; the others cache shared beginnings by themselves.
+	Cache bool `json:"-"`
 }
 
 // Function is a function the model may call, with its parameters' JSON schema.
@@ -37,8 +53,10 @@ type Function struct {
 	Parameters  json.RawMessage
 }
 
-// FunctionCall is the model's call of a Function.
+// FunctionCall is the model's call of a Function. ID is the provider's
+// name for the call, which its result must quote.
 type FunctionCall struct {
+	ID        string
 	Name      string
 	Arguments json.RawMessage
 }
@@ -48,7 +66,11 @@ type Request struct {
 	Messages  []Message
 	Functions []Function
 	// Force names the function the model must call; empty leaves it free.
-	Force     string
+	Force string
+	// NoCalls offers the Functions (so the prompt stays the one the chat
+	// began with) but asks for a text answer; providers that cannot be
+	// told so may still call one, which the caller must then ignore.
+	NoCalls   bool
 	MaxTokens int
 	// Stream, when set, hears the reply's text as it arrives, piece by
 	// piece (never the function calls). The Response still carries the
@@ -120,12 +142,18 @@ func (m *Meter) Counts() (calls int, u Usage) {
 
 // Structured asks the model to answer by calling fn and returns the arguments
 // it passed. Models that answer in prose instead are tolerated when the prose
-// holds a JSON object: the first one found is taken.
-func Structured(ctx context.Context, m Model, msgs []Message, fn Function) (json.RawMessage, error) {
+// holds a JSON object: the first one found is taken. offered, when given, are
+// the functions the conversation has offered so far (fn among them): they
+// are sent as they are, so the prompt begins as the previous call's did.
+func Structured(ctx context.Context, m Model, msgs []Message, fn Function, offered ...Function) (json.RawMessage, error) {
 	if m == nil {
 		return nil, ErrNoModel
 	}
-	resp, err := m.Generate(ctx, Request{Messages: msgs, Functions: []Function{fn}, Force: fn.Name})
+	fns := offered
+	if len(fns) == 0 {
+		fns = []Function{fn}
+	}
+	resp, err := m.Generate(ctx, Request{Messages: msgs, Functions: fns, Force: fn.Name})
 	if err != nil {
 		return nil, err
 	}

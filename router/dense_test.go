@@ -124,12 +124,3 @@ func TestDenseFailureFallsBackToLexical(t *testing.T) {
 		t.Errorf("EmbedDocuments called %d times, want 1 (then backing off)", calls)
 	}
 }
-
-func TestFuseRRF(t *testing.T) {
-	a := []Hit{{"s", "x", 9}, {"s", "y", 5}}
-	b := []Hit{{"s", "y", 0.9}, {"s", "z", 0.8}}
-	got := names(fuseRRF(a, b))
-	if want := []string{"y", "x", "z"}; !slices.Equal(got, want) {
-		t.Errorf("fuseRRF = %v, want %v", got, want)
-	}
-}

@@ -12,8 +12,8 @@
 // rebuilds the index. Reads run concurrently with writes.
 //
 // An optional Embedder (declared here, implemented elsewhere) adds dense
-// scores, fused by reciprocal rank; any embedding failure falls back to the
-// lexical ranking, which stands on its own.
+// scores to the lexical ones, at a small share; any embedding failure falls
+// back to the lexical ranking, which stands on its own.
 //
 // A Feed keeps an Index in step with the tools that serve (a toolbox.Box:
 // one Upsert or Remove per change, local or remote), finds tools by the names

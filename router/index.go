@@ -147,9 +147,9 @@ func defaultConfig() config {
 // Option configures an Index.
 type Option func(*Index)
 
-// WithEmbedder makes Route fuse dense cosine similarity from e with the
-// lexical ranking, by reciprocal rank. Embedding failures fall back to the
-// lexical ranking alone.
+// WithEmbedder makes Route add dense cosine similarity from e to the
+// lexical ranking, at a share of 0.3 (denseWeight). Embedding failures fall
+// back to the lexical ranking alone.
 func WithEmbedder(e Embedder) Option {
 	return func(ix *Index) { ix.dense = newDenseState(e) }
 }

@@ -17,10 +17,15 @@ func (ix *Index) RouteMode(query string, k int, m Mode) []Hit {
 }
 
 // RouteContext is RouteMode with a context for the Embedder's calls. Without
-// an Embedder it never waits on anything but the index's lock.
+// an Embedder it never waits on anything but the index's lock. A request
+// written as an expression (arithmetic, a unit conversion, date arithmetic)
+// is routed with words that name what it asks for (shape.go).
 func (ix *Index) RouteContext(ctx context.Context, query string, k int, m Mode) []Hit {
 	if k <= 0 {
 		return nil
+	}
+	if w := shapeWords(query); w != "" {
+		query += "\n" + w
 	}
 	if ix.dense == nil {
 		return ix.lexical(query, k, m)

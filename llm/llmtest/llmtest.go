@@ -8,7 +8,10 @@
 // connection (Cut). Requests with "stream": true are answered as
 // chat.completion.chunk server-sent events, text and function calls alike.
 // Queue scripts "these replies first, then that"; Cancelled, WaitCancelled,
-// InFlight and WaitIdle let a test see that a client gave up.
+// InFlight and WaitIdle let a test see that a client gave up. A request's
+// earlier tool calls and tool-role results are read (Results), and Prompt
+// and Uncached measure what a prompt cache could serve between two calls of
+// a chat. Fake is a model in the process for tests that need no HTTP.
 package llmtest
 
 import (
@@ -45,10 +48,24 @@ type Request struct {
 }
 
 // Message is one message of a Request. Content may arrive as a string or as
-// parts; Text gives the text either way.
+// parts; Text gives the text either way. An assistant message may carry the
+// model's earlier tool calls, and a "tool" message answers one of them
+// (ToolCallID).
 type Message struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	ToolCalls  []ToolCall      `json:"tool_calls,omitempty"`
+	ToolCallID string          `json:"tool_call_id,omitempty"`
+}
+
+// ToolCall is a tool call an assistant message carries.
+type ToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
 }
 
 // Text returns the message's text.
@@ -113,6 +130,78 @@ func (r Request) LastUser() string {
 		}
 	}
 	return ""
+}
+
+// Last returns the request's last message.
+func (r Request) Last() Message {
+	if len(r.Messages) == 0 {
+		return Message{}
+	}
+	return r.Messages[len(r.Messages)-1]
+}
+
+// Results returns the tool results after the last user message, in order,
+// each with the name of the function whose call it answers: what the model
+// is to answer from.
+func (r Request) Results() []Result {
+	names := map[string]string{}
+	var out []Result
+	for _, m := range r.Messages {
+		switch m.Role {
+		case "user":
+			out = nil
+		case "assistant":
+			for _, c := range m.ToolCalls {
+				names[c.ID] = c.Function.Name
+			}
+		case "tool":
+			out = append(out, Result{Name: names[m.ToolCallID], CallID: m.ToolCallID, Text: m.Text()})
+		}
+	}
+	return out
+}
+
+// Result is a tool result in a request.
+type Result struct {
+	Name, CallID, Text string
+}
+
+// Prompt is the request's prompt in the order providers lay it out for
+// their caches: the tools (name, description, schema), then every message
+// (role, text, tool calls, the call a result answers). Two calls of a chat
+// share what a prompt cache can serve: the common beginning of their
+// Prompts.
+func (r Request) Prompt() string {
+	var b strings.Builder
+	for _, t := range r.Tools {
+		fmt.Fprintf(&b, "tool %s: %s %s\n", t.Function.Name, t.Function.Description, t.Function.Parameters)
+	}
+	for _, m := range r.Messages {
+		fmt.Fprintf(&b, "%s: %s", m.Role, m.Text())
+		for _, c := range m.ToolCalls {
+			fmt.Fprintf(&b, " [call %s %s(%s)]", c.ID, c.Function.Name, c.Function.Arguments)
+		}
+		if m.ToolCallID != "" {
+			fmt.Fprintf(&b, " [result of %s]", m.ToolCallID)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// Tokens estimates a text's tokens at four bytes a token (no tokenizer is
+// available offline; the usual rule of thumb for English).
+func Tokens(text string) int { return (len(text) + 3) / 4 }
+
+// Uncached returns the tokens of the prompt now that a prompt cache cannot
+// serve: what follows the beginning it shares with prev, the previous call
+// of the same chat ("" for a chat's first call).
+func Uncached(prev, now string) int {
+	n := 0
+	for n < len(prev) && n < len(now) && prev[n] == now[n] {
+		n++
+	}
+	return Tokens(now[n:])
 }
 
 // Reply is what the scripted model answers. The zero Reply is an empty
@@ -212,13 +301,23 @@ type Server struct {
 // New starts a server whose model answers with script. It stops with the
 // test; requests still hanging then are released.
 func New(t testing.TB, script func(Request) Reply) *Server {
+	s := Start(script)
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// Start starts a server outside a test (an evaluation, a benchmark
+// command); Stop stops it.
+func Start(script func(Request) Reply) *Server {
 	s := &Server{script: script, quit: make(chan struct{}), changed: make(chan struct{})}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
-	t.Cleanup(func() {
-		close(s.quit)
-		s.Close()
-	})
 	return s
+}
+
+// Stop releases requests still hanging and closes the server.
+func (s *Server) Stop() {
+	close(s.quit)
+	s.Close()
 }
 
 // BaseURL is the value for OPENAI_BASE_URL.
@@ -368,7 +467,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if reply.Call != "" {
 		finish = "tool_calls"
 		msg["tool_calls"] = []map[string]any{{
-			"id": "call_1", "type": "function",
+			"id": callID(req), "type": "function",
 			"function": map[string]any{"name": reply.Call, "arguments": reply.Args},
 		}}
 	}
@@ -391,6 +490,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Write(body)
 }
+
+// callID names a reply's call after the request's length, so that the
+// calls of one chat get distinct IDs, the same ones every run.
+func callID(req Request) string { return fmt.Sprintf("call_%d", len(req.Messages)) }
 
 // usage counts a request's and a reply's tokens the scripted way.
 func usage(req Request, reply Reply) map[string]any {
@@ -428,7 +531,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req Request, rep
 	if reply.Call != "" {
 		finish = "tool_calls"
 		events = append(events, chunk(map[string]any{"tool_calls": []map[string]any{{
-			"index": 0, "id": "call_1", "type": "function",
+			"index": 0, "id": callID(req), "type": "function",
 			"function": map[string]any{"name": reply.Call, "arguments": ""},
 		}}}, nil))
 		args := reply.Args

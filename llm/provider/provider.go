@@ -216,7 +216,7 @@ func (a *adapter) CallBudget() (try, all time.Duration) {
 }
 
 func (a *adapter) Generate(ctx context.Context, r llm.Request) (llm.Response, error) {
-	msgs, opts := request(r)
+	msgs, opts := request(a.provider, r)
 	var streamed atomic.Bool
 	if r.Stream != nil {
 		opts = append(opts, llms.WithStreamingFunc(func(_ context.Context, piece []byte) error {
@@ -264,18 +264,68 @@ func (a *adapter) Generate(ctx context.Context, r llm.Request) (llm.Response, er
 	}
 }
 
-// request turns an llm.Request into langchaingo's messages and options.
-func request(r llm.Request) ([]llms.MessageContent, []llms.CallOption) {
+// request turns an llm.Request into langchaingo's messages and options, for
+// the named provider. Function calls and their results go as langchaingo's
+// tool-call parts, which each provider's client turns into its own
+// messages; the exceptions are what this langchaingo version cannot carry:
+//   - its Anthropic client reads only the first part of an assistant or tool
+//     message, so each call and each result gets a message of its own
+//     (Anthropic merges consecutive turns of one role);
+//   - its Ollama client takes only text, so calls are written out as text
+//     and results go as tool-role text.
+func request(provider string, r llm.Request) ([]llms.MessageContent, []llms.CallOption) {
 	msgs := make([]llms.MessageContent, 0, len(r.Messages))
 	for _, m := range r.Messages {
-		role := llms.ChatMessageTypeHuman
-		switch m.Role {
-		case llm.System:
-			role = llms.ChatMessageTypeSystem
-		case llm.Assistant:
-			role = llms.ChatMessageTypeAI
+		switch {
+		case m.Role == llm.Tool && provider == "ollama":
+			msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeTool, m.Content))
+		case m.Role == llm.Tool:
+			msgs = append(msgs, llms.MessageContent{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{
+				llms.ToolCallResponse{ToolCallID: m.CallID, Name: m.Name, Content: m.Content}}})
+		case m.Role == llm.Assistant && len(m.Calls) > 0 && provider == "ollama":
+			var b strings.Builder
+			b.WriteString(m.Content)
+			for _, c := range m.Calls {
+				fmt.Fprintf(&b, "\n%s(%s)", c.Name, c.Arguments)
+			}
+			msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeAI, strings.TrimSpace(b.String())))
+		case m.Role == llm.Assistant && len(m.Calls) > 0:
+			var parts []llms.ContentPart
+			if m.Content != "" && provider != "anthropic" {
+				parts = append(parts, llms.TextContent{Text: m.Content})
+			}
+			for _, c := range m.Calls {
+				args := string(c.Arguments)
+				if strings.TrimSpace(args) == "" {
+					args = "{}"
+				}
+				tc := llms.ToolCall{ID: c.ID, Type: "function", FunctionCall: &llms.FunctionCall{Name: c.Name, Arguments: args}}
+				if provider == "anthropic" {
+					msgs = append(msgs, llms.MessageContent{Role: llms.ChatMessageTypeAI, Parts: []llms.ContentPart{tc}})
+					continue
+				}
+				parts = append(parts, tc)
+			}
+			if len(parts) > 0 {
+				msgs = append(msgs, llms.MessageContent{Role: llms.ChatMessageTypeAI, Parts: parts})
+			}
+		default:
+			role := llms.ChatMessageTypeHuman
+			switch m.Role {
+			case llm.System:
+				role = llms.ChatMessageTypeSystem
+			case llm.Assistant:
+				role = llms.ChatMessageTypeAI
+			}
+			var part llms.ContentPart = llms.TextContent{Text: m.Content}
+			// This langchaingo's Anthropic client honours a cache mark on a
+			// user message's text only (not on the system prompt or tools);
+			// a breakpoint there caches tools, system and conversation so far.
+			if m.Cache && provider == "anthropic" && role == llms.ChatMessageTypeHuman {
+				part = llms.WithCacheControl(part, anthropic.EphemeralCache())
+			}
+			msgs = append(msgs, llms.MessageContent{Role: role, Parts: []llms.ContentPart{part}})
 		}
-		msgs = append(msgs, llms.TextParts(role, m.Content))
 	}
 	var opts []llms.CallOption
 	if len(r.Functions) > 0 {
@@ -290,8 +340,11 @@ func request(r llm.Request) ([]llms.MessageContent, []llms.CallOption) {
 			}})
 		}
 		opts = append(opts, llms.WithTools(tools))
-		if r.Force != "" {
+		switch {
+		case r.Force != "":
 			opts = append(opts, llms.WithToolChoice(llms.ToolChoice{Type: "function", Function: &llms.FunctionReference{Name: r.Force}}))
+		case r.NoCalls:
+			opts = append(opts, llms.WithToolChoice("none"))
 		}
 	}
 	if r.MaxTokens > 0 {
@@ -309,7 +362,7 @@ func response(resp *llms.ContentResponse) llm.Response {
 			if tc.FunctionCall == nil {
 				continue
 			}
-			out.Calls = append(out.Calls, llm.FunctionCall{Name: tc.FunctionCall.Name, Arguments: json.RawMessage(tc.FunctionCall.Arguments)})
+			out.Calls = append(out.Calls, llm.FunctionCall{ID: tc.ID, Name: tc.FunctionCall.Name, Arguments: json.RawMessage(tc.FunctionCall.Arguments)})
 		}
 		if ch.FuncCall != nil && len(ch.ToolCalls) == 0 {
 			out.Calls = append(out.Calls, llm.FunctionCall{Name: ch.FuncCall.Name, Arguments: json.RawMessage(ch.FuncCall.Arguments)})

@@ -2,6 +2,7 @@ package routereval
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -234,6 +235,25 @@ type Report struct {
 	Steps   int       `json:"steps"`
 	Systems []Metrics `json:"systems"`
 	Latency []Latency `json:"latency,omitempty"`
+	// Flows and PeerFlows are the model traffic of a one-tool answer
+	// (CompareFlows), when measured.
+	Flows     []FlowRow `json:"flows,omitempty"`
+	PeerFlows []FlowRow `json:"peer_flows,omitempty"`
+}
+
+// CompareFlows measures AdaptBot's and the peer's model traffic for a
+// one-tool answer at each catalog size, over the dataset in dir, running
+// the peer from peerDir, and adds them to the report.
+func (r *Report) CompareFlows(ctx context.Context, dir, peerDir string, sizes []int) error {
+	docs, _, err := LoadDataset(dir)
+	if err != nil {
+		return err
+	}
+	if r.Flows, err = AdaptBotFlows(ctx, docs, sizes); err != nil {
+		return err
+	}
+	r.PeerFlows, err = PeerFlows(ctx, peerDir, dir, sizes)
+	return err
 }
 
 // LoadDataset reads catalog.json and queries.jsonl from dir.
@@ -282,6 +302,11 @@ func Evaluate(dir string, sizes []int, reps int) (*Report, error) {
 	return r, nil
 }
 
+// row is m as a line of the recall table.
+func (m Metrics) row() string {
+	return fmt.Sprintf("| %s | %.3f | %.3f | %.3f | %.3f |\n", m.System, m.RecallAt5, m.RecallAt10, m.StepRecall, m.StepAllFound)
+}
+
 // WriteText writes the report as Markdown tables.
 func (r *Report) WriteText(w io.Writer) error {
 	b := &strings.Builder{}
@@ -289,7 +314,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(b, "| system | recall@5 | recall@10 | per-step top-3 recall | per-step all found |\n")
 	fmt.Fprintf(b, "|---|---|---|---|---|\n")
 	for _, m := range r.Systems {
-		fmt.Fprintf(b, "| %s | %.3f | %.3f | %.3f | %.3f |\n", m.System, m.RecallAt5, m.RecallAt10, m.StepRecall, m.StepAllFound)
+		b.WriteString(m.row())
 	}
 	if len(r.Latency) > 0 {
 		fmt.Fprintf(b, "\n| index | tools | requests ×reps | Route p50 | Route p99 | p99 of per-request medians | build | index heap |\n")
@@ -299,6 +324,10 @@ func (r *Report) WriteText(w io.Writer) error {
 			fmt.Fprintf(b, "| %s | %d | %d ×%d | %s | %s | %s | %s | %.1f MiB |\n", l.Index, l.Tools, l.Queries, l.Reps, us(l.P50),
 				us(l.P99), us(l.StableP99), l.Build.Round(time.Millisecond), float64(l.IndexBytes)/(1<<20))
 		}
+	}
+	if len(r.Flows) > 0 {
+		b.WriteString("\n")
+		WriteFlows(b, r.Flows, r.PeerFlows)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -149,8 +149,9 @@ func TestScaleDocs(t *testing.T) {
 // tasks (each taught to its gold tools, as if a user had asked it and those
 // tools had run), and is scored on the other half, then the halves swap.
 // It prints Route's metrics on each held-out half without and with the
-// learning, and asserts only that learning the other half never lowers
-// them by more than one task's worth. Run with -v to see the figures.
+// learning, and holds the average gain over the two halves to what the
+// README claims (+0.035 recall@5, +0.018 per step), within a tolerance that
+// allows a task's worth either way. Run with -v to see the figures.
 func TestLearnHeldOut(t *testing.T) {
 	docs, tasks, err := LoadDataset(datasetDir(t))
 	if err != nil {
@@ -165,6 +166,7 @@ func TestLearnHeldOut(t *testing.T) {
 		halves[i%2] = append(halves[i%2], tk)
 	}
 	route := func(ix *router.Index) RouteFunc { return func(q string, k int) []router.Hit { return ix.Route(q, k) } }
+	var gain5, gainStep float64
 	for h := range 2 {
 		train, test := halves[1-h], halves[h]
 		ix := router.Build(docs)
@@ -179,9 +181,17 @@ func TestLearnHeldOut(t *testing.T) {
 		after := Score("", route(ix), test)
 		t.Logf("held-out half %d (%d tasks, learned from %d): recall@5 %.3f → %.3f, recall@10 %.3f → %.3f, per-step top-3 %.3f → %.3f",
 			h, len(test), len(train), before.RecallAt5, after.RecallAt5, before.RecallAt10, after.RecallAt10, before.StepRecall, after.StepRecall)
-		oneTask := 1 / float64(len(test))
-		if after.RecallAt5 < before.RecallAt5-oneTask || after.StepRecall < before.StepRecall-oneTask {
-			t.Errorf("learning the other half lowered recall on half %d by more than one task", h)
-		}
+		gain5 += (after.RecallAt5 - before.RecallAt5) / 2
+		gainStep += (after.StepRecall - before.StepRecall) / 2
+	}
+	// A task holds about 2.7 gold tools, so one task more or less found
+	// moves a half's recall by about 1/47 ≈ 0.02.
+	const claim5, claimStep, tolerance = 0.035, 0.018, 0.015
+	t.Logf("average gain: recall@5 %+.3f (README: %+.3f), per-step %+.3f (README: %+.3f)", gain5, claim5, gainStep, claimStep)
+	if gain5 < claim5-tolerance || gain5 > claim5+tolerance {
+		t.Errorf("learning adds %+.3f recall@5 on held-out tasks; the README claims %+.3f (±%.3f)", gain5, claim5, tolerance)
+	}
+	if gainStep < claimStep-tolerance || gainStep > claimStep+tolerance {
+		t.Errorf("learning adds %+.3f per-step recall on held-out tasks; the README claims %+.3f (±%.3f)", gainStep, claimStep, tolerance)
 	}
 }
