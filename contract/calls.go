@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -24,6 +25,24 @@ var CallFuncs = []string{"Call", "CallJSON"}
 // tool calling itself. A source that does not parse returns the parser's
 // error, as Parse does.
 func Calls(name string, src []byte) ([]string, error) {
+	sites, err := CallSites(name, src)
+	uses := make([]string, 0, len(sites))
+	for _, s := range sites {
+		uses = append(uses, s.Tool)
+	}
+	return uses, err
+}
+
+// CallSite is a tool a source calls, and where it first does.
+type CallSite struct {
+	Tool string
+	// Pos is "line:column" of the name in the source.
+	Pos string
+}
+
+// CallSites is Calls with the place of each tool's first call, sorted by
+// tool.
+func CallSites(name string, src []byte) ([]CallSite, error) {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, name+".go", src, parser.SkipObjectResolution)
 	if err != nil {
@@ -57,7 +76,7 @@ func Calls(name string, src []byte) ([]string, error) {
 		return nil, false
 	}
 	called := map[*ast.SelectorExpr]bool{}
-	seen := map[string]bool{}
+	seen := map[string]token.Pos{}
 	ast.Inspect(f, func(n ast.Node) bool {
 		call, ok := n.(*ast.CallExpr)
 		if !ok {
@@ -82,7 +101,9 @@ func Calls(name string, src []byte) ([]string, error) {
 		case callee == name:
 			c.problem(call.Args[1].Pos(), "%s calls %s itself: a tool may not call itself", name, name)
 		default:
-			seen[callee] = true
+			if _, ok := seen[callee]; !ok {
+				seen[callee] = call.Args[1].Pos()
+			}
 		}
 		return true
 	})
@@ -92,15 +113,31 @@ func Calls(name string, src []byte) ([]string, error) {
 		}
 		return true
 	})
-	uses := make([]string, 0, len(seen))
-	for u := range seen {
-		uses = append(uses, u)
+	sites := make([]CallSite, 0, len(seen))
+	for u, pos := range seen {
+		p := fset.Position(pos)
+		sites = append(sites, CallSite{Tool: u, Pos: fmt.Sprintf("%d:%d", p.Line, p.Column)})
 	}
-	sort.Strings(uses)
+	sort.Slice(sites, func(i, j int) bool { return sites[i].Tool < sites[j].Tool })
 	if len(c.problems) > 0 {
-		return uses, &Error{Tool: name, Problems: c.problems}
+		return sites, &Error{Tool: name, Problems: c.problems}
 	}
-	return uses, nil
+	return sites, nil
+}
+
+// MissingCallees lists, as problems like the contract's, each tool src
+// calls that exists says does not exist: a new or changed tool may not
+// name a tool that is not there, as it may not import a package that is
+// not allowed.
+func MissingCallees(name string, src []byte, exists func(tool string) bool) []string {
+	sites, _ := CallSites(name, src)
+	var out []string
+	for _, s := range sites {
+		if !exists(s.Tool) {
+			out = append(out, fmt.Sprintf("%s: calls %s, and there is no tool named %q; call only the tools there are", s.Pos, s.Tool, s.Tool))
+		}
+	}
+	return out
 }
 
 func exprOf(n ast.Node) ast.Expr {

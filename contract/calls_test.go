@@ -101,3 +101,17 @@ func TestCallsOfTripTime(t *testing.T) {
 		t.Errorf("Calls(trip_time) = %q, %v", uses, err)
 	}
 }
+
+func TestMissingCallees(t *testing.T) {
+	src := caller("", `	toolkit.Call(ctx, "calculator", nil)
+	toolkit.Call(ctx, "unit_converterr", nil)
+	toolkit.Call(ctx, "unit_converterr", nil)`)
+	got := MissingCallees("trip", []byte(src), func(tool string) bool { return tool == "calculator" })
+	want := []string{`16:20: calls unit_converterr, and there is no tool named "unit_converterr"; call only the tools there are`}
+	if !slices.Equal(got, want) {
+		t.Errorf("MissingCallees = %q, want %q", got, want)
+	}
+	if got := MissingCallees("trip", []byte(src), func(string) bool { return true }); len(got) != 0 {
+		t.Errorf("MissingCallees with every tool there = %q", got)
+	}
+}
