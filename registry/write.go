@@ -175,6 +175,17 @@ func (r *Registry) Versions(name string) ([]Version, error) {
 
 // Rollback makes version v serve again, as a new version (history only grows).
 func (r *Registry) Rollback(ctx context.Context, name string, v int) (Entry, error) {
+	return r.rollback(ctx, name, v, true)
+}
+
+// RollbackPending is Rollback for a version that must not serve before a
+// person approves it (a check of it failed): with Options.Review on it
+// waits as pending; with review off it serves, as with Rollback.
+func (r *Registry) RollbackPending(ctx context.Context, name string, v int) (Entry, error) {
+	return r.rollback(ctx, name, v, !r.opts.Review)
+}
+
+func (r *Registry) rollback(ctx context.Context, name string, v int, approved bool) (Entry, error) {
 	if err := contract.ValidName(name); err != nil {
 		return Entry{}, err
 	}
@@ -186,8 +197,8 @@ func (r *Registry) Rollback(ctx context.Context, name string, v int) (Entry, err
 		return Entry{}, err
 	}
 	// A rollback is a person's choice of a version they have seen: it
-	// needs no further approval.
-	o := PutOptions{Origin: Manual, Approved: true}
+	// needs no further approval, unless a check of it failed.
+	o := PutOptions{Origin: Manual, Approved: approved}
 	var kept Entry
 	if meta, err := os.ReadFile(filepath.Join(filepath.Dir(r.versionPath(name, v)), "entry.json")); err == nil && json.Unmarshal(meta, &kept) == nil {
 		o.Origin, o.Category = kept.Origin, kept.Category
