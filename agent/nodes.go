@@ -62,6 +62,7 @@ type run struct {
 	err    error
 	valid  bool // the arguments passed the schema (perhaps after a retry)
 	ran    bool // the tool was called with valid arguments
+	nested []string // the tools it called (toolkit.Call), in the order they began
 }
 
 // shortlist returns the tools the classifier starts with, and whether they
@@ -298,9 +299,15 @@ func (a *Agent) call(ctx context.Context, s *state, c toolCall) (r run, step Ste
 	name := c.tool
 	r = run{tool: name, args: args(c.Arguments)}
 	step = Step{Node: NodeExecute, Tool: name, Arguments: jsonOrString(r.args)}
+	// The calls the tool makes of other tools go under its step.
+	ctx, log := toolbox.WithCallLog(ctx)
 	defer func() {
 		step.Duration = time.Since(began)
 		step.Ms = millis(step.Duration)
+		step.Calls = log.Nested()
+		for _, c := range step.Calls {
+			r.nested = append(r.nested, c.Tool)
+		}
 	}()
 	// Look the tool up again: it may have changed since the classifier ran.
 	t, ok := a.tools.Tool(name)
