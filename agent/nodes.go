@@ -60,8 +60,8 @@ type run struct {
 	args   json.RawMessage
 	output string
 	err    error
-	valid  bool // the arguments passed the schema (perhaps after a retry)
-	ran    bool // the tool was called with valid arguments
+	valid  bool     // the arguments passed the schema (perhaps after a retry)
+	ran    bool     // the tool was called with valid arguments
 	nested []string // the tools it called (toolkit.Call), in the order they began
 }
 
