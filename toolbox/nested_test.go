@@ -51,7 +51,8 @@ func toolFrom(t testing.TB, name, src string) registry.Tool {
 }
 
 // caller returns a tool named name whose Execute calls callee with args
-// and fails with its error, or returns "name>" and its output.
+// and fails with its error, or returns "name>" and its output; called with
+// {"skip": true}, it returns at once, the same code run but the call.
 func caller(name, callee, args string) string {
 	return `// Package ` + name + ` calls ` + callee + `.
 package ` + name + `
@@ -63,9 +64,14 @@ import (
 	"adaptbot/toolkit"
 )
 
-type Input struct{}
+type Input struct {
+	Skip bool ` + "`json:\"skip,omitempty\"`" + `
+}
 
 func Execute(ctx context.Context, in Input) (string, error) {
+	if in.Skip {
+		return "` + name + `>skipped", nil
+	}
 	out, err := toolkit.Call(ctx, "` + callee + `", json.RawMessage(` + "`" + args + "`" + `))
 	if err != nil {
 		return "", err
