@@ -220,7 +220,12 @@ func nestedTools() map[string]string {
 }
 
 func TestNestedCall(t *testing.T) {
-	for name, r := range runners(t, testOptions(t)) {
+	// A chain of four on a pool of two starts two extra workers, and each
+	// compiles its tool: time enough under the race detector on a busy
+	// machine.
+	opts := testOptions(t)
+	opts.CallTimeout = 10 * time.Second
+	for name, r := range runners(t, opts) {
 		t.Run(name, func(t *testing.T) {
 			h := newHost(r, nestedTools())
 			res, err := h.call(context.Background(), "doubler", `{"a": 2, "b": 3}`)
@@ -239,14 +244,16 @@ func TestNestedCall(t *testing.T) {
 }
 
 func TestNestedCallErrors(t *testing.T) {
-	for name, r := range runners(t, testOptions(t)) {
+	opts := testOptions(t)
+	opts.CallTimeout = 10 * time.Second
+	for name, r := range runners(t, opts) {
 		t.Run(name, func(t *testing.T) {
 			h := newHost(r, nestedTools())
 			for _, tt := range []struct{ input, want string }{
 				{`{"tool": "missing"}`, `error: no tool named "missing"`},
 				{`{"tool": "panicker"}`, "error: tool panicker: panic: assignment to entry in nil map"},
 				{`{"tool": "adder", "args": "{\"a\": \"x\"}"}`, "error: tool adder: input: arguments do not match Input"},
-				{`{"tool": "adder", "bare": true}`, `error: toolkit.Call("adder"): calling other tools needs the ctx that Execute was given`},
+				{`{"tool": "adder", "bare": true}`, `error: toolkit.Call("adder"): calling other tools is not available here (pass the ctx that Execute was given)`},
 			} {
 				res, err := h.call(context.Background(), "relay", tt.input)
 				if err != nil || !strings.HasPrefix(res.Output, tt.want) {
@@ -255,7 +262,7 @@ func TestNestedCallErrors(t *testing.T) {
 			}
 			// Without a host, a call fails in the tool, which carries on.
 			res, err := r.Run(context.Background(), sandbox.Call{Tool: "relay", Source: []byte(relay), Input: []byte(`{"tool": "adder"}`)})
-			if err != nil || !strings.Contains(res.Output, "calling other tools needs") {
+			if err != nil || !strings.Contains(res.Output, "calling other tools is not available here") {
 				t.Errorf("relay without a host = %q, %v", res.Output, err)
 			}
 		})
