@@ -108,7 +108,7 @@ func TestFleetNestedCall(t *testing.T) {
 	}
 	// Without a host, the tool's call fails in the tool.
 	fleet := cluster.NewFleet(connect(t, srv.URL(), "bare"), 5*time.Second)
-	if _, err := fleet.Run(context.Background(), sandbox.Call{Tool: "greeter", Source: []byte(greeter), Input: json.RawMessage(`{}`)}); err == nil || !strings.Contains(err.Error(), "calling other tools needs") {
+	if _, err := fleet.Run(context.Background(), sandbox.Call{Tool: "greeter", Source: []byte(greeter), Input: json.RawMessage(`{}`)}); err == nil || !strings.Contains(err.Error(), "calling other tools is not available here") {
 		t.Errorf("greeter without a host = %v", err)
 	}
 }

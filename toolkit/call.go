@@ -34,7 +34,7 @@ func CallerFrom(ctx context.Context) Caller {
 // ErrNoCaller is returned (wrapped) by Call and CallJSON when their context
 // carries no way to call tools: the tool passed a context other than the one
 // Execute was given, or runs where calls are not served.
-var ErrNoCaller = errors.New("calling other tools needs the ctx that Execute was given")
+var ErrNoCaller = errors.New("calling other tools is not available here (pass the ctx that Execute was given)")
 
 // Call runs the tool name with args and returns its output as text: the
 // string the tool returned, or the JSON encoding of what else it returned.
