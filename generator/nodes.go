@@ -195,7 +195,7 @@ func (g *Generator) check(ctx context.Context, b *build) (*build, error) {
 	if err != nil {
 		return b, err
 	}
-	b.breaks = false
+	b.breaks, b.dependents = false, nil // this attempt's, not an earlier one's
 	if v.tool != nil && b.op == Modify {
 		// The tools that use this one must still pass their examples with
 		// the new version in its place, before it serves.
