@@ -112,7 +112,7 @@ func BenchmarkNestedCall(b *testing.B) {
 	for name, src := range map[string]string{
 		"leaf": leaf,
 		"one":  caller("one", "leaf", `{}`),
-		"a":     caller("a", "b", `{}`), "b": caller("b", "c", `{}`), "c": caller("c", "leaf", `{}`),
+		"a":    caller("a", "b", `{}`), "b": caller("b", "c", `{}`), "c": caller("c", "leaf", `{}`),
 	} {
 		reg.tools[name] = toolFrom(b, name, src)
 	}
