@@ -213,7 +213,8 @@ func TestHandEditOfAUsedTool(t *testing.T) {
 	f.withTrip(t)
 	var mu sync.Mutex
 	var reports []string
-	f.gen.RetestOnChange(t.Context(), func(r *ExampleReport, err error) {
+	ctx, stop := context.WithCancel(t.Context())
+	wait := f.gen.RetestOnChange(ctx, func(r *ExampleReport, err error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if err != nil {
@@ -249,6 +250,8 @@ func TestHandEditOfAUsedTool(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "the warnings to clear", func() bool { a, b := warnings(); return a == "" && b == "" })
+	stop()
+	wait() // the last run may still be saving
 }
 
 func TestDeleteAUsedTool(t *testing.T) {

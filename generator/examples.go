@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
 	"adaptbot/contract"
 	"adaptbot/registry"
@@ -53,15 +54,20 @@ func (g *Generator) TestTool(ctx context.Context, name string) (*ExampleReport, 
 // others, and reports each; a failure becomes a warning on both tools'
 // entries (registry.Entry.Warning: the changed tool breaks them, they fail
 // since it changed), and a pass clears it. It runs off the registry's
-// goroutine and stops after ctx is done. Tools without examples are
-// skipped.
-func (g *Generator) RetestOnChange(ctx context.Context, report func(*ExampleReport, error)) {
+// goroutine and stops after ctx is done; the function it returns waits,
+// once ctx is done, until the runs under way have ended. Tools without
+// examples are skipped.
+func (g *Generator) RetestOnChange(ctx context.Context, report func(*ExampleReport, error)) (wait func()) {
+	var mu sync.Mutex // orders Add after Wait began: none starts once ctx is done
+	var running sync.WaitGroup
 	g.opts.Registry.OnChange(func(ev registry.Event) {
+		mu.Lock()
+		defer mu.Unlock()
 		if ctx.Err() != nil || (ev.Kind != registry.Added && ev.Kind != registry.Updated) {
 			return
 		}
 		name, own := ev.Entry.Name, ev.Entry.Origin != registry.Generated
-		go func() {
+		running.Go(func() {
 			if own {
 				r, err := g.TestTool(ctx, name)
 				if !errors.Is(err, ErrNoExamples) {
@@ -69,8 +75,13 @@ func (g *Generator) RetestOnChange(ctx context.Context, report func(*ExampleRepo
 				}
 			}
 			g.retestDependents(ctx, name, report)
-		}()
+		})
 	})
+	return func() {
+		mu.Lock()
+		mu.Unlock() //nolint:staticcheck // an empty critical section: no Add is under way
+		running.Wait()
+	}
 }
 
 // retestDependents runs the examples of the tools that use name, as it now
@@ -94,11 +105,17 @@ func (g *Generator) retestDependents(ctx context.Context, name string, report fu
 			continue
 		}
 		report(r, nil)
+		if ctx.Err() != nil {
+			return // stopped: keep what the registry says
+		}
 		warning := ""
 		if !r.OK {
 			warning = fmt.Sprintf("fails its examples since %s changed (version %d): %s", name, t.Version, forPeople(r.Failures()[0]))
 		}
 		g.warn(r.Tool, warning)
+	}
+	if ctx.Err() != nil {
+		return
 	}
 	warning := ""
 	if failed := broken(reports); len(failed) > 0 {
