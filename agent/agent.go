@@ -247,6 +247,9 @@ type Step struct {
 	PromptTokens     int             `json:"prompt_tokens,omitempty"`
 	CompletionTokens int             `json:"completion_tokens,omitempty"`
 	Detail           string          `json:"detail,omitempty"`
+	// Calls are the calls the tool made of other tools (toolkit.Call),
+	// nested ones included, in the order they began.
+	Calls []toolbox.CallRecord `json:"calls,omitempty"`
 	// Duration is Ms, for code.
 	Duration time.Duration `json:"-"`
 }
@@ -262,7 +265,8 @@ type Result struct {
 	Trace            []Step       `json:"trace"`
 	TotalMs          float64      `json:"total_ms"`
 	// Tool and Arguments are the first tool that ran and its arguments;
-	// Tools lists every tool that ran, in order.
+	// Tools lists every tool that ran, in order, each followed by the tools
+	// it called (Step.Calls).
 	Tool      string          `json:"tool,omitempty"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	Tools     []string        `json:"tools"`
@@ -358,6 +362,7 @@ func (a *Agent) summarizeRuns(res *Result, runs []run) {
 		if r.ran {
 			anyRan = true
 			res.Tools = append(res.Tools, r.tool)
+			res.Tools = append(res.Tools, r.nested...)
 			if res.Tool == "" {
 				res.Tool, res.Arguments = r.tool, jsonOrString(r.args)
 			}

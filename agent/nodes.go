@@ -67,8 +67,9 @@ type run struct {
 	args   json.RawMessage
 	output string
 	err    error
-	valid  bool // the arguments passed the schema (perhaps after a retry)
-	ran    bool // the tool was called with valid arguments
+	valid  bool     // the arguments passed the schema (perhaps after a retry)
+	ran    bool     // the tool was called with valid arguments
+	nested []string // the tools it called (toolkit.Call), in the order they began
 	// argsErr is why the tool refused the arguments; it did not run.
 	argsErr *toolbox.ArgsError
 }
@@ -433,7 +434,15 @@ func (a *Agent) call(ctx context.Context, name string, raw json.RawMessage) (r r
 	began := time.Now()
 	r = run{tool: name, args: args(raw)}
 	step = Step{Node: NodeExecute, Tool: name, Arguments: jsonOrString(r.args)}
-	defer func() { step.Duration = time.Since(began) }()
+	// The calls the tool makes of other tools go under its step.
+	ctx, log := toolbox.WithCallLog(ctx)
+	defer func() {
+		step.Duration = time.Since(began)
+		step.Calls = log.Nested()
+		for _, c := range step.Calls {
+			r.nested = append(r.nested, c.Tool)
+		}
+	}()
 	// Look the tool up again: it may have changed since the classifier ran.
 	t, ok := a.tools.Tool(name)
 	if !ok {

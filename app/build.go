@@ -33,7 +33,7 @@ func (s *Server) handleBuild() fiber.Handler {
 
 func (s *Server) handleToolDelete() fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		res, err := s.svc.Delete(c.UserContext(), c.Params("name"))
+		res, err := s.svc.Delete(c.UserContext(), c.Params("name"), c.QueryBool("force"))
 		if err != nil {
 			return err
 		}
@@ -49,12 +49,11 @@ func (s *Server) handleToolRollback() fiber.Handler {
 		if err := decodeJSON(c.Body(), &req, true); err != nil {
 			return err
 		}
-		name := c.Params("name")
-		e, err := s.svc.Rollback(c.UserContext(), name, req.Version)
+		res, err := s.svc.Rollback(c.UserContext(), c.Params("name"), req.Version)
 		if err != nil {
 			return err
 		}
-		return c.JSON(fiber.Map{"tool": e.Name, "version": e.Version, "restored": req.Version})
+		return c.JSON(fiber.Map{"tool": res.Tool, "version": res.Version, "restored": req.Version, "pending": res.Pending, "dependents": res.Dependents})
 	}
 }
 

@@ -299,7 +299,11 @@ func toolsTest(ctx context.Context, cfg Config, name string, stderr io.Writer, s
 		return err
 	}
 	defer runner.Close()
-	gen, err := generator.New(generator.Options{Registry: reg, Runner: runner, Log: log})
+	// The examples of a tool that calls tools run with the real callees
+	// (the registry's; external MCP tools are not reached from here).
+	box := toolbox.New(reg, runner)
+	box.LimitCallDepth(cfg.MaxCallDepth)
+	gen, err := generator.New(generator.Options{Registry: reg, Runner: runner, Log: log, Tools: box})
 	if err != nil {
 		return err
 	}

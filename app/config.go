@@ -49,6 +49,9 @@ type Config struct {
 	MaxDiscovery int
 	// MaxSteps caps the rounds of tool calls per chat message.
 	MaxSteps int
+	// MaxCallDepth caps how deep tools may call tools (toolkit.Call):
+	// toolbox.Set.LimitCallDepth.
+	MaxCallDepth int
 
 	// Generator.
 	BuildAttempts int
@@ -224,6 +227,14 @@ var settings = []setting{
 		func(c *Config, v string) (err error) {
 			c.MaxSteps, err = wholeNumber(v)
 			c.MaxSteps = max(c.MaxSteps, 1)
+			return err
+		}, false},
+	{"ADAPTBOT_MAX_CALL_DEPTH", "4", "how deep tools may call tools (toolkit.Call): a tool called from outside is at depth 0, a tool it calls at 1; a call deeper fails with an error that names the chain",
+		func(c *Config, v string) (err error) {
+			c.MaxCallDepth, err = wholeNumber(v)
+			if err == nil && c.MaxCallDepth < 1 {
+				err = errors.New("must be at least 1")
+			}
 			return err
 		}, false},
 	{"ADAPTBOT_BUILD_ATTEMPTS", "3", "attempts (first try plus repairs) per tool build",

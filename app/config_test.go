@@ -31,3 +31,32 @@ func TestConfigLandlock(t *testing.T) {
 		}
 	}
 }
+
+func TestConfigMaxCallDepth(t *testing.T) {
+	for _, tt := range []struct {
+		v    string
+		want int
+		err  string
+	}{
+		{"", 4, ""},
+		{"2", 2, ""},
+		{"0", 0, "ADAPTBOT_MAX_CALL_DEPTH"},
+		{"deep", 0, "ADAPTBOT_MAX_CALL_DEPTH"},
+	} {
+		c, err := loadConfig(func(k string) string {
+			if k == "ADAPTBOT_MAX_CALL_DEPTH" {
+				return tt.v
+			}
+			return ""
+		})
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("%q: error %v, want one naming %s", tt.v, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || c.MaxCallDepth != tt.want {
+			t.Errorf("%q: %d, %v; want %d", tt.v, c.MaxCallDepth, err, tt.want)
+		}
+	}
+}

@@ -73,6 +73,7 @@ func mcpServeStdio(ctx context.Context, cfg Config, args []string, stdin io.Read
 	}
 	defer runner.Close()
 	w := &world{cfg: cfg, log: log, reg: reg, runner: runner, box: toolbox.New(reg, runner)}
+	w.box.LimitCallDepth(cfg.MaxCallDepth)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

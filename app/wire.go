@@ -78,20 +78,30 @@ func openWorld(ctx context.Context, cfg Config, getenv func(string) string, log 
 	if cfg.Fleet {
 		compiler = cluster.FleetCompiler{Runner: w.runner, Log: log}
 	}
-	w.reg, err = registry.Open(ctx, registry.Options{ToolsDir: cfg.ToolsDir, Path: cfg.Registry, HistoryKeep: cfg.HistoryKeep, Compiler: compiler, Log: log, Review: cfg.Review})
-	if err != nil {
-		return nil, err
-	}
-	w.box = toolbox.New(w.reg, w.runner)
-	var describe func(string) string
+	// The hub is opened (not connected) first: a tool may call an external
+	// server's tool even before the server answers.
 	if getenv != nil {
 		if w.hub, err = openHub(cfg, getenv, log); err != nil {
 			return nil, err
 		}
-		if w.hub != nil {
-			w.box.Join(w.hub)
-			describe = w.hub.Description
+	}
+	servers := func() []string {
+		if w.hub == nil {
+			return nil
 		}
+		return w.hub.Servers()
+	}
+	w.reg, err = registry.Open(ctx, registry.Options{ToolsDir: cfg.ToolsDir, Path: cfg.Registry, HistoryKeep: cfg.HistoryKeep,
+		Compiler: compiler, Log: log, Review: cfg.Review, Known: toolbox.OfServers(servers)})
+	if err != nil {
+		return nil, err
+	}
+	w.box = toolbox.New(w.reg, w.runner)
+	w.box.LimitCallDepth(cfg.MaxCallDepth)
+	var describe func(string) string
+	if w.hub != nil {
+		w.box.Join(w.hub)
+		describe = w.hub.Description
 	}
 	embedder, err := provider.NewEmbedder(ctx, cfg.LLM)
 	if err != nil {
@@ -111,7 +121,10 @@ func openWorld(ctx context.Context, cfg Config, getenv func(string) string, log 
 	// In a cluster the generator also takes the cluster-wide lock on the
 	// name it builds, once the name is decided (w.link.Lock is a no-op on
 	// files).
-	w.gen, err = generator.New(generator.Options{Model: model, Registry: w.reg, Runner: w.runner, MaxAttempts: cfg.BuildAttempts, Log: log, Claim: w.link.Lock})
+	// It writes tools that may call the tools the router finds for the
+	// request, and runs their examples with the real callees.
+	w.gen, err = generator.New(generator.Options{Model: model, Registry: w.reg, Runner: w.runner, MaxAttempts: cfg.BuildAttempts,
+		Log: log, Claim: w.link.Lock, Tools: w.box, Finder: w.feed})
 	if err != nil {
 		return nil, fmt.Errorf("generator: %w", err)
 	}

@@ -20,6 +20,13 @@ const (
 	FleetRun     = "adaptbot.fleet.run"
 	FleetCompile = "adaptbot.fleet.compile"
 	FleetQueue   = "adaptbot-workers"
+	// FleetNestedPrefix and FleetBackPrefix carry the calls a tool running
+	// on a fleet worker makes of other tools (toolkit.Call): the worker
+	// sends each to the replica that sent the call, on a subject of
+	// FleetNestedPrefix that the call named, and the replica answers on the
+	// worker's subject of FleetBackPrefix.
+	FleetNestedPrefix = "adaptbot.fleet.nested."
+	FleetBackPrefix   = "adaptbot.fleet.back."
 	// RowStream is the stream of benchmark rows, on subjects
 	// RowSubjectPrefix + replica id.
 	RowStream        = "ADAPTBOT_ROWS"

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,6 +16,7 @@ import (
 
 	"adaptbot/reqid"
 	"adaptbot/sandbox"
+	"adaptbot/toolkit"
 )
 
 // ModeFleet is the sandbox mode a Fleet reports in its Stats.
@@ -32,6 +35,25 @@ type fleetRequest struct {
 	Source  []byte          `json:"source"`
 	Input   json.RawMessage `json:"input,omitempty"`
 	Timeout time.Duration   `json:"timeout"`
+	// Nested is sandbox.Call.Nested: another tool's call made this one.
+	Nested bool `json:"nested,omitempty"`
+	// Calls is the subject (FleetNestedPrefix...) where the worker sends
+	// the calls the tool makes of other tools; empty: it may make none.
+	Calls string `json:"calls,omitempty"`
+}
+
+// nestedAsk is a tool's call of another tool, sent by a fleet worker to the
+// replica on the call's Calls subject; nestedAnswer is the replica's
+// answer, on the worker's FleetBackPrefix subject.
+type nestedAsk struct {
+	Tool string          `json:"tool"`
+	Args json.RawMessage `json:"args"`
+}
+
+type nestedAnswer struct {
+	Output string `json:"output,omitempty"`
+	Error  string `json:"error,omitempty"`
+	Failed bool   `json:"failed,omitempty"`
 }
 
 // fleetReply is a worker's answer: an output, or the sandbox's verdict.
@@ -49,11 +71,32 @@ type fleetReply struct {
 // worker takes, or whose worker dies or goes silent, fails with
 // sandbox.KindUnavailable (503 at the edge) within the call's limit plus a
 // short grace, and fails alone.
+//
+// A tool running on a worker may call other tools (toolkit.Call): the call
+// names a subject of this replica's (FleetNestedPrefix), the worker sends
+// each of the tool's calls there, and the replica runs it with the
+// toolkit.Caller of the call's context — its toolbox, which checks it and
+// runs the callee (on the fleet again, or on an MCP server) — and answers on
+// the worker's FleetBackPrefix subject.
 type Fleet struct {
 	nc      *nats.Conn
 	timeout time.Duration
 	busy    atomic.Int64
 	closed  atomic.Bool
+
+	// The calls in flight whose tools may call tools, by token: answered
+	// on nestedSub, subscribed at the first such call.
+	nmu       sync.Mutex
+	nestedID  string
+	nestedSub *nats.Subscription
+	hosts     map[string]*nestedHost
+}
+
+// nestedHost serves the calls one tool call on the fleet makes.
+type nestedHost struct {
+	ctx  context.Context
+	host toolkit.Caller
+	busy atomic.Bool // a tool's calls run one at a time
 }
 
 var _ sandbox.Runner = (*Fleet)(nil)
@@ -74,11 +117,91 @@ func (f *Fleet) Run(ctx context.Context, c sandbox.Call) (sandbox.Result, error)
 	if c.Timeout > 0 && c.Timeout < limit {
 		limit = c.Timeout
 	}
-	rep, err := f.ask(ctx, FleetRun, c.Tool, fleetRequest{Tool: c.Tool, Source: c.Source, Input: c.Input, Timeout: limit}, limit)
+	if c.Nested {
+		if dl, ok := ctx.Deadline(); ok {
+			left := time.Until(dl)
+			if left <= 0 {
+				return sandbox.Result{}, &sandbox.Error{Tool: c.Tool, Kind: sandbox.KindTimeout, Msg: "its caller had no time left to run it"}
+			}
+			limit = min(limit, left)
+		}
+	}
+	req := fleetRequest{Tool: c.Tool, Source: c.Source, Input: c.Input, Timeout: limit, Nested: c.Nested}
+	if host := toolkit.CallerFrom(ctx); host != nil {
+		hctx, cancel := context.WithTimeout(ctx, limit)
+		defer cancel()
+		subject, done, err := f.serveCalls(hctx, host)
+		if err != nil {
+			return sandbox.Result{}, &sandbox.Error{Tool: c.Tool, Kind: sandbox.KindUnavailable, Msg: "cannot take the tool's calls of other tools: " + err.Error()}
+		}
+		defer done()
+		req.Calls = subject
+	}
+	rep, err := f.ask(ctx, FleetRun, c.Tool, req, limit)
 	if err != nil {
 		return sandbox.Result{}, err
 	}
 	return sandbox.Result{Output: rep.Output, Duration: rep.Took}, nil
+}
+
+// serveCalls takes the calls of other tools that one call's tool makes on
+// its worker, served by host within ctx, until done. It returns the subject
+// the worker sends them to.
+func (f *Fleet) serveCalls(ctx context.Context, host toolkit.Caller) (subject string, done func(), err error) {
+	f.nmu.Lock()
+	defer f.nmu.Unlock()
+	if f.nestedSub == nil {
+		id := strings.TrimPrefix(nats.NewInbox(), nats.InboxPrefix)
+		sub, err := f.nc.Subscribe(FleetNestedPrefix+id+".*", f.answerCall)
+		if err != nil {
+			return "", nil, err
+		}
+		sub.SetPendingLimits(-1, -1) //nolint:errcheck // each call waits on its tool, bounded by the call's limit
+		f.nestedID, f.nestedSub, f.hosts = id, sub, map[string]*nestedHost{}
+	}
+	token := strings.TrimPrefix(nats.NewInbox(), nats.InboxPrefix)
+	f.hosts[token] = &nestedHost{ctx: ctx, host: host}
+	return FleetNestedPrefix + f.nestedID + "." + token, func() {
+		f.nmu.Lock()
+		delete(f.hosts, token)
+		f.nmu.Unlock()
+	}, nil
+}
+
+// answerCall runs a tool's call of another tool, sent by a fleet worker,
+// and answers it.
+func (f *Fleet) answerCall(m *nats.Msg) {
+	answer := func(out string, err error) {
+		a := nestedAnswer{Output: out}
+		if err != nil {
+			a = nestedAnswer{Failed: true, Error: err.Error()}
+		}
+		b, _ := json.Marshal(a)
+		if int64(len(b)) > f.nc.MaxPayload() {
+			b, _ = json.Marshal(nestedAnswer{Failed: true, Error: fmt.Sprintf("the output is larger than NATS carries in one message (%d bytes)", f.nc.MaxPayload())})
+		}
+		m.Respond(b) //nolint:errcheck // the worker gives up at its call's limit
+	}
+	token := m.Subject[strings.LastIndexByte(m.Subject, '.')+1:]
+	f.nmu.Lock()
+	h := f.hosts[token]
+	f.nmu.Unlock()
+	var ask nestedAsk
+	switch {
+	case h == nil:
+		answer("", errors.New("the call that made this one has ended"))
+		return
+	case json.Unmarshal(m.Data, &ask) != nil:
+		answer("", errors.New("the worker sent what is not a tool call"))
+		return
+	case !h.busy.CompareAndSwap(false, true):
+		answer("", fmt.Errorf("calling %s: a tool's calls run one at a time", ask.Tool))
+		return
+	}
+	go func() {
+		defer h.busy.Store(false)
+		answer(h.host.CallTool(h.ctx, ask.Tool, ask.Args))
+	}()
 }
 
 // Compile asks one worker of the fleet to load the tool without calling it.
@@ -136,6 +259,11 @@ func (f *Fleet) ask(ctx context.Context, subject, tool string, req fleetRequest,
 // Close stops sending calls; it leaves the connection to its owner.
 func (f *Fleet) Close() error {
 	f.closed.Store(true)
+	f.nmu.Lock()
+	defer f.nmu.Unlock()
+	if f.nestedSub != nil {
+		f.nestedSub.Unsubscribe() //nolint:errcheck // the connection may be closing
+	}
 	return nil
 }
 
@@ -156,12 +284,17 @@ func ServeFleet(ctx context.Context, nc *nats.Conn, runner sandbox.Runner, id st
 		log = slog.Default()
 	}
 	var wg sync.WaitGroup
+	back, err := openBack(nc)
+	if err != nil {
+		return fmt.Errorf("cluster: join the fleet: %w", err)
+	}
+	defer back.close()
 	handle := func(compile bool) nats.MsgHandler {
 		return func(m *nats.Msg) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				serveOne(ctx, nc, runner, id, compile, m, log)
+				serveOne(ctx, nc, runner, id, compile, m, log, back)
 			}()
 		}
 	}
@@ -189,7 +322,7 @@ func ServeFleet(ctx context.Context, nc *nats.Conn, runner sandbox.Runner, id st
 	return nil
 }
 
-func serveOne(ctx context.Context, nc *nats.Conn, runner sandbox.Runner, id string, compile bool, m *nats.Msg, log *slog.Logger) {
+func serveOne(ctx context.Context, nc *nats.Conn, runner sandbox.Runner, id string, compile bool, m *nats.Msg, log *slog.Logger, back *backChannel) {
 	var req fleetRequest
 	rep := fleetReply{Worker: id}
 	if err := json.Unmarshal(m.Data, &req); err != nil {
@@ -201,12 +334,15 @@ func serveOne(ctx context.Context, nc *nats.Conn, runner sandbox.Runner, id stri
 		if rid := m.Header.Get("Adaptbot-Request-Id"); rid != "" {
 			cctx = reqid.With(cctx, rid)
 		}
+		if req.Calls != "" && strings.HasPrefix(req.Calls, FleetNestedPrefix) {
+			cctx = toolkit.WithCaller(cctx, &replicaCaller{back: back, subject: req.Calls})
+		}
 		var err error
 		if compile {
 			err = runner.Compile(cctx, req.Tool, req.Source)
 		} else {
 			var res sandbox.Result
-			res, err = runner.Run(cctx, sandbox.Call{Tool: req.Tool, Source: req.Source, Input: req.Input, Timeout: req.Timeout})
+			res, err = runner.Run(cctx, sandbox.Call{Tool: req.Tool, Source: req.Source, Input: req.Input, Timeout: req.Timeout, Nested: req.Nested})
 			rep.Output, rep.Took = res.Output, res.Duration
 		}
 		cancel()
@@ -233,5 +369,88 @@ func serveOne(ctx context.Context, nc *nats.Conn, runner sandbox.Runner, id stri
 	}
 	if err := m.Respond(b); err != nil {
 		log.Warn("fleet worker: reply lost", "tool", req.Tool, "err", err)
+	}
+}
+
+// backChannel is where a fleet worker hears the replicas' answers to the
+// calls its tools make of other tools: one subscription per worker process
+// (FleetBackPrefix + id + ".*"), each call waiting on its own subject.
+type backChannel struct {
+	nc     *nats.Conn
+	prefix string
+	sub    *nats.Subscription
+
+	mu      sync.Mutex
+	seq     uint64
+	waiting map[string]chan *nats.Msg
+}
+
+func openBack(nc *nats.Conn) (*backChannel, error) {
+	b := &backChannel{nc: nc, prefix: FleetBackPrefix + strings.TrimPrefix(nats.NewInbox(), nats.InboxPrefix) + ".", waiting: map[string]chan *nats.Msg{}}
+	sub, err := nc.Subscribe(b.prefix+"*", func(m *nats.Msg) {
+		b.mu.Lock()
+		ch := b.waiting[m.Subject]
+		b.mu.Unlock()
+		if ch != nil {
+			select {
+			case ch <- m:
+			default:
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	b.sub = sub
+	return b, nil
+}
+
+func (b *backChannel) close() { b.sub.Unsubscribe() } //nolint:errcheck // the connection may be closing
+
+// replicaCaller is the toolkit.Caller of a call served by a fleet worker:
+// it sends the tool's calls of other tools to the replica that sent the
+// call, and waits for the answer.
+type replicaCaller struct {
+	back    *backChannel
+	subject string
+}
+
+// CallTool asks the replica to run the tool name, and waits for its answer
+// or the end of ctx (the call's limit).
+func (c *replicaCaller) CallTool(ctx context.Context, name string, args json.RawMessage) (string, error) {
+	b := c.back
+	data, err := json.Marshal(nestedAsk{Tool: name, Args: args})
+	if err != nil {
+		return "", err
+	}
+	b.mu.Lock()
+	b.seq++
+	reply := b.prefix + strconv.FormatUint(b.seq, 10)
+	ch := make(chan *nats.Msg, 1)
+	b.waiting[reply] = ch
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		delete(b.waiting, reply)
+		b.mu.Unlock()
+	}()
+	if err := b.nc.PublishMsg(&nats.Msg{Subject: c.subject, Reply: reply, Data: data}); err != nil {
+		return "", fmt.Errorf("calling %s: the replica cannot be reached: %w", name, err)
+	}
+	select {
+	case m := <-ch:
+		if m.Header.Get("Status") == "503" {
+			return "", fmt.Errorf("calling %s: the replica that sent this call no longer takes its calls", name)
+		}
+		var a nestedAnswer
+		if err := json.Unmarshal(m.Data, &a); err != nil {
+			return "", fmt.Errorf("calling %s: the replica answered with what is not an answer: %w", name, err)
+		}
+		if a.Failed {
+			return "", errors.New(a.Error)
+		}
+		return a.Output, nil
+	case <-ctx.Done():
+		return "", fmt.Errorf("calling %s: %w", name, ctx.Err())
 	}
 }

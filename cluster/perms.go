@@ -38,6 +38,7 @@ func jsAPI(stream string) []string {
 func ReplicaPermissions() Permissions {
 	pub := []string{
 		FleetRun, FleetCompile,
+		FleetBackPrefix + ">", // answers to the tools' calls of tools
 		RowSubjectPrefix + ">",
 		"$KV." + ToolBucket + ".>",
 		"$KV." + LockBucket + ".>",
@@ -49,12 +50,14 @@ func ReplicaPermissions() Permissions {
 	for _, s := range []string{RowStream, "KV_" + ToolBucket, "KV_" + LockBucket, "KV_" + UserBucket, "OBJ_" + SourceStore} {
 		pub = append(pub, jsAPI(s)...)
 	}
-	return Permissions{Publish: pub, Subscribe: []string{"_INBOX.>"}}
+	return Permissions{Publish: pub, Subscribe: []string{"_INBOX.>", FleetNestedPrefix + ">"}}
 }
 
 // WorkerPermissions is what a fleet worker needs: to take calls from the
-// queue group and answer them. Nothing else: no JetStream, so a worker can
-// neither read nor write the registry, the sources or the rows.
+// queue group and answer them, and to send the calls its tools make of
+// other tools to the replica that sent the call and hear the answers.
+// Nothing else: no JetStream, so a worker can neither read nor write the
+// registry, the sources or the rows.
 func WorkerPermissions() Permissions {
-	return Permissions{Subscribe: []string{FleetRun, FleetCompile}, Responses: true}
+	return Permissions{Publish: []string{FleetNestedPrefix + ">"}, Subscribe: []string{FleetRun, FleetCompile, FleetBackPrefix + ">"}, Responses: true}
 }

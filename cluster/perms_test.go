@@ -45,6 +45,10 @@ func TestDocumentedPermissionsAreEnough(t *testing.T) {
 	if res, err := fleet.Run(context.Background(), echoCall("hi")); err != nil || res.Output != "hi" {
 		t.Fatalf("fleet call under the documented permissions: %q, %v", res.Output, err)
 	}
+	// A tool on the worker calls a tool through the replica.
+	if out, err := newFleetHost(fleet).run("greeter", `{"name": "ada"}`); err != nil || out != "greeter: hello ada" {
+		t.Errorf("a nested fleet call under the documented permissions: %q, %v", out, err)
+	}
 
 	// Replicas share rows and tools.
 	a := openReplica(t, replicaURL, "a", map[string]string{"echo": echoTool})

@@ -296,7 +296,9 @@ func (m *Mirror) apply(ctx context.Context, name string, rec *toolRecord) {
 	defer m.unmark(name)
 	// The bucket holds serving versions only: one approved where it was
 	// made (review mode) serves here without a second approval.
-	o := registry.PutOptions{Origin: rec.Origin, Category: rec.Category, Approved: true}
+	// It was checked where it was made, and the tools it calls may come
+	// after it.
+	o := registry.PutOptions{Origin: rec.Origin, Category: rec.Category, Approved: true, Replicated: true}
 	if len(rec.Examples) > 0 {
 		o.Examples = rec.Examples
 	}

@@ -5,6 +5,7 @@
 //
 // Parse checks a source file against that contract without running it: the name,
 // the package clause, the imports (an explicit allowlist), the signature of Execute,
-// and it derives the JSON schema of the parameters from Input. It never compiles or
-// runs code; that is the sandbox's job.
+// and it derives the JSON schema of the parameters from Input. Calls reads which tools
+// a tool calls (toolkit.Call and toolkit.CallJSON, named by string literals). It never
+// compiles or runs code; that is the sandbox's job.
 package contract

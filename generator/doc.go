@@ -36,6 +36,15 @@
 //     ErrConflict at once); builds of different tools run in parallel.
 //     Builds run in one process, the server: the CLI asks it.
 //
+// Tools build on tools (compose.go): the write prompt lists the tools the
+// new one may call (Options.Finder's shortlist, with their arguments); the
+// gate refuses a call of a tool that does not exist or that uses this one,
+// and runs the examples with the real callees (Options.Tools). A modify, and
+// a Rollback, must also pass the examples of every tool that uses the tool,
+// directly or through others, with the new version in its place, before it
+// serves; with review on it waits, with the report as the tool's warning. A
+// delete of a tool others use needs Request.Force.
+//
 // The examples are stored beside the tool (registry.ExamplesFile) and re-run
 // by TestTool (`adaptbot tools test <name>`) and, through RetestOnChange,
 // whenever a tool's source changes outside a build.

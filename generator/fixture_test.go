@@ -16,6 +16,7 @@ import (
 	"adaptbot/llm/llmtest"
 	"adaptbot/registry"
 	"adaptbot/sandbox"
+	"adaptbot/toolbox"
 )
 
 // script is a model that gives replies in order, one per call, and keeps
@@ -163,25 +164,34 @@ func lowercase(name string) string {
 	return strings.Replace(romanTool(name), "b.String()), nil", "strings.ToLower(b.String())), nil", 1)
 }
 
-// fixture is a generator over a real registry in a temporary folder and the
-// real in-process sandbox.
+// fixture is a generator over a real registry in a temporary folder, the
+// real in-process sandbox and the toolbox of the registry's tools.
 type fixture struct {
 	gen    *Generator
 	reg    *registry.Registry
 	runner sandbox.Runner
+	box    *toolbox.Set
 	tools  string
 }
 
-func newFixture(t *testing.T, model llm.Model) *fixture {
+// fixtureOption changes the fixture's Options or its registry's.
+type fixtureOption func(*Options, *registry.Options)
+
+func newFixture(t *testing.T, model llm.Model, options ...fixtureOption) *fixture {
 	t.Helper()
 	dir := t.TempDir()
 	runner := newRunner(t)
-	reg, err := registry.Open(t.Context(), registry.Options{
-		ToolsDir: filepath.Join(dir, "tools"), Path: filepath.Join(dir, "tools_registry.json"), Compiler: runner})
+	ropts := registry.Options{ToolsDir: filepath.Join(dir, "tools"), Path: filepath.Join(dir, "tools_registry.json"), Compiler: runner}
+	opts := Options{Runner: runner, ExampleTimeout: 2 * time.Second}
+	for _, o := range options {
+		o(&opts, &ropts)
+	}
+	reg, err := registry.Open(t.Context(), ropts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := Options{Registry: reg, Runner: runner, ExampleTimeout: 2 * time.Second}
+	box := toolbox.New(reg, runner)
+	opts.Registry, opts.Tools = reg, box
 	if model != nil {
 		opts.Model = model
 	}
@@ -189,7 +199,7 @@ func newFixture(t *testing.T, model llm.Model) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{gen: gen, reg: reg, runner: runner, tools: filepath.Join(dir, "tools")}
+	return &fixture{gen: gen, reg: reg, runner: runner, box: box, tools: filepath.Join(dir, "tools")}
 }
 
 // newRunner is the real in-process sandbox, so compile errors and panics

@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"adaptbot/contract"
+	"adaptbot/registry"
 	"adaptbot/sandbox"
 )
 
@@ -72,6 +73,7 @@ func (g *Generator) gate(ctx context.Context, name string, c candidate, emit fun
 		problems = append(problems, err.Error())
 	}
 	problems = append(problems, interpreterLint(name, formatted)...)
+	problems = append(problems, g.callProblems(name, formatted)...)
 	problems = append(problems, checkExamples(c.Examples, spec, err == nil)...)
 	if len(c.Problems)+len(problems) > 0 {
 		v.problems = slices.Concat(c.Problems, problems)
@@ -312,9 +314,11 @@ func checkExamples(examples []Example, spec *contract.Spec, validate bool) []str
 }
 
 // runExamples runs each example in the sandbox under the example timeout
-// and checks its expectation. The error is for an unavailable sandbox or a
-// cancelled build; a failing example is a result.
-func (g *Generator) runExamples(ctx context.Context, name string, src []byte, examples []Example, emit func(Event)) ([]ExampleResult, error) {
+// and checks its expectation. The tools it calls are the real ones, with
+// overrides in place of theirs. The error is for an unavailable sandbox or
+// a cancelled build; a failing example is a result.
+func (g *Generator) runExamples(ctx context.Context, name string, src []byte, examples []Example, emit func(Event), overrides ...registry.Tool) ([]ExampleResult, error) {
+	ctx = g.calling(ctx, name, overrides...)
 	out := make([]ExampleResult, 0, len(examples))
 	for i, e := range examples {
 		emit(Event{Stage: StageExample, Message: fmt.Sprintf("running example %d of %d", i+1, len(examples)), Example: i + 1, Examples: len(examples)})

@@ -29,16 +29,19 @@ const (
 
 // Stages of a build, the values of Event.Stage, in the order they happen.
 const (
-	StageDecide   = "decide"   // working out the operation and the tool's name
-	StageWrite    = "write"    // the model writes the code (attempt 1)
-	StageRepair   = "repair"   // the model repairs the code (attempt 2 and later)
-	StageCheck    = "check"    // extract, parse, gofmt, contract
-	StageCompile  = "compile"  // compile in the sandbox
-	StageExample  = "example"  // run example n of m in the sandbox
-	StageRegister = "register" // save the checked tool in the registry
-	StageDelete   = "delete"   // remove the tool
-	StageDone     = "done"     // the build succeeded; Message is the summary
-	StageFailed   = "failed"   // the build failed; Message says why
+	StageDecide  = "decide"  // working out the operation and the tool's name
+	StageWrite   = "write"   // the model writes the code (attempt 1)
+	StageRepair  = "repair"  // the model repairs the code (attempt 2 and later)
+	StageCheck   = "check"   // extract, parse, gofmt, contract
+	StageCompile = "compile" // compile in the sandbox
+	StageExample = "example" // run example n of m in the sandbox
+	// StageDependents re-runs the examples of a tool that uses the tool
+	// being changed, with the new version in its place.
+	StageDependents = "dependents"
+	StageRegister   = "register" // save the checked tool in the registry
+	StageDelete     = "delete"   // remove the tool
+	StageDone       = "done"     // the build succeeded; Message is the summary
+	StageFailed     = "failed"   // the build failed; Message says why
 )
 
 // Defaults for Options left at zero.
@@ -63,6 +66,15 @@ type Options struct {
 	ExampleTimeout time.Duration
 	// Log receives one line per build; nil discards.
 	Log *slog.Logger
+	// Tools runs the tools a tool calls (toolkit.Call) while the gate runs
+	// its examples, and says which tools there are to call; nil runs
+	// examples without it (a tool that calls another then fails) and knows
+	// the registry's tools only. The toolbox's Set is what to give.
+	Tools Tools
+	// Finder shortlists the tools the model is shown to call from the tool
+	// it writes (the router's feed); nil shows none but those a modified
+	// tool calls already.
+	Finder Finder
 	// Claim, when set, is taken on a tool's name as soon as the build has
 	// decided it, beside the generator's own lock, and released when the
 	// build ends: in a cluster it is the lock that keeps two replicas from
@@ -175,8 +187,12 @@ type build struct {
 
 	entry   registry.Entry // what register or delete did
 	failure string         // why the build was refused, for people
-	locked  bool
-	release func() // Options.Claim's, once taken
+	// dependents are the last runs of the examples of the tools that use
+	// the tool being modified; breaks says they failed on the last attempt.
+	dependents []ExampleReport
+	breaks     bool
+	locked     bool
+	release    func() // Options.Claim's, once taken
 }
 
 // Budget says how much work one build may take at most: model calls (the
@@ -223,7 +239,7 @@ func (g *Generator) Build(ctx context.Context, req Request, progress func(Event)
 		_, _, err = g.flow.Run(ctx, b, graph.WithMaxSteps(2*g.opts.MaxAttempts+4))
 	}
 
-	res := &Result{Op: b.op, Tool: b.name, Attempts: b.attempt, Log: b.log, Version: b.entry.Version, Duration: time.Since(began)}
+	res := &Result{Op: b.op, Tool: b.name, Attempts: b.attempt, Log: b.log, Version: b.entry.Version, Duration: time.Since(began), Dependents: b.dependents}
 	if b.entry.Status == registry.Pending {
 		res.Version, res.Pending = b.entry.PendingVersion, true
 	}
@@ -279,6 +295,10 @@ func failureFor(err error, name string) string {
 		return "Building tools needs a language model, and none is configured: " + llm.ConfigureHint + "."
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return fmt.Sprintf("The build of %s was stopped before it finished; nothing was saved.", what)
+	case errors.Is(err, registry.ErrInUse):
+		var inUse *registry.InUseError
+		errors.As(err, &inUse)
+		return fmt.Sprintf("%s is not deleted: %s use it. Change them first, or delete it anyway (force), which leaves them broken.", what, strings.Join(inUse.Dependents, ", "))
 	}
 	return fmt.Sprintf("The build of %s stopped: %s. Nothing was saved.", what, clipText(strings.TrimSuffix(rootCause(err), ".")))
 }
@@ -298,6 +318,10 @@ func rootCause(err error) string {
 }
 
 func successFor(b *build) string {
+	if b.entry.Status == registry.Pending && b.breaks {
+		return fmt.Sprintf("Wrote %s version %d. It passed its own checks but breaks the tools that use it: %s. It waits for approval before it serves (review is on): see the report on its page, /tools/%s.",
+			b.name, b.entry.PendingVersion, brokenSummary(broken(b.dependents)), b.name)
+	}
 	if b.entry.Status == registry.Pending {
 		return fmt.Sprintf("Wrote %s version %d: %s It passed its checks and waits for approval before it serves (review is on): approve it on its page, /tools/%s.",
 			b.name, b.entry.PendingVersion, sentenceEnd(b.entry.Description), b.name)

@@ -139,17 +139,20 @@ func toolName(s string) string {
 	return s
 }
 
-// create asks the model for a new tool.
+// create asks the model for a new tool, showing it the tools it may call.
 func (g *Generator) create(ctx context.Context, b *build) (*build, error) {
 	b.system = writeSystem(g.categories())
-	b.task = createTask(b.name, b.summary, b.req.Text)
+	b.task = createTask(b.name, b.summary, b.req.Text, g.callables(ctx, b.name, b.summary+"\n"+b.req.Text, nil))
 	return g.write(ctx, b, b.task, StageWrite, "writing the code")
 }
 
-// modify asks the model for a new version of a serving tool.
+// modify asks the model for a new version of a serving tool, showing it the
+// tools it may call (those it calls already first).
 func (g *Generator) modify(ctx context.Context, b *build) (*build, error) {
 	b.system = writeSystem(g.categories())
-	b.task = modifyTask(b.current, b.summary, b.req.Text, g.opts.Registry.Examples(b.name))
+	e, _ := g.opts.Registry.Entry(b.name)
+	b.task = modifyTask(b.current, b.summary, b.req.Text, g.opts.Registry.Examples(b.name),
+		g.callables(ctx, b.name, b.summary+"\n"+b.req.Text, e.Uses))
 	return g.write(ctx, b, b.task, StageWrite, "writing the code")
 }
 
@@ -189,12 +192,31 @@ func (g *Generator) check(ctx context.Context, b *build) (*build, error) {
 	if b.op == Modify {
 		b.cand.Examples = keepExamples(b.cand.Examples, g.opts.Registry.Examples(b.name))
 	}
-	v, err := g.gate(ctx, b.name, b.cand, func(ev Event) {
+	emit := func(ev Event) {
 		ev.Attempt, ev.Of = b.attempt, g.opts.MaxAttempts
 		b.emit(ev)
-	})
+	}
+	v, err := g.gate(ctx, b.name, b.cand, emit)
 	if err != nil {
 		return b, err
+	}
+	b.breaks, b.dependents = false, nil // this attempt's, not an earlier one's
+	if v.tool != nil && b.op == Modify {
+		// The tools that use this one must still pass their examples with
+		// the new version in its place, before it serves.
+		reports, err := g.checkDependents(ctx, b.name, v.tool.source, v.tool.spec, emit)
+		if err != nil {
+			return b, err
+		}
+		b.dependents = reports
+		if failed := broken(reports); len(failed) > 0 {
+			b.breaks = true
+			if !g.opts.Registry.Review() {
+				// A repair may keep what they rely on; with review on, a
+				// person decides, with the report in hand.
+				v.problems, v.tool = dependentProblems(b.name, failed), nil
+			}
+		}
 	}
 	b.verdict = v
 	b.log = append(b.log, Attempt{Number: b.attempt, Errors: v.problems, Source: v.source, Fixed: v.fixed})
@@ -227,13 +249,21 @@ func (g *Generator) register(ctx context.Context, b *build) (*build, error) {
 		return b, nil
 	}
 	b.entry = e
+	if b.breaks && e.Status == registry.Pending {
+		warning := fmt.Sprintf("version %d (waiting for approval) breaks the tools that use it: %s", e.PendingVersion, brokenSummary(broken(b.dependents)))
+		if err := g.opts.Registry.SetWarning(b.name, warning); err != nil {
+			g.opts.Log.Warn("generator: warning not kept", "tool", b.name, "err", err)
+		}
+	}
 	return b, nil
 }
 
-// delete removes the tool from serving; its versions stay in history.
+// delete removes the tool from serving; its versions stay in history. A
+// tool that others use is deleted only with Request.Force: otherwise the
+// *registry.InUseError (which names them) is the build's error.
 func (g *Generator) delete(ctx context.Context, b *build) (*build, error) {
 	b.emit(Event{Stage: StageDelete, Message: "deleting " + b.name})
-	e, err := g.opts.Registry.Delete(ctx, b.name)
+	e, deps, err := g.opts.Registry.Remove(ctx, b.name, b.req.Force)
 	if errors.Is(err, registry.ErrNotFound) {
 		b.failure = fmt.Sprintf("There is no tool named %s to delete.", b.name)
 		return b, nil
@@ -242,6 +272,9 @@ func (g *Generator) delete(ctx context.Context, b *build) (*build, error) {
 		return b, err
 	}
 	b.entry = e
+	if len(deps) > 0 {
+		b.emit(Event{Stage: StageDelete, Message: fmt.Sprintf("deleted although %s use it: they are broken until it is back", strings.Join(deps, ", "))})
+	}
 	return b, nil
 }
 
@@ -257,6 +290,11 @@ func (g *Generator) reject(_ context.Context, b *build) (*build, error) {
 	verb, kept := "create", "Nothing was saved."
 	if b.op == Modify {
 		verb, kept = "change", fmt.Sprintf("Nothing was changed: version %d keeps serving.", b.current.Version)
+	}
+	if b.breaks {
+		b.failure = fmt.Sprintf("I could not change %s: after %d attempts the new version still breaks the tools that use it: %s. %s",
+			b.name, b.attempt, brokenSummary(broken(b.dependents)), kept)
+		return b, nil
 	}
 	b.failure = fmt.Sprintf("I could not %s %s: after %d attempts the code still fails its checks (%s). %s",
 		verb, b.name, b.attempt, strings.TrimSuffix(last, "."), kept)

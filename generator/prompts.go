@@ -160,6 +160,12 @@ A tool has no network access except through package toolkit, imported as "` + co
 - toolkit.ErrBlocked is wrapped by the error for a destination the egress policy refuses.
 Pass ctx along. Use public HTTPS APIs that need no key, and decode only the fields you need.
 
+# Calling other tools
+A tool may call the tools listed in the request, through the same package:
+- toolkit.Call(ctx context.Context, name string, args any) (string, error): runs the tool name with args (a struct or a map[string]any, sent as its JSON arguments) and returns its output as text: what it returned as a string as is, anything else as JSON.
+- toolkit.CallJSON(ctx context.Context, name string, args any, out any) error: the same, decoding a JSON output into out (a pointer to a struct with json tags).
+Name the tool with a string literal, exactly as listed (toolkit.Call(ctx, "unit_converter", map[string]any{"value": 5, "from": "mi", "to": "km"})): a tool that names a tool that does not exist is refused. Give the arguments its schema asks for, pass ctx along, and return the error of a failed call with what you were doing (fmt.Errorf("converting: %w", err)). A tool may not call itself, nor a tool that calls it. Calls run one at a time and share the tool's time limit, so make as few as the job needs; a tool's output text is for people, so read the number or field you need from it carefully.
+
 # The Go the interpreter runs
 Yaegi supports the Go language only up to 1.22, and not all of it:
 - no builtins min, max or clear: write a small helper function;
@@ -192,15 +198,29 @@ Call write_tool with:
 }
 
 // createTask is the user message of a create.
-func createTask(name, summary, request string) string {
+func createTask(name, summary, request string, tools []callable) string {
 	return fmt.Sprintf(`Write the tool %q.
 What it must do: %s
-The user's request: %s`, name, summary, request)
+The user's request: %s`, name, summary, request) + callableSection(tools)
+}
+
+// callableSection lists the tools the tool being written may call, each
+// with its one-line description and its arguments' schema.
+func callableSection(tools []callable) string {
+	if len(tools) == 0 {
+		return "\n\nTools you may call: none fits this request; write the tool on its own."
+	}
+	var b strings.Builder
+	b.WriteString("\n\nTools you may call with toolkit.Call or toolkit.CallJSON, by these exact names. Where one does part of the job, call it rather than writing that part again:")
+	for _, t := range tools {
+		fmt.Fprintf(&b, "\n- %s: %s Arguments: %s", t.Name, sentenceEnd(contract.Summary(t.Description, 200)), compact(t.Parameters))
+	}
+	return b.String()
 }
 
 // modifyTask is the user message of a modify: the change and everything the
 // tool is now.
-func modifyTask(t registry.Tool, summary, request string, examples []byte) string {
+func modifyTask(t registry.Tool, summary, request string, examples []byte, tools []callable) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `Change the tool %q. Keep its name and keep everything it already does unless the change says otherwise. Its current examples are run again whether or not you send them: to change what one expects, because the change makes it wrong, send it again with the same input. Add at least one example for the change.
 The change: %s
@@ -209,11 +229,12 @@ Current category: %s
 Current source:
 `+"```go\n%s```\n", t.Name, summary, request, orNone(t.Category), t.Code)
 	if len(examples) > 0 {
-		fmt.Fprintf(&b, "Current examples:\n%s\n", strings.TrimSpace(string(examples)))
+		fmt.Fprintf(&b, "Current examples:\n%s", strings.TrimSpace(string(examples)))
 	} else {
-		b.WriteString("Current examples: (none)\n")
+		b.WriteString("Current examples: (none)")
 	}
-	return b.String()
+	b.WriteString(callableSection(tools))
+	return b.String() + "\n"
 }
 
 // repairTask follows the task with the failed attempt: its source as checked

@@ -62,8 +62,13 @@ func TestPrompts(t *testing.T) {
 	}
 	examples := []byte("[\n  " + exNumber + ",\n  " + exRoman + "\n]\n")
 	system := writeSystem([]string{"conversion", "finance", "math"})
-	create := createTask("roman_numerals", "Convert integers to Roman numerals and back.", "convert 2024 to roman numerals")
-	modify := modifyTask(current, "Accept numerals with spaces around them.", "make the roman tool ignore spaces", examples)
+	callables := []callable{
+		{Name: "calculator", Description: "Evaluates an arithmetic expression and returns it with its result. It knows + - * / % ^, parentheses and sqrt.",
+			Parameters: json.RawMessage(`{"type": "object", "properties": {"expression": {"type": "string", "description": "the arithmetic expression"}}, "required": ["expression"]}`)},
+		{Name: "files__read", Description: "Reads a file.", Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)},
+	}
+	create := createTask("roman_numerals", "Convert integers to Roman numerals and back.", "convert 2024 to roman numerals", callables)
+	modify := modifyTask(current, "Accept numerals with spaces around them.", "make the roman tool ignore spaces", examples, callables[:1])
 	var ex []Example
 	json.Unmarshal(examples, &ex) //nolint:errcheck // a constant
 	repair := repairTask(create, 1, 3, compileError("roman_numerals"), []string{
@@ -79,7 +84,7 @@ func TestPrompts(t *testing.T) {
 		{"decide", decideMessages("convert 2024 to roman numerals", tools), decideFunction},
 		{"decide_no_tools", decideMessages("make a tool that tells the weather", nil), decideFunction},
 		{"create", []llm.Message{{Role: llm.System, Content: system}, {Role: llm.User, Content: create}}, writeToolFunction},
-		{"create_no_categories", []llm.Message{{Role: llm.System, Content: writeSystem(nil)}, {Role: llm.User, Content: create}}, writeToolFunction},
+		{"create_no_categories", []llm.Message{{Role: llm.System, Content: writeSystem(nil)}, {Role: llm.User, Content: createTask("roman_numerals", "Convert integers to Roman numerals and back.", "convert 2024 to roman numerals", nil)}}, writeToolFunction},
 		{"modify", []llm.Message{{Role: llm.System, Content: system}, {Role: llm.User, Content: modify}}, writeToolFunction},
 		{"repair", []llm.Message{{Role: llm.System, Content: system}, {Role: llm.User, Content: repair}}, writeToolFunction},
 	}
@@ -106,6 +111,7 @@ func TestWriteSystemStatesTheRules(t *testing.T) {
 		"encoding/json, errors, fmt", "os/exec",
 		"up to 1.22", "min, max or clear", "range over an integer", "pre-1.22", "one file", "no init functions", "no goroutines",
 		"Return errors, never panic", "Existing categories: finance",
+		"toolkit.Call(ctx context.Context, name string, args any) (string, error)", "toolkit.CallJSON(", "string literal", "may not call itself",
 		"write_tool", "at least 2", `"contains"`, `"matches"`,
 	} {
 		if !strings.Contains(p, want) {

@@ -14,6 +14,8 @@ const (
 	Create Op = "create"
 	Modify Op = "modify"
 	Delete Op = "delete"
+	// Rollback is Generator.Rollback's, never a build's.
+	Rollback Op = "rollback"
 )
 
 // Request asks for a build.
@@ -28,6 +30,9 @@ type Request struct {
 	// Summary, with Op and Tool, is the decided one-sentence task (what
 	// the tool must do, or what to change); empty means Text.
 	Summary string `json:"summary,omitempty"`
+	// Force deletes a tool that other tools use (they are left broken);
+	// without it such a delete fails with a *registry.InUseError.
+	Force bool `json:"force,omitempty"`
 	// Permit, when set, is asked once the operation and the tool are
 	// decided, before anything is claimed or written: an error refuses the
 	// build and Build returns it. The service layer sets it, so that a
@@ -85,6 +90,10 @@ type Result struct {
 	// Pending: review is on (ADAPTBOT_REVIEW), so the version built waits
 	// for approval and does not serve yet.
 	Pending bool `json:"pending,omitempty"`
+	// Dependents are the runs of the examples of the tools that use the
+	// tool, for a modify or a rollback: with the new version in place of
+	// the serving one, before it serves.
+	Dependents []ExampleReport `json:"dependents,omitempty"`
 }
 
 // ErrConflict is returned when a build for the same tool is already running.
@@ -118,6 +127,9 @@ type ExampleReport struct {
 	Version int             `json:"version,omitempty"`
 	OK      bool            `json:"ok"`
 	Results []ExampleResult `json:"results"`
+	// Skipped says why no example ran (a tool without examples), when
+	// none did.
+	Skipped string `json:"skipped,omitempty"`
 }
 
 // Failures returns the errors of the examples that failed, in order.

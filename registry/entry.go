@@ -48,6 +48,15 @@ type Entry struct {
 	PendingSHA256  string    `json:"pending_sha256,omitempty"`
 	CreatedAt      time.Time `json:"created_at"`
 	UpdatedAt      time.Time `json:"updated_at"`
+	// Warning says what the last check of the tools that use this one, or
+	// of this one against the tools it uses, found wrong (SetWarning): the
+	// tool serves, but something it works with fails.
+	Warning string `json:"warning,omitempty"`
+	// Uses are the tools the serving version calls (contract.Calls), and
+	// UsedBy the tools whose serving versions call this one. Both are
+	// derived when an entry is read (List, Entry), never stored.
+	Uses   []string `json:"uses,omitempty"`
+	UsedBy []string `json:"used_by,omitempty"`
 }
 
 // Timeout is the tool's own call limit, or zero for the sandbox default.

@@ -58,6 +58,11 @@ type Options struct {
 	// Review holds every new version (a build, a hand edit, a tool dropped
 	// in) as Pending until Approve; Put with PutOptions.Approved skips it.
 	Review bool
+	// Known reports whether a tool the registry does not hold exists: an
+	// external MCP server's tool ("server__tool"), which a tool may call.
+	// A new version that calls a tool neither the registry nor Known knows
+	// is refused. nil knows none.
+	Known func(name string) bool
 }
 
 // DefaultHistoryKeep is how many versions of each tool history keeps unless
@@ -88,6 +93,10 @@ type Registry struct {
 
 	listenMu  sync.RWMutex
 	listeners []func(Event)
+
+	// calls caches the tools each version calls (usesOf), by name and
+	// sha256.
+	calls sync.Map
 }
 
 type record struct {
@@ -408,13 +417,25 @@ func (r *Registry) SourcePath(name string) string {
 // Dir returns the tool's folder.
 func (r *Registry) Dir(name string) string { return filepath.Join(r.opts.ToolsDir, name) }
 
-// List returns every entry, serving or broken, sorted by name.
+// List returns every entry, serving or broken, sorted by name, with what
+// each uses and is used by (a tool that calls a tool that does not serve
+// reads as Broken, with the reason).
 func (r *Registry) List() []Entry {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
+	out := r.storedLocked()
+	r.annotateLocked(out)
+	return out
+}
+
+// storedLocked returns every entry as the registry file stores it, sorted
+// by name. The caller holds r.mu.
+func (r *Registry) storedLocked() []Entry {
 	out := make([]Entry, 0, len(r.tools))
 	for _, rec := range r.tools {
-		out = append(out, rec.entry)
+		e := rec.entry
+		e.Uses, e.UsedBy = nil, nil // derived on reading, never stored
+		out = append(out, e)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
@@ -447,7 +468,7 @@ func (r *Registry) Len() int {
 	return n
 }
 
-// Entry returns the entry for name, serving or not.
+// Entry returns the entry for name, serving or not, annotated as List's.
 func (r *Registry) Entry(name string) (Entry, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
@@ -455,7 +476,9 @@ func (r *Registry) Entry(name string) (Entry, bool) {
 	if !ok {
 		return Entry{}, false
 	}
-	return rec.entry, true
+	out := []Entry{rec.entry}
+	r.annotateLocked(out)
+	return out[0], true
 }
 
 // Tool returns the serving version of name.
@@ -567,7 +590,7 @@ func (r *Registry) syncLocked(ctx context.Context, name string, origin Origin, t
 // (or, with Options.Review and approved false, holds it); if not, it records
 // the failure on the entry.
 func (r *Registry) acceptLocked(ctx context.Context, name string, src []byte, origin Origin, category string, approved bool) (*Event, error) {
-	spec, err := r.check(ctx, name, src)
+	spec, err := r.check(ctx, name, src, true)
 	if err == nil {
 		return r.applyLocked(name, src, spec, origin, category, approved)
 	}
@@ -629,6 +652,7 @@ func (r *Registry) applyLocked(name string, src []byte, spec *contract.Spec, ori
 	e.TimeoutMS = spec.Timeout.Milliseconds()
 	e.Origin = origin
 	e.Status, e.LastError = OK, ""
+	e.Warning = "" // about the version before; the checks of this one say anew
 	e.UpdatedAt = now
 	if e.CreatedAt.IsZero() {
 		e.CreatedAt = now
@@ -646,9 +670,14 @@ func (r *Registry) applyLocked(name string, src []byte, spec *contract.Spec, ori
 	return &Event{Kind: kind, Entry: e}, nil
 }
 
-func (r *Registry) check(ctx context.Context, name string, src []byte) (*contract.Spec, error) {
+// check runs a new version's checks: the contract, its calls of other tools
+// (with callees, that they exist and close no cycle), and a compile.
+func (r *Registry) check(ctx context.Context, name string, src []byte, callees bool) (*contract.Spec, error) {
 	spec, err := contract.Parse(name, src)
 	if err != nil {
+		return nil, err
+	}
+	if err := r.checkCalls(name, src, callees); err != nil {
 		return nil, err
 	}
 	if r.opts.Compiler != nil {
@@ -688,7 +717,9 @@ func (r *Registry) saveLocked() error {
 	if r.opts.ReadOnly {
 		return nil
 	}
-	entries := r.List()
+	r.mu.RLock()
+	entries := r.storedLocked()
+	r.mu.RUnlock()
 	data, err := json.MarshalIndent(file{Tools: entries}, "", "  ")
 	if err != nil {
 		return err

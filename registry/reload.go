@@ -93,10 +93,11 @@ func (r *Registry) mergeEntry(e Entry) *Event {
 		old := rec.entry
 		if old.Category == e.Category && old.Description == e.Description && old.Status == e.Status &&
 			old.LastError == e.LastError && old.UpdatedAt.Equal(e.UpdatedAt) &&
-			old.PendingVersion == e.PendingVersion && old.PendingSHA256 == e.PendingSHA256 {
+			old.PendingVersion == e.PendingVersion && old.PendingSHA256 == e.PendingSHA256 && old.Warning == e.Warning {
 			return nil
 		}
 		r.mu.Lock()
+		rec.entry.Warning = e.Warning
 		rec.entry.Category, rec.entry.Description = e.Category, e.Description
 		rec.entry.Status, rec.entry.LastError, rec.entry.UpdatedAt = e.Status, e.LastError, e.UpdatedAt
 		rec.entry.PendingVersion, rec.entry.PendingSHA256 = e.PendingVersion, e.PendingSHA256

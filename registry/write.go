@@ -25,6 +25,10 @@ type PutOptions struct {
 	// Approved serves the version at once even with Options.Review on: a
 	// change a person made on purpose, such as a rollback.
 	Approved bool
+	// Replicated says the version was checked where it was made (another
+	// replica of a cluster): the tools it calls need not be here yet, as
+	// they may arrive after it.
+	Replicated bool
 }
 
 // Put checks src and, if it passes, writes it as the tool's next version and
@@ -42,7 +46,7 @@ func (r *Registry) Put(ctx context.Context, name string, src []byte, o PutOption
 	}
 	r.write.Lock()
 	defer r.write.Unlock()
-	spec, err := r.check(ctx, name, src)
+	spec, err := r.check(ctx, name, src, !o.Replicated)
 	if err != nil {
 		return Entry{}, err
 	}
@@ -73,8 +77,9 @@ func (r *Registry) Put(ctx context.Context, name string, src []byte, o PutOption
 	return e, err
 }
 
-// Delete removes the tool from serving and from the registry. Its folder is
-// moved into history, so nothing is lost and Rollback can bring it back.
+// Delete removes the tool from serving and from the registry, whether
+// other tools use it or not (Remove asks first). Its folder is moved into
+// history, so nothing is lost and Rollback can bring it back.
 func (r *Registry) Delete(ctx context.Context, name string) (Entry, error) {
 	if err := contract.ValidName(name); err != nil {
 		return Entry{}, err
@@ -84,6 +89,11 @@ func (r *Registry) Delete(ctx context.Context, name string) (Entry, error) {
 	}
 	r.write.Lock()
 	defer r.write.Unlock()
+	return r.deleteLocked(name)
+}
+
+// deleteLocked is Delete's work; the caller holds r.write.
+func (r *Registry) deleteLocked(name string) (Entry, error) {
 	var e Entry
 	err := r.apply(func() ([]Event, error) {
 		r.mu.RLock()
@@ -165,6 +175,17 @@ func (r *Registry) Versions(name string) ([]Version, error) {
 
 // Rollback makes version v serve again, as a new version (history only grows).
 func (r *Registry) Rollback(ctx context.Context, name string, v int) (Entry, error) {
+	return r.rollback(ctx, name, v, true)
+}
+
+// RollbackPending is Rollback for a version that must not serve before a
+// person approves it (a check of it failed): with Options.Review on it
+// waits as pending; with review off it serves, as with Rollback.
+func (r *Registry) RollbackPending(ctx context.Context, name string, v int) (Entry, error) {
+	return r.rollback(ctx, name, v, !r.opts.Review)
+}
+
+func (r *Registry) rollback(ctx context.Context, name string, v int, approved bool) (Entry, error) {
 	if err := contract.ValidName(name); err != nil {
 		return Entry{}, err
 	}
@@ -176,8 +197,8 @@ func (r *Registry) Rollback(ctx context.Context, name string, v int) (Entry, err
 		return Entry{}, err
 	}
 	// A rollback is a person's choice of a version they have seen: it
-	// needs no further approval.
-	o := PutOptions{Origin: Manual, Approved: true}
+	// needs no further approval, unless a check of it failed.
+	o := PutOptions{Origin: Manual, Approved: approved}
 	var kept Entry
 	if meta, err := os.ReadFile(filepath.Join(filepath.Dir(r.versionPath(name, v)), "entry.json")); err == nil && json.Unmarshal(meta, &kept) == nil {
 		o.Origin, o.Category = kept.Origin, kept.Category

@@ -64,6 +64,11 @@ func (r *InProcess) do(ctx context.Context, c Call, run bool) (Result, error) {
 		return Result{}, err
 	}
 	limit := callTimeout(r.opts.CallTimeout, toolLimit, c.Timeout)
+	if c.Nested {
+		if limit, err = nestedLimit(ctx, c.Tool, limit); err != nil {
+			return Result{}, err
+		}
+	}
 	caller := ctx
 	ctx, cancel := context.WithTimeoutCause(ctx, limit, errCallTimeout)
 	defer cancel()
@@ -72,6 +77,9 @@ func (r *InProcess) do(ctx context.Context, c Call, run bool) (Result, error) {
 	if p == nil {
 		out := newLineLog(r.opts.Log, "sandbox: tool output", "tool", c.Tool)
 		if p, err = load(ctx, c.Tool, c.Source, limit, out); err != nil {
+			if KindOf(err) == KindTimeout && caller.Err() != nil {
+				return Result{}, fmt.Errorf("tool %s: %w", c.Tool, caller.Err())
+			}
 			return Result{}, err
 		}
 	}

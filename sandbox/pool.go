@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"adaptbot/toolkit"
 )
 
 // killSlack is how long past a call's limit and grace the server waits for
@@ -23,6 +25,15 @@ const killSlack = 400 * time.Millisecond
 // workers are confined by Landlock, every one is replaced after a file their
 // rules hold changes (fileWatch). Confined workers also have a seccomp filter
 // (installSeccomp).
+//
+// A call may call other tools (toolkit.Call): its worker sends the nested
+// call over its pipe, the pool asks the toolkit.Caller of the call's
+// context (the toolbox) to run it, and sends the answer back. While it
+// waits, the caller holds its worker; so that a pool full of callers never
+// waits for ever for their callees, a nested call (Call.Nested) that finds
+// no idle worker gets one started beyond the pool's size — at most one per
+// nested call in progress — which serves nested calls only and, once idle,
+// stays a while (spareIdle, at most PoolSize of them) for the next one.
 type Pool struct {
 	opts    Options
 	command []string
@@ -36,13 +47,20 @@ type Pool struct {
 	nextID  atomic.Uint64
 	watch   *fileWatch // nil unless workers are confined and the watch runs
 
-	mu            sync.Mutex
-	closed        bool
-	youngDeaths   int            // workers in a row that died before serving a call
-	procs         map[*proc]bool // every live worker, true while busy
-	idle          []*proc
-	waiters       []chan *proc // callers waiting for a worker, oldest first
-	starting      int
+	mu          sync.Mutex
+	closed      bool
+	youngDeaths int            // workers in a row that died before serving a call
+	procs       map[*proc]bool // every live worker, true while busy
+	idle        []*proc
+	waiters     []waiter // callers waiting for a worker: nested calls first, then oldest first
+	starting    int
+	// lent counts the nested calls in progress; extras the live workers
+	// started beyond the pool's size for them (extraStarting more are
+	// starting), of which spare are idle.
+	lent          int
+	extras        int
+	extraStarting int
+	spare         []*proc
 	restarts      int64
 	startFailures int64
 	// gen counts the changes to the files workers may read (renew); a
@@ -55,6 +73,16 @@ type Pool struct {
 }
 
 var _ Runner = (*Pool)(nil)
+
+// spareIdle is how long an extra worker (see Pool) waits idle for another
+// nested call before it is stopped.
+const spareIdle = 30 * time.Second
+
+// waiter is a caller waiting for a worker.
+type waiter struct {
+	ch     chan *proc // buffered: a hand-over never blocks
+	nested bool
+}
 
 // NewPool starts opts.PoolSize workers and returns once all have started.
 // With LandlockRequire it fails at once on a kernel without Landlock or
@@ -232,8 +260,22 @@ func (p *Pool) do(ctx context.Context, op string, c Call) (Result, error) {
 		return Result{}, err
 	}
 	limit := callTimeout(p.opts.CallTimeout, toolLimit, c.Timeout)
+	if c.Nested {
+		if limit, err = nestedLimit(ctx, c.Tool, limit); err != nil {
+			return Result{}, err
+		}
+		p.mu.Lock()
+		p.lent++
+		p.mu.Unlock()
+		defer func() {
+			p.mu.Lock()
+			p.lent--
+			p.mu.Unlock()
+		}()
+	}
+	host := toolkit.CallerFrom(ctx)
 	for attempt := 0; ; attempt++ {
-		w, err := p.acquire(ctx, c.Tool)
+		w, err := p.acquire(ctx, c.Tool, c.Nested)
 		if err != nil {
 			return Result{}, err
 		}
@@ -241,7 +283,7 @@ func (p *Pool) do(ctx context.Context, op string, c Call) (Result, error) {
 		if !w.has[hash] {
 			req.Source = c.Source
 		}
-		resp, err := p.roundTrip(ctx, w, req, c.Source, limit)
+		resp, err := p.roundTrip(ctx, w, req, c.Source, limit, host)
 		if errors.Is(err, errNotSent) && attempt == 0 {
 			// The worker died idle, before this call reached it: not the
 			// tool's doing, so try another.
@@ -275,10 +317,12 @@ func (p *Pool) do(ctx context.Context, op string, c Call) (Result, error) {
 var errNotSent = errors.New("request not sent")
 
 // roundTrip sends req and waits for the worker's answer, its death, the
-// call's limit plus grace, or the caller's cancellation. An error means the
-// worker is no longer usable.
-func (p *Pool) roundTrip(ctx context.Context, w *proc, req request, source []byte, limit time.Duration) (response, error) {
+// call's limit plus grace, or the caller's cancellation. Meanwhile it serves
+// the call's nested calls with host (nil: the call may make none). An error
+// means the worker is no longer usable.
+func (p *Pool) roundTrip(ctx context.Context, w *proc, req request, source []byte, limit time.Duration, host toolkit.Caller) (response, error) {
 	w.calls++
+	began := time.Now()
 	if err := w.send(req); err != nil {
 		return response{}, fmt.Errorf("%w: %v", errNotSent, err)
 	}
@@ -286,6 +330,14 @@ func (p *Pool) roundTrip(ctx context.Context, w *proc, req request, source []byt
 	defer hard.Stop()
 	cancelled := ctx.Done()
 	var afterCancel <-chan time.Time
+	// At most one nested call runs at a time: the worker sends one and waits.
+	var nested chan nestedReturn
+	var stopNested context.CancelFunc
+	defer func() {
+		if stopNested != nil {
+			stopNested()
+		}
+	}()
 	for {
 		select {
 		case r, ok := <-w.resps:
@@ -294,6 +346,22 @@ func (p *Pool) roundTrip(ctx context.Context, w *proc, req request, source []byt
 			}
 			if r.ID != req.ID {
 				continue // the answer to a call given up on
+			}
+			if r.Call != nil {
+				if nested != nil || host == nil {
+					// A worker never sends two at once; a call made
+					// without a host may make none.
+					ret := nestedReturn{Seq: r.Call.Seq, Failed: true, Error: fmt.Sprintf("calling %s: %v", r.Call.Tool, toolkit.ErrNoCaller)}
+					if nested != nil {
+						ret.Error = fmt.Sprintf("calling %s: a tool's calls run one at a time", r.Call.Tool)
+					}
+					w.send(request{ID: req.ID, Op: opReturn, Return: &ret}) //nolint:errcheck // a dead worker is seen above
+					continue
+				}
+				// The callee gets what is left of the caller's limit; it
+				// ends when the call does.
+				nested, stopNested = startNested(ctx, began.Add(limit), host, *r.Call, p.cfg.MaxOutput)
+				continue
 			}
 			if r.NeedSource && req.Source == nil {
 				req.Source = source
@@ -310,6 +378,11 @@ func (p *Pool) roundTrip(ctx context.Context, w *proc, req request, source []byt
 			t := time.NewTimer(cancelGrace + killSlack)
 			defer t.Stop()
 			afterCancel = t.C
+		case ret := <-nested:
+			nested = nil
+			stopNested()
+			stopNested = nil
+			w.send(request{ID: req.ID, Op: opReturn, Return: &ret}) //nolint:errcheck // a dead worker is seen above
 		case <-afterCancel:
 			w.kill()
 			return response{}, fmt.Errorf("tool %s: %w", req.Tool, ctx.Err())
@@ -318,6 +391,38 @@ func (p *Pool) roundTrip(ctx context.Context, w *proc, req request, source []byt
 			return response{}, &Error{Tool: req.Tool, Kind: KindTimeout, Msg: fmt.Sprintf("ran past its %v time limit; the worker was killed", limit)}
 		}
 	}
+}
+
+// startNested runs a tool's call of another tool on the host, until
+// deadline or stop, and puts the answer in done.
+func startNested(ctx context.Context, deadline time.Time, host toolkit.Caller, call nestedCall, maxOutput int) (done chan nestedReturn, stop context.CancelFunc) {
+	ctx, stop = context.WithDeadline(ctx, deadline)
+	done = make(chan nestedReturn, 1)
+	go func() {
+		ret := nestedReturn{Seq: call.Seq}
+		out, err := host.CallTool(ctx, call.Tool, call.Args)
+		if err != nil {
+			ret.Failed, ret.Error = true, clip(err.Error(), maxOutput)
+		} else {
+			ret.Output = out
+		}
+		done <- ret
+	}()
+	return done, stop
+}
+
+// nestedLimit cuts a nested call's limit to what is left of its caller's
+// (ctx's deadline), or fails at once when nothing is.
+func nestedLimit(ctx context.Context, tool string, limit time.Duration) (time.Duration, error) {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return limit, nil
+	}
+	left := time.Until(dl)
+	if left <= 0 {
+		return 0, &Error{Tool: tool, Kind: KindTimeout, Msg: "its caller had no time left to run it"}
+	}
+	return min(limit, left), nil
 }
 
 // callError turns a failed round trip into the call's error.
@@ -333,8 +438,9 @@ func (p *Pool) callError(tool string, err error) error {
 }
 
 // acquire takes an idle worker, waiting up to QueueTimeout. Waiting
-// callers are served in order.
-func (p *Pool) acquire(ctx context.Context, tool string) (*proc, error) {
+// callers are served in order, nested calls first. A nested call may also
+// take a spare extra worker, or have one started (see Pool).
+func (p *Pool) acquire(ctx context.Context, tool string, nested bool) (*proc, error) {
 	var timeout <-chan time.Time
 	for {
 		p.mu.Lock()
@@ -342,11 +448,8 @@ func (p *Pool) acquire(ctx context.Context, tool string) (*proc, error) {
 			p.mu.Unlock()
 			return nil, &Error{Tool: tool, Kind: KindUnavailable, Msg: "the sandbox is closed"}
 		}
-		if n := len(p.idle); n > 0 {
-			// The most recently used worker: its cache is the warmest.
-			w := p.idle[n-1]
-			p.idle = p.idle[:n-1]
-			p.procs[w] = true
+		w := p.takeIdle(nested)
+		if w != nil {
 			p.mu.Unlock()
 			if w.dead() {
 				p.retire(w, "died while idle")
@@ -354,8 +457,13 @@ func (p *Pool) acquire(ctx context.Context, tool string) (*proc, error) {
 			}
 			return w, nil
 		}
+		if nested && p.extras+p.extraStarting < p.lent {
+			p.extraStarting++
+			p.wg.Add(1)
+			go p.startExtra()
+		}
 		ch := make(chan *proc, 1)
-		p.waiters = append(p.waiters, ch)
+		p.enqueue(waiter{ch: ch, nested: nested})
 		p.mu.Unlock()
 
 		if timeout == nil {
@@ -379,7 +487,7 @@ func (p *Pool) acquire(ctx context.Context, tool string) (*proc, error) {
 			err = &Error{Tool: tool, Kind: KindUnavailable, Msg: "the sandbox is closed"}
 		}
 		p.mu.Lock()
-		i := slices.Index(p.waiters, ch)
+		i := slices.IndexFunc(p.waiters, func(x waiter) bool { return x.ch == ch })
 		if i >= 0 {
 			p.waiters = slices.Delete(p.waiters, i, i+1)
 		}
@@ -390,6 +498,60 @@ func (p *Pool) acquire(ctx context.Context, tool string) (*proc, error) {
 		}
 		return nil, err
 	}
+}
+
+// takeIdle takes an idle worker for a caller, or returns nil: the most
+// recently used one, whose cache is the warmest; for a nested call a spare
+// extra one if no other is idle. Called with p.mu held.
+func (p *Pool) takeIdle(nested bool) *proc {
+	var w *proc
+	switch {
+	case len(p.idle) > 0:
+		w = p.idle[len(p.idle)-1]
+		p.idle = p.idle[:len(p.idle)-1]
+	case nested && len(p.spare) > 0:
+		w = p.spare[len(p.spare)-1]
+		p.spare = p.spare[:len(p.spare)-1]
+		w.spareTimer.Stop()
+	default:
+		return nil
+	}
+	p.procs[w] = true
+	return w
+}
+
+// enqueue adds a waiting caller: a nested call after the nested calls
+// already waiting, before every other caller, since its caller holds a
+// worker until it is served. Called with p.mu held.
+func (p *Pool) enqueue(x waiter) {
+	if !x.nested {
+		p.waiters = append(p.waiters, x)
+		return
+	}
+	i := slices.IndexFunc(p.waiters, func(y waiter) bool { return !y.nested })
+	if i < 0 {
+		i = len(p.waiters)
+	}
+	p.waiters = slices.Insert(p.waiters, i, x)
+}
+
+// startExtra starts a worker beyond the pool's size for a nested call that
+// found none idle; p.extraStarting counts it. It serves nested calls only.
+func (p *Pool) startExtra() {
+	defer p.wg.Done()
+	w, err := p.start()
+	p.mu.Lock()
+	p.extraStarting--
+	if err == nil {
+		w.extra = true
+		p.extras++
+	}
+	p.mu.Unlock()
+	if err != nil {
+		p.log.Error("sandbox: an extra worker for a nested call failed to start; the call waits for a busy one", "err", err)
+		return
+	}
+	p.adopt(w)
 }
 
 // adopt puts a started worker in the pool and watches for its end: one
@@ -403,6 +565,10 @@ func (p *Pool) adopt(w *proc) {
 		if live && !busy {
 			if i := slices.Index(p.idle, w); i >= 0 {
 				p.idle = slices.Delete(p.idle, i, i+1)
+			}
+			if i := slices.Index(p.spare, w); i >= 0 {
+				p.spare = slices.Delete(p.spare, i, i+1)
+				w.spareTimer.Stop()
 			}
 		}
 		p.mu.Unlock()
@@ -430,17 +596,46 @@ func (p *Pool) release(w *proc) {
 		p.retire(w, "a file workers may read changed since it started")
 		return
 	}
-	if len(p.waiters) > 0 {
-		ch := p.waiters[0]
+	if len(p.waiters) > 0 && (!w.extra || p.waiters[0].nested) {
+		x := p.waiters[0]
 		p.waiters = p.waiters[1:]
 		p.procs[w] = true
 		p.mu.Unlock()
-		ch <- w // buffered: never blocks
+		x.ch <- w // buffered: never blocks
 		return
 	}
 	p.procs[w] = false
-	p.idle = append(p.idle, w)
+	if !w.extra {
+		p.idle = append(p.idle, w)
+		p.mu.Unlock()
+		return
+	}
+	if len(p.spare) >= p.opts.PoolSize {
+		p.mu.Unlock()
+		p.retire(w, "enough extra workers wait already")
+		return
+	}
+	p.spare = append(p.spare, w)
+	if w.spareTimer == nil {
+		w.spareTimer = time.AfterFunc(spareIdle, func() { p.expire(w) })
+	} else {
+		w.spareTimer.Reset(spareIdle)
+	}
 	p.mu.Unlock()
+}
+
+// expire stops an extra worker that has waited spareIdle for a nested
+// call, unless one took it meanwhile.
+func (p *Pool) expire(w *proc) {
+	p.mu.Lock()
+	i := slices.Index(p.spare, w)
+	if i >= 0 {
+		p.spare = slices.Delete(p.spare, i, i+1)
+	}
+	p.mu.Unlock()
+	if i >= 0 {
+		p.retire(w, "no nested call needed it")
+	}
 }
 
 // retire takes w out of the pool and, in the background, kills it (if it
@@ -454,6 +649,18 @@ func (p *Pool) retire(w *proc, why string) {
 		// Closing, or retired already by another path.
 		p.mu.Unlock()
 		w.kill()
+		return
+	}
+	if w.extra {
+		// Beyond the pool's size: not replaced.
+		p.extras--
+		p.wg.Add(1)
+		p.mu.Unlock()
+		p.log.Debug("sandbox: stopping an extra worker", "worker", w.pid, "reason", why)
+		go func() {
+			defer p.wg.Done()
+			w.kill()
+		}()
 		return
 	}
 	p.restarts++
@@ -501,8 +708,8 @@ func (p *Pool) renew(why string) {
 		return
 	}
 	p.gen++
-	idle := p.idle
-	p.idle = nil
+	idle := append(p.idle, p.spare...)
+	p.idle, p.spare = nil, nil
 	p.mu.Unlock()
 	p.log.Info("sandbox: replacing every worker", "reason", why)
 	for _, w := range idle {
@@ -572,6 +779,10 @@ func (p *Pool) Close() error {
 	}
 	clear(p.procs)
 	p.idle = nil
+	for _, w := range p.spare {
+		w.spareTimer.Stop()
+	}
+	p.spare = nil
 	p.mu.Unlock()
 	for _, w := range all {
 		w.kill()
@@ -593,13 +804,19 @@ func (p *Pool) Stats() Stats {
 	}
 	s.Idle = len(p.idle)
 	weakest, allSeccomp := p.lastConf, true // the last one when no worker is live
+	first := true
 	for w, busy := range p.procs {
-		if s.Live == 0 || w.conf.weaker(weakest) {
+		if first || w.conf.weaker(weakest) {
 			weakest = w.conf
 		}
+		first = false
 		allSeccomp = allSeccomp && w.conf.Seccomp
-		s.Live++
 		s.PIDs = append(s.PIDs, w.pid)
+		if w.extra {
+			s.Extra++
+			continue
+		}
+		s.Live++
 		if busy {
 			s.Busy++
 		}

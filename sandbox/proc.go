@@ -34,6 +34,10 @@ type proc struct {
 	has     map[string]bool // tool versions the worker has loaded
 	calls   int
 	gen     uint64 // the pool's generation (Pool.gen) when it started
+	// extra: started beyond the pool's size for nested calls (see Pool);
+	// spareTimer stops it once it has waited idle long enough.
+	extra      bool
+	spareTimer *time.Timer
 
 	conf workerConfinement // what its hello said of its confinement
 

@@ -187,6 +187,9 @@ var position = regexp.MustCompile(`(?m)^(\d+:\d+: )`)
 
 func loadError(ctx context.Context, tool string, limit time.Duration, err error) error {
 	if ctx.Err() != nil {
+		if timeoutMsg(ctx, limit) == cancelledMsg {
+			return &Error{Tool: tool, Kind: KindTimeout, Msg: cancelledMsg + " while the tool was loading"}
+		}
 		return &Error{Tool: tool, Kind: KindTimeout, Msg: fmt.Sprintf("loading the tool (its package initialisers) ran past its %v time limit", limit)}
 	}
 	var p interp.Panic
@@ -341,8 +344,11 @@ func timeoutMsg(ctx context.Context, limit time.Duration) string {
 	if context.Cause(ctx) == errCallTimeout || ctx.Err() == context.DeadlineExceeded {
 		return fmt.Sprintf("ran past its %v time limit", limit)
 	}
-	return "cancelled by the caller"
+	return cancelledMsg
 }
+
+// cancelledMsg is the timeout message of a call its caller gave up on.
+const cancelledMsg = "cancelled by the caller"
 
 // panicString formats a panic's value. The value may be the tool's own type
 // whose Error or String method is interpreted code that never returns, so

@@ -25,6 +25,7 @@ const (
 	opCall    = "call"    // run a tool
 	opCompile = "compile" // load a tool without calling it
 	opCancel  = "cancel"  // the caller gave up on call ID
+	opReturn  = "return"  // the answer to a tool's call of another tool (response.Call)
 )
 
 // Exit codes by which a worker says why it ended, for when its last frame
@@ -87,10 +88,33 @@ type request struct {
 	Source  []byte          `json:"source,omitempty"` // absent when the worker has the hash cached
 	Input   json.RawMessage `json:"input,omitempty"`
 	Timeout time.Duration   `json:"timeout,omitempty"`
+	// Return answers the nested call Return.Seq of call ID (opReturn).
+	Return *nestedReturn `json:"return,omitempty"`
+}
+
+// nestedCall is a tool's call of another tool (toolkit.Call), which a
+// worker sends in the middle of call ID as a response frame with Call set;
+// the server answers with an opReturn request. A worker has at most one
+// nested call outstanding per call.
+type nestedCall struct {
+	Seq  uint64          `json:"seq"`
+	Tool string          `json:"tool"`
+	Args json.RawMessage `json:"args"`
+}
+
+// nestedReturn is the server's answer to a nestedCall: an output, or an
+// error message.
+type nestedReturn struct {
+	Seq    uint64 `json:"seq"`
+	Output string `json:"output,omitempty"`
+	Error  string `json:"error,omitempty"`
+	Failed bool   `json:"failed,omitempty"`
 }
 
 type response struct {
 	ID uint64 `json:"id"`
+	// Call, when set, is not the call's answer but a nested call it makes.
+	Call *nestedCall `json:"call,omitempty"`
 	outcome
 	// NeedSource asks for the request again with the source: the worker no
 	// longer has that version cached.

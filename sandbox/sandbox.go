@@ -36,6 +36,13 @@ type Call struct {
 	Input json.RawMessage
 	// Timeout caps the call; zero means the runner's default.
 	Timeout time.Duration
+	// Nested says another tool's call made this one (toolkit.Call) and waits
+	// for it. Its limit is cut to what is left of ctx's deadline (the
+	// caller's), and in a Pool it may run on a worker beyond the pool's size
+	// when every worker is busy: its caller holds a worker while it waits,
+	// so a full pool of callers would otherwise wait for their callees
+	// forever.
+	Nested bool
 }
 
 // Result is what a successful call returned.
@@ -73,7 +80,12 @@ type Stats struct {
 	Starting      int   `json:"starting"`       // replacements being started
 	Restarts      int64 `json:"restarts"`       // workers replaced so far
 	StartFailures int64 `json:"start_failures"` // worker starts that failed
-	PIDs          []int `json:"-"`              // the live workers' process IDs
+	PIDs          []int `json:"-"`              // the live workers' process IDs, extra ones included
+	// Extra counts the workers started beyond Size for nested calls
+	// (Call.Nested) while every worker was busy: running one, or idle for a
+	// while in case another comes. They are not counted in Live, Busy or
+	// Idle, and are not replaced when they end.
+	Extra int `json:"extra"`
 	// Confined says every live worker runs under Landlock (Options.Landlock),
 	// and Seccomp that every one has its seccomp filter; Confinement says
 	// with which Landlock ABI version and whether with the filter ("Landlock

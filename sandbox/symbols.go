@@ -18,8 +18,8 @@ const toolkitKey = contract.ToolkitPath + "/toolkit"
 
 // baseSymbols is the whole world an interpreted tool can see, built once: the
 // Yaegi wrappers of the standard packages that contract.Allowed accepts, with
-// text/template narrowed to a file-less Template, and the toolkit's three
-// calls. Nothing else is ever given to an interpreter: os, syscall, unsafe,
+// text/template narrowed to a file-less Template, and the toolkit's calls:
+// HTTP under the egress policy, and calls of other tools through the host. Nothing else is ever given to an interpreter: os, syscall, unsafe,
 // reflect, net and Yaegi's own unrestricted symbols are simply absent, so no
 // import, init function or trick of the interpreter can reach them.
 var baseSymbols = buildSymbols()
@@ -37,6 +37,9 @@ func buildSymbols() interp.Exports {
 		"Get":         reflect.ValueOf(toolkit.Get),
 		"GetJSON":     reflect.ValueOf(toolkit.GetJSON),
 		"QueryEscape": reflect.ValueOf(toolkit.QueryEscape),
+		// Calls of other tools, run by the host (toolkit.Caller).
+		"Call":     reflect.ValueOf(toolkit.Call),
+		"CallJSON": reflect.ValueOf(toolkit.CallJSON),
 		// A value, not a variable: a tool may compare with it, not reassign it.
 		"ErrBlocked": reflect.ValueOf(toolkit.ErrBlocked),
 	}

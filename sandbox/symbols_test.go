@@ -37,7 +37,7 @@ func TestToolkitSymbols(t *testing.T) {
 		got = append(got, name)
 	}
 	slices.Sort(got)
-	want := []string{"ErrBlocked", "Get", "GetJSON", "QueryEscape"}
+	want := []string{"Call", "CallJSON", "ErrBlocked", "Get", "GetJSON", "QueryEscape"}
 	if !slices.Equal(got, want) {
 		t.Errorf("toolkit exports %v, want %v: nothing that configures the client", got, want)
 	}

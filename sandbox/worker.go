@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -92,8 +93,12 @@ func ServeWorker() error {
 				}
 				return
 			}
-			if r.Op == opCancel {
+			switch r.Op {
+			case opCancel:
 				w.cancel(r.ID)
+				continue
+			case opReturn:
+				w.deliver(r)
 				continue
 			}
 			calls <- r
@@ -128,6 +133,12 @@ type worker struct {
 
 	cache map[string]*program
 	order []string // cache keys, oldest first
+
+	// The nested calls (toolkit.Call) waiting for the server's answer, by
+	// sequence number.
+	nestedMu  sync.Mutex
+	nestedSeq uint64
+	nested    map[uint64]chan nestedReturn
 }
 
 func newWorker(cfg workerConfig, out io.Writer) *worker {
@@ -137,6 +148,7 @@ func newWorker(cfg workerConfig, out io.Writer) *worker {
 		client: toolkit.NewClient(cfg.Toolkit),
 		out:    out,
 		cache:  map[string]*program{},
+		nested: map[uint64]chan nestedReturn{},
 	}
 }
 
@@ -243,7 +255,8 @@ func (w *worker) run(ctx context.Context, r request, limit time.Duration) respon
 	if r.Op == opCompile {
 		return response{}
 	}
-	o, finished := p.execute(toolkit.WithClient(ctx, w.client), r.Input, w.cfg.MaxOutput, cancelGrace, limit)
+	ctx = toolkit.WithCaller(toolkit.WithClient(ctx, w.client), &serverCaller{w: w, call: r.ID})
+	o, finished := p.execute(ctx, r.Input, w.cfg.MaxOutput, cancelGrace, limit)
 	if !finished {
 		w.die(exitTimeout, o)
 	}
@@ -332,4 +345,61 @@ func (w *worker) watch() {
 
 func memoryOutcome(limit int64) outcome {
 	return outcome{Kind: KindMemory, Msg: fmt.Sprintf("ran past the %s memory limit", sizeString(limit))}
+}
+
+// serverCaller is the toolkit.Caller of a call in a worker: it sends the
+// tool's calls of other tools to the server, which runs them, and waits
+// for the answer. A call's nested calls go one at a time.
+type serverCaller struct {
+	w    *worker
+	call uint64
+	one  sync.Mutex
+}
+
+// CallTool asks the server to run the tool name and waits for its answer or
+// the end of ctx (the call's limit, or the server's cancellation).
+func (c *serverCaller) CallTool(ctx context.Context, name string, args json.RawMessage) (string, error) {
+	c.one.Lock()
+	defer c.one.Unlock()
+	w := c.w
+	w.nestedMu.Lock()
+	w.nestedSeq++
+	seq := w.nestedSeq
+	ch := make(chan nestedReturn, 1)
+	w.nested[seq] = ch
+	w.nestedMu.Unlock()
+	defer func() {
+		w.nestedMu.Lock()
+		delete(w.nested, seq)
+		w.nestedMu.Unlock()
+	}()
+	if err := w.send(response{ID: c.call, Call: &nestedCall{Seq: seq, Tool: name, Args: args}}); err != nil {
+		return "", fmt.Errorf("calling %s: the server is gone: %w", name, err)
+	}
+	select {
+	case r := <-ch:
+		if r.Failed {
+			return "", errors.New(r.Error)
+		}
+		return r.Output, nil
+	case <-ctx.Done():
+		return "", fmt.Errorf("calling %s: %w", name, ctx.Err())
+	}
+}
+
+// deliver hands the server's answer to the nested call waiting for it; an
+// answer no one waits for (the call gave up) is dropped.
+func (w *worker) deliver(r request) {
+	if r.Return == nil {
+		return
+	}
+	w.nestedMu.Lock()
+	ch := w.nested[r.Return.Seq]
+	w.nestedMu.Unlock()
+	if ch != nil {
+		select {
+		case ch <- *r.Return:
+		default:
+		}
+	}
 }

@@ -122,6 +122,11 @@ func classify(err error, deadline time.Duration, fallback Kind) *Error {
 		e.Extra = map[string]any{"tool": ae.Tool, "parameters": ae.Schema}
 		return e
 	}
+	if iu, ok := errors.AsType[*registry.InUseError](err); ok {
+		e.Kind, e.Msg = Conflict, iu.Error()+" (?force=true, or --force)"
+		e.Extra = map[string]any{"tool": iu.Tool, "dependents": iu.Dependents}
+		return e
+	}
 	if le, ok := errors.AsType[*cluster.LockedError](err); ok {
 		e.Kind, e.Msg = Conflict, le.Error()
 		return e

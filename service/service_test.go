@@ -177,7 +177,7 @@ func TestEveryOperationWritesOneRowAndOneTrace(t *testing.T) {
 		{"run as nobody", func() error { _, err := w.svc.Run(as(nothing), "calculator", nil); return err }, service.Unauthenticated, "http", "", "calculator"},
 		{"chat without a model", func() error { _, err := w.svc.Chat(as(alice), agent.Request{Message: "hi"}); return err }, service.NotConfigured, "http", "p-alice", ""},
 		{"empty chat", func() error { _, err := w.svc.Chat(as(alice), agent.Request{Message: " "}); return err }, service.Invalid, "http", "p-alice", ""},
-		{"delete as a builder", func() error { _, err := w.svc.Delete(as(bob), "calculator"); return err }, service.Forbidden, "http", "p-bob", "build_delete"},
+		{"delete as a builder", func() error { _, err := w.svc.Delete(as(bob), "calculator", false); return err }, service.Forbidden, "http", "p-bob", "build_delete"},
 		{"rollback of nothing", func() error { _, err := w.svc.Rollback(as(admin), "nope", 1); return err }, service.NotFound, "http", "p-root", "build_rollback"},
 		{"approve with nothing pending", func() error { _, err := w.svc.Approve(as(admin), "calculator"); return err }, service.Conflict, "http", "p-root", "build_approve"},
 		{"test without examples", func() error { _, err := w.svc.Test(as(bob), "calculator"); return err }, service.NotFound, "http", "p-bob", "build_test"},

@@ -56,12 +56,17 @@ func (s *Service) Run(ctx context.Context, name string, args json.RawMessage) (*
 	if err != nil {
 		return nil, o.finish(err)
 	}
+	ctx, calls := toolbox.WithCallLog(ctx)
 	began := time.Now()
 	out, err := t.Call(ctx, args)
 	elapsed := time.Since(began)
+	nested := calls.Nested()
 	if _, invalid := errors.AsType[*toolbox.ArgsError](err); !invalid {
 		o.row.ToolExecution = benchmarks.TriOf(err == nil)
 		o.row.Tools = []string{name}
+		for _, c := range nested {
+			o.row.Tools = append(o.row.Tools, c.Tool)
+		}
 	}
 	res := &RunResult{Tool: name, Version: t.Spec().Version, Output: out, Ms: millis(elapsed), RequestID: o.id}
 	kept := map[string]any{"tool": name, "ms": res.Ms, "request_id": o.id}
@@ -70,6 +75,11 @@ func (s *Service) Run(ctx context.Context, name string, args json.RawMessage) (*
 	}
 	if err == nil {
 		kept["output"] = clip.String(out, maxTraceOutput)
+	}
+	if len(nested) > 0 {
+		// The tools it called, each with its arguments, output, time and
+		// depth.
+		kept["calls"] = nested
 	}
 	o.rec.Result = marshal(kept)
 	if err := o.finish(err); err != nil {
@@ -133,9 +143,11 @@ func (s *Service) change(ctx context.Context, span, name string, action identity
 	return ctx, o, release, err
 }
 
-// Delete removes a tool. Its versions stay in the history. The generator
-// takes the cluster lock on the name, as for any build.
-func (s *Service) Delete(ctx context.Context, name string) (*generator.Result, error) {
+// Delete removes a tool. Its versions stay in the history. A tool that
+// other tools use is refused (Conflict, naming them) unless force, which
+// deletes it anyway and leaves them broken, saying why. The generator takes
+// the cluster lock on the name, as for any build.
+func (s *Service) Delete(ctx context.Context, name string, force bool) (*generator.Result, error) {
 	ctx, o, err := s.start(ctx, "delete "+name, identity.Delete, attribute.String("adaptbot.tool", name))
 	o.fallback = Failed
 	o.rec.Kind, o.rec.Query, o.rec.Tool = traces.Change, "delete "+name, name
@@ -145,7 +157,7 @@ func (s *Service) Delete(ctx context.Context, name string) (*generator.Result, e
 	if err == nil && s.d.Generator == nil {
 		err = errNoGenerator
 	}
-	req := generator.Request{Op: generator.Delete, Tool: name, Text: "delete " + name}
+	req := generator.Request{Op: generator.Delete, Tool: name, Text: "delete " + name, Force: force}
 	o.row = buildRow(o.row, req, nil)
 	if err != nil {
 		return nil, o.finish(err)
@@ -160,20 +172,35 @@ func (s *Service) Delete(ctx context.Context, name string) (*generator.Result, e
 	return res, nil
 }
 
-// Rollback serves an old version of a tool again, as a new version.
-func (s *Service) Rollback(ctx context.Context, name string, version int) (registry.Entry, error) {
+// Rollback serves an old version of a tool again, as a new version, once
+// the examples of every tool that uses it pass with it. If one fails, the
+// version does not serve: the error (Failed) names the tools that failed,
+// or with review on the version waits as pending with that report.
+func (s *Service) Rollback(ctx context.Context, name string, version int) (*generator.Result, error) {
 	ctx, o, release, err := s.change(ctx, "rollback", name, identity.Delete, benchmarks.CategoryBuildRollback)
 	defer release()
 	o.row.Query = fmt.Sprintf("rollback %s to version %d", name, version)
 	if err == nil && version <= 0 {
 		err = Errorf(Invalid, `"version" must be a version number ≥ 1; GET /api/tools/%s/versions lists them`, name)
 	}
-	var e registry.Entry
-	if err == nil {
-		e, err = s.d.Registry.Rollback(ctx, name, version)
+	if err == nil && s.d.Generator == nil {
+		err = errNoGenerator
 	}
-	o.rec.Result = marshal(map[string]any{"tool": name, "version": e.Version, "restored": version})
-	return e, o.finish(err)
+	var res *generator.Result
+	if err == nil {
+		res, err = s.d.Generator.Rollback(ctx, name, version)
+	}
+	if res != nil {
+		o.rec.Result = marshal(res)
+		o.row.BuildAttempts = res.Attempts
+		if err == nil && !res.OK {
+			err = &Error{Kind: Failed, Msg: res.Error, Extra: map[string]any{"tool": name, "dependents": res.Dependents}}
+		}
+	}
+	if err := o.finish(err); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // Approve makes a tool's pending version serve (ADAPTBOT_REVIEW=on).

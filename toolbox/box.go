@@ -2,8 +2,10 @@ package toolbox
 
 import (
 	"cmp"
+	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"adaptbot/registry"
 )
@@ -84,6 +86,11 @@ type Set struct {
 
 	lmu       sync.RWMutex
 	listeners []func(Change)
+
+	omu       sync.RWMutex
+	observers []func(context.Context, CallEvent)
+
+	maxDepth atomic.Int64 // LimitCallDepth
 }
 
 var _ Box = (*Set)(nil)
@@ -92,6 +99,7 @@ var _ Box = (*Set)(nil)
 // It follows reg's changes from now on.
 func New(reg Registry, runner Runner) *Set {
 	s := &Set{reg: reg, runner: runner, tools: map[string]Tool{}, servers: map[string][]string{}}
+	s.maxDepth.Store(DefaultMaxCallDepth)
 	// Subscribe and load under the change lock: a change announced
 	// meanwhile waits, and is applied after the load, not before it.
 	s.change.Lock()
@@ -100,7 +108,7 @@ func New(reg Registry, runner Runner) *Set {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, t := range reg.Serving() {
-		s.tools[t.Name] = NewLocal(t, runner)
+		s.tools[t.Name] = s.local(t)
 	}
 	return s
 }
@@ -146,7 +154,14 @@ func (s *Set) Tool(name string) (Tool, bool) {
 	if l, ok := t.(*Local); ok && l.current(now) {
 		return l, true
 	}
-	return NewLocal(now, s.runner), true
+	return s.local(now), true
+}
+
+// local is the Set's Local for t: its calls go through the Set.
+func (s *Set) local(t registry.Tool) *Local {
+	l := NewLocal(t, s.runner)
+	l.set = s
+	return l
 }
 
 // Len returns how many tools serve.
@@ -224,13 +239,13 @@ func (s *Set) syncLocal(name string) {
 	var change Change
 	switch {
 	case serving && !had:
-		l := NewLocal(now, s.runner)
+		l := s.local(now)
 		s.tools[name], s.sorted = l, nil
 		change = Change{Kind: Added, Spec: l.spec}
 	case serving && had:
 		// Keep the newest entry (its status may have changed) even when
 		// what clients see did not.
-		l := NewLocal(now, s.runner)
+		l := s.local(now)
 		s.tools[name], s.sorted = l, nil
 		if !l.same(old) {
 			change = Change{Kind: Updated, Spec: l.spec}
@@ -260,6 +275,7 @@ func (s *Set) syncServer(hub Hub, server string, specs []Spec) {
 		keep[sp.Name] = true
 		names = append(names, sp.Name)
 		e := NewExternal(sp, hub)
+		e.set = s
 		old, had := s.tools[sp.Name].(*External)
 		switch {
 		case !had:

@@ -25,6 +25,7 @@ type Local struct {
 	runner Runner
 	spec   Spec
 	schema func() (*contract.Schema, error) // resolved at the first call
+	set    *Set                             // the Set whose tool this is; nil for a Local on its own
 }
 
 // NewLocal returns the serving version t of a registry tool, whose calls
@@ -54,7 +55,18 @@ func (l *Local) Code() []byte { return l.tool.Code }
 // are not valid JSON or break it) and runs this version in the sandbox. A
 // stored schema that does not compile is a plain error naming the tool and
 // the schema: the arguments are not at fault.
+//
+// The tool may call other tools (toolkit.Call) when l is a Set's: the call
+// is recorded in the request's call log and told to the Set's observers,
+// with the calls it makes. A Local made on its own (NewLocal) runs alone.
 func (l *Local) Call(ctx context.Context, args json.RawMessage) (string, error) {
+	if l.set == nil {
+		return l.run(ctx, args)
+	}
+	return l.set.invoke(ctx, l.spec, args, l.run)
+}
+
+func (l *Local) run(ctx context.Context, args json.RawMessage) (string, error) {
 	schema, err := l.schema()
 	if err != nil {
 		// The registry checks every schema it accepts, so this is rare;
@@ -67,7 +79,13 @@ func (l *Local) Call(ctx context.Context, args json.RawMessage) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	res, err := l.runner.Run(ctx, sandbox.Call{Tool: l.tool.Name, Source: l.tool.Code, Input: args, Timeout: l.tool.Timeout()})
+	// A call in a chain runs as a nested one: within what is left of its
+	// caller's time, and beyond a full worker pool.
+	nested := false
+	if f := frameFrom(ctx); f != nil && f.depth > 0 {
+		nested = true
+	}
+	res, err := l.runner.Run(ctx, sandbox.Call{Tool: l.tool.Name, Source: l.tool.Code, Input: args, Timeout: l.tool.Timeout(), Nested: nested})
 	if err != nil {
 		if _, ok := errors.AsType[*sandbox.Error](err); ok {
 			return "", err // "tool NAME: KIND: what happened", with the limit it hit

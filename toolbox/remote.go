@@ -22,6 +22,7 @@ type External struct {
 	tool   string
 	schema func() *contract.Schema // resolved at the first call; nil: AdaptBot's validator cannot read it
 	hub    Caller
+	set    *Set // the Set whose tool this is; nil for an External on its own
 }
 
 // NewExternal returns the external tool spec (its Name "server/tool"),
@@ -47,8 +48,15 @@ func NewExternal(spec Spec, hub Caller) *External {
 func (r *External) Spec() Spec { return r.spec }
 
 // Call validates args as Local.Call does, then calls the tool on its
-// server.
+// server; through a Set, the call is recorded and observed as Local.Call's.
 func (r *External) Call(ctx context.Context, args json.RawMessage) (string, error) {
+	if r.set == nil {
+		return r.run(ctx, args)
+	}
+	return r.set.invoke(ctx, r.spec, args, r.run)
+}
+
+func (r *External) run(ctx context.Context, args json.RawMessage) (string, error) {
 	args, err := checkArgs(r.spec, r.schema(), args)
 	if err != nil {
 		return "", err

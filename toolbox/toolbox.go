@@ -115,3 +115,19 @@ func FunctionName(name string) string {
 // SplitName splits "server/tool" into its halves; ok is false for a local
 // tool's bare name. Server names hold no '/', so the first one splits.
 func SplitName(name string) (server, tool string, ok bool) { return strings.Cut(name, "/") }
+
+// OfServers returns a function that reports whether name, as a tool names
+// a callee ("server__tool" or "server/tool"), belongs to one of the MCP
+// servers servers lists, connected or not: registry.Options.Known, so that
+// a tool may call an external server's tool even before the server answers.
+// servers may return nil (no hub).
+func OfServers(servers func() []string) func(name string) bool {
+	return func(name string) bool {
+		for _, s := range servers() {
+			if rest, ok := strings.CutPrefix(name, s); ok && len(rest) > 2 && (rest[0] == '/' || strings.HasPrefix(rest, "__")) {
+				return true
+			}
+		}
+		return false
+	}
+}

@@ -2,10 +2,11 @@
 // use beyond pure computation, each bounded by the host. Tools import it as
 // "adaptbot/toolkit".
 //
-// Tools see only Get, GetJSON and QueryEscape (the sandbox exports nothing else).
-// How those calls behave — the egress policy, the size and time caps, and in
-// tests a rewrite of hosts to a local server — is set by the host through the
-// context it passes to Execute (WithClient), which tools cannot forge.
+// Tools see only Get, GetJSON, QueryEscape, ErrBlocked, Call and CallJSON (the
+// sandbox exports nothing else). How those calls behave — the egress policy,
+// the size and time caps, in tests a rewrite of hosts to a local server, and
+// who runs the tools a tool calls — is set by the host through the context it
+// passes to Execute (WithClient, WithCaller), which tools cannot forge.
 package toolkit
 
 import (

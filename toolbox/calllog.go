@@ -1,0 +1,235 @@
+package toolbox
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"adaptbot/reqid"
+	"adaptbot/toolkit"
+)
+
+// Every call made through the toolbox — by any door, or by a tool calling
+// another (toolkit.Call) — is seen in two ways:
+//
+//   - the call log of the request, when its context carries one
+//     (WithCallLog): the calls in the order they began, each with its
+//     depth and its caller, for the request's trace;
+//   - the Set's observers (OnCall), told after every call ends: for
+//     metrics, the benchmarks row and the failure cases a repair reads.
+
+// MaxRecordedText caps the arguments and output a CallRecord keeps.
+const MaxRecordedText = 2 << 10
+
+// CallRecord is one call as a trace shows it.
+type CallRecord struct {
+	// ID numbers the calls of a log from 1, in the order they began;
+	// Parent is the ID of the call that made this one, 0 for a call made
+	// from outside (or by a call that is not in this log).
+	ID     int `json:"id"`
+	Parent int `json:"parent,omitempty"`
+	// Caller is the tool that made the call; empty from outside. Depth is
+	// 0 for a call from outside, 1 for a tool it calls, and so on.
+	Caller string `json:"caller,omitempty"`
+	Depth  int    `json:"depth"`
+	Tool   string `json:"tool"`
+	// Version is a local tool's serving version; 0 for an external one.
+	Version int `json:"version,omitempty"`
+	// Arguments as sent (a JSON string holding their start when they were
+	// longer than MaxRecordedText); Output cut to MaxRecordedText.
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Output    string          `json:"output,omitempty"`
+	Error     string          `json:"error,omitempty"`
+	Kind      ErrorKind       `json:"kind,omitempty"`
+	Ms        float64         `json:"ms"`
+	// Running says the call had not ended when the log was read.
+	Running  bool          `json:"running,omitempty"`
+	Duration time.Duration `json:"-"`
+}
+
+// CallEvent is one ended call, as observers are told of it.
+type CallEvent struct {
+	Tool    string
+	Version int
+	// Origin is the tool's origin (builtin, generated, manual, or mcp for
+	// an external tool).
+	Origin string
+	// Args are the arguments as sent, whole; Output the whole output.
+	Args   json.RawMessage
+	Output string
+	Err    error
+	Kind   ErrorKind
+	// Depth and Caller place the call in its chain: 0 and "" for a call
+	// made from outside.
+	Depth    int
+	Caller   string
+	Duration time.Duration
+	// RequestID is the request's ID (reqid) when its context has one.
+	RequestID string
+}
+
+// OnCall registers fn, called after every call made through the Set,
+// from outside or nested, refused ones included, on the calling goroutine
+// and with the call's context (its request ID, the caller's identity and
+// door). fn must not block for long.
+func (s *Set) OnCall(fn func(ctx context.Context, ev CallEvent)) {
+	s.omu.Lock()
+	s.observers = append(s.observers, fn)
+	s.omu.Unlock()
+}
+
+// CallLog is the record of every call made through the toolbox for one
+// request: those its context (WithCallLog) reached, nested ones included.
+// It is safe for concurrent use.
+type CallLog struct {
+	parent *CallLog
+	mu     sync.Mutex
+	calls  []*call
+}
+
+// call is one call, shared by the logs that record it.
+type call struct {
+	parent *call
+	caller string
+	depth  int
+	tool   string
+	args   json.RawMessage
+
+	mu      sync.Mutex
+	version int
+	done    bool
+	output  string
+	err     string
+	kind    ErrorKind
+	took    time.Duration
+}
+
+type logKey struct{}
+
+// WithCallLog returns a context that records the calls made with it, and
+// the log. A log made inside another's context records its calls in both:
+// the agent keeps one per step, inside the request's.
+func WithCallLog(ctx context.Context) (context.Context, *CallLog) {
+	l := &CallLog{parent: CallLogFrom(ctx)}
+	return context.WithValue(ctx, logKey{}, l), l
+}
+
+// CallLogFrom returns the call log of ctx, or nil.
+func CallLogFrom(ctx context.Context) *CallLog {
+	l, _ := ctx.Value(logKey{}).(*CallLog)
+	return l
+}
+
+// Calls returns the calls recorded so far, in the order they began.
+func (l *CallLog) Calls() []CallRecord {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	calls := slices.Clone(l.calls)
+	l.mu.Unlock()
+	ids := make(map[*call]int, len(calls))
+	out := make([]CallRecord, 0, len(calls))
+	for i, c := range calls {
+		ids[c] = i + 1
+		c.mu.Lock()
+		r := CallRecord{ID: i + 1, Parent: ids[c.parent], Caller: c.caller, Depth: c.depth, Tool: c.tool,
+			Version: c.version, Arguments: recordedArgs(c.args), Output: clipText(c.output, MaxRecordedText),
+			Error: c.err, Kind: c.kind, Duration: c.took, Ms: float64(c.took.Microseconds()) / 1000, Running: !c.done}
+		c.mu.Unlock()
+		out = append(out, r)
+	}
+	return out
+}
+
+// Nested returns the calls recorded so far that tools made (depth 1 and
+// more), in the order they began.
+func (l *CallLog) Nested() []CallRecord {
+	var out []CallRecord
+	for _, r := range l.Calls() {
+		if r.Depth > 0 {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (l *CallLog) add(c *call) {
+	for ; l != nil; l = l.parent {
+		l.mu.Lock()
+		l.calls = append(l.calls, c)
+		l.mu.Unlock()
+	}
+}
+
+// invoke runs one call of the tool spec through the toolbox: it places the
+// call in its chain, records it in the request's call logs, runs it (a
+// local tool with a nestedCaller for the calls it makes) and tells the
+// observers.
+func (s *Set) invoke(ctx context.Context, spec Spec, args json.RawMessage, run func(context.Context, json.RawMessage) (string, error)) (string, error) {
+	parent := frameFrom(ctx)
+	f := &frame{tool: spec.Name}
+	c := &call{tool: spec.Name, version: spec.Version, args: args}
+	if parent != nil {
+		f.parent, f.depth = parent, parent.depth+1
+		c.parent, c.caller, c.depth = parent.call, parent.tool, f.depth
+	}
+	f.call = c
+	CallLogFrom(ctx).add(c)
+	ctx = context.WithValue(ctx, frameKey{}, f)
+	if !spec.Remote() {
+		ctx = toolkit.WithCaller(ctx, &nestedCaller{set: s, frame: f})
+	}
+	began := time.Now()
+	out, err := run(ctx, args)
+	took := time.Since(began)
+	kind := KindOf(err)
+	c.mu.Lock()
+	c.done, c.output, c.kind, c.took = true, out, kind, took
+	if err != nil {
+		c.err = err.Error()
+	}
+	c.mu.Unlock()
+
+	s.omu.RLock()
+	observers := s.observers
+	s.omu.RUnlock()
+	if len(observers) > 0 {
+		ev := CallEvent{Tool: spec.Name, Version: spec.Version, Origin: spec.Origin, Args: args, Output: out, Err: err, Kind: kind,
+			Depth: f.depth, Duration: took, RequestID: reqid.From(ctx)}
+		if parent != nil {
+			ev.Caller = parent.tool
+		}
+		for _, fn := range observers {
+			fn(ctx, ev)
+		}
+	}
+	return out, err
+}
+
+// recordedArgs keeps arguments for a record: as they are, or, when longer
+// than MaxRecordedText or not JSON, their start as a JSON string.
+func recordedArgs(args json.RawMessage) json.RawMessage {
+	if len(args) == 0 {
+		return nil
+	}
+	if len(args) <= MaxRecordedText && json.Valid(args) {
+		return args
+	}
+	b, _ := json.Marshal(clipText(string(args), MaxRecordedText))
+	return b
+}
+
+// clipText cuts s to at most n bytes on a character boundary, saying so.
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
