@@ -31,7 +31,6 @@ const (
 	KeyBuildAction   = attribute.Key("adaptbot.build.action")
 	KeyBuildAttempts = attribute.Key("adaptbot.build.attempts")
 	KeyBuildOK       = attribute.Key("adaptbot.build.ok")
-	KeyGateAttempt   = attribute.Key("adaptbot.gate.attempt")
 	KeyGateStage     = attribute.Key("adaptbot.gate.stage")
 	KeyGateProblems  = attribute.Key("adaptbot.gate.problems")
 	KeySandboxOp     = attribute.Key("adaptbot.sandbox.op")
@@ -310,11 +309,11 @@ type Gate struct {
 }
 
 // StartGate opens the gate span of one attempt at a tool.
-func StartGate(ctx context.Context, tool string, attempt int) (context.Context, *Gate) {
+func StartGate(ctx context.Context, tool string) (context.Context, *Gate) {
 	if current.Load() == nil {
 		return ctx, nil
 	}
-	ctx, s, _ := start(ctx, SpanGate, trace.SpanKindInternal, KeyTool.String(tool), KeyGateAttempt.Int(attempt))
+	ctx, s, _ := start(ctx, SpanGate, trace.SpanKindInternal, KeyTool.String(tool))
 	return ctx, &Gate{s: s, ctx: ctx}
 }
 

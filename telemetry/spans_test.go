@@ -95,7 +95,7 @@ func TestOffCostsNothing(t *testing.T) {
 	if got, _ := StartTool(ctx, "calculator", false, nil); got != ctx {
 		t.Error("StartTool changed the context")
 	}
-	if got, g := StartGate(ctx, "x", 1); got != ctx || g != nil || g.Stage(ctx, "check") != ctx {
+	if got, g := StartGate(ctx, "x"); got != ctx || g != nil || g.Stage(ctx, "check") != ctx {
 		t.Error("StartGate made something")
 	}
 	if got, _ := StartSandbox(ctx, "call", "x"); got != ctx {
@@ -273,7 +273,7 @@ func TestErrors(t *testing.T) {
 func TestBuildGateSandbox(t *testing.T) {
 	exp := record(t, false)
 	ctx, build := StartBuild(context.Background(), "", "")
-	gctx, gate := StartGate(ctx, "roman", 1)
+	gctx, gate := StartGate(ctx, "roman")
 	gate.Stage(gctx, "check")
 	sctx := gate.Stage(gctx, "compile")
 	cctx, compile := StartSandbox(sctx, "compile", "roman")

@@ -10,6 +10,7 @@ import (
 	"adaptbot/contract"
 	"adaptbot/registry"
 	"adaptbot/sandbox"
+	"adaptbot/telemetry"
 )
 
 // Runner runs a local tool's source; every sandbox.Runner is one.
@@ -54,7 +55,9 @@ func (l *Local) Code() []byte { return l.tool.Code }
 // are not valid JSON or break it) and runs this version in the sandbox. A
 // stored schema that does not compile is a plain error naming the tool and
 // the schema: the arguments are not at fault.
-func (l *Local) Call(ctx context.Context, args json.RawMessage) (string, error) {
+func (l *Local) Call(ctx context.Context, args json.RawMessage) (out string, err error) {
+	ctx, span := telemetry.StartTool(ctx, l.spec.Name, false, args)
+	defer func() { span.End(out, outcome(err), err) }()
 	schema, err := l.schema()
 	if err != nil {
 		// The registry checks every schema it accepts, so this is rare;

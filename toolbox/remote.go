@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"adaptbot/contract"
+	"adaptbot/telemetry"
 )
 
 // Caller calls a tool of an external MCP server with arguments already
@@ -48,8 +49,10 @@ func (r *External) Spec() Spec { return r.spec }
 
 // Call validates args as Local.Call does, then calls the tool on its
 // server.
-func (r *External) Call(ctx context.Context, args json.RawMessage) (string, error) {
-	args, err := checkArgs(r.spec, r.schema(), args)
+func (r *External) Call(ctx context.Context, args json.RawMessage) (out string, err error) {
+	ctx, span := telemetry.StartTool(ctx, r.spec.Name, true, args)
+	defer func() { span.End(out, outcome(err), err) }()
+	args, err = checkArgs(r.spec, r.schema(), args)
 	if err != nil {
 		return "", err
 	}
