@@ -53,6 +53,10 @@ type Metrics struct {
 
 	names                                                *labelSet // tools and paths
 	doors, intents, outcomes, actions, providers, models *labelSet
+
+	requestSeries seriesCache[requestKey, requestSeries]
+	toolSeries    seriesCache[toolKey, toolSeries]
+	modelSeries   seriesCache[modelKey, modelSeries]
 }
 
 // NewMetrics makes the metrics and their registry, with the Go runtime's
@@ -133,12 +137,17 @@ func (m *Metrics) Request(door, intent, path, outcome string, d time.Duration) {
 	if m == nil {
 		return
 	}
-	door, intent = m.doors.fold(door), m.intents.fold(intent)
-	if outcome == "not_found" {
-		path = Other
-	}
-	m.requests.WithLabelValues(door, intent, m.names.fold(path), m.outcomes.fold(outcome)).Inc()
-	m.requestSeconds.WithLabelValues(door, intent).Observe(d.Seconds())
+	s := m.requestSeries.get(requestKey{door, intent, path, outcome}, func() (requestSeries, bool) {
+		fp := Other // a name that names nothing takes no slot of the cap
+		if outcome != "not_found" {
+			fp = m.names.fold(path)
+		}
+		fd, fi, fo := m.doors.fold(door), m.intents.fold(intent), m.outcomes.fold(outcome)
+		return requestSeries{m.requests.WithLabelValues(fd, fi, fp, fo), m.requestSeconds.WithLabelValues(fd, fi)},
+			fd == door && fi == intent && fp == path && fo == outcome
+	})
+	s.count.Inc()
+	s.seconds.Observe(d.Seconds())
 }
 
 // ToolCall counts one call of tool with its outcome and time. A tool that
@@ -149,12 +158,15 @@ func (m *Metrics) ToolCall(tool, outcome string, d time.Duration) {
 	if m == nil {
 		return
 	}
-	if outcome == "not_found" {
-		tool = Other
-	}
-	tool = m.names.fold(tool)
-	m.toolCalls.WithLabelValues(tool, m.outcomes.fold(outcome)).Inc()
-	m.toolSeconds.WithLabelValues(tool).Observe(d.Seconds())
+	s := m.toolSeries.get(toolKey{tool, outcome}, func() (toolSeries, bool) {
+		ft, fo := Other, m.outcomes.fold(outcome)
+		if outcome != "not_found" {
+			ft = m.names.fold(tool)
+		}
+		return toolSeries{m.toolCalls.WithLabelValues(ft, fo), m.toolSeconds.WithLabelValues(ft)}, ft == tool && fo == outcome
+	})
+	s.count.Inc()
+	s.seconds.Observe(d.Seconds())
 }
 
 // Build counts one build, modify, delete or other change of a tool
@@ -163,9 +175,9 @@ func (m *Metrics) Build(action, outcome string, d time.Duration) {
 	if m == nil {
 		return
 	}
-	action = m.actions.fold(action)
-	m.builds.WithLabelValues(action, m.outcomes.fold(outcome)).Inc()
-	m.buildSeconds.WithLabelValues(action).Observe(d.Seconds())
+	fa, fo := m.actions.fold(action), m.outcomes.fold(outcome)
+	m.builds.WithLabelValues(fa, fo).Inc()
+	m.buildSeconds.WithLabelValues(fa).Observe(d.Seconds())
 }
 
 // ModelCall counts one model call and its tokens. The model WrapModel
@@ -174,15 +186,73 @@ func (m *Metrics) ModelCall(provider, model, outcome string, u llm.Usage, d time
 	if m == nil {
 		return
 	}
-	provider, model = m.providers.fold(provider), m.models.fold(model)
-	m.modelCalls.WithLabelValues(provider, model, m.outcomes.fold(outcome)).Inc()
+	s := m.modelSeries.get(modelKey{provider, model, outcome}, func() (modelSeries, bool) {
+		fp, fm, fo := m.providers.fold(provider), m.models.fold(model), m.outcomes.fold(outcome)
+		return modelSeries{
+			calls:   m.modelCalls.WithLabelValues(fp, fm, fo),
+			input:   m.modelTokens.WithLabelValues(fp, fm, "input"),
+			output:  m.modelTokens.WithLabelValues(fp, fm, "output"),
+			seconds: m.modelSeconds.WithLabelValues(fp, fm),
+		}, fp == provider && fm == model && fo == outcome
+	})
+	s.calls.Inc()
 	if u.PromptTokens > 0 {
-		m.modelTokens.WithLabelValues(provider, model, "input").Add(float64(u.PromptTokens))
+		s.input.Add(float64(u.PromptTokens))
 	}
 	if u.CompletionTokens > 0 {
-		m.modelTokens.WithLabelValues(provider, model, "output").Add(float64(u.CompletionTokens))
+		s.output.Add(float64(u.CompletionTokens))
 	}
-	m.modelSeconds.WithLabelValues(provider, model).Observe(d.Seconds())
+	s.seconds.Observe(d.Seconds())
+}
+
+// The series one call updates, found once per distinct set of labels:
+// looking a series up by its label values (hashing them, taking the
+// vector's lock) costs more than updating it.
+type (
+	requestKey    struct{ door, intent, path, outcome string }
+	requestSeries struct {
+		count   prometheus.Counter
+		seconds prometheus.Observer
+	}
+	toolKey    struct{ tool, outcome string }
+	toolSeries struct {
+		count   prometheus.Counter
+		seconds prometheus.Observer
+	}
+	modelKey    struct{ provider, model, outcome string }
+	modelSeries struct {
+		calls, input, output prometheus.Counter
+		seconds              prometheus.Observer
+	}
+)
+
+// seriesCache holds the series of the label values seen. Only values that
+// became labels unchanged are kept, so that names folded into Other (past
+// a cap, unknown, malformed) never grow it.
+type seriesCache[K comparable, V any] struct {
+	mu sync.RWMutex
+	m  map[K]V
+}
+
+// get returns k's series, made by build on the first call; build also
+// says whether to keep them.
+func (c *seriesCache[K, V]) get(k K, build func() (V, bool)) V {
+	c.mu.RLock()
+	v, ok := c.m[k]
+	c.mu.RUnlock()
+	if ok {
+		return v
+	}
+	v, keep := build()
+	if keep {
+		c.mu.Lock()
+		if c.m == nil {
+			c.m = map[K]V{}
+		}
+		c.m[k] = v
+		c.mu.Unlock()
+	}
+	return v
 }
 
 // used is the Metrics that StartTool counts tool calls in.
