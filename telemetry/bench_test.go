@@ -40,9 +40,10 @@ func chat(ctx context.Context, model llm.Model, m *Metrics) {
 // BenchmarkChatInstrumentation is the cost of observing one chat with
 // three model calls and one tool call. bare makes the same model calls
 // with no instrumentation at all; the other cases' difference from it is
-// what telemetry adds: off (the shipped default: no tracing, no metrics),
-// metrics (counted, not traced), and traced (a batching OTLP/HTTP exporter
-// posting to a loopback server that drops what it gets, plus metrics).
+// what telemetry adds: off (no tracing, no metrics, as a CLI command
+// runs), metrics (the server's default: counted, not traced), and traced
+// (a batching OTLP/HTTP exporter posting to a loopback server that drops
+// what it gets, plus metrics).
 func BenchmarkChatInstrumentation(b *testing.B) {
 	ctx := context.Background()
 	b.Run("bare", func(b *testing.B) {
@@ -56,48 +57,48 @@ func BenchmarkChatInstrumentation(b *testing.B) {
 			}
 		}
 	})
-	b.Run("off", func(b *testing.B) {
-		model := WrapModel(instant{}, nil)
-		b.ReportAllocs()
-		defer cpuPerOp(b)()
-		for b.Loop() {
-			chat(ctx, model, nil)
-		}
-	})
-	b.Run("metrics", func(b *testing.B) {
-		m := NewMetrics()
-		defer Use(m)()
-		model := WrapModel(instant{}, m)
-		b.ReportAllocs()
-		defer cpuPerOp(b)()
-		for b.Loop() {
-			chat(ctx, model, m)
-		}
-	})
-	b.Run("traced", func(b *testing.B) {
-		sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			io.Copy(io.Discard, r.Body) //nolint:errcheck // dropped
-			w.Header().Set("Content-Type", "application/x-protobuf")
-		}))
-		defer sink.Close()
-		c, err := LoadConfig(func(k string) string { return map[string]string{EnvEndpoint: sink.URL}[k] })
-		if err != nil {
-			b.Fatal(err)
-		}
-		shutdown, err := Setup(ctx, c, slog.New(slog.DiscardHandler))
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer shutdown(ctx) //nolint:errcheck // a benchmark
-		m := NewMetrics()
-		defer Use(m)()
-		model := WrapModel(instant{}, m)
-		b.ReportAllocs()
-		defer cpuPerOp(b)()
-		for b.Loop() {
-			chat(ctx, model, m)
-		}
-	})
+	for _, bc := range []struct {
+		name            string
+		metrics, traced bool
+	}{{"off", false, false}, {"metrics", true, false}, {"traced", true, true}} {
+		b.Run(bc.name, func(b *testing.B) {
+			if bc.traced {
+				defer traceTo(b)()
+			}
+			var m *Metrics
+			if bc.metrics {
+				m = NewMetrics()
+				defer Use(m)()
+			}
+			model := WrapModel(instant{}, m)
+			b.ReportAllocs()
+			defer cpuPerOp(b)()
+			for b.Loop() {
+				chat(ctx, model, m)
+			}
+		})
+	}
+}
+
+// traceTo turns tracing on with the batching OTLP/HTTP exporter, posting
+// to a loopback server that drops what it gets.
+func traceTo(b *testing.B) (shutdown func()) {
+	sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body) //nolint:errcheck // dropped
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	}))
+	c, err := LoadConfig(func(k string) string { return map[string]string{EnvEndpoint: sink.URL}[k] })
+	if err != nil {
+		b.Fatal(err)
+	}
+	stop, err := Setup(context.Background(), c, slog.New(slog.DiscardHandler))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return func() {
+		stop(context.Background()) //nolint:errcheck // a benchmark
+		sink.Close()
+	}
 }
 
 // cpuPerOp reports the process's CPU time per op, every goroutine's (the

@@ -64,13 +64,13 @@ type Config struct {
 // On reports whether spans are exported.
 func (c Config) On() bool { return c.URL != "" }
 
-// String says where spans go, for the startup banner: never the headers,
-// nor a password in the URL.
+// String says where spans go, for the startup banner: never the headers
+// (the URL holds no password: LoadConfig refuses one).
 func (c Config) String() string {
 	if !c.On() {
 		return "off"
 	}
-	s := fmt.Sprintf("OTLP/HTTP to %s as %s, sampler %s", redact(c.URL), c.ServiceName, c.Sampler)
+	s := fmt.Sprintf("OTLP/HTTP to %s as %s, sampler %s", c.URL, c.ServiceName, c.Sampler)
 	if c.SamplerArg != "" {
 		s += " " + c.SamplerArg
 	}
@@ -99,7 +99,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	if v := get(EnvTracesEndpoint); v != "" {
 		u, err := endpoint(v)
 		if err != nil {
-			bad(EnvTracesEndpoint, redact(v), err.Error())
+			bad(EnvTracesEndpoint, shown(v), err.Error())
 		} else {
 			if u.Path == "" {
 				u.Path = "/" // the signal's URL is used as is, its root at least
@@ -109,7 +109,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	} else if v := get(EnvEndpoint); v != "" {
 		u, err := endpoint(v)
 		if err != nil {
-			bad(EnvEndpoint, redact(v), err.Error())
+			bad(EnvEndpoint, shown(v), err.Error())
 		} else {
 			u.Path = path.Join("/", u.Path, "v1/traces")
 			c.URL = u.String()
@@ -165,24 +165,27 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	return c, errors.Join(errs...)
 }
 
-// endpoint checks a collector's URL.
+// endpoint checks a collector's URL. Credentials in it are refused: the
+// exporter would not send them.
 func endpoint(v string) (*url.URL, error) {
 	u, err := url.Parse(v)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return nil, errors.New("want an http:// or https:// URL with a host, e.g. http://localhost:4318")
 	}
+	if u.User != nil {
+		return nil, errors.New("credentials in the URL are not sent: put them in " + EnvHeaders + " (Authorization=Basic%20...)")
+	}
 	u.RawQuery, u.Fragment = "", ""
 	return u, nil
 }
 
-// redact drops the password from a URL.
-func redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return raw
+// shown is an endpoint as an error may quote it: not at all when it may
+// hold a password.
+func shown(v string) string {
+	if strings.Contains(v, "@") {
+		return ""
 	}
-	u.User = nil
-	return u.String()
+	return v
 }
 
 // parsePairs reads the standard's key=value list: pairs separated by

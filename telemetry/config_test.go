@@ -106,18 +106,16 @@ func TestResourceAttributesInOrder(t *testing.T) {
 }
 
 func TestConfigStringHidesSecrets(t *testing.T) {
-	c, err := LoadConfig(env(map[string]string{EnvEndpoint: "https://user:pa55@collector.example:4318", EnvHeaders: "Authorization=Bearer%20t0ken"}))
+	_, err := LoadConfig(env(map[string]string{EnvEndpoint: "https://user:pa55@collector.example:4318"}))
+	if err == nil || !strings.Contains(err.Error(), "put them in OTEL_EXPORTER_OTLP_HEADERS") || strings.Contains(err.Error(), "pa55") {
+		t.Errorf("credentials in the URL: %v", err)
+	}
+	c, err := LoadConfig(env(map[string]string{EnvEndpoint: "https://collector.example:4318", EnvHeaders: "Authorization=Bearer%20t0ken"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := c.String()
-	for _, secret := range []string{"pa55", "t0ken", "user"} {
-		if strings.Contains(s, secret) {
-			t.Errorf("%q shows %q", s, secret)
-		}
-	}
-	if !strings.Contains(s, "https://collector.example:4318/v1/traces") {
-		t.Errorf("%q does not say where spans go", s)
+	if s := c.String(); strings.Contains(s, "t0ken") || !strings.Contains(s, "https://collector.example:4318/v1/traces") {
+		t.Errorf("%q shows the headers, or does not say where spans go", s)
 	}
 	if got := (Config{}).String(); got != "off" {
 		t.Errorf("off config says %q", got)

@@ -163,6 +163,6 @@ func exportErrors(log *slog.Logger, c Config) otel.ErrorHandlerFunc {
 			quiet.Add(1)
 			return
 		}
-		log.Warn("tracing: spans not exported", "to", redact(c.URL), "err", err, "more_since_last", quiet.Swap(0))
+		log.Warn("tracing: spans not exported", "to", c.URL, "err", err, "more_since_last", quiet.Swap(0))
 	}
 }
