@@ -132,10 +132,11 @@ func (e *authEdge) Close() {
 func (e *authEdge) describe() string { return "identity: " + e.auth.Describe() }
 
 // publicPath reports whether a path is served to callers who are not
-// signed in: the sign-in pages, the pages' static files and /healthz.
+// signed in: the sign-in pages, the pages' static files, /healthz, and
+// /metrics, which checks its own token (metricsAllowed).
 func publicPath(p string) bool {
 	switch {
-	case p == "/healthz", p == "/logout", p == auth.LoginPath, strings.HasPrefix(p, auth.LoginPath+"/"), strings.HasPrefix(p, "/static/"):
+	case p == "/healthz", p == "/metrics", p == "/logout", p == auth.LoginPath, strings.HasPrefix(p, auth.LoginPath+"/"), strings.HasPrefix(p, "/static/"):
 		return true
 	}
 	return false

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"go.opentelemetry.io/otel/trace"
 
 	"adaptbot/identity"
 	"adaptbot/service"
@@ -39,6 +40,7 @@ func streamHandler(base context.Context, h http.Handler) fiber.Handler {
 		// lifetime is the stream's, not the handler's.
 		uc := c.UserContext()
 		ctx = identity.With(service.WithDoor(ctx, service.DoorOf(uc)), identity.From(uc))
+		ctx = trace.ContextWithSpanContext(ctx, trace.SpanContextFromContext(uc)) // the caller's trace
 		ctx = context.WithValue(ctx, http.LocalAddrContextKey, fctx.LocalAddr())
 		req, err := http.NewRequestWithContext(ctx, c.Method(), string(fctx.RequestURI()), bytes.NewReader(append([]byte(nil), c.Body()...)))
 		if err != nil {

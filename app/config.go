@@ -17,6 +17,7 @@ import (
 	"adaptbot/identity/auth"
 	"adaptbot/llm/provider"
 	"adaptbot/sandbox"
+	"adaptbot/telemetry"
 	"adaptbot/toolkit"
 )
 
@@ -74,6 +75,11 @@ type Config struct {
 	Edge EdgeConfig
 	// Identity is how callers prove who they are (app/auth.go).
 	Identity IdentityConfig
+
+	// Telemetry says whether and where spans go (OTEL_*,
+	// ADAPTBOT_OTEL_CONTENT); MetricsToken opens /metrics beyond loopback.
+	Telemetry    telemetry.Config
+	MetricsToken string
 
 	// values and from are each setting's value in effect and where it came
 	// from ("default" or "environment"), for `adaptbot config`.
@@ -262,6 +268,20 @@ var settings = []setting{
 		func(c *Config, v string) error { c.Edge.AllowedOrigins = origins(v); return nil }, false},
 	{"ADAPTBOT_ALLOWED_HOSTS", "", "host names the server answers to besides loopback and the listen host (comma-separated); others get 421",
 		func(c *Config, v string) error { c.Edge.AllowedHosts = hosts(v); return nil }, false},
+	// Traces and metrics. The OTEL_* variables are read by telemetry.LoadConfig
+	// after the loop, from the values in effect here, and from nowhere else.
+	{telemetry.EnvEndpoint, "", "OpenTelemetry collector or backend (Jaeger, Phoenix, Langfuse, Grafana) to send traces to over OTLP/HTTP, e.g. http://localhost:4318 (/v1/traces is added); empty is tracing off", nil, false},
+	{telemetry.EnvTracesEndpoint, "", "the full URL traces are posted to, used as is; wins over OTEL_EXPORTER_OTLP_ENDPOINT", nil, false},
+	{telemetry.EnvHeaders, "", "headers sent with each export, key=value pairs separated by commas, values percent-encoded (Authorization=Basic%20...)", nil, true},
+	{telemetry.EnvProtocol, "http/protobuf", "the OTLP protocol; only http/protobuf is supported", nil, false},
+	{telemetry.EnvServiceName, telemetry.DefaultServiceName, "service.name of the spans", nil, false},
+	{telemetry.EnvResourceAttributes, "", "more resource attributes of the spans, key=value pairs separated by commas (deployment.environment=prod)", nil, false},
+	{telemetry.EnvSampler, telemetry.DefaultSampler, "which traces are kept: always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off or parentbased_traceidratio", nil, false},
+	{telemetry.EnvSamplerArg, "", "the ratio of a traceidratio sampler, 0 to 1 (1 when empty)", nil, false},
+	{telemetry.EnvDisabled, "false", "true turns tracing off whatever the endpoint", nil, false},
+	{telemetry.EnvContent, "off", "on: spans carry tool arguments and results, and the messages sent to and received from the model (personal data may be in them)", nil, false},
+	{"ADAPTBOT_METRICS_TOKEN", "", "lets a scraper read GET /metrics beyond loopback (Authorization: Bearer <token>) without the admin token; on loopback /metrics is open",
+		func(c *Config, v string) error { c.MetricsToken = v; return nil }, true},
 }
 
 // wholeNumber parses a number ≥ 0.
@@ -322,6 +342,11 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	if c.ReplicaID == "" {
 		c.ReplicaID = cluster.ReplicaID()
 	}
+	tel, err := telemetry.LoadConfig(c.value)
+	if err != nil {
+		problems = append(problems, strings.Split(err.Error(), "\n")...)
+	}
+	c.Telemetry, c.Telemetry.Instance = tel, c.ReplicaID
 	if c.Landlock == sandbox.LandlockRequire && c.InProcess {
 		problems = append(problems, "ADAPTBOT_SANDBOX_LANDLOCK=require confines worker processes: it needs ADAPTBOT_SANDBOX=workers")
 	}

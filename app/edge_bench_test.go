@@ -37,12 +37,12 @@ func BenchmarkEdgeHealthz(b *testing.B) {
 		b.Fatal(err)
 	}
 	log := slog.New(slog.DiscardHandler)
-	w, err := openWorld(context.Background(), cfg, nil, log)
+	w, err := openWorld(context.Background(), cfg, nil, log, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer w.Close()
-	s := NewServer(Deps{Config: cfg, Service: w.service(nil, nil), Agent: w.agent, Reg: w.reg, Runner: w.runner, Log: log, Auth: testAuth(b, cfg)})
+	s := NewServer(Deps{Config: cfg, Service: w.service(nil, nil, nil), Agent: w.agent, Reg: w.reg, Runner: w.runner, Log: log, Auth: testAuth(b, cfg)})
 	h := s.app.Handler()
 	addr := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 50000}
 	var req fasthttp.Request
@@ -246,7 +246,7 @@ func BenchmarkEdgeRequests(b *testing.B) {
 		b.Fatal(err)
 	}
 	log := slog.New(slog.DiscardHandler)
-	w, err := openWorld(context.Background(), cfg, nil, log)
+	w, err := openWorld(context.Background(), cfg, nil, log, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -261,7 +261,7 @@ func BenchmarkEdgeRequests(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer ws.Close()
-	s := NewServer(Deps{Config: cfg, Service: w.service(bench, ws), Agent: w.agent, Reg: w.reg, Runner: w.runner, Log: log, Workspace: ws, Auth: testAuth(b, cfg)})
+	s := NewServer(Deps{Config: cfg, Service: w.service(bench, ws, nil), Agent: w.agent, Reg: w.reg, Runner: w.runner, Log: log, Workspace: ws, Auth: testAuth(b, cfg)})
 	h := s.app.Handler()
 	addr := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 50000}
 	for _, bc := range []struct{ name, method, path, body string }{

@@ -6,12 +6,13 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/helmet"
+
 	"adaptbot/benchmarks"
 	"adaptbot/identity"
 	"adaptbot/service"
-
-	"github.com/gofiber/fiber/v2"
-	"github.com/gofiber/fiber/v2/middleware/helmet"
+	"adaptbot/telemetry"
 )
 
 // The edge's cross-site rules hold on loopback too: a page the user visits
@@ -128,16 +129,18 @@ func (s *Server) originAllowed(origin, host string) bool {
 	return ok && host != "" && strings.EqualFold(rest, host)
 }
 
-// door names the door a request came through, for its row: the command
-// line says so in a header (clientHeader); everything else over HTTP is the
-// http door, or mcp (mcpDoor).
+// door names the door a request came through, for its row (the command
+// line says so in a header, clientHeader; everything else over HTTP is the
+// http door, or mcp: mcpDoor), and continues the caller's trace when it
+// sent a traceparent.
 func (s *Server) door() fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		door := benchmarks.DoorHTTP
 		if c.Get(clientHeader) == "cli" {
 			door = benchmarks.DoorCLI
 		}
-		c.SetUserContext(service.WithDoor(c.UserContext(), door))
+		ctx := telemetry.Extract(c.UserContext(), func(k string) string { return c.Get(k) })
+		c.SetUserContext(service.WithDoor(ctx, door))
 		return c.Next()
 	}
 }

@@ -17,6 +17,9 @@ func (s *Server) routes() {
 	s.app.Get("/dashboard", s.need(identity.ReadAll), s.handleDashboard())
 	s.app.Get("/static/*", s.handleStatic())
 	s.app.Get("/healthz", s.handleHealth())
+	if s.metrics != nil {
+		s.app.Get("/metrics", handleMetrics(s.cfg, s.metrics))
+	}
 	s.app.Post("/chat", s.limits.rateLimit(), s.limits.admit(), s.handleChat())
 	s.auth.routes(s.app)
 

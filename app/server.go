@@ -15,6 +15,7 @@ import (
 	"adaptbot/registry"
 	"adaptbot/sandbox"
 	"adaptbot/service"
+	"adaptbot/telemetry"
 )
 
 // Server is AdaptBot's HTTP edge: it decodes requests, calls the service
@@ -32,8 +33,9 @@ type Server struct {
 	log    *slog.Logger
 	app    *fiber.App
 	ws     *Workspace
-	auth   *authEdge
-	limits *limits
+	auth    *authEdge
+	metrics *telemetry.Metrics
+	limits  *limits
 }
 
 // Deps are the server's dependencies; MCP, Hub, Stats, Workspace and
@@ -54,11 +56,13 @@ type Deps struct {
 	Cluster *cluster.Link
 	// Auth establishes who each request comes from (openAuth).
 	Auth *authEdge
+	// Metrics are served at /metrics; nil serves none.
+	Metrics *telemetry.Metrics
 }
 
 // NewServer wires the HTTP server.
 func NewServer(d Deps) *Server {
-	s := &Server{cfg: d.Config.edgeDefaults(), svc: d.Service, agent: d.Agent, reg: d.Reg, runner: d.Runner, stats: d.Stats, mcp: d.MCP, hub: d.Hub, link: d.Cluster, log: d.Log, ws: d.Workspace, auth: d.Auth}
+	s := &Server{cfg: d.Config.edgeDefaults(), svc: d.Service, agent: d.Agent, reg: d.Reg, runner: d.Runner, stats: d.Stats, mcp: d.MCP, hub: d.Hub, link: d.Cluster, log: d.Log, ws: d.Workspace, auth: d.Auth, metrics: d.Metrics}
 	s.limits = newLimits(s.cfg.Edge, rateKey)
 	s.app = fiber.New(fiber.Config{
 		AppName:               "AdaptBot",

@@ -27,6 +27,7 @@ import (
 	"adaptbot/router"
 	"adaptbot/sandbox"
 	"adaptbot/service"
+	"adaptbot/telemetry"
 	"adaptbot/toolbox"
 	"adaptbot/toolkit"
 )
@@ -50,12 +51,15 @@ type world struct {
 // openWorld wires AdaptBot. With getenv set (the server), it also connects
 // to the external MCP servers of ADAPTBOT_MCP_CONFIG, whose tools join the
 // router and the agent.
-func openWorld(ctx context.Context, cfg Config, getenv func(string) string, log *slog.Logger) (*world, error) {
+func openWorld(ctx context.Context, cfg Config, getenv func(string) string, log *slog.Logger, m *telemetry.Metrics) (*world, error) {
 	w := &world{cfg: cfg, log: log}
 	model, err := provider.New(ctx, cfg.LLM)
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
+	// Every model call, a chat's, a build's or a plan's, gets its span and
+	// its count.
+	model = telemetry.WrapModel(model, m)
 	w.model = model
 
 	if w.link, err = cluster.OpenLink(cluster.Options{URL: cfg.NATSURL, Creds: cfg.NATSCreds, Log: log}, cfg.ReplicaID); err != nil {
@@ -219,11 +223,19 @@ func learnFromBenchmarks(f *router.Feed, path string, log *slog.Logger) {
 // serve runs the HTTP server until ctx ends.
 func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout, stderr io.Writer) error {
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	w, err := openWorld(ctx, cfg, getenv, log)
+	metrics, stopTelemetry, err := startTelemetry(ctx, cfg, log, stdout)
+	if err != nil {
+		return err
+	}
+	defer stopTelemetry()
+	w, err := openWorld(ctx, cfg, getenv, log, metrics)
 	if err != nil {
 		return err
 	}
 	defer w.Close()
+	if err := watchWorld(metrics, w); err != nil {
+		return err
+	}
 	bench, err := openBench(cfg, log)
 	if err != nil {
 		return err
@@ -275,9 +287,9 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout, 
 		return err
 	}
 	defer ae.Close()
-	svc := w.service(bench, ws)
+	svc := w.service(bench, ws, metrics)
 	srv := NewServer(Deps{Config: cfg, Service: svc, Agent: w.agent, Reg: w.reg, Runner: w.runner, Stats: stats,
-		MCP: mcpHTTPHandler(ctx, w, svc), Hub: w.hub, Log: log, Workspace: ws, Cluster: w.link, Auth: ae})
+		MCP: mcpHTTPHandler(ctx, w, svc), Hub: w.hub, Log: log, Workspace: ws, Cluster: w.link, Auth: ae, Metrics: metrics})
 
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
@@ -363,9 +375,12 @@ func connectHub(ctx context.Context, hub *mcpclient.Hub, log *slog.Logger) {
 
 // service is the one place requests are carried out, over the world's
 // parts: every door of the server goes through it.
-func (w *world) service(bench *benchmarks.Logger, ws *Workspace) *service.Service {
+func (w *world) service(bench *benchmarks.Logger, ws *Workspace, m *telemetry.Metrics) *service.Service {
 	d := service.Deps{Agent: w.agent, Tools: w.box, Registry: w.reg, Generator: w.gen, Log: w.log,
 		ToolLimit: w.cfg.CallTimeout, Review: w.cfg.Review}
+	if m != nil {
+		d.Metrics = m
+	}
 	if bench != nil {
 		d.Rows = bench
 	}

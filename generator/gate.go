@@ -21,6 +21,7 @@ import (
 	"adaptbot/contract"
 	"adaptbot/registry"
 	"adaptbot/sandbox"
+	"adaptbot/telemetry"
 )
 
 // minExamples is how many examples a tool must come with.
@@ -50,14 +51,17 @@ type verdict struct {
 // not parse cannot be compiled) but reports every problem of that step, so a
 // repair can fix them all at once. The error is for failures that are not the
 // candidate's: a cancelled build or an unavailable sandbox.
-func (g *Generator) gate(ctx context.Context, name string, c candidate, emit func(Event)) (verdict, error) {
+func (g *Generator) gate(ctx context.Context, name string, c candidate, emit func(Event)) (v verdict, err error) {
+	ctx, spans := telemetry.StartGate(ctx, name)
+	defer func() { spans.End(len(v.problems), err) }()
 	emit(Event{Stage: StageCheck, Message: "checking the code"})
+	spans.Stage(ctx, "check")
 	src := extractSource(c.Source)
 	if src == "" {
 		return verdict{problems: slices.Concat(c.Problems, []string{"no Go source code was found in the reply: put the complete file in the source field of write_tool"})}, nil
 	}
 	formatted, fixed, problems := normalize(name, src, c.Description)
-	v := verdict{source: src, fixed: fixed}
+	v = verdict{source: src, fixed: fixed}
 	if len(problems) > 0 {
 		v.problems = slices.Concat(c.Problems, problems)
 		return v, nil
@@ -81,7 +85,7 @@ func (g *Generator) gate(ctx context.Context, name string, c candidate, emit fun
 	}
 
 	emit(Event{Stage: StageCompile, Message: "compiling", Inputs: inputsOf(spec)})
-	if err := g.opts.Runner.Compile(ctx, name, formatted); err != nil {
+	if err := g.opts.Runner.Compile(spans.Stage(ctx, "compile"), name, formatted); err != nil {
 		if ierr := infrastructure(ctx, err); ierr != nil {
 			return v, ierr
 		}
@@ -89,7 +93,7 @@ func (g *Generator) gate(ctx context.Context, name string, c candidate, emit fun
 		return v, nil
 	}
 
-	results, err := g.runExamples(ctx, name, formatted, c.Examples, emit)
+	results, err := g.runExamples(spans.Stage(ctx, "examples"), name, formatted, c.Examples, emit)
 	if err != nil {
 		return v, err
 	}

@@ -13,6 +13,7 @@ import (
 	"adaptbot/llm"
 	"adaptbot/registry"
 	"adaptbot/sandbox"
+	"adaptbot/telemetry"
 )
 
 // Node keys of the build graph.
@@ -214,6 +215,7 @@ func (g *Generator) Budget() (modelCalls, exampleRuns int) {
 // or a cancelled ctx. Result.Error is set then too, for the benchmarks row.
 func (g *Generator) Build(ctx context.Context, req Request, progress func(Event)) (*Result, error) {
 	began := time.Now()
+	ctx, span := telemetry.StartBuild(ctx, string(req.Op), req.Tool)
 	b := &build{req: req, op: req.Op, name: req.Tool}
 	b.emit = func(ev Event) {
 		if ev.Tool == "" {
@@ -258,6 +260,7 @@ func (g *Generator) Build(ctx context.Context, req Request, progress func(Event)
 		res.Summary = res.Error
 		b.emit(Event{Stage: StageFailed, Message: res.Error})
 	}
+	span.End(string(res.Op), res.Tool, res.OK, res.Attempts, res.Error, err)
 	g.opts.Log.Info("build", "op", res.Op, "tool", res.Tool, "ok", res.OK, "attempts", res.Attempts,
 		"version", res.Version, "duration", res.Duration, "error", res.Error, "err", err)
 	return res, err

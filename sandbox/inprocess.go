@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"adaptbot/telemetry"
 	"adaptbot/toolkit"
 )
 
@@ -41,13 +42,17 @@ func NewInProcess(opts Options) *InProcess {
 }
 
 // Compile loads the tool and keeps its interpreter for the next call.
-func (r *InProcess) Compile(ctx context.Context, tool string, source []byte) error {
-	_, err := r.do(ctx, Call{Tool: tool, Source: source}, false)
+func (r *InProcess) Compile(ctx context.Context, tool string, source []byte) (err error) {
+	ctx, span := telemetry.StartSandbox(ctx, opCompile, tool)
+	defer func() { span.End(string(KindOf(err)), err) }()
+	_, err = r.do(ctx, Call{Tool: tool, Source: source}, false)
 	return err
 }
 
 // Run calls the tool.
-func (r *InProcess) Run(ctx context.Context, c Call) (Result, error) {
+func (r *InProcess) Run(ctx context.Context, c Call) (_ Result, err error) {
+	ctx, span := telemetry.StartSandbox(ctx, opCall, c.Tool)
+	defer func() { span.End(string(KindOf(err)), err) }()
 	return r.do(ctx, c, true)
 }
 

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"adaptbot/telemetry"
 	"adaptbot/toolkit"
 )
 
@@ -240,13 +241,17 @@ func (p *Pool) sayConfinement(c workerConfinement) {
 }
 
 // Compile loads the tool in a worker without calling it.
-func (p *Pool) Compile(ctx context.Context, tool string, source []byte) error {
-	_, err := p.do(ctx, opCompile, Call{Tool: tool, Source: source})
+func (p *Pool) Compile(ctx context.Context, tool string, source []byte) (err error) {
+	ctx, span := telemetry.StartSandbox(ctx, opCompile, tool)
+	defer func() { span.End(string(KindOf(err)), err) }()
+	_, err = p.do(ctx, opCompile, Call{Tool: tool, Source: source})
 	return err
 }
 
 // Run calls the tool in a worker.
-func (p *Pool) Run(ctx context.Context, c Call) (Result, error) {
+func (p *Pool) Run(ctx context.Context, c Call) (_ Result, err error) {
+	ctx, span := telemetry.StartSandbox(ctx, opCall, c.Tool)
+	defer func() { span.End(string(KindOf(err)), err) }()
 	return p.do(ctx, opCall, c)
 }
 
@@ -279,6 +284,7 @@ func (p *Pool) do(ctx context.Context, op string, c Call) (Result, error) {
 		if err != nil {
 			return Result{}, err
 		}
+		telemetry.SandboxWorker(ctx, w.pid)
 		req := request{ID: p.nextID.Add(1), Op: op, Tool: c.Tool, Hash: hash, Input: c.Input, Timeout: limit}
 		if !w.has[hash] {
 			req.Source = c.Source

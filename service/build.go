@@ -6,8 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
-
 	"adaptbot/agent"
 	"adaptbot/benchmarks"
 	"adaptbot/generator"
@@ -22,7 +20,7 @@ import (
 // failed. The error is for a build that could not reach a verdict.
 func (s *Service) Build(ctx context.Context, req generator.Request, progress func(generator.Event)) (*generator.Result, error) {
 	req.Text = strings.TrimSpace(req.Text)
-	ctx, o, err := s.start(ctx, "build", identity.Build, attribute.String("adaptbot.tool", req.Tool))
+	ctx, o, err := s.start(ctx, "build", req.Tool, identity.Build)
 	o.fallback, o.deadline, o.what = Upstream, s.d.Deadlines.Build, "Building tools"
 	o.row = buildRow(o.row, req, nil)
 	o.rec.Kind, o.rec.Query, o.rec.Tool = traces.Build, req.Text, req.Tool
@@ -159,7 +157,7 @@ func (r *refusal) Is(target error) bool { return target == agent.ErrForbidden }
 // inputs) before it starts: one model call, nothing written.
 func (s *Service) Plan(ctx context.Context, request string) (*generator.Plan, error) {
 	request = strings.TrimSpace(request)
-	ctx, o, err := s.start(ctx, "plan", identity.Build)
+	ctx, o, err := s.start(ctx, "plan", "", identity.Build)
 	o.fallback, o.deadline, o.what = Upstream, s.d.Deadlines.Build, "Planning a build"
 	o.row = benchmarks.Row{RequestID: o.id, Query: request, Intent: benchmarks.IntentBuild, Category: benchmarks.CategoryBuildPlan,
 		ParamExtraction: benchmarks.NA, ToolExecution: benchmarks.NA}

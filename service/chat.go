@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
-
 	"adaptbot/agent"
 	"adaptbot/benchmarks"
 	"adaptbot/identity"
@@ -30,8 +28,7 @@ type ChatResult struct {
 // its one row and trace are the chat's. req.Builder is set by Chat.
 func (s *Service) Chat(ctx context.Context, req agent.Request) (*ChatResult, error) {
 	req.Message = strings.TrimSpace(req.Message)
-	ctx, o, err := s.start(ctx, "invoke_agent", identity.Chat,
-		attribute.String("gen_ai.operation.name", "invoke_agent"), attribute.String("gen_ai.agent.name", "adaptbot"))
+	ctx, o, err := s.start(ctx, "chat", "", identity.Chat)
 	o.fallback, o.deadline, o.what = Upstream, s.d.Deadlines.Chat, "Chat"
 	o.row.Query, o.row.Intent = req.Message, benchmarks.IntentChat
 	o.rec.Kind, o.rec.Query = traces.Chat, req.Message

@@ -45,7 +45,9 @@ func deadlines(d Deps, toolLimit time.Duration) Deadlines {
 	try, call := defaultModelTry, defaultModelTry
 	if d.Agent != nil {
 		if b, ok := d.Agent.Model().(llm.Budgeted); ok {
-			try, call = b.CallBudget()
+			if t, c := b.CallBudget(); t > 0 {
+				try, call = t, c
+			}
 		}
 	}
 	if toolLimit <= 0 {

@@ -4,12 +4,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"time"
-
-	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/trace"
 
 	"adaptbot/agent"
 	"adaptbot/benchmarks"
@@ -18,6 +14,7 @@ import (
 	"adaptbot/llm"
 	"adaptbot/registry"
 	"adaptbot/reqid"
+	"adaptbot/telemetry"
 	"adaptbot/toolbox"
 	"adaptbot/traces"
 )
@@ -43,11 +40,12 @@ type Cluster interface {
 	Lock(ctx context.Context, name string) (release func(), err error)
 }
 
-// Metrics counts requests for an operator; the telemetry package's is one.
-// Every method must be cheap and safe for concurrent use.
+// Metrics counts requests for an operator; *telemetry.Metrics is one.
+// Every method must be cheap and safe for concurrent use. Tool calls and
+// model calls are counted where they happen (toolbox, the model wrapper).
 type Metrics interface {
 	Request(door, intent, path, outcome string, d time.Duration)
-	Build(action, outcome string)
+	Build(action, outcome string, d time.Duration)
 }
 
 // Deps are what the service carries requests out with. Agent, Generator,
@@ -76,8 +74,7 @@ type Deps struct {
 
 // Service carries out requests. It is safe for concurrent use.
 type Service struct {
-	d      Deps
-	tracer trace.Tracer
+	d Deps
 }
 
 // New returns the service over d.
@@ -89,7 +86,7 @@ func New(d Deps) *Service {
 		d.Deadlines = deadlines(d, d.ToolLimit)
 	}
 	d.Deadlines = d.Deadlines.orDefaults()
-	return &Service{d: d, tracer: otel.Tracer("adaptbot/service")}
+	return &Service{d: d}
 }
 
 // Deadlines returns the bounds the service puts on work.
@@ -120,7 +117,9 @@ type op struct {
 	who   identity.Identity
 	door  string
 	began time.Time
-	span  trace.Span
+	// span is the operation's; a chat has agent instead, its invoke_agent.
+	span  telemetry.Span
+	agent *telemetry.AgentSpan
 	row   benchmarks.Row
 	rec   traces.Record
 	// deadline is the work's bound, for the words of a timeout.
@@ -135,19 +134,23 @@ type op struct {
 }
 
 // start begins an operation: it stamps the request ID (keeping one the
-// context already carries), opens the span and checks that the caller may
-// take action. A refusal is returned as the operation's error; finish must
-// still be called, so that the refusal has its row.
-func (s *Service) start(ctx context.Context, spanName string, action identity.Action, attrs ...attribute.KeyValue) (context.Context, *op, error) {
+// context already carries), opens the span (named for the operation and the
+// tool it is about: "run calculator"; a chat's is invoke_agent) and checks
+// that the caller may take action. A refusal is returned as the operation's
+// error; finish must still be called, so that the refusal has its row.
+func (s *Service) start(ctx context.Context, operation, tool string, action identity.Action) (context.Context, *op, error) {
 	id := reqid.From(ctx)
 	if id == "" {
 		id = reqid.New()
 		ctx = reqid.With(ctx, id)
 	}
 	o := &op{s: s, id: id, who: identity.From(ctx), door: DoorOf(ctx), began: time.Now()}
-	ctx, o.span = s.tracer.Start(ctx, spanName, trace.WithAttributes(attrs...))
-	if o.span.IsRecording() {
-		o.span.SetAttributes(attribute.String("adaptbot.request_id", id), attribute.String("adaptbot.door", o.door))
+	if operation == "chat" {
+		var a telemetry.AgentSpan
+		ctx, a = telemetry.StartAgent(ctx, telemetry.AgentStart{RequestID: id, Door: o.door, Model: s.model()})
+		o.agent = &a
+	} else {
+		ctx, o.span = telemetry.StartOperation(ctx, operation, tool, id, o.door)
 	}
 	o.ctx = ctx
 	o.row = benchmarks.Row{RequestID: id}
@@ -226,34 +229,46 @@ func (o *op) finish(err error) error {
 		}
 		if m := o.s.d.Metrics; m != nil {
 			m.Request(o.door, r.Intent, r.Category, outcome(e), elapsed)
+			if r.Intent == benchmarks.IntentBuild {
+				m.Build(strings.TrimPrefix(r.Category, "build_"), outcome(e), elapsed)
+			}
 		}
 	}
+	var kind string
+	var cause error
 	if e != nil {
-		o.span.SetStatus(codes.Error, e.Msg)
-		if o.span.IsRecording() {
-			o.span.SetAttributes(attribute.String("error.type", string(e.Kind)))
-		}
+		kind, cause = string(e.Kind), e
 		if e.Kind == Cancelled {
 			o.s.d.Log.Info("request abandoned by its client", "request_id", o.id)
 		}
 	}
-	o.span.End()
+	if o.agent != nil {
+		r := o.row
+		o.agent.End(telemetry.AgentEnd{Intent: r.Intent, Path: r.Category, LLMCalls: r.LLMCalls,
+			InputTokens: r.PromptTokens, OutputTokens: r.CompletionTokens, ErrorKind: kind, Err: cause})
+	} else {
+		o.span.End(kind, cause)
+	}
 	if e == nil {
 		return nil
 	}
 	return e
 }
 
-// outcome names how a request ended, for metrics: ok, not_configured or
-// error.
+// outcome names how a request ended, for metrics: ok, or its kind.
 func outcome(e *Error) string {
-	switch {
-	case e == nil:
+	if e == nil {
 		return "ok"
-	case e.Kind == NotConfigured:
-		return string(NotConfigured)
 	}
-	return "error"
+	return string(e.Kind)
+}
+
+// model is the chat model, for the spans; nil without one.
+func (s *Service) model() llm.Model {
+	if s.d.Agent == nil {
+		return nil
+	}
+	return s.d.Agent.Model()
 }
 
 // classify turns err into an *Error with the request's ID.
@@ -274,8 +289,8 @@ func (o *op) classify(err error) *Error {
 
 // read is a quiet operation: a read that checks permission and opens a
 // span, but writes no row and no trace.
-func (s *Service) read(ctx context.Context, spanName string, action identity.Action) (context.Context, *op, error) {
-	ctx, o, err := s.start(ctx, spanName, action)
+func (s *Service) read(ctx context.Context, operation string, action identity.Action) (context.Context, *op, error) {
+	ctx, o, err := s.start(ctx, operation, "", action)
 	o.quiet = true
 	return ctx, o, err
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/pmezard/go-difflib/difflib"
-	"go.opentelemetry.io/otel/attribute"
 
 	"adaptbot/benchmarks"
 	"adaptbot/clip"
@@ -40,7 +39,7 @@ const maxTraceOutput = 2 << 10
 // that fails is a Failed error with the sandbox's kind of failure.
 func (s *Service) Run(ctx context.Context, name string, args json.RawMessage) (*RunResult, error) {
 	args = bytes.TrimSpace(args)
-	ctx, o, err := s.start(ctx, "run "+name, identity.RunTool, attribute.String("adaptbot.tool", name))
+	ctx, o, err := s.start(ctx, "run", name, identity.RunTool)
 	o.fallback = Failed
 	query := string(args)
 	if query == "" {
@@ -123,7 +122,7 @@ func (s *Service) entry(name string) (registry.Entry, error) {
 // (rollback, approve): it needs action, a valid name, a writable cluster and
 // the cluster-wide lock on the name, which the returned release gives back.
 func (s *Service) change(ctx context.Context, span, name string, action identity.Action, category string) (context.Context, *op, func(), error) {
-	ctx, o, err := s.start(ctx, span+" "+name, action, attribute.String("adaptbot.tool", name))
+	ctx, o, err := s.start(ctx, span, name, action)
 	o.fallback = Failed
 	o.row = benchmarks.Row{RequestID: o.id, Query: span + " " + name, Intent: benchmarks.IntentBuild, Category: category,
 		ParamExtraction: benchmarks.NA, ToolExecution: benchmarks.NA}
@@ -148,7 +147,7 @@ func (s *Service) change(ctx context.Context, span, name string, action identity
 // deletes it anyway and leaves them broken, saying why. The generator takes
 // the cluster lock on the name, as for any build.
 func (s *Service) Delete(ctx context.Context, name string, force bool) (*generator.Result, error) {
-	ctx, o, err := s.start(ctx, "delete "+name, identity.Delete, attribute.String("adaptbot.tool", name))
+	ctx, o, err := s.start(ctx, "delete", name, identity.Delete)
 	o.fallback = Failed
 	o.rec.Kind, o.rec.Query, o.rec.Tool = traces.Change, "delete "+name, name
 	if err == nil {
@@ -225,7 +224,7 @@ func (s *Service) Approve(ctx context.Context, name string) (registry.Entry, err
 // Test re-runs a tool's stored examples; a failing example is not an error:
 // the report says which and why.
 func (s *Service) Test(ctx context.Context, name string) (*generator.ExampleReport, error) {
-	ctx, o, err := s.start(ctx, "test "+name, identity.Build, attribute.String("adaptbot.tool", name))
+	ctx, o, err := s.start(ctx, "test", name, identity.Build)
 	o.fallback, o.deadline = Failed, s.d.Deadlines.Test
 	o.row = benchmarks.Row{RequestID: o.id, Query: "test " + name, Intent: benchmarks.IntentBuild, Category: benchmarks.CategoryBuildTest,
 		ParamExtraction: benchmarks.NA, ToolExecution: benchmarks.NA}

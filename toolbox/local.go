@@ -10,6 +10,7 @@ import (
 	"adaptbot/contract"
 	"adaptbot/registry"
 	"adaptbot/sandbox"
+	"adaptbot/telemetry"
 )
 
 // Runner runs a local tool's source; every sandbox.Runner is one.
@@ -66,7 +67,11 @@ func (l *Local) Call(ctx context.Context, args json.RawMessage) (string, error) 
 	return l.set.invoke(ctx, l.spec, args, l.run)
 }
 
-func (l *Local) run(ctx context.Context, args json.RawMessage) (string, error) {
+// run is one execution, in its execute_tool span (nested calls get theirs
+// under it).
+func (l *Local) run(ctx context.Context, args json.RawMessage) (out string, err error) {
+	ctx, span := telemetry.StartTool(ctx, l.spec.Name, false, args)
+	defer func() { span.End(out, outcome(err), err) }()
 	schema, err := l.schema()
 	if err != nil {
 		// The registry checks every schema it accepts, so this is rare;

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"adaptbot/contract"
+	"adaptbot/telemetry"
 )
 
 // Caller calls a tool of an external MCP server with arguments already
@@ -56,8 +57,11 @@ func (r *External) Call(ctx context.Context, args json.RawMessage) (string, erro
 	return r.set.invoke(ctx, r.spec, args, r.run)
 }
 
-func (r *External) run(ctx context.Context, args json.RawMessage) (string, error) {
-	args, err := checkArgs(r.spec, r.schema(), args)
+// run is one call on the server, in its execute_tool span.
+func (r *External) run(ctx context.Context, args json.RawMessage) (out string, err error) {
+	ctx, span := telemetry.StartTool(ctx, r.spec.Name, true, args)
+	defer func() { span.End(out, outcome(err), err) }()
+	args, err = checkArgs(r.spec, r.schema(), args)
 	if err != nil {
 		return "", err
 	}

@@ -17,6 +17,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"adaptbot/mcp/config"
+	"adaptbot/telemetry"
 	"adaptbot/toolbox"
 )
 
@@ -668,11 +669,11 @@ func (c *conn) close() error {
 	return nil
 }
 
-// httpClient sends headers with every request to a server, and marks the
-// failures of tool calls that happened before the call was sent (see
-// undelivered).
+// httpClient sends headers with every request to a server, carries the
+// caller's trace on (traceparent), and marks the failures of tool calls
+// that happened before the call was sent (see undelivered).
 func httpClient(headers map[string]string) *http.Client {
-	var rt http.RoundTripper = http.DefaultTransport
+	rt := telemetry.Transport(http.DefaultTransport)
 	if len(headers) > 0 {
 		rt = headerTransport{base: rt, headers: headers}
 	}
