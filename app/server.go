@@ -21,18 +21,18 @@ import (
 // Server is AdaptBot's HTTP edge: it decodes requests, calls the service
 // and encodes its answers. Fiber stays inside package main.
 type Server struct {
-	cfg    Config
-	svc    *service.Service
-	agent  *agent.Agent
-	reg    *registry.Registry
-	runner sandbox.Runner
-	stats  *benchmarks.Store
-	mcp    fiber.Handler
-	hub    *mcpclient.Hub
-	link   *cluster.Link
-	log    *slog.Logger
-	app    *fiber.App
-	ws     *Workspace
+	cfg     Config
+	svc     *service.Service
+	agent   *agent.Agent
+	reg     *registry.Registry
+	runner  sandbox.Runner
+	stats   *benchmarks.Store
+	mcp     fiber.Handler
+	hub     *mcpclient.Hub
+	link    *cluster.Link
+	log     *slog.Logger
+	app     *fiber.App
+	ws      *Workspace
 	auth    *authEdge
 	metrics *telemetry.Metrics
 	limits  *limits
