@@ -17,6 +17,7 @@ const (
 	Builtin   Origin = "builtin"   // shipped with AdaptBot
 	Generated Origin = "generated" // written by the model through the generator
 	Manual    Origin = "manual"    // dropped in or edited by hand
+	Imported  Origin = "imported"  // brought from another AdaptBot in a bundle
 )
 
 // Status says whether the tool's file on disk is the version that serves.

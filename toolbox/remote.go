@@ -58,7 +58,7 @@ func (r *External) Call(ctx context.Context, args json.RawMessage) (string, erro
 
 func (r *External) same(o *External) bool {
 	return r.spec.Description == o.spec.Description && r.spec.Domain == o.spec.Domain &&
-		string(r.spec.Parameters) == string(o.spec.Parameters)
+		string(r.spec.Parameters) == string(o.spec.Parameters) && string(r.spec.Output) == string(o.spec.Output)
 }
 
 var _ Tool = (*External)(nil)
