@@ -27,7 +27,7 @@ type Output struct {
 	Best    *Item             `+"`json:\"best\"`"+`
 	Fixed   [2]int            `+"`json:\"fixed\"`"+`
 	Skipped string            `+"`json:\"-\"`"+`
-	hidden  int
+	hidden  int               `+"`json:\"-\"`"+`
 }
 
 func Execute(ctx context.Context, in Input) (Output, error) { return Output{}, nil }
@@ -80,6 +80,8 @@ func TestParseOutputProblems(t *testing.T) {
 		{"not declared", "func Execute(ctx context.Context, in Input) (Output, error) { return nil, nil }", "`type Output struct { ... }` is not declared"},
 		{"not a struct", "type Output []string\n\nfunc Execute(ctx context.Context, in Input) (Output, error) { return nil, nil }", "Output must be a struct type"},
 		{"bad field", "type Output struct{ C chan int }\n\nfunc Execute(ctx context.Context, in Input) (Output, error) { return Output{}, nil }", "Output uses a type a JSON schema cannot describe"},
+		{"unexported", "type Output struct{ N int; secret int }\n\nfunc Execute(ctx context.Context, in Input) (Output, error) { return Output{}, nil }", "Output's field secret is unexported"},
+		{"unexported, nested", "type Part struct{ n int }\ntype Output struct{ P []Part }\n\nfunc Execute(ctx context.Context, in Input) (Output, error) { return Output{}, nil }", "Output's field n is unexported"},
 		{"embedded", "type Base struct{}\ntype Output struct{ Base }\n\nfunc Execute(ctx context.Context, in Input) (Output, error) { return Output{}, nil }", "embedded fields are not supported in Output"},
 	}
 	for _, tt := range tests {

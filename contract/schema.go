@@ -141,6 +141,13 @@ func (c *checker) object(sh shape, st *ast.StructType, depth int) *node {
 		}
 		jsonName, omitempty, quoted, skip := jsonTag(tag.Get("json"))
 		for _, id := range f.Names {
+			if sh.output && !skip && !id.IsExported() {
+				// encoding/json skips it, but the interpreter's structs
+				// export every field, so a tool's result would carry it
+				// (as "X<name>"), outside the schema.
+				c.problem(id.Pos(), "%s's field %s is unexported, but the interpreter would still write it into the result: export it (with a json tag), tag it `json:\"-\"`, or keep it out of the result", sh.name, id.Name)
+				continue
+			}
 			if skip || !id.IsExported() {
 				continue
 			}

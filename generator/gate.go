@@ -87,7 +87,7 @@ func (g *Generator) gate(ctx context.Context, name string, c candidate, emit fun
 		return v, nil
 	}
 
-	results, err := g.runExamples(ctx, name, formatted, c.Examples, emit)
+	results, err := g.runExamples(ctx, name, formatted, spec.Output, c.Examples, emit)
 	if err != nil {
 		return v, err
 	}
@@ -312,9 +312,17 @@ func checkExamples(examples []Example, spec *contract.Spec, validate bool) []str
 }
 
 // runExamples runs each example in the sandbox under the example timeout
-// and checks its expectation. The error is for an unavailable sandbox or a
-// cancelled build; a failing example is a result.
-func (g *Generator) runExamples(ctx context.Context, name string, src []byte, examples []Example, emit func(Event)) ([]ExampleResult, error) {
+// and checks its expectation and, for a tool with an output schema (it
+// returns an Output struct), that the result fits it. The error is for an
+// unavailable sandbox or a cancelled build; a failing example is a result.
+func (g *Generator) runExamples(ctx context.Context, name string, src []byte, output json.RawMessage, examples []Example, emit func(Event)) ([]ExampleResult, error) {
+	var schema *contract.Schema
+	if len(output) > 0 {
+		var err error
+		if schema, err = contract.CompileSchema(output); err != nil {
+			return nil, fmt.Errorf("tool %s: output schema: %w", name, err)
+		}
+	}
 	out := make([]ExampleResult, 0, len(examples))
 	for i, e := range examples {
 		emit(Event{Stage: StageExample, Message: fmt.Sprintf("running example %d of %d", i+1, len(examples)), Example: i + 1, Examples: len(examples)})
@@ -331,6 +339,11 @@ func (g *Generator) runExamples(ctx context.Context, name string, src []byte, ex
 		}
 		r.Output = clipText(res.Output)
 		r.Error = expectation(e, res.Output)
+		if r.Error == "" && schema != nil {
+			if err := schema.ValidateResult(json.RawMessage(res.Output)); err != nil {
+				r.Error = "Output, as returned, does not fit the schema derived from its declaration: " + err.Error()
+			}
+		}
 		if r.Error != "" {
 			r.Error = where + ": " + r.Error
 		}
