@@ -125,3 +125,35 @@ func FunctionName(name string) string {
 // SplitName splits "server/tool" into its halves; ok is false for a local
 // tool's bare name. Server names hold no '/', so the first one splits.
 func SplitName(name string) (server, tool string, ok bool) { return strings.Cut(name, "/") }
+
+// Title is a tool's name in words, as MCP clients show it:
+// "unit_converter" is "Unit converter", "server/tool" is "Server/tool".
+func Title(name string) string {
+	words := strings.Fields(strings.ReplaceAll(name, "_", " "))
+	if len(words) == 0 {
+		return name
+	}
+	words[0] = strings.ToUpper(words[0][:1]) + words[0][1:]
+	return strings.Join(words, " ")
+}
+
+// OpenWorld reports whether the local tool t reaches the network, itself
+// (Spec.Network) or through a tool it calls, at any depth; local holds the
+// local tools by name. A tool it calls that is not in local reaches
+// nothing: a call of it fails.
+func OpenWorld(t Spec, local map[string]Spec) bool {
+	return reaches(t, local, map[string]bool{})
+}
+
+func reaches(t Spec, local map[string]Spec, seen map[string]bool) bool {
+	if t.Network {
+		return true
+	}
+	seen[t.Name] = true
+	for _, name := range t.Calls {
+		if callee, ok := local[name]; ok && !seen[name] && reaches(callee, local, seen) {
+			return true
+		}
+	}
+	return false
+}

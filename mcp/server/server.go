@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"net/http"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -167,49 +166,20 @@ func fingerprint(t toolbox.Spec, ann *sdk.ToolAnnotations) string {
 // Annotations describes a local tool to MCP clients, from what its source
 // shows (contract.Spec) and what the tools it calls show, in local (the
 // serving local tools by name):
-//   - openWorldHint: it reaches the network, itself (toolkit.Get, GetJSON)
-//     or through a tool it calls, at any depth;
+//   - openWorldHint: it reaches the network (toolbox.OpenWorld);
 //   - readOnlyHint: it does not. A tool can touch no file, process or
 //     setting, so a tool that reaches nothing outside the process changes
 //     nothing. A request to a remote service is not called read-only even
 //     as a GET: what the service does with it is not ours to promise, and
 //     clients may run read-only tools without asking;
-//   - title: the name in words ("unit_converter": "Unit converter").
-//
-// A tool it calls that does not serve (yet) reaches nothing: calls to it
-// fail. When it serves, the change re-publishes its callers.
+//   - title: the name in words (toolbox.Title).
 func Annotations(t toolbox.Spec, local map[string]toolbox.Spec) *sdk.ToolAnnotations {
-	open := reaches(t, local, map[string]bool{})
+	open := toolbox.OpenWorld(t, local)
 	return &sdk.ToolAnnotations{
-		Title:         Title(t.Name),
+		Title:         toolbox.Title(t.Name),
 		ReadOnlyHint:  !open,
 		OpenWorldHint: &open,
 	}
-}
-
-// reaches reports whether t, or a tool it calls, reaches the network.
-func reaches(t toolbox.Spec, local map[string]toolbox.Spec, seen map[string]bool) bool {
-	if t.Network {
-		return true
-	}
-	seen[t.Name] = true
-	for _, name := range t.Calls {
-		if callee, ok := local[name]; ok && !seen[name] && reaches(callee, local, seen) {
-			return true
-		}
-	}
-	return false
-}
-
-// Title is a tool's name in words, as MCP clients show it:
-// "unit_converter" is "Unit converter".
-func Title(name string) string {
-	words := strings.Fields(strings.ReplaceAll(name, "_", " "))
-	if len(words) == 0 {
-		return name
-	}
-	words[0] = strings.ToUpper(words[0][:1]) + words[0][1:]
-	return strings.Join(words, " ")
 }
 
 // outputSchema checks that a tool's output schema, if it has one, is a JSON
