@@ -62,8 +62,19 @@ func (g *Generator) gate(ctx context.Context, name string, c candidate, emit fun
 		return v, nil
 	}
 	v.source = string(formatted)
+	var err error
+	v.tool, v.problems, err = g.checkSource(ctx, name, formatted, c.Problems, c.Examples, emit)
+	return v, err
+}
 
-	spec, err := contract.Parse(name, formatted)
+// checkSource is the gate after extraction and normalization: src as it is,
+// checked against the contract and what the interpreter lacks, its
+// examples' shape, then compiled, then every example run. earlier are
+// problems already found (in the reply around the code); with any, it
+// stops before compiling. It returns the checked tool, or the problems.
+func (g *Generator) checkSource(ctx context.Context, name string, src []byte, earlier []string, examples []Example, emit func(Event)) (*checked, []string, error) {
+	var problems []string
+	spec, err := contract.Parse(name, src)
 	var ce *contract.Error
 	switch {
 	case errors.As(err, &ce):
@@ -71,35 +82,48 @@ func (g *Generator) gate(ctx context.Context, name string, c candidate, emit fun
 	case err != nil:
 		problems = append(problems, err.Error())
 	}
-	problems = append(problems, interpreterLint(name, formatted)...)
-	problems = append(problems, checkExamples(c.Examples, spec, err == nil)...)
-	if len(c.Problems)+len(problems) > 0 {
-		v.problems = slices.Concat(c.Problems, problems)
-		return v, nil
+	problems = append(problems, interpreterLint(name, src)...)
+	problems = append(problems, checkExamples(examples, spec, err == nil)...)
+	if len(earlier)+len(problems) > 0 {
+		return nil, slices.Concat(earlier, problems), nil
 	}
 
 	emit(Event{Stage: StageCompile, Message: "compiling", Inputs: inputsOf(spec)})
-	if err := g.opts.Runner.Compile(ctx, name, formatted); err != nil {
+	if err := g.opts.Runner.Compile(ctx, name, src); err != nil {
 		if ierr := infrastructure(ctx, err); ierr != nil {
-			return v, ierr
+			return nil, nil, ierr
 		}
-		v.problems = []string{compileProblem(err)}
-		return v, nil
+		return nil, []string{compileProblem(err)}, nil
 	}
 
-	results, err := g.runExamples(ctx, name, formatted, spec.Output, c.Examples, emit)
+	results, err := g.runExamples(ctx, name, src, spec.Output, examples, emit)
 	if err != nil {
-		return v, err
+		return nil, nil, err
 	}
 	for _, r := range results {
 		if !r.OK {
-			v.problems = append(v.problems, r.Error)
+			problems = append(problems, r.Error)
 		}
 	}
-	if len(v.problems) == 0 {
-		v.tool = &checked{source: formatted, spec: spec, examples: c.Examples}
+	if len(problems) > 0 {
+		return nil, problems, nil
 	}
-	return v, nil
+	return &checked{source: src, spec: spec, examples: examples}, nil, nil
+}
+
+// Check puts a tool written elsewhere (a bundle's, say) through the gate a
+// built tool passes, exactly as it is: no extraction, no fixes. The
+// contract, what the interpreter lacks, at least two examples, a compile in
+// the sandbox, and every example run, its result held to the output schema.
+// It needs no model and saves nothing. problems lists what fails, one a
+// line, none when the tool passes; the error is for a failure that is not
+// the tool's (a cancelled context, a sandbox away).
+func (g *Generator) Check(ctx context.Context, name string, src []byte, examples []Example) (problems []string, err error) {
+	if err := contract.ValidName(name); err != nil {
+		return nil, err
+	}
+	_, problems, err = g.checkSource(ctx, name, src, nil, examples, func(Event) {})
+	return problems, err
 }
 
 // infrastructure returns a non-nil error if err says the build cannot go on

@@ -86,3 +86,26 @@ func (r rewriting) Run(ctx context.Context, c sandbox.Call) (sandbox.Result, err
 	}
 	return res, err
 }
+
+// TestCheckTakesTheSourceAsItIs runs the gate on a tool from elsewhere:
+// what passes is exactly what was given (no extraction from a reply, no
+// fixes), and nothing is saved.
+func TestCheckTakesTheSourceAsItIs(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := t.Context()
+	if problems, err := f.gen.Check(ctx, "counter", []byte(counterSource), counterExamples); err != nil || len(problems) > 0 {
+		t.Fatalf("Check(counter) = %q, %v", problems, err)
+	}
+	if problems, _ := f.gen.Check(ctx, "counter", []byte("```go\n"+counterSource+"```\n"), counterExamples); len(problems) == 0 {
+		t.Error("Check accepted a source inside a Markdown fence: it must check what it is given")
+	}
+	if problems, _ := f.gen.Check(ctx, "counter", []byte(strings.Replace(counterSource, "package counter", "package other", 1)), counterExamples); len(problems) == 0 || !strings.Contains(problems[0], `package is "other", must be "counter"`) {
+		t.Errorf("Check of a misnamed package = %q, want the contract's problem, not a fix", problems)
+	}
+	if problems, _ := f.gen.Check(ctx, "counter", []byte(counterSource), []Example{{Input: json.RawMessage(`{"word": "ab"}`), Contains: `"letters":3`}, counterExamples[1]}); len(problems) != 1 {
+		t.Errorf("Check with a failing example = %q, want that example's problem", problems)
+	}
+	if _, ok := f.reg.Entry("counter"); ok {
+		t.Error("Check saved the tool")
+	}
+}
