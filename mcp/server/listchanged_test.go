@@ -1,12 +1,9 @@
 package server
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"io"
 	"os/exec"
-	"regexp"
 	"slices"
 	"testing"
 	"time"
@@ -75,41 +72,4 @@ func TestStdioListChangedWithinASecond(t *testing.T) {
 			}
 		})
 	}
-}
-
-// startServer runs `adaptbot serve` on a's folder until the test ends and
-// waits until it listens.
-func startServer(t *testing.T, ctx context.Context, bin string, a *appEnv) string {
-	t.Helper()
-	ctx, cancel := context.WithCancel(ctx)
-	cmd := exec.CommandContext(ctx, bin, "serve")
-	cmd.Env = append(a.env, "ADAPTBOT_ADDR=127.0.0.1:0")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); cmd.Wait() })
-	addr := make(chan string, 1)
-	go func() {
-		listening := regexp.MustCompile(`listening on (http://\S+)`)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
-				addr <- m[1]
-			}
-		}
-		io.Copy(io.Discard, stdout)
-	}()
-	select {
-	case base := <-addr:
-		return base
-	case <-time.After(30 * time.Second):
-		t.Fatalf("the server did not start:\n%s", stderr.String())
-	}
-	return ""
 }
