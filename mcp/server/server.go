@@ -226,11 +226,11 @@ func (s *Server) handler(name string) sdk.ToolHandler {
 		if req != nil && req.Params != nil {
 			args = req.Params.Arguments
 		}
-		t, ok := s.tools.Tool(name)
-		if !ok || t.Spec().Remote() {
-			return toolError(toolbox.NotFound(name)), nil
+		t, err := s.local(name)
+		var out string
+		if err == nil {
+			out, err = t.Call(ctx, args)
 		}
-		out, err := t.Call(ctx, args)
 		if err == nil {
 			var res *sdk.CallToolResult
 			if res, err = s.result(t.Spec(), out); err == nil {
@@ -281,11 +281,20 @@ func (s *Server) outputValidator(output json.RawMessage) (*contract.Schema, erro
 // runs in the sandbox. Errors name the tool and say what went wrong (the
 // validation problem, or the sandbox's kind of failure and its limit).
 func (s *Server) Call(ctx context.Context, name string, args json.RawMessage) (string, error) {
-	t, ok := s.tools.Tool(name)
-	if !ok || t.Spec().Remote() {
-		return "", toolbox.NotFound(name)
+	t, err := s.local(name)
+	if err != nil {
+		return "", err
 	}
 	return t.Call(ctx, args)
+}
+
+// local returns the local tool named name, as it serves now.
+func (s *Server) local(name string) (toolbox.Tool, error) {
+	t, ok := s.tools.Tool(name)
+	if !ok || t.Spec().Remote() {
+		return nil, toolbox.NotFound(name)
+	}
+	return t, nil
 }
 
 // toolError is a failed call as MCP reports it: a result the model can read
