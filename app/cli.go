@@ -35,6 +35,8 @@ var toolsUsages = []struct{ sub, usage string }{
 	{"approve", "adaptbot tools approve NAME [--format text|json]\n      approve a tool waiting for review (through the server)"},
 	{"test", "adaptbot tools test NAME [--format text|json]\n      re-run the tool's stored examples; exit status 1 if one fails"},
 	{"history", "adaptbot tools history NAME [--format text|json]\n      the tool's kept versions"},
+	{"export", exportUsage},
+	{"import", importUsage},
 }
 
 // toolsHelp is the usage of `tools`, or of the subcommand args start with.
@@ -58,8 +60,13 @@ func toolsCommand(ctx context.Context, cfg Config, args []string, getenv func(st
 		return usageError("tools: which subcommand?")
 	}
 	sub, args := args[0], args[1:]
-	if sub == "list" {
+	switch sub {
+	case "list":
 		return toolsList(ctx, cfg, getenv, args, stdout, stderr)
+	case "export":
+		return toolsExport(ctx, cfg, args, stdout, stderr)
+	case "import":
+		return toolsImport(ctx, cfg, args, stdout)
 	}
 	fs := flag.NewFlagSet("tools "+sub, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)

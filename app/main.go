@@ -93,6 +93,9 @@ Usage:
   adaptbot tools approve NAME            approve a pending tool (through the server)
   adaptbot tools test NAME               re-run a tool's stored examples
   adaptbot tools history NAME            a tool's kept versions
+  adaptbot tools export NAME --out DIR   a Go module serving the tools over MCP
+  adaptbot tools export NAME --bundle F  a bundle of them for another AdaptBot
+  adaptbot tools import FILE             bring a bundle's tools in (through the server)
   adaptbot route [QUERY]                 the tools the router picks for QUERY
   adaptbot route --eval DIR              router benchmark on a dataset
   adaptbot report [--format F] [FILTERS] summarize, or export, the benchmarks CSV

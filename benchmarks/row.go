@@ -37,6 +37,8 @@ const (
 	CategoryBuildApprove  = "build_approve"
 	CategoryBuildTest     = "build_test"
 	CategoryBuildPlan     = "build_plan"
+	// A bundle of tools imported (adaptbot tools import).
+	CategoryBuildImport = "build_import"
 )
 
 // Tri is a success flag that may not apply to a request. Its zero value is

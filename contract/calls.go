@@ -48,21 +48,41 @@ func CallSites(name string, src []byte) ([]CallSite, error) {
 	if err != nil {
 		return nil, err
 	}
-	pkg := ""
-	for _, imp := range f.Imports {
-		if path, _ := strconv.Unquote(imp.Path.Value); path == ToolkitPath {
-			pkg = "toolkit"
-			if imp.Name != nil {
-				pkg = imp.Name.Name
-			}
-		}
-	}
-	if pkg == "" || pkg == "_" || pkg == "." {
+	pkg := toolkitImport(f)
+	if pkg == "" {
 		return nil, nil
 	}
 	c := checker{fset: fset, name: name}
-	consts := stringConsts(f)
+	sites := c.callSites(f, pkg)
+	if len(c.problems) > 0 {
+		return sites, &Error{Tool: name, Problems: c.problems}
+	}
+	return sites, nil
+}
 
+// toolkitImport is the name under which f imports package toolkit, or ""
+// when it does not (or imports it as _ or .).
+func toolkitImport(f *ast.File) string {
+	for _, imp := range f.Imports {
+		if path, _ := strconv.Unquote(imp.Path.Value); path == ToolkitPath {
+			pkg := "toolkit"
+			if imp.Name != nil {
+				pkg = imp.Name.Name
+			}
+			if pkg == "_" || pkg == "." {
+				return ""
+			}
+			return pkg
+		}
+	}
+	return ""
+}
+
+// callSites finds the tools f calls through package toolkit, imported as
+// pkg, and records as problems every way it breaks the rules of Calls.
+func (c *checker) callSites(f *ast.File, pkg string) []CallSite {
+	name := c.name
+	consts := stringConsts(f)
 	isCallFunc := func(e ast.Expr) (*ast.SelectorExpr, bool) {
 		sel, ok := e.(*ast.SelectorExpr)
 		if !ok || !isIdent(sel.X, pkg) {
@@ -115,14 +135,11 @@ func CallSites(name string, src []byte) ([]CallSite, error) {
 	})
 	sites := make([]CallSite, 0, len(seen))
 	for u, pos := range seen {
-		p := fset.Position(pos)
+		p := c.fset.Position(pos)
 		sites = append(sites, CallSite{Tool: u, Pos: fmt.Sprintf("%d:%d", p.Line, p.Column)})
 	}
 	sort.Slice(sites, func(i, j int) bool { return sites[i].Tool < sites[j].Tool })
-	if len(c.problems) > 0 {
-		return sites, &Error{Tool: name, Problems: c.problems}
-	}
-	return sites, nil
+	return sites
 }
 
 // MissingCallees lists, as problems like the contract's, each tool src
@@ -204,10 +221,20 @@ func stringConsts(f *ast.File) map[string]string {
 }
 
 // validCallee reports whether s can name a tool in a call: a local tool's
-// name, or an external server's tool as "server/tool" or "server__tool" —
-// printable, no spaces, at most 200 bytes.
+// name, or an external server's tool as "server/tool" or "server__tool",
+// each half printable, without spaces or slashes, at most 200 bytes in all.
 func validCallee(s string) bool {
-	if s == "" || len(s) > 200 || strings.HasPrefix(s, "/") || strings.HasSuffix(s, "/") {
+	if ValidName(s) == nil {
+		return true
+	}
+	if len(s) > 200 {
+		return false
+	}
+	server, tool, ok := strings.Cut(s, "/")
+	if !ok {
+		server, tool, ok = strings.Cut(s, "__")
+	}
+	if !ok || server == "" || tool == "" || server == "." || server == ".." || strings.Contains(tool, "/") {
 		return false
 	}
 	for _, r := range s {

@@ -42,6 +42,19 @@ type Spec struct {
 	Imports []string `json:"imports"`
 	// Schema is the JSON schema of Input.
 	Schema json.RawMessage `json:"schema"`
+	// Output is the JSON schema of the result when Execute returns an
+	// Output struct, (Output, error); nil for any other result (a string,
+	// or another value that encodes to JSON).
+	Output json.RawMessage `json:"output,omitempty"`
+	// Toolkit lists the functions and values of package toolkit the source
+	// refers to, sorted ("Get", "QueryEscape").
+	Toolkit []string `json:"toolkit,omitempty"`
+	// Network reports whether the tool reaches the network itself: it
+	// refers to toolkit.Get or toolkit.GetJSON.
+	Network bool `json:"network,omitempty"`
+	// Calls lists the tools the tool calls by name through toolkit.Call or
+	// toolkit.CallJSON, sorted.
+	Calls []string `json:"calls,omitempty"`
 	// Source is the gofmt'ed source.
 	Source []byte `json:"-"`
 }
@@ -85,7 +98,7 @@ func Parse(name string, src []byte) (*Spec, error) {
 		c.problem(f.Package, "missing package comment: start the file with // Package %s <does what>.", name)
 	}
 
-	contextName := ""
+	contextName, toolkitName := "", ""
 	for _, imp := range f.Imports {
 		path, _ := strconv.Unquote(imp.Path.Value)
 		spec.Imports = append(spec.Imports, path)
@@ -99,6 +112,12 @@ func Parse(name string, src []byte) (*Spec, error) {
 			contextName = "context"
 			if imp.Name != nil {
 				contextName = imp.Name.Name
+			}
+		}
+		if path == ToolkitPath {
+			toolkitName = "toolkit"
+			if imp.Name != nil {
+				toolkitName = imp.Name.Name
 			}
 		}
 	}
@@ -130,18 +149,16 @@ func Parse(name string, src []byte) (*Spec, error) {
 	} else if _, isStruct := input.Type.(*ast.StructType); !isStruct {
 		c.problem(input.Pos(), "Input must be a struct type")
 	} else {
-		schema := c.schema(input.Type, 0)
-		raw, err := json.Marshal(schema)
-		if err != nil {
-			c.problem(input.Pos(), "Input schema: %v", err)
-		}
-		spec.Schema = raw
+		spec.Schema = c.marshal(input, c.schema(inputShape, input.Type, 0))
 	}
 
 	if execute == nil {
 		c.problem(f.Package, "missing `func Execute(ctx context.Context, in Input) (T, error)`")
-	} else {
-		c.signature(execute, contextName)
+	} else if c.signature(execute, contextName) {
+		spec.Output = c.output(execute.Pos())
+	}
+	if toolkitName != "" {
+		c.toolkit(f, toolkitName, spec)
 	}
 
 	if len(c.problems) > 0 {
@@ -246,7 +263,34 @@ func durationExpr(e ast.Expr) (time.Duration, error) {
 	return 0, errors.New("unsupported duration expression")
 }
 
-func (c *checker) signature(fn *ast.FuncDecl, contextName string) {
+// marshal encodes the schema derived for the type ts.
+func (c *checker) marshal(ts *ast.TypeSpec, n *node) json.RawMessage {
+	raw, err := json.Marshal(n)
+	if err != nil {
+		c.problem(ts.Pos(), "%s schema: %v", ts.Name.Name, err)
+	}
+	return raw
+}
+
+// output derives the schema of Output when Execute returns it (the
+// signature checked): a struct, as MCP wants an object for structured
+// results.
+func (c *checker) output(execute token.Pos) json.RawMessage {
+	out := c.types["Output"]
+	if out == nil {
+		c.problem(execute, "Execute returns Output, but `type Output struct { ... }` is not declared")
+		return nil
+	}
+	if _, isStruct := out.Type.(*ast.StructType); !isStruct {
+		c.problem(out.Pos(), "Output must be a struct type: its fields are the result's JSON object")
+		return nil
+	}
+	return c.marshal(out, c.schema(outputShape, out.Type, 0))
+}
+
+// signature checks Execute's signature and reports whether it returns
+// (Output, error).
+func (c *checker) signature(fn *ast.FuncDecl, contextName string) (returnsOutput bool) {
 	const want = "func Execute(ctx context.Context, in Input) (T, error)"
 	var params []ast.Expr
 	for _, f := range fn.Type.Params.List {
@@ -285,10 +329,12 @@ func (c *checker) signature(fn *ast.FuncDecl, contextName string) {
 	}
 	if len(results) != 2 || !isIdent(results[1], "error") {
 		c.problem(fn.Pos(), "Execute must return a value and an error; want %s", want)
+		return false
 	}
 	if fn.Body == nil {
 		c.problem(fn.Pos(), "Execute has no body")
 	}
+	return isIdent(results[0], "Output")
 }
 
 func isIdent(e ast.Expr, name string) bool {

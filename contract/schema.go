@@ -12,7 +12,9 @@ import (
 // node is a JSON schema node whose properties keep the order of Input's fields,
 // so the schema a person or a model reads follows the source.
 type node struct {
-	Type                 string   `json:"type,omitempty"`
+	// Type is a JSON type's name, or for a value of Output that may be
+	// null, a list of two: the type and "null".
+	Type                 any      `json:"type,omitempty"`
 	Description          string   `json:"description,omitempty"`
 	Properties           props    `json:"properties,omitempty"`
 	Required             []string `json:"required,omitempty"`
@@ -56,10 +58,34 @@ var basic = map[string]string{
 
 const maxDepth = 8
 
+// shape says which of the tool's two structs a schema describes: Input,
+// what a caller sends, or Output, what encoding/json makes of a result.
+type shape struct {
+	name string // "Input" or "Output"
+	// output: a nil pointer, slice or map encodes as null, so their schemas
+	// allow null; a field is present unless omitempty or omitzero may drop it.
+	output bool
+}
+
+var (
+	inputShape  = shape{name: "Input"}
+	outputShape = shape{name: "Output", output: true}
+)
+
+// nullable lets n also be null, for what encodes as null when nil.
+func (sh shape) nullable(n *node) *node {
+	if sh.output {
+		if t, ok := n.Type.(string); ok && t != "" {
+			n.Type = []string{t, "null"}
+		}
+	}
+	return n
+}
+
 // schema derives the JSON schema of a Go type expression declared in the tool.
-func (c *checker) schema(e ast.Expr, depth int) *node {
+func (c *checker) schema(sh shape, e ast.Expr, depth int) *node {
 	if depth > maxDepth {
-		c.problem(e.Pos(), "Input nests deeper than %d levels (or refers to itself)", maxDepth)
+		c.problem(e.Pos(), "%s nests deeper than %d levels (or refers to itself)", sh.name, maxDepth)
 		return &node{}
 	}
 	switch t := e.(type) {
@@ -71,37 +97,41 @@ func (c *checker) schema(e ast.Expr, depth int) *node {
 			return &node{}
 		}
 		if ts, ok := c.types[t.Name]; ok {
-			return c.schema(ts.Type, depth+1)
+			return c.schema(sh, ts.Type, depth+1)
 		}
-		c.problem(t.Pos(), "Input uses type %s, which a JSON schema cannot describe; use basic types, slices, maps with string keys and structs declared in the tool", t.Name)
+		c.problem(t.Pos(), "%s uses type %s, which a JSON schema cannot describe; use basic types, slices, maps with string keys and structs declared in the tool", sh.name, t.Name)
 	case *ast.StarExpr:
-		return c.schema(t.X, depth+1)
+		return sh.nullable(c.schema(sh, t.X, depth+1))
 	case *ast.ArrayType:
 		if isIdent(t.Elt, "byte") {
-			return &node{Type: "string", Description: "base64-encoded bytes"}
+			return sh.nullable(&node{Type: "string", Description: "base64-encoded bytes"})
 		}
-		return &node{Type: "array", Items: c.schema(t.Elt, depth+1)}
+		n := &node{Type: "array", Items: c.schema(sh, t.Elt, depth+1)}
+		if t.Len == nil { // a slice; an array is never nil
+			sh.nullable(n)
+		}
+		return n
 	case *ast.MapType:
 		if !isIdent(t.Key, "string") {
-			c.problem(t.Pos(), "Input maps must have string keys")
+			c.problem(t.Pos(), "%s maps must have string keys", sh.name)
 		}
-		return &node{Type: "object", AdditionalProperties: c.schema(t.Value, depth+1)}
+		return sh.nullable(&node{Type: "object", AdditionalProperties: c.schema(sh, t.Value, depth+1)})
 	case *ast.InterfaceType:
 		if t.Methods == nil || len(t.Methods.List) == 0 {
 			return &node{}
 		}
 	case *ast.StructType:
-		return c.object(t, depth)
+		return c.object(sh, t, depth)
 	}
-	c.problem(e.Pos(), "Input uses a type a JSON schema cannot describe")
+	c.problem(e.Pos(), "%s uses a type a JSON schema cannot describe", sh.name)
 	return &node{}
 }
 
-func (c *checker) object(st *ast.StructType, depth int) *node {
+func (c *checker) object(sh shape, st *ast.StructType, depth int) *node {
 	n := &node{Type: "object", AdditionalProperties: false}
 	for _, f := range st.Fields.List {
 		if len(f.Names) == 0 {
-			c.problem(f.Pos(), "embedded fields are not supported in Input; name the field")
+			c.problem(f.Pos(), "embedded fields are not supported in %s; name the field", sh.name)
 			continue
 		}
 		var tag reflect.StructTag
@@ -109,8 +139,15 @@ func (c *checker) object(st *ast.StructType, depth int) *node {
 			raw, _ := strconv.Unquote(f.Tag.Value)
 			tag = reflect.StructTag(raw)
 		}
-		jsonName, omitempty, skip := jsonTag(tag.Get("json"))
+		jsonName, omitempty, quoted, skip := jsonTag(tag.Get("json"))
 		for _, id := range f.Names {
+			if sh.output && !skip && !id.IsExported() {
+				// encoding/json skips it, but the interpreter's structs
+				// export every field, so a tool's result would carry it
+				// (as "X<name>"), outside the schema.
+				c.problem(id.Pos(), "%s's field %s is unexported, but the interpreter would still write it into the result: export it (with a json tag), tag it `json:\"-\"`, or keep it out of the result", sh.name, id.Name)
+				continue
+			}
 			if skip || !id.IsExported() {
 				continue
 			}
@@ -118,7 +155,11 @@ func (c *checker) object(st *ast.StructType, depth int) *node {
 			if name == "" {
 				name = id.Name
 			}
-			child := c.schema(f.Type, depth+1)
+			child := c.schema(sh, f.Type, depth+1)
+			if t, ok := child.Type.(string); ok && quoted && (t == "number" || t == "integer" || t == "boolean") {
+				// The ",string" option carries a number or a bool in a string.
+				child.Type = "string"
+			}
 			if d := describe(tag.Get("jsonschema")); d != "" {
 				child.Description = d
 			} else if f.Doc != nil {
@@ -127,8 +168,10 @@ func (c *checker) object(st *ast.StructType, depth int) *node {
 				child.Description = strings.TrimSpace(f.Comment.Text())
 			}
 			n.Properties = append(n.Properties, prop{name: name, node: child})
+			// Input: a pointer may be left out. Output: a field is always
+			// written unless omitempty may drop it.
 			_, pointer := f.Type.(*ast.StarExpr)
-			if !omitempty && !pointer {
+			if !omitempty && (!pointer || sh.output) {
 				n.Required = append(n.Required, name)
 			}
 		}
@@ -139,17 +182,20 @@ func (c *checker) object(st *ast.StructType, depth int) *node {
 	return n
 }
 
-func jsonTag(tag string) (name string, omitempty, skip bool) {
+func jsonTag(tag string) (name string, omitempty, quoted, skip bool) {
 	if tag == "-" {
-		return "", false, true
+		return "", false, false, true
 	}
 	parts := strings.Split(tag, ",")
 	for _, opt := range parts[1:] {
-		if opt == "omitempty" || opt == "omitzero" {
+		switch opt {
+		case "omitempty", "omitzero":
 			omitempty = true
+		case "string":
+			quoted = true
 		}
 	}
-	return parts[0], omitempty, false
+	return parts[0], omitempty, quoted, false
 }
 
 // describe reads a jsonschema tag: either the description itself, or

@@ -38,19 +38,49 @@ func CompileSchema(schema json.RawMessage) (*Schema, error) {
 // Validate checks args, a JSON object, against the schema, as the function
 // Validate does.
 func (s *Schema) Validate(args json.RawMessage) error {
+	return s.validate(args, "arguments are", "arguments must", "arguments do")
+}
+
+// ValidateResult checks a tool's result, the JSON text of its Output,
+// against the output schema.
+func (s *Schema) ValidateResult(result json.RawMessage) error {
+	return s.validate(result, "the result is", "the result must", "the result does")
+}
+
+// ValidateResult checks a tool's result, the JSON text of its Output,
+// against its output schema (Spec.Output), and says what does not match.
+func ValidateResult(output, result json.RawMessage) error {
+	s, err := CompileSchema(output)
+	if err != nil {
+		return err
+	}
+	return s.ValidateResult(result)
+}
+
+// validate checks raw, a JSON object, against s; is, must and does name it
+// in errors ("arguments are", "arguments must", "arguments do").
+func (s *Schema) validate(raw json.RawMessage, is, must, does string) error {
 	var instance any
-	dec := json.NewDecoder(bytes.NewReader(args))
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if err := dec.Decode(&instance); err != nil {
-		return fmt.Errorf("arguments are not valid JSON: %w", err)
+		return fmt.Errorf("%s not valid JSON: %w", is, err)
 	}
 	if _, ok := instance.(map[string]any); !ok {
-		return fmt.Errorf("arguments must be a JSON object, got %s", bytes.TrimSpace(args))
+		return fmt.Errorf("%s be a JSON object, got %s", must, clipJSON(bytes.TrimSpace(raw)))
 	}
 	if err := s.resolved.Validate(normalize(instance)); err != nil {
-		return fmt.Errorf("arguments do not match the schema: %w", err)
+		return fmt.Errorf("%s not match the schema: %w", does, err)
 	}
 	return nil
+}
+
+// clipJSON shortens raw JSON quoted in an error.
+func clipJSON(b []byte) string {
+	if len(b) > 200 {
+		return string(b[:200]) + "…"
+	}
+	return string(b)
 }
 
 // normalize turns json.Number into float64 or int64, which the validator

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -98,19 +97,15 @@ func (g *Generator) lookup(name string) (callable, bool) {
 	return callable{Name: t.Name, Description: t.Description, Parameters: t.Parameters}, true
 }
 
-// callProblems are the gate's findings on the tools a candidate calls:
-// names it cannot know before running, tools that do not exist, and calls
-// of a tool that uses it (a cycle).
+// callProblems are the gate's findings on the tools a candidate calls,
+// beyond the contract's (names it cannot know before running, which
+// contract.Parse reports): tools that do not exist, and calls of a tool
+// that uses it (a cycle).
 func (g *Generator) callProblems(name string, src []byte) []string {
-	_, err := contract.Calls(name, src)
-	var problems []string
-	if ce, ok := errors.AsType[*contract.Error](err); ok {
-		problems = append(problems, ce.Problems...)
-	}
-	problems = append(problems, contract.MissingCallees(name, src, func(tool string) bool {
+	problems := contract.MissingCallees(name, src, func(tool string) bool {
 		_, ok := g.lookup(tool)
 		return ok
-	})...)
+	})
 	users := g.opts.Registry.Dependents(name)
 	sites, _ := contract.CallSites(name, src)
 	for _, s := range sites {
@@ -162,7 +157,7 @@ func (g *Generator) checkDependents(ctx context.Context, name string, src []byte
 			out = append(out, rep)
 			continue
 		}
-		results, err := g.runExamples(ctx, d, t.Code, examples, func(Event) {}, cand)
+		results, err := g.runExamples(ctx, d, t.Code, t.Output, examples, func(Event) {}, cand)
 		if err != nil {
 			return out, err
 		}

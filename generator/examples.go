@@ -35,7 +35,7 @@ func (g *Generator) TestTool(ctx context.Context, name string) (*ExampleReport, 
 	if len(examples) == 0 {
 		return nil, fmt.Errorf("%s: %w", name, ErrNoExamples)
 	}
-	results, err := g.runExamples(ctx, name, t.Code, examples, func(Event) {})
+	results, err := g.runExamples(ctx, name, t.Code, t.Output, examples, func(Event) {})
 	if err != nil {
 		return nil, err
 	}

@@ -67,8 +67,18 @@ func (g *Generator) gate(ctx context.Context, name string, c candidate, emit fun
 		return v, nil
 	}
 	v.source = string(formatted)
+	v.tool, v.problems, err = g.checkSource(ctx, spans, name, formatted, c.Problems, c.Examples, emit)
+	return v, err
+}
 
-	spec, err := contract.Parse(name, formatted)
+// checkSource is the gate after extraction and normalization: src as it is,
+// checked against the contract and what the interpreter lacks, its
+// examples' shape, then compiled, then every example run. earlier are
+// problems already found (in the reply around the code); with any, it
+// stops before compiling. It returns the checked tool, or the problems.
+func (g *Generator) checkSource(ctx context.Context, spans *telemetry.Gate, name string, src []byte, earlier []string, examples []Example, emit func(Event)) (*checked, []string, error) {
+	var problems []string
+	spec, err := contract.Parse(name, src)
 	var ce *contract.Error
 	switch {
 	case errors.As(err, &ce):
@@ -76,36 +86,52 @@ func (g *Generator) gate(ctx context.Context, name string, c candidate, emit fun
 	case err != nil:
 		problems = append(problems, err.Error())
 	}
-	problems = append(problems, interpreterLint(name, formatted)...)
-	problems = append(problems, g.callProblems(name, formatted)...)
-	problems = append(problems, checkExamples(c.Examples, spec, err == nil)...)
-	if len(c.Problems)+len(problems) > 0 {
-		v.problems = slices.Concat(c.Problems, problems)
-		return v, nil
+	problems = append(problems, interpreterLint(name, src)...)
+	problems = append(problems, g.callProblems(name, src)...)
+	problems = append(problems, checkExamples(examples, spec, err == nil)...)
+	if len(earlier)+len(problems) > 0 {
+		return nil, slices.Concat(earlier, problems), nil
 	}
 
 	emit(Event{Stage: StageCompile, Message: "compiling", Inputs: inputsOf(spec)})
-	if err := g.opts.Runner.Compile(spans.Stage(ctx, "compile"), name, formatted); err != nil {
+	if err := g.opts.Runner.Compile(spans.Stage(ctx, "compile"), name, src); err != nil {
 		if ierr := infrastructure(ctx, err); ierr != nil {
-			return v, ierr
+			return nil, nil, ierr
 		}
-		v.problems = []string{compileProblem(err)}
-		return v, nil
+		return nil, []string{compileProblem(err)}, nil
 	}
 
-	results, err := g.runExamples(spans.Stage(ctx, "examples"), name, formatted, c.Examples, emit)
+	results, err := g.runExamples(spans.Stage(ctx, "examples"), name, src, spec.Output, examples, emit)
 	if err != nil {
-		return v, err
+		return nil, nil, err
 	}
 	for _, r := range results {
 		if !r.OK {
-			v.problems = append(v.problems, r.Error)
+			problems = append(problems, r.Error)
 		}
 	}
-	if len(v.problems) == 0 {
-		v.tool = &checked{source: formatted, spec: spec, examples: c.Examples}
+	if len(problems) > 0 {
+		return nil, problems, nil
 	}
-	return v, nil
+	return &checked{source: src, spec: spec, examples: examples}, nil, nil
+}
+
+// Check puts a tool written elsewhere (a bundle's, say) through the gate a
+// built tool passes, exactly as it is: no extraction, no fixes. The
+// contract, what the interpreter lacks, at least two examples, a compile in
+// the sandbox, and every example run, its result held to the output schema.
+// It needs no model and saves nothing. problems lists what fails, one a
+// line, none when the tool passes; the error is for a failure that is not
+// the tool's (a cancelled context, a sandbox away).
+func (g *Generator) Check(ctx context.Context, name string, src []byte, examples []Example) (problems []string, err error) {
+	if err := contract.ValidName(name); err != nil {
+		return nil, err
+	}
+	ctx, spans := telemetry.StartGate(ctx, name)
+	defer func() { spans.End(len(problems), err) }()
+	spans.Stage(ctx, "check")
+	_, problems, err = g.checkSource(ctx, spans, name, src, nil, examples, func(Event) {})
+	return problems, err
 }
 
 // infrastructure returns a non-nil error if err says the build cannot go on
@@ -318,11 +344,19 @@ func checkExamples(examples []Example, spec *contract.Spec, validate bool) []str
 }
 
 // runExamples runs each example in the sandbox under the example timeout
-// and checks its expectation. The tools it calls are the real ones, with
-// overrides in place of theirs. The error is for an unavailable sandbox or
-// a cancelled build; a failing example is a result.
-func (g *Generator) runExamples(ctx context.Context, name string, src []byte, examples []Example, emit func(Event), overrides ...registry.Tool) ([]ExampleResult, error) {
+// and checks its expectation and, for a tool with an output schema (it
+// returns an Output struct), that the result fits it. The tools it calls
+// are the real ones, with overrides in place of theirs. The error is for an
+// unavailable sandbox or a cancelled build; a failing example is a result.
+func (g *Generator) runExamples(ctx context.Context, name string, src []byte, output json.RawMessage, examples []Example, emit func(Event), overrides ...registry.Tool) ([]ExampleResult, error) {
 	ctx = g.calling(ctx, name, overrides...)
+	var schema *contract.Schema
+	if len(output) > 0 {
+		var err error
+		if schema, err = contract.CompileSchema(output); err != nil {
+			return nil, fmt.Errorf("tool %s: output schema: %w", name, err)
+		}
+	}
 	out := make([]ExampleResult, 0, len(examples))
 	for i, e := range examples {
 		emit(Event{Stage: StageExample, Message: fmt.Sprintf("running example %d of %d", i+1, len(examples)), Example: i + 1, Examples: len(examples)})
@@ -339,6 +373,11 @@ func (g *Generator) runExamples(ctx context.Context, name string, src []byte, ex
 		}
 		r.Output = clipText(res.Output)
 		r.Error = expectation(e, res.Output)
+		if r.Error == "" && schema != nil {
+			if err := schema.ValidateResult(json.RawMessage(res.Output)); err != nil {
+				r.Error = "Output, as returned, does not fit the schema derived from its declaration: " + err.Error()
+			}
+		}
 		if r.Error != "" {
 			r.Error = where + ": " + r.Error
 		}

@@ -148,6 +148,9 @@ func writeSystem(categories []string) string {
 
 A complete tool:
 ` + "```go\n" + exampleTool + "```\n" + `
+# Typed results
+When the result is a struct, name it Output, as Input names the parameters, and declare ` + "`func Execute(ctx context.Context, in Input) (Output, error)`" + `: the JSON schema of Output's fields becomes the tool's output schema, which clients read to use the result, and every example's result is checked against it. Give each field a json tag, and a comment where its name does not say it all. Only exported fields: the interpreter would write unexported ones into the result too.
+
 # Allowed imports
 Only these packages may be imported: ` + strings.Join(contract.AllowedImports(), ", ") + `.
 Anything else is rejected before it runs: no os, os/exec, net, net/http, io/ioutil, syscall, unsafe, reflect, slices or maps.

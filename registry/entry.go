@@ -1,8 +1,12 @@
 package registry
 
 import (
+	"bytes"
 	"encoding/json"
+	"slices"
 	"time"
+
+	"adaptbot/contract"
 )
 
 // Origin says where a tool came from.
@@ -13,6 +17,7 @@ const (
 	Builtin   Origin = "builtin"   // shipped with AdaptBot
 	Generated Origin = "generated" // written by the model through the generator
 	Manual    Origin = "manual"    // dropped in or edited by hand
+	Imported  Origin = "imported"  // brought from another AdaptBot in a bundle
 )
 
 // Status says whether the tool's file on disk is the version that serves.
@@ -37,11 +42,18 @@ type Entry struct {
 	Source      string          `json:"source"`
 	SHA256      string          `json:"sha256"`
 	Parameters  json.RawMessage `json:"parameters"`
-	TimeoutMS   int64           `json:"timeout_ms,omitempty"`
-	Version     int             `json:"version"`
-	Origin      Origin          `json:"origin"`
-	Status      Status          `json:"status"`
-	LastError   string          `json:"last_error,omitempty"`
+	// Output is the JSON schema of the tool's result when it returns an
+	// Output struct (contract.Spec.Output).
+	Output    json.RawMessage `json:"output,omitempty"`
+	TimeoutMS int64           `json:"timeout_ms,omitempty"`
+	// Network and Calls say what the tool reaches (contract.Spec): the
+	// network itself, and other tools by name.
+	Network   bool     `json:"network,omitempty"`
+	Calls     []string `json:"calls,omitempty"`
+	Version   int      `json:"version"`
+	Origin    Origin   `json:"origin"`
+	Status    Status   `json:"status"`
+	LastError string   `json:"last_error,omitempty"`
 	// PendingVersion and PendingSHA256 name the version waiting for
 	// approval while Status is Pending; it is kept in history.
 	PendingVersion int       `json:"pending_version,omitempty"`
@@ -57,6 +69,21 @@ type Entry struct {
 	// derived when an entry is read (List, Entry), never stored.
 	Uses   []string `json:"uses,omitempty"`
 	UsedBy []string `json:"used_by,omitempty"`
+}
+
+// describe sets what e says about the source's own declarations from spec,
+// and reports whether anything changed.
+func (e *Entry) describe(spec *contract.Spec) bool {
+	changed := e.Description != spec.Description || !bytes.Equal(e.Parameters, spec.Schema) ||
+		!bytes.Equal(e.Output, spec.Output) || e.TimeoutMS != spec.Timeout.Milliseconds() ||
+		e.Network != spec.Network || !slices.Equal(e.Calls, spec.Calls)
+	e.Description = spec.Description
+	e.Parameters = spec.Schema
+	e.Output = spec.Output
+	e.TimeoutMS = spec.Timeout.Milliseconds()
+	e.Network = spec.Network
+	e.Calls = spec.Calls
+	return changed
 }
 
 // Timeout is the tool's own call limit, or zero for the sandbox default.

@@ -571,7 +571,13 @@ func (r *Registry) syncLocked(ctx context.Context, name string, origin Origin, t
 	}
 	if rec != nil && rec.entry.SHA256 == sum && (rec.code != nil || rec.entry.Status == OK) {
 		changed := rec.entry.Status != OK || rec.entry.PendingVersion != 0
+		// An entry saved before the registry recorded what it now derives
+		// from a source (the output schema, say) gets it from the source.
+		spec, perr := contract.Parse(name, src)
 		r.mu.Lock()
+		if perr == nil && rec.entry.describe(spec) {
+			changed = true
+		}
 		rec.code = src
 		rec.entry.Status, rec.entry.LastError = OK, ""
 		// The file is back to the serving version: a pending one is dropped.
@@ -644,12 +650,10 @@ func (r *Registry) applyLocked(name string, src []byte, spec *contract.Spec, ori
 	if category == "" && rec != nil {
 		category = rec.entry.Category
 	}
-	e.Description = spec.Description
+	e.describe(spec)
 	e.Category = category
 	e.Source = r.relSource(name)
 	e.SHA256 = hash(src)
-	e.Parameters = spec.Schema
-	e.TimeoutMS = spec.Timeout.Milliseconds()
 	e.Origin = origin
 	e.Status, e.LastError = OK, ""
 	e.Warning = "" // about the version before; the checks of this one say anew

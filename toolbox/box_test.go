@@ -461,3 +461,22 @@ func TestSetConcurrentUse(t *testing.T) {
 		t.Errorf("srv/t4 last heard %v", k)
 	}
 }
+
+func TestOpenWorldFollowsCalls(t *testing.T) {
+	local := map[string]Spec{
+		"fetch":    {Name: "fetch", Network: true},
+		"report":   {Name: "report", Calls: []string{"summary"}},
+		"summary":  {Name: "summary", Calls: []string{"report", "fetch"}}, // a cycle, through a network tool
+		"pure":     {Name: "pure", Calls: []string{"math"}},
+		"math":     {Name: "math"},
+		"dangling": {Name: "dangling", Calls: []string{"gone"}},
+	}
+	for name, want := range map[string]bool{"fetch": true, "report": true, "summary": true, "pure": false, "math": false, "dangling": false} {
+		if got := OpenWorld(local[name], local); got != want {
+			t.Errorf("OpenWorld(%s) = %v, want %v", name, got, want)
+		}
+	}
+	if got := Title("unit_converter"); got != "Unit converter" {
+		t.Errorf("Title = %q", got)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"adaptbot/contract"
@@ -36,9 +37,12 @@ func NewLocal(t registry.Tool, runner Runner) *Local {
 		Name:        t.Name,
 		Description: t.Description,
 		Parameters:  t.Parameters,
+		Output:      t.Output,
 		Domain:      t.Category,
 		Origin:      string(t.Origin),
 		Version:     t.Version,
+		Network:     t.Network,
+		Calls:       t.Calls,
 	}, schema: sync.OnceValues(func() (*contract.Schema, error) { return contract.CompileSchema(t.Parameters) })}
 }
 
@@ -112,7 +116,9 @@ func (l *Local) current(now registry.Tool) bool {
 func (l *Local) same(m *Local) bool {
 	return l.tool.SHA256 == m.tool.SHA256 && l.tool.Version == m.tool.Version &&
 		l.spec.Description == m.spec.Description && l.spec.Domain == m.spec.Domain &&
-		l.spec.Origin == m.spec.Origin && string(l.spec.Parameters) == string(m.spec.Parameters)
+		l.spec.Origin == m.spec.Origin && string(l.spec.Parameters) == string(m.spec.Parameters) &&
+		string(l.spec.Output) == string(m.spec.Output) && l.spec.Network == m.spec.Network &&
+		slices.Equal(l.spec.Calls, m.spec.Calls)
 }
 
 var _ Tool = (*Local)(nil)

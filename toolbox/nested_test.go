@@ -394,10 +394,13 @@ func TestCallingWithOverrides(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `unit_converter said "about 100 of them"`) {
 		t.Errorf("trip_time with the candidate unit_converter = %v", err)
 	}
-	// A source run outside the toolbox still may not call itself.
+	// A source run outside the toolbox still may not call itself: the
+	// contract refuses it before it runs (or, were that bypassed, the
+	// chain check would).
 	_, err = runner.Run(set.Calling(context.Background(), "loop_a"), sandbox.Call{Tool: "loop_a", Source: []byte(caller("loop_a", "loop_a", `{}`))})
 	var ce *ChainError
-	if !errors.As(errors.Unwrap(err), &ce) && !strings.Contains(fmt.Sprint(err), "loop_a → loop_a is a cycle") {
+	if !errors.As(errors.Unwrap(err), &ce) && !strings.Contains(fmt.Sprint(err), "loop_a → loop_a is a cycle") &&
+		!strings.Contains(fmt.Sprint(err), "a tool may not call itself") {
 		t.Errorf("a source calling itself = %v", err)
 	}
 }

@@ -70,7 +70,7 @@ func (r *External) run(ctx context.Context, args json.RawMessage) (out string, e
 
 func (r *External) same(o *External) bool {
 	return r.spec.Description == o.spec.Description && r.spec.Domain == o.spec.Domain &&
-		string(r.spec.Parameters) == string(o.spec.Parameters)
+		string(r.spec.Parameters) == string(o.spec.Parameters) && string(r.spec.Output) == string(o.spec.Output)
 }
 
 var _ Tool = (*External)(nil)

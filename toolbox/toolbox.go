@@ -17,12 +17,13 @@ import (
 	"strings"
 )
 
-// Origins of tools. The first three are the registry's; Remote is a tool of
+// Origins of tools. The first four are the registry's; Remote is a tool of
 // an external MCP server.
 const (
 	Builtin   = "builtin"
 	Generated = "generated"
 	Manual    = "manual"
+	Imported  = "imported"
 	Remote    = "mcp"
 )
 
@@ -34,10 +35,19 @@ type Spec struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	Parameters  json.RawMessage `json:"parameters"`
+	// Output is the JSON schema of the tool's result (an object), when it
+	// has one: a local tool that returns an Output struct, or an external
+	// tool whose server sent an output schema. Its calls' results are then
+	// that object's JSON text.
+	Output json.RawMessage `json:"output,omitempty"`
 	// Domain is a local tool's category, or a remote tool's server.
 	Domain  string `json:"domain"`
 	Origin  string `json:"origin"`
 	Version int    `json:"version,omitempty"`
+	// Network and Calls say what a local tool reaches, as its source shows
+	// (contract.Spec): the network itself, and other tools by name.
+	Network bool     `json:"network,omitempty"`
+	Calls   []string `json:"calls,omitempty"`
 }
 
 // Remote reports whether the spec is an external MCP server's tool.
@@ -130,4 +140,36 @@ func OfServers(servers func() []string) func(name string) bool {
 		}
 		return false
 	}
+}
+
+// Title is a tool's name in words, as MCP clients show it:
+// "unit_converter" is "Unit converter", "server/tool" is "Server/tool".
+func Title(name string) string {
+	words := strings.Fields(strings.ReplaceAll(name, "_", " "))
+	if len(words) == 0 {
+		return name
+	}
+	words[0] = strings.ToUpper(words[0][:1]) + words[0][1:]
+	return strings.Join(words, " ")
+}
+
+// OpenWorld reports whether the local tool t reaches the network, itself
+// (Spec.Network) or through a tool it calls, at any depth; local holds the
+// local tools by name. A tool it calls that is not in local reaches
+// nothing: a call of it fails.
+func OpenWorld(t Spec, local map[string]Spec) bool {
+	return reaches(t, local, map[string]bool{})
+}
+
+func reaches(t Spec, local map[string]Spec, seen map[string]bool) bool {
+	if t.Network {
+		return true
+	}
+	seen[t.Name] = true
+	for _, name := range t.Calls {
+		if callee, ok := local[name]; ok && !seen[name] && reaches(callee, local, seen) {
+			return true
+		}
+	}
+	return false
 }

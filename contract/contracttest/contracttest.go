@@ -4,6 +4,7 @@ package contracttest
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"reflect"
 	"strings"
@@ -25,20 +26,17 @@ type Want struct {
 	Properties map[string]string
 	// Required lists the required parameters, in order.
 	Required []string
+	// Output maps each property of the result to its JSON type ("number",
+	// or "number|null" for a value that may be null) when Execute returns
+	// an Output struct; nil means it returns something else.
+	Output map[string]string
 }
 
 // Check parses <name>.go, in the test's working directory (the tool's folder),
 // with contract.Parse and reports every way it differs from w.
 func Check(t testing.TB, name string, w Want) {
 	t.Helper()
-	src, err := os.ReadFile(name + ".go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := contract.Parse(name, src)
-	if err != nil {
-		t.Fatalf("contract.Parse: %v", err)
-	}
+	spec := parse(t, name)
 	if spec.Category != w.Category || spec.Timeout != w.Timeout {
 		t.Errorf("Category, Timeout = %q, %v; want %q, %v", spec.Category, spec.Timeout, w.Category, w.Timeout)
 	}
@@ -65,5 +63,73 @@ func Check(t testing.TB, name string, w Want) {
 	}
 	if !reflect.DeepEqual(schema.Required, w.Required) {
 		t.Errorf("required = %v, want %v", schema.Required, w.Required)
+	}
+	checkOutput(t, spec.Output, w.Output)
+}
+
+func parse(t testing.TB, name string) *contract.Spec {
+	t.Helper()
+	src, err := os.ReadFile(name + ".go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := contract.Parse(name, src)
+	if err != nil {
+		t.Fatalf("contract.Parse: %v", err)
+	}
+	return spec
+}
+
+// checkOutput compares the output schema's properties with want.
+func checkOutput(t testing.TB, output json.RawMessage, want map[string]string) {
+	t.Helper()
+	if want == nil {
+		if output != nil {
+			t.Errorf("output schema = %s, want none", output)
+		}
+		return
+	}
+	var schema struct {
+		Properties map[string]struct {
+			Type any `json:"type"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(output, &schema); err != nil || output == nil {
+		t.Fatalf("output schema %s: %v", output, err)
+	}
+	got := map[string]string{}
+	for name, p := range schema.Properties {
+		switch typ := p.Type.(type) {
+		case string:
+			got[name] = typ
+		case []any:
+			var parts []string
+			for _, x := range typ {
+				parts = append(parts, fmt.Sprint(x))
+			}
+			got[name] = strings.Join(parts, "|")
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("output properties = %v, want %v", got, want)
+	}
+}
+
+// CheckResult encodes result, a value Execute returned, as the sandbox
+// does and checks it against the output schema derived from <name>.go, so
+// that what MCP clients are promised (outputSchema) is what they get
+// (structuredContent).
+func CheckResult(t testing.TB, name string, result any) {
+	t.Helper()
+	spec := parse(t, name)
+	if spec.Output == nil {
+		t.Fatalf("%s declares no Output result", name)
+	}
+	raw, err := json.Marshal(result)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := contract.ValidateResult(spec.Output, raw); err != nil {
+		t.Errorf("result %s: %v", raw, err)
 	}
 }

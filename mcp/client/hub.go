@@ -315,9 +315,17 @@ func (h *Hub) Close() error {
 	return errors.Join(errs...)
 }
 
-// resultText renders a call's content as text: text as is, other content
-// as a short note, and structured content as JSON when there is no text.
+// resultText renders a call's result as text. Structured content, when the
+// server sent it, is the result: its JSON, exactly as the tool's output
+// schema describes it (the text content beside it is a copy for clients
+// that predate structured results, which may be shortened or reworded).
+// Otherwise text as is, and other content as a short note.
 func resultText(res *sdk.CallToolResult) string {
+	if !res.IsError && res.StructuredContent != nil {
+		if b, err := json.Marshal(res.StructuredContent); err == nil && string(b) != "null" {
+			return string(b)
+		}
+	}
 	var parts []string
 	for _, c := range res.Content {
 		switch c := c.(type) {
@@ -335,11 +343,6 @@ func resultText(res *sdk.CallToolResult) string {
 			} else if c.Resource != nil {
 				parts = append(parts, fmt.Sprintf("[resource %s]", c.Resource.URI))
 			}
-		}
-	}
-	if len(parts) == 0 && res.StructuredContent != nil {
-		if b, err := json.Marshal(res.StructuredContent); err == nil {
-			return string(b)
 		}
 	}
 	return strings.Join(parts, "\n")

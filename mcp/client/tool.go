@@ -17,6 +17,9 @@ type Tool struct {
 	Title       string          `json:"title,omitempty"`
 	Description string          `json:"description,omitempty"`
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	// OutputSchema is the schema of the tool's structured results, if the
+	// server sent one.
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
 	// ServerDescription describes the tool's server, for routing.
 	ServerDescription string `json:"-"`
 }
@@ -38,7 +41,7 @@ func (t Tool) Text() string {
 // Spec returns the tool as the toolbox sees it: named "server/tool", its
 // server its domain.
 func (t Tool) Spec() toolbox.Spec {
-	return toolbox.Spec{Name: t.ID(), Description: t.Text(), Parameters: t.InputSchema, Domain: t.Server, Origin: toolbox.Remote}
+	return toolbox.Spec{Name: t.ID(), Description: t.Text(), Parameters: t.InputSchema, Output: t.OutputSchema, Domain: t.Server, Origin: toolbox.Remote}
 }
 
 // fromSDK converts a listed tool.
@@ -51,7 +54,13 @@ func fromSDK(server, serverDesc string, t *sdk.Tool) Tool {
 	if title == "" && t.Annotations != nil {
 		title = t.Annotations.Title
 	}
-	return Tool{Server: server, Name: t.Name, Title: title, Description: t.Description, InputSchema: schema, ServerDescription: serverDesc}
+	var output json.RawMessage
+	if t.OutputSchema != nil {
+		if b, err := json.Marshal(t.OutputSchema); err == nil && string(b) != "null" {
+			output = b
+		}
+	}
+	return Tool{Server: server, Name: t.Name, Title: title, Description: t.Description, InputSchema: schema, OutputSchema: output, ServerDescription: serverDesc}
 }
 
 // sortTools orders tools by server, then name.

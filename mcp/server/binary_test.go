@@ -212,35 +212,7 @@ func TestAdaptbotMCPOverHTTP(t *testing.T) {
 	a := newAppEnv(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "serve")
-	cmd.Env = append(a.env, "ADAPTBOT_ADDR=127.0.0.1:0")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cancel(); cmd.Wait() }()
-	addr := make(chan string, 1)
-	go func() {
-		listening := regexp.MustCompile(`listening on (http://\S+)`)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
-				addr <- m[1]
-			}
-		}
-		io.Copy(io.Discard, stdout)
-	}()
-	var base string
-	select {
-	case base = <-addr:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("the server did not start:\n%s", stderr.String())
-	}
+	base := startServer(t, ctx, bin, a)
 
 	resp, err := httpPost(base+"/mcp", `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
 	if err != nil {
@@ -255,7 +227,7 @@ func TestAdaptbotMCPOverHTTP(t *testing.T) {
 	h.OnChange(func(s string, _ []toolbox.Spec) { changed <- s })
 	tools, errs := h.List(ctx)
 	if len(errs) > 0 {
-		t.Fatalf("%v\nserver log:\n%s", errs, stderr.String())
+		t.Fatal(errs)
 	}
 	if len(tools) < 5 {
 		t.Fatalf("tools = %v", tools)
@@ -276,4 +248,41 @@ func httpPost(url, body string) (int, error) {
 	}
 	resp.Body.Close()
 	return resp.StatusCode, nil
+}
+
+// startServer runs `adaptbot serve` on a's folder until the test ends and
+// waits until it listens.
+func startServer(t *testing.T, ctx context.Context, bin string, a *appEnv) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(ctx)
+	cmd := exec.CommandContext(ctx, bin, "serve")
+	cmd.Env = append(a.env, "ADAPTBOT_ADDR=127.0.0.1:0")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); cmd.Wait() })
+	addr := make(chan string, 1)
+	go func() {
+		listening := regexp.MustCompile(`listening on (http://\S+)`)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
+				addr <- m[1]
+			}
+		}
+		io.Copy(io.Discard, stdout)
+	}()
+	select {
+	case base := <-addr:
+		return base
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the server did not start:\n%s", stderr.String())
+	}
+	return ""
 }

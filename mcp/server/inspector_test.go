@@ -116,6 +116,28 @@ func TestInspectorCLI(t *testing.T) {
 		t.Errorf("tools/call calculator 2+3 = %v (exit code %d)", res, code)
 	}
 
+	// A tool with an Output struct: its output schema and hints are
+	// listed, and its result comes as structured content too.
+	var stats, weather map[string]any
+	for _, x := range tools {
+		switch tool, _ := x.(map[string]any); tool["name"] {
+		case "text_stats":
+			stats = tool
+		case "weather_forecast":
+			weather = tool
+		}
+	}
+	if out, _ := stats["outputSchema"].(map[string]any); out["type"] != "object" {
+		t.Errorf("text_stats's outputSchema = %v", stats["outputSchema"])
+	}
+	if ann, _ := weather["annotations"].(map[string]any); ann["openWorldHint"] != true || ann["readOnlyHint"] != false || weather["title"] != "Weather forecast" {
+		t.Errorf("weather_forecast: title %v, annotations %v", weather["title"], weather["annotations"])
+	}
+	res, code = inspect(t, inspector, bin, a, "--method", "tools/call", "--tool-name", "text_stats", "--tool-arg", "text=The cat sat. The cat ran!")
+	if sc, _ := res["structuredContent"].(map[string]any); code != 0 || sc["words"] != float64(6) {
+		t.Errorf("tools/call text_stats = %v (exit code %d), want structuredContent with 6 words", res, code)
+	}
+
 	res, _ = inspect(t, inspector, bin, a, "--method", "tools/call", "--tool-name", "calculator", "--tool-arg", "expr=2+3")
 	if res["isError"] != true || !strings.Contains(inspectorText(t, res), "invalid arguments") {
 		t.Errorf("tools/call with a bad argument = %v, want isError with the validation message", res)

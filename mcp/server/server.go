@@ -17,6 +17,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"adaptbot/contract"
 	"adaptbot/toolbox"
 )
 
@@ -59,6 +60,8 @@ type Server struct {
 
 	mu        sync.Mutex
 	published map[string]string // tool name → fingerprint of what clients see
+
+	outputs sync.Map // output schema text → *contract.Schema, for results
 }
 
 // New returns a Server for the local tools of tools. It publishes the
@@ -101,19 +104,25 @@ func New(tools toolbox.Box, opts Options) *Server {
 func (s *Server) Sync() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	serving := s.tools.Serving()
-	seen := make(map[string]bool, len(serving))
-	for _, tool := range serving {
-		t := tool.Spec()
-		if t.Remote() {
-			continue
+	local := map[string]toolbox.Spec{}
+	for _, tool := range s.tools.Serving() {
+		if t := tool.Spec(); !t.Remote() {
+			local[t.Name] = t
 		}
+	}
+	seen := make(map[string]bool, len(local))
+	for _, t := range local {
 		seen[t.Name] = true
-		fp := fingerprint(t)
+		ann := Annotations(t, local)
+		fp := fingerprint(t, ann)
 		if s.published[t.Name] == fp {
 			continue
 		}
 		schema, err := inputSchema(t.Parameters)
+		var output json.RawMessage
+		if err == nil {
+			output, err = outputSchema(t.Output)
+		}
 		if err != nil {
 			// Never publish what a client cannot call; the tool stays
 			// unpublished until a good version serves.
@@ -124,7 +133,11 @@ func (s *Server) Sync() {
 			}
 			continue
 		}
-		s.sdk.AddTool(&sdk.Tool{Name: t.Name, Description: t.Description, InputSchema: schema}, s.handler(t.Name))
+		mt := &sdk.Tool{Name: t.Name, Title: ann.Title, Description: t.Description, InputSchema: schema, Annotations: ann}
+		if output != nil {
+			mt.OutputSchema = output
+		}
+		s.sdk.AddTool(mt, s.handler(t.Name))
 		s.published[t.Name] = fp
 	}
 	var gone []string
@@ -143,12 +156,54 @@ func (s *Server) Sync() {
 }
 
 // fingerprint says which version of a tool clients see: a new version, even
-// with the same schema, is announced as a change.
-func fingerprint(t toolbox.Spec) string {
+// with the same schema, is announced as a change, and so is a change of
+// its annotations (a tool it calls started reaching the network, say).
+func fingerprint(t toolbox.Spec, ann *sdk.ToolAnnotations) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%d\x00%s\x00%s\x00", t.Version, t.Description, t.Domain)
 	h.Write(t.Parameters)
+	h.Write([]byte{0})
+	h.Write(t.Output)
+	a, _ := json.Marshal(ann)
+	h.Write(a)
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Annotations describes a local tool to MCP clients, from what its source
+// shows (contract.Spec) and what the tools it calls show, in local (the
+// serving local tools by name):
+//   - openWorldHint: it reaches the network (toolbox.OpenWorld);
+//   - readOnlyHint: it does not. A tool can touch no file, process or
+//     setting, so a tool that reaches nothing outside the process changes
+//     nothing. A request to a remote service is not called read-only even
+//     as a GET: what the service does with it is not ours to promise, and
+//     clients may run read-only tools without asking;
+//   - title: the name in words (toolbox.Title).
+func Annotations(t toolbox.Spec, local map[string]toolbox.Spec) *sdk.ToolAnnotations {
+	open := toolbox.OpenWorld(t, local)
+	return &sdk.ToolAnnotations{
+		Title:         toolbox.Title(t.Name),
+		ReadOnlyHint:  !open,
+		OpenWorldHint: &open,
+	}
+}
+
+// outputSchema checks that a tool's output schema, if it has one, is a JSON
+// object schema, as MCP requires of outputSchema.
+func outputSchema(output json.RawMessage) (json.RawMessage, error) {
+	if len(bytes.TrimSpace(output)) == 0 {
+		return nil, nil
+	}
+	var s struct {
+		Type any `json:"type"`
+	}
+	if err := json.Unmarshal(output, &s); err != nil {
+		return nil, fmt.Errorf("output schema: %w", err)
+	}
+	if s.Type != "object" {
+		return nil, fmt.Errorf(`output schema has type %v, MCP needs "object"`, s.Type)
+	}
+	return output, nil
 }
 
 // inputSchema checks that a tool's parameters are a JSON object schema, as
@@ -177,13 +232,54 @@ func (s *Server) handler(name string) sdk.ToolHandler {
 		if req != nil && req.Params != nil {
 			args = req.Params.Arguments
 		}
-		out, err := s.Call(ctx, name, args)
-		if err != nil {
-			s.log.Info("mcp: tool call failed", "tool", name, "err", err)
-			return toolError(err), nil
+		t, err := s.local(name)
+		var out string
+		if err == nil {
+			out, err = t.Call(ctx, args)
 		}
-		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: out}}}, nil
+		if err == nil {
+			var res *sdk.CallToolResult
+			if res, err = s.result(t.Spec(), out); err == nil {
+				return res, nil
+			}
+		}
+		s.log.Info("mcp: tool call failed", "tool", name, "err", err)
+		return toolError(err), nil
 	}
+}
+
+// result is a successful call's result as clients get it: the text, and
+// for a tool with an output schema the same JSON as structured content,
+// checked against the schema first. A result that does not match is the
+// tool's failure: clients that check structured results (as they should)
+// would refuse it anyway, with less to go on.
+func (s *Server) result(t toolbox.Spec, out string) (*sdk.CallToolResult, error) {
+	res := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: out}}}
+	if len(t.Output) == 0 {
+		return res, nil
+	}
+	schema, err := s.outputValidator(t.Output)
+	if err == nil {
+		err = schema.ValidateResult(json.RawMessage(out))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: its result does not match its output schema: %w", t.Name, err)
+	}
+	res.StructuredContent = json.RawMessage(out)
+	return res, nil
+}
+
+// outputValidator compiles an output schema once.
+func (s *Server) outputValidator(output json.RawMessage) (*contract.Schema, error) {
+	if v, ok := s.outputs.Load(string(output)); ok {
+		return v.(*contract.Schema), nil
+	}
+	schema, err := contract.CompileSchema(output)
+	if err != nil {
+		return nil, err
+	}
+	s.outputs.Store(string(output), schema)
+	return schema, nil
 }
 
 // Call runs the local tool named name with args, as an MCP client's call
@@ -191,14 +287,23 @@ func (s *Server) handler(name string) sdk.ToolHandler {
 // runs in the sandbox. Errors name the tool and say what went wrong (the
 // validation problem, or the sandbox's kind of failure and its limit).
 func (s *Server) Call(ctx context.Context, name string, args json.RawMessage) (string, error) {
-	t, ok := s.tools.Tool(name)
-	if !ok || t.Spec().Remote() {
-		return "", toolbox.NotFound(name)
+	t, err := s.local(name)
+	if err != nil {
+		return "", err
 	}
 	if s.call != nil {
 		return s.call(ctx, name, args)
 	}
 	return t.Call(ctx, args)
+}
+
+// local returns the local tool named name, as it serves now.
+func (s *Server) local(name string) (toolbox.Tool, error) {
+	t, ok := s.tools.Tool(name)
+	if !ok || t.Spec().Remote() {
+		return nil, toolbox.NotFound(name)
+	}
+	return t, nil
 }
 
 // toolError is a failed call as MCP reports it: a result the model can read

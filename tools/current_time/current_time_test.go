@@ -73,6 +73,7 @@ func TestExecute(t *testing.T) {
 		if got != tt.want {
 			t.Errorf("Execute(%q) at %s\n got %+v\nwant %+v", tt.timezone, tt.clock, got, tt.want)
 		}
+		contracttest.CheckResult(t, "current_time", got)
 	}
 }
 
@@ -149,5 +150,9 @@ func TestContract(t *testing.T) {
 		Category:    "time",
 		Description: "Tells the current date and time",
 		Properties:  map[string]string{"timezone": "string"},
+		Output: map[string]string{
+			"timezone": "string", "abbreviation": "string", "weekday": "string", "date": "string", "time": "string",
+			"iso8601": "string", "utc_offset": "string", "dst": "boolean", "text": "string",
+		},
 	})
 }

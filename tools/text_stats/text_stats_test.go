@@ -45,6 +45,7 @@ func TestExecute(t *testing.T) {
 		if got != tt.want {
 			t.Errorf("%s:\n got %+v\nwant %+v", tt.name, got, tt.want)
 		}
+		contracttest.CheckResult(t, "text_stats", got)
 	}
 }
 
@@ -159,5 +160,10 @@ func TestContract(t *testing.T) {
 		Description: "Counts the words, characters, sentences and paragraphs",
 		Properties:  map[string]string{"text": "string"},
 		Required:    []string{"text"},
+		Output: map[string]string{
+			"words": "integer", "unique_words": "integer", "characters": "integer", "characters_no_spaces": "integer",
+			"sentences": "integer", "paragraphs": "integer", "average_word_length": "number",
+			"reading_time": "string", "reading_time_seconds": "integer", "speaking_time": "string", "speaking_time_seconds": "integer",
+		},
 	})
 }

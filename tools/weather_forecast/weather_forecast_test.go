@@ -123,6 +123,8 @@ func TestExecute(t *testing.T) {
 		wantJSON, _ := json.MarshalIndent(want, "", "  ")
 		t.Errorf("Execute:\n got %s\nwant %s", gotJSON, wantJSON)
 	}
+	// Numbers the service left out are null: the output schema allows it.
+	contracttest.CheckResult(t, "weather_forecast", got)
 }
 
 // TestRequests checks the URLs the tool asks for.
@@ -304,5 +306,9 @@ func TestContract(t *testing.T) {
 		Description: "Reports the current weather",
 		Properties:  map[string]string{"city": "string", "days": "integer", "units": "string"},
 		Required:    []string{"city"},
+		Output: map[string]string{
+			"location": "string", "latitude": "number", "longitude": "number", "timezone": "string",
+			"units": "object", "current": "object", "forecast": "array|null",
+		},
 	})
 }
