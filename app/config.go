@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"adaptbot/cluster"
+	"adaptbot/homelock"
 	"adaptbot/llm/provider"
 	"adaptbot/sandbox"
 	"adaptbot/toolkit"
@@ -74,6 +75,9 @@ type Config struct {
 	values, from map[string]string
 	// hooks are set by tests only.
 	hooks hooks
+	// lock is the server's hold on its folder (homelock), nil in every
+	// other command. serve records the address it listens on in it.
+	lock *homelock.Lock
 }
 
 // hooks are what tests replace in the wiring: the sandbox worker command
@@ -361,6 +365,12 @@ func (c Config) serverURL() string {
 	}
 	return "http://" + net.JoinHostPort(host, port)
 }
+
+// lockDir is the folder one server at a time may own: the registry's,
+// which is ADAPTBOT_HOME or the working folder unless ADAPTBOT_REGISTRY
+// names another. The tools, the history and the CSV sit beside it by
+// default.
+func (c Config) lockDir() string { return filepath.Dir(c.Registry) }
 
 // checkHome refuses to serve from a folder that holds no tools when
 // ADAPTBOT_HOME does not say where they are: an MCP client starts

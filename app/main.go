@@ -16,6 +16,7 @@ import (
 	// hosts without /usr/share/zoneinfo (workers run this same binary).
 	_ "time/tzdata"
 
+	"adaptbot/homelock"
 	"adaptbot/sandbox"
 )
 
@@ -185,7 +186,15 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 		if len(rest) > 0 {
 			return usageError("serve takes no arguments, got %q", rest)
 		}
-		return serve(ctx, cfg, getenv, stdout, stderr)
+		// One server per folder: a second one would write the same tools,
+		// registry and CSV. Readers (mcp, tools list) take no lock.
+		lock, err := homelock.Acquire(cfg.lockDir(), cfg.Addr)
+		if err != nil {
+			return err
+		}
+		defer lock.Release()
+		cfg.lock = lock
+		return explainListen(cfg.Addr, serve(ctx, cfg, getenv, stdout, stderr))
 	case "tools":
 		return toolsCommand(ctx, cfg, rest, getenv, stdin, stdout, stderr)
 	case "route":

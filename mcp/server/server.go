@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"adaptbot/toolbox"
@@ -207,13 +208,97 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 
 // ServeStdio serves one session over in and out (newline-delimited JSON-RPC,
 // as `adaptbot mcp` does on its standard streams) until the client closes
-// in or ctx ends. A client that leaves is not an error.
+// in or ctx ends. Every request read before the end of in is answered
+// before it returns, so a client may pipe its requests and close its end
+// (printf '...' | adaptbot mcp). A client that leaves is not an error.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	err := s.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}})
+	err := s.Run(ctx, drainTransport{&sdk.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}}})
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, sdk.ErrConnectionClosed) || ctx.Err() != nil {
 		return nil
 	}
 	return fmt.Errorf("mcp: stdio: %w", err)
+}
+
+// drainTransport gives its connections drainConn's end of input.
+type drainTransport struct{ sdk.Transport }
+
+func (t drainTransport) Connect(ctx context.Context) (sdk.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &drainConn{Connection: c, pending: map[jsonrpc.ID]bool{}, answered: make(chan struct{}), closed: make(chan struct{})}, nil
+}
+
+// drainConn holds back the end of input until every request read has been
+// answered. The SDK's stdio connection reports it at once, and the session
+// then cancels the requests still being handled and drops their answers
+// (modelcontextprotocol/go-sdk#1061), so a client that wrote its requests
+// and closed its end got nothing back.
+//
+// Wrapping the connection hides the SDK's protocol-version hook from it, so
+// it no longer refuses JSON-RPC batches under protocol 2025-06-18 and later;
+// it still answers them.
+type drainConn struct {
+	sdk.Connection
+
+	mu       sync.Mutex
+	pending  map[jsonrpc.ID]bool // requests read and not answered yet
+	answered chan struct{}       // closed and replaced at each answer
+
+	closeOnce sync.Once
+	closed    chan struct{}
+}
+
+func (c *drainConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if err == nil {
+		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+			c.mu.Lock()
+			c.pending[req.ID] = true // a duplicate ID is refused, and answered, once
+			c.mu.Unlock()
+		}
+		return msg, nil
+	}
+	if !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	for {
+		c.mu.Lock()
+		n, answered := len(c.pending), c.answered
+		c.mu.Unlock()
+		if n == 0 {
+			return nil, err
+		}
+		select {
+		case <-answered:
+		case <-c.closed:
+			return nil, err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+func (c *drainConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	err := c.Connection.Write(ctx, msg)
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		// Answered, or never will be if the write failed: either way the
+		// end of input need not wait for it.
+		c.mu.Lock()
+		if c.pending[resp.ID] {
+			delete(c.pending, resp.ID)
+			close(c.answered)
+			c.answered = make(chan struct{})
+		}
+		c.mu.Unlock()
+	}
+	return err
+}
+
+func (c *drainConn) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
+	return c.Connection.Close()
 }
 
 type nopWriteCloser struct{ io.Writer }
