@@ -5,13 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -22,10 +22,13 @@ import (
 	"adaptbot/toolbox"
 )
 
+// toolUsage is one `tools` subcommand and its usage.
+type toolUsage struct{ sub, usage string }
+
 // toolsUsages is the usage of each `tools` subcommand. Those marked
 // "through the server" send the change to the server at ADAPTBOT_ADDR.
-var toolsUsages = []struct{ sub, usage string }{
-	{"list", "adaptbot tools list [-c FILE] [--server local|NAME] [--format table|text|json] [--strict]\n      AdaptBot's tools and the MCP servers' tools"},
+var toolsUsages = []toolUsage{
+	{"list", "adaptbot tools list [-c|--config FILE] [--server local|NAME] [--format table|text|json] [--timeout 30s] [--strict]\n      AdaptBot's tools and the MCP servers' tools (-c: the MCP servers file; --timeout: per server;\n      --strict: fail when a server fails, instead of listing the others)"},
 	{"show", "adaptbot tools show NAME [--format text|json]\n      the tool's entry and source"},
 	{"run", "adaptbot tools run NAME [JSON-ARGS] [--format text|json]\n      run the tool directly, no model needed (through the server)"},
 	{"create", "adaptbot tools create \"REQUEST\" [--format text|json]\n      build a new tool; progress goes to stderr (through the server)"},
@@ -54,34 +57,38 @@ func toolsHelp(args []string) string {
 // toolsCommand is `adaptbot tools ...`.
 func toolsCommand(ctx context.Context, cfg Config, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, toolsHelp(nil))
-		return usageError("tools: which subcommand?")
+		return usageError(toolsHelp(nil), "tools: which subcommand?")
 	}
 	sub, args := args[0], args[1:]
+	if !slices.ContainsFunc(toolsUsages, func(u toolUsage) bool { return u.sub == sub }) {
+		return usageError(toolsHelp(nil), "tools: unknown subcommand %q", sub)
+	}
+	usage := toolsHelp([]string{sub})
 	if sub == "list" {
-		return toolsList(ctx, cfg, getenv, args, stdout, stderr)
+		return toolsList(ctx, cfg, getenv, args, usage, stdout, stderr)
 	}
-	fs := flag.NewFlagSet("tools "+sub, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	format := fs.String("format", "text", "text or json")
-	yes := fs.Bool("yes", false, "delete without asking")
-	if err := parseInterspersed(fs, args); err != nil {
-		return usageError("tools %s: %v", sub, err)
+	fs := newFlags("tools " + sub)
+	format := formatFlag(fs, "text", "text", "json")
+	yes := new(bool)
+	if sub == "delete" {
+		fs.BoolVar(yes, "yes", false, "delete without asking")
 	}
-	if *format != "text" && *format != "json" {
-		return usageError("tools %s: --format must be text or json, not %q", sub, *format)
+	if err := parseFlags(cfg, fs, args, usage); err != nil {
+		return err
+	}
+	if err := format.check(usage); err != nil {
+		return err
 	}
 	args = fs.Args()
 	want := func(n int, what string) error {
 		if len(args) != n {
-			fmt.Fprint(stderr, toolsHelp([]string{sub}))
-			return usageError("tools %s: want %s", sub, what)
+			return usageError(usage, "tools %s: want %s", sub, what)
 		}
 		return nil
 	}
 	// show writes v as JSON, or text as it is.
 	show := func(v any, text string) error {
-		if *format == "json" {
+		if format.value == "json" {
 			return writeJSON(stdout, v)
 		}
 		_, err := io.WriteString(stdout, text)
@@ -95,7 +102,7 @@ func toolsCommand(ctx context.Context, cfg Config, args []string, getenv func(st
 		if err != nil {
 			return err
 		}
-		if !res.OK && *format == "text" {
+		if !res.OK && format.value == "text" {
 			for _, a := range res.Log {
 				fmt.Fprintf(stderr, "attempt %d:\n  %s\n", a.Number, strings.Join(a.Errors, "\n  "))
 			}
@@ -120,7 +127,7 @@ func toolsCommand(ctx context.Context, cfg Config, args []string, getenv func(st
 		if err := want(1, "NAME"); err != nil {
 			return err
 		}
-		return toolsHistory(ctx, cfg, args[0], *format, stdout)
+		return toolsHistory(ctx, cfg, args[0], format.value, stdout)
 	case "test":
 		if err := want(1, "NAME"); err != nil {
 			return err
@@ -161,7 +168,7 @@ func toolsCommand(ctx context.Context, cfg Config, args []string, getenv func(st
 		}
 		if !*yes {
 			if !isTerminal(stdin) {
-				return usageError("tools delete: add --yes to delete %s (standard input is not a terminal, so there is no one to ask)", args[0])
+				return usageError(usage, "tools delete: add --yes to delete %s (standard input is not a terminal, so there is no one to ask)", args[0])
 			}
 			fmt.Fprintf(stderr, "Delete %s? Its versions stay in history and rollback brings it back. [y/N] ", args[0])
 			answer, _ := bufio.NewReader(stdin).ReadString('\n')
@@ -180,7 +187,7 @@ func toolsCommand(ctx context.Context, cfg Config, args []string, getenv func(st
 		}
 		v, err := strconv.Atoi(args[1])
 		if err != nil || v <= 0 {
-			return usageError("tools rollback: VERSION %q is not a version number", args[1])
+			return usageError(usage, "tools rollback: VERSION %q is not a version number", args[1])
 		}
 		var out struct {
 			Tool     string `json:"tool"`
@@ -201,8 +208,7 @@ func toolsCommand(ctx context.Context, cfg Config, args []string, getenv func(st
 		}
 		return show(out, args[0]+" approved: it serves now.\n")
 	}
-	fmt.Fprint(stderr, toolsHelp(nil))
-	return usageError("tools: unknown subcommand %q", sub)
+	return usageError(toolsHelp(nil), "tools: unknown subcommand %q", sub)
 }
 
 // toolsShow prints a tool's entry and source from the files; it changes
@@ -321,20 +327,6 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
-}
-
-// formatFlag takes --format text|json out of args.
-func formatFlag(args []string, def string) (string, []string, error) {
-	fs := flag.NewFlagSet("format", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	format := fs.String("format", def, "text or json")
-	if err := parseInterspersed(fs, args); err != nil {
-		return "", nil, usageError("%v", err)
-	}
-	if *format != "text" && *format != "json" {
-		return "", nil, usageError("--format must be text or json, not %q", *format)
-	}
-	return *format, fs.Args(), nil
 }
 
 // configJSON is `adaptbot config --format json`: each setting's value in

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -81,12 +82,16 @@ type Config struct {
 }
 
 // hooks are what tests replace in the wiring: the sandbox worker command
-// (the test binary serves as the worker) and host rewrites for the toolkit.
+// (the test binary serves as the worker), host rewrites for the toolkit,
+// and a look at the command line's flags.
 // The binary leaves them zero.
 type hooks struct {
 	workerCommand []string
 	workerEnv     []string
 	toolkitHosts  map[string]string
+	// flags sees each command's flag set and usage before it parses, so a
+	// test can check that the usage and the README name every flag.
+	flags func(fs *flag.FlagSet, usage string)
 }
 
 // setting is one environment variable: its name, its default as it would be
