@@ -33,7 +33,9 @@ Flags:
   --tool NAME                requests that ran the tool
   --path P                   one path: general, need_tool, a tool, build_create,
                              build_modify, build_delete, or build (any build)
-  --outcome ok|error         requests without or with an error message
+  --outcome O                ok (no error), error, or not_configured (refused
+                             because no language model is configured; these
+                             are counted apart, never as errors)
   --out FILE                 write to FILE instead of standard output
   -h, --help                 this help
 `
