@@ -66,20 +66,51 @@ func TestHangUntilCancelled(t *testing.T) {
 }
 
 func TestHangingRequestIsReleasedWhenTheTestEnds(t *testing.T) {
-	// A hanging handler must not keep Close waiting: the cleanup releases it.
+	// A hanging handler must not keep Close waiting: the cleanup releases
+	// it, and the client that waited on it gets an answer or an error.
 	var s *Server
+	answered := make(chan error, 1)
+	// Should the cleanup wait on the handler after all, fail rather than
+	// hang until go test's own timeout.
+	watchdog := time.AfterFunc(30*time.Second, func() {
+		panic("the server's cleanup still waits on a hanging request after 30s")
+	})
+	defer watchdog.Stop()
+	start := time.Now()
 	t.Run("hang", func(t *testing.T) {
 		s = New(t, Always(Hang()))
 		go func() {
 			resp, err := http.Post(s.BaseURL()+"/chat/completions", "application/json", strings.NewReader(`{"model":"m","messages":[]}`))
 			if err == nil {
+				io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
 			}
+			answered <- err
 		}()
+		deadline := time.Now().Add(10 * time.Second)
 		for s.InFlight() == 0 {
+			if time.Now().After(deadline) {
+				t.Fatal("the request never reached the handler")
+			}
 			time.Sleep(5 * time.Millisecond)
 		}
+		select {
+		case err := <-answered:
+			t.Fatalf("a hanging request was answered while the test ran (err %v)", err)
+		case <-time.After(50 * time.Millisecond):
+		}
 	})
+	if took := time.Since(start); took > 20*time.Second {
+		t.Errorf("the cleanup took %v", took)
+	}
+	select {
+	case <-answered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the client of the hanging request was never released")
+	}
+	if n := s.InFlight(); n != 0 {
+		t.Errorf("%d requests still in flight after the cleanup", n)
+	}
 }
 
 func TestDelay(t *testing.T) {
