@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -54,6 +55,8 @@ type Server struct {
 
 	mu        sync.Mutex
 	published map[string]string // tool name → fingerprint of what clients see
+
+	requests requests // the POSTs under way on /mcp, for their calls
 }
 
 // New returns a Server for the local tools of tools. It publishes the
@@ -169,9 +172,15 @@ func inputSchema(params json.RawMessage) (json.RawMessage, error) {
 func (s *Server) handler(name string) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		var args json.RawMessage
-		if req != nil && req.Params != nil {
-			args = req.Params.Arguments
+		var extra *sdk.RequestExtra
+		if req != nil {
+			extra = req.Extra
+			if req.Params != nil {
+				args = req.Params.Arguments
+			}
 		}
+		ctx, cancel := s.requests.bind(ctx, extra)
+		defer cancel()
 		out, err := s.Call(ctx, name, args)
 		if err != nil {
 			s.log.Info("mcp: tool call failed", "tool", name, "err", err)
@@ -309,9 +318,76 @@ func (nopWriteCloser) Close() error { return nil }
 // responses as server-sent events, and the standalone GET stream on which
 // list_changed reaches clients between requests. Mount it behind the same
 // access rules as the rest of the API.
+//
+// A tool call stops when the client leaves before its answer: the SDK runs
+// calls under the session, not the HTTP request that carried them, and
+// without a store of events (we keep none) an answer to a client that left
+// is never read.
 func (s *Server) Handler() http.Handler {
-	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.sdk },
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.sdk },
 		&sdk.StreamableHTTPOptions{Logger: s.log, SessionTimeout: s.timeout})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			h.ServeHTTP(w, r)
+			return
+		}
+		// Tag the request, so a call it carries finds its context (the SDK
+		// hands handlers the request's header); a tag a client sent is
+		// replaced.
+		tag, untag := s.requests.add(r.Context())
+		defer untag()
+		r = r.Clone(r.Context())
+		r.Header.Set(requestTagHeader, tag)
+		h.ServeHTTP(w, r)
+	})
+}
+
+// requestTagHeader carries a POST's tag to the calls it holds.
+const requestTagHeader = "X-Adaptbot-Request-Tag"
+
+// errClientLeft ends a call whose HTTP request ended before its answer.
+var errClientLeft = errors.New("the client left before the answer")
+
+// requests are the contexts of the POSTs under way on /mcp, by tag.
+type requests struct {
+	mu   sync.Mutex
+	live map[string]context.Context
+}
+
+func (rs *requests) add(ctx context.Context) (string, func()) {
+	var b [16]byte
+	rand.Read(b[:])
+	tag := hex.EncodeToString(b[:])
+	rs.mu.Lock()
+	if rs.live == nil {
+		rs.live = map[string]context.Context{}
+	}
+	rs.live[tag] = ctx
+	rs.mu.Unlock()
+	return tag, func() {
+		rs.mu.Lock()
+		delete(rs.live, tag)
+		rs.mu.Unlock()
+	}
+}
+
+// bind returns ctx ended also when the HTTP request that carried the call
+// ends: the client left. A call that came another way (stdio) is not
+// bound; one whose request is already over is ended at once.
+func (rs *requests) bind(ctx context.Context, extra *sdk.RequestExtra) (context.Context, context.CancelFunc) {
+	if extra == nil || extra.Header.Get(requestTagHeader) == "" {
+		return context.WithCancel(ctx)
+	}
+	rs.mu.Lock()
+	rctx, ok := rs.live[extra.Header.Get(requestTagHeader)]
+	rs.mu.Unlock()
+	ctx, cancel := context.WithCancelCause(ctx)
+	if !ok {
+		cancel(errClientLeft)
+		return ctx, func() {}
+	}
+	stop := context.AfterFunc(rctx, func() { cancel(errClientLeft) })
+	return ctx, func() { stop(); cancel(context.Canceled) }
 }
 
 // Close ends every open session, so that long-lived HTTP streams let a
