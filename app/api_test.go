@@ -206,6 +206,19 @@ func busy(t *testing.T, in *instance) int {
 	return int(n)
 }
 
+// toolStopsWhenLeft waits until the tool a request started runs, leaves
+// the request, and checks the tool stops within seconds.
+func toolStopsWhenLeft(t *testing.T, in *instance, leave func()) {
+	t.Helper()
+	waitUntil(t, "the tool to run", func() bool { return busy(t, in) == 1 })
+	left := time.Now()
+	leave()
+	waitUntil(t, "the tool to stop", func() bool { return busy(t, in) == 0 })
+	if took := time.Since(left); took > 5*time.Second {
+		t.Errorf("the tool stopped %v after its client left", took)
+	}
+}
+
 // TestClientLeavingCancelsItsWork: a direct run, a plan and a tool call
 // over /mcp stop when their client leaves, long before their own limits
 // (60s for the tool, a hanging model for the plan).
@@ -217,14 +230,7 @@ func TestClientLeavingCancelsItsWork(t *testing.T) {
 	waitTool(t, in, "wait_tool")
 
 	t.Run("direct run", func(t *testing.T) {
-		stop := leave(t, in, "POST", "/api/tools/wait_tool/run", `{}`, nil)
-		waitUntil(t, "the tool to run", func() bool { return busy(t, in) == 1 })
-		left := time.Now()
-		stop()
-		waitUntil(t, "the run to stop", func() bool { return busy(t, in) == 0 })
-		if took := time.Since(left); took > 5*time.Second {
-			t.Errorf("the run stopped %v after its client left", took)
-		}
+		toolStopsWhenLeft(t, in, leave(t, in, "POST", "/api/tools/wait_tool/run", `{}`, nil))
 		waitUntil(t, "its row", func() bool {
 			for _, row := range in.rows(t) {
 				if row["category"] == "wait_tool" && row["intent"] == "RUN" {
@@ -248,13 +254,6 @@ func TestClientLeavingCancelsItsWork(t *testing.T) {
 	t.Run("mcp tools/call", func(t *testing.T) {
 		c := mcpSession(t, in, "")
 		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 99, "method": "tools/call", "params": map[string]any{"name": "wait_tool", "arguments": map[string]any{}}})
-		stop := leave(t, in, "POST", "/mcp", string(body), c.headers())
-		waitUntil(t, "the tool to run", func() bool { return busy(t, in) == 1 })
-		left := time.Now()
-		stop()
-		waitUntil(t, "the call to stop", func() bool { return busy(t, in) == 0 })
-		if took := time.Since(left); took > 5*time.Second {
-			t.Errorf("the call stopped %v after its client left", took)
-		}
+		toolStopsWhenLeft(t, in, leave(t, in, "POST", "/mcp", string(body), c.headers()))
 	})
 }
