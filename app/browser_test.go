@@ -57,8 +57,8 @@ func browserPath(t *testing.T) string {
 			return p
 		}
 	}
-	if os.Getenv("ADAPTBOT_REQUIRE_BROWSER") == "1" {
-		t.Fatal("Chromium is required (ADAPTBOT_REQUIRE_BROWSER=1) but not installed: apt-get install chromium")
+	if os.Getenv("ADAPTBOT_REQUIRE_BROWSER") == "1" || os.Getenv("CI") == "true" {
+		t.Fatal("Chromium is required (CI=true or ADAPTBOT_REQUIRE_BROWSER=1) but not installed: apt-get install chromium")
 	}
 	t.Skip("Chromium is not installed (apt-get install chromium); .ci/run installs it")
 	return ""

@@ -5,13 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -22,15 +22,18 @@ import (
 	"adaptbot/toolbox"
 )
 
+// toolUsage is one `tools` subcommand and its usage.
+type toolUsage struct{ sub, usage string }
+
 // toolsUsages is the usage of each `tools` subcommand. Those marked
 // "through the server" send the change to the server at ADAPTBOT_ADDR.
-var toolsUsages = []struct{ sub, usage string }{
-	{"list", "adaptbot tools list [-c FILE] [--server local|NAME] [--format table|text|json] [--strict]\n      AdaptBot's tools and the MCP servers' tools"},
+var toolsUsages = []toolUsage{
+	{"list", "adaptbot tools list [-c|--config FILE] [--server local|NAME] [--format table|text|json] [--timeout 30s] [--strict]\n      AdaptBot's tools and the MCP servers' tools (-c: the MCP servers file; --timeout: per server;\n      --strict: fail when a server fails, instead of listing the others)"},
 	{"show", "adaptbot tools show NAME [--format text|json]\n      the tool's entry and source"},
 	{"run", "adaptbot tools run NAME [JSON-ARGS] [--format text|json]\n      run the tool directly, no model needed (through the server)"},
 	{"create", "adaptbot tools create \"REQUEST\" [--format text|json]\n      build a new tool; progress goes to stderr (through the server)"},
 	{"modify", "adaptbot tools modify NAME \"REQUEST\" [--format text|json]\n      change a tool (through the server)"},
-	{"delete", "adaptbot tools delete NAME [--yes] [--format text|json]\n      delete a tool, after a confirmation on a terminal; --yes skips it (through the server)"},
+	{"delete", "adaptbot tools delete NAME [--yes] [--force] [--format text|json]\n      delete a tool, after a confirmation on a terminal; --yes skips it; --force deletes a tool\n      other tools use, leaving them broken (through the server)"},
 	{"rollback", "adaptbot tools rollback NAME VERSION [--format text|json]\n      serve an old version again, as a new version (through the server)"},
 	{"approve", "adaptbot tools approve NAME [--format text|json]\n      approve a tool waiting for review (through the server)"},
 	{"test", "adaptbot tools test NAME [--format text|json]\n      re-run the tool's stored examples; exit status 1 if one fails"},
@@ -56,39 +59,44 @@ func toolsHelp(args []string) string {
 // toolsCommand is `adaptbot tools ...`.
 func toolsCommand(ctx context.Context, cfg Config, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, toolsHelp(nil))
-		return usageError("tools: which subcommand?")
+		return usageError(toolsHelp(nil), "tools: which subcommand?")
 	}
 	sub, args := args[0], args[1:]
+	if !slices.ContainsFunc(toolsUsages, func(u toolUsage) bool { return u.sub == sub }) {
+		return usageError(toolsHelp(nil), "tools: unknown subcommand %q", sub)
+	}
+	usage := toolsHelp([]string{sub})
 	switch sub {
 	case "list":
-		return toolsList(ctx, cfg, getenv, args, stdout, stderr)
+		return toolsList(ctx, cfg, getenv, args, usage, stdout, stderr)
 	case "export":
-		return toolsExport(ctx, cfg, args, stdout, stderr)
+		return toolsExport(ctx, cfg, args, usage, stdout, stderr)
 	case "import":
-		return toolsImport(ctx, cfg, args, stdout)
+		return toolsImport(ctx, cfg, args, usage, stdout)
 	}
-	fs := flag.NewFlagSet("tools "+sub, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	format := fs.String("format", "text", "text or json")
-	yes := fs.Bool("yes", false, "delete without asking")
-	if err := parseInterspersed(fs, args); err != nil {
-		return usageError("tools %s: %v", sub, err)
+	fs := newFlags("tools " + sub)
+	format := formatFlag(fs, "text", "text", "json")
+	yes, force := new(bool), new(bool)
+	if sub == "delete" {
+		fs.BoolVar(yes, "yes", false, "delete without asking")
+		fs.BoolVar(force, "force", false, "delete a tool other tools use, leaving them broken")
 	}
-	if *format != "text" && *format != "json" {
-		return usageError("tools %s: --format must be text or json, not %q", sub, *format)
+	if err := parseFlags(cfg, fs, args, usage); err != nil {
+		return err
+	}
+	if err := format.check(usage); err != nil {
+		return err
 	}
 	args = fs.Args()
 	want := func(n int, what string) error {
 		if len(args) != n {
-			fmt.Fprint(stderr, toolsHelp([]string{sub}))
-			return usageError("tools %s: want %s", sub, what)
+			return usageError(usage, "tools %s: want %s", sub, what)
 		}
 		return nil
 	}
 	// show writes v as JSON, or text as it is.
 	show := func(v any, text string) error {
-		if *format == "json" {
+		if format.value == "json" {
 			return writeJSON(stdout, v)
 		}
 		_, err := io.WriteString(stdout, text)
@@ -102,7 +110,7 @@ func toolsCommand(ctx context.Context, cfg Config, args []string, getenv func(st
 		if err != nil {
 			return err
 		}
-		if !res.OK && *format == "text" {
+		if !res.OK && format.value == "text" {
 			for _, a := range res.Log {
 				fmt.Fprintf(stderr, "attempt %d:\n  %s\n", a.Number, strings.Join(a.Errors, "\n  "))
 			}
@@ -127,7 +135,7 @@ func toolsCommand(ctx context.Context, cfg Config, args []string, getenv func(st
 		if err := want(1, "NAME"); err != nil {
 			return err
 		}
-		return toolsHistory(ctx, cfg, args[0], *format, stdout)
+		return toolsHistory(ctx, cfg, args[0], format.value, stdout)
 	case "test":
 		if err := want(1, "NAME"); err != nil {
 			return err
@@ -166,11 +174,15 @@ func toolsCommand(ctx context.Context, cfg Config, args []string, getenv func(st
 		if err := want(1, "NAME"); err != nil {
 			return err
 		}
-		if err := confirm(stdin, stderr, *yes, "tools", "delete", args[0], "Its versions stay in history and rollback brings it back."); err != nil {
+		if err := confirm(stdin, stderr, *yes, usage, "tools", "delete", args[0], "Its versions stay in history and rollback brings it back."); err != nil {
 			return err
 		}
+		path := "/api/tools/" + url.PathEscape(args[0])
+		if *force {
+			path += "?force=true"
+		}
 		var res generator.Result
-		if err := c.call(ctx, "DELETE", "/api/tools/"+url.PathEscape(args[0]), nil, &res); err != nil {
+		if err := c.call(ctx, "DELETE", path, nil, &res); err != nil {
 			return err
 		}
 		return show(res, res.Summary+"\n")
@@ -180,7 +192,7 @@ func toolsCommand(ctx context.Context, cfg Config, args []string, getenv func(st
 		}
 		v, err := strconv.Atoi(args[1])
 		if err != nil || v <= 0 {
-			return usageError("tools rollback: VERSION %q is not a version number", args[1])
+			return usageError(usage, "tools rollback: VERSION %q is not a version number", args[1])
 		}
 		var out struct {
 			Tool     string `json:"tool"`
@@ -201,19 +213,18 @@ func toolsCommand(ctx context.Context, cfg Config, args []string, getenv func(st
 		}
 		return show(out, args[0]+" approved: it serves now.\n")
 	}
-	fmt.Fprint(stderr, toolsHelp(nil))
-	return usageError("tools: unknown subcommand %q", sub)
+	return usageError(toolsHelp(nil), "tools: unknown subcommand %q", sub)
 }
 
 // confirm asks on a terminal before `cmd verb name` goes ahead, saying
 // what follows; --yes (yes) skips the question, and without a terminal
 // there is no one to ask, so --yes is required.
-func confirm(stdin io.Reader, stderr io.Writer, yes bool, cmd, verb, name, what string) error {
+func confirm(stdin io.Reader, stderr io.Writer, yes bool, usage, cmd, verb, name, what string) error {
 	if yes {
 		return nil
 	}
 	if !isTerminal(stdin) {
-		return usageError("%s %s: add --yes to %s %s (standard input is not a terminal, so there is no one to ask)", cmd, verb, verb, name)
+		return usageError(usage, "%s %s: add --yes to %s %s (standard input is not a terminal, so there is no one to ask)", cmd, verb, verb, name)
 	}
 	fmt.Fprintf(stderr, "%s%s %s? %s [y/N] ", strings.ToUpper(verb[:1]), verb[1:], name, what)
 	answer, _ := bufio.NewReader(stdin).ReadString('\n')
@@ -343,20 +354,6 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
-}
-
-// formatFlag takes --format text|json out of args.
-func formatFlag(args []string, def string) (string, []string, error) {
-	fs := flag.NewFlagSet("format", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	format := fs.String("format", def, "text or json")
-	if err := parseInterspersed(fs, args); err != nil {
-		return "", nil, usageError("%v", err)
-	}
-	if *format != "text" && *format != "json" {
-		return "", nil, usageError("--format must be text or json, not %q", *format)
-	}
-	return *format, fs.Args(), nil
 }
 
 // configJSON is `adaptbot config --format json`: each setting's value in

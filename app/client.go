@@ -79,6 +79,7 @@ func (c *client) request(ctx context.Context, method, path string, body any, acc
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", accept)
+	req.Header.Set(clientHeader, "cli") // the rows of its requests say door cli
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}

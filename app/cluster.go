@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,16 +15,18 @@ import (
 // ADAPTBOT_SANDBOX_LANDLOCK, ADAPTBOT_EGRESS_ALLOW, ...). It reads no
 // registry, tools or benchmarks: calls bring their source.
 func fleetWorkerCommand(ctx context.Context, cfg Config, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("worker")
 	url := fs.String("nats", cfg.NATSURL, "NATS servers to join (default ADAPTBOT_NATS_URL)")
 	creds := fs.String("creds", cfg.NATSCreds, "NATS credentials file (default ADAPTBOT_NATS_CREDS)")
 	id := fs.String("id", "worker-"+cfg.ReplicaID, "this worker's name in the fleet")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(cfg, fs, args, workerUsage); err != nil {
 		return err
 	}
-	if *url == "" || fs.NArg() > 0 {
-		return fmt.Errorf("usage: adaptbot worker --nats URL [--creds FILE] [--id ID] (without arguments, `adaptbot worker` is the sandbox's own worker process)")
+	if fs.NArg() > 0 {
+		return usageError(workerUsage, "worker: unexpected arguments %q", fs.Args())
+	}
+	if *url == "" {
+		return usageError(workerUsage, "worker: the sandbox's own worker process is started by the server, not by hand; to run tool calls for a cluster's replicas on this machine, join the worker fleet with --nats URL (or ADAPTBOT_NATS_URL)")
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	cfg.Fleet = false // this process is the fleet: its calls run here

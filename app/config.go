@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"adaptbot/cluster"
+	"adaptbot/homelock"
 	"adaptbot/identity/auth"
 	"adaptbot/llm/provider"
 	"adaptbot/sandbox"
@@ -86,6 +88,9 @@ type Config struct {
 	values, from map[string]string
 	// hooks are set by tests only.
 	hooks hooks
+	// lock is the server's hold on its folder (homelock), nil in every
+	// other command. serve records the address it listens on in it.
+	lock *homelock.Lock
 }
 
 // IdentityConfig is how callers prove who they are: the users file, OIDC,
@@ -107,12 +112,16 @@ type IdentityConfig struct {
 }
 
 // hooks are what tests replace in the wiring: the sandbox worker command
-// (the test binary serves as the worker) and host rewrites for the toolkit.
+// (the test binary serves as the worker), host rewrites for the toolkit,
+// and a look at the command line's flags.
 // The binary leaves them zero.
 type hooks struct {
 	workerCommand []string
 	workerEnv     []string
 	toolkitHosts  map[string]string
+	// flags sees each command's flag set and usage before it parses, so a
+	// test can check that the usage and the README name every flag.
+	flags func(fs *flag.FlagSet, usage string)
 }
 
 // setting is one environment variable: its name, its default as it would be
@@ -440,6 +449,12 @@ func (c Config) serverURL() string {
 	}
 	return "http://" + net.JoinHostPort(host, port)
 }
+
+// lockDir is the folder one server at a time may own: the registry's,
+// which is ADAPTBOT_HOME or the working folder unless ADAPTBOT_REGISTRY
+// names another. The tools, the history and the CSV sit beside it by
+// default.
+func (c Config) lockDir() string { return filepath.Dir(c.Registry) }
 
 // checkHome refuses to serve from a folder that holds no tools when
 // ADAPTBOT_HOME does not say where they are: an MCP client starts

@@ -22,6 +22,8 @@ type dashboardState struct {
 	RecentText  string            `json:"recentText"`
 	ScrollWidth int               `json:"scrollWidth"`
 	ClientWidth int               `json:"clientWidth"`
+	// LatencyTicks are the latency chart's y-axis labels, "|"-separated.
+	LatencyTicks string `json:"latencyTicks"`
 }
 
 const readDashboard = `(() => {
@@ -36,6 +38,7 @@ const readDashboard = `(() => {
     scripts: document.querySelectorAll('#recent script').length,
     recentText: document.querySelector('#recent tbody').textContent,
     scrollWidth: document.documentElement.scrollWidth, clientWidth: document.documentElement.clientWidth,
+    latencyTicks: document.getElementById('chart-latency').dataset.ticks || '',
   };
 })()`
 
@@ -106,6 +109,16 @@ func TestBrowserDashboard(t *testing.T) {
 		st := loadDashboard(t, chrome, in.url+"/dashboard?intent=RUN&tool=calculator", 1280, "dashboard-runs.png")
 		if !strings.HasPrefix(st.Summary, "5 requests") {
 			t.Errorf("filtered summary = %q", st.Summary)
+		}
+		// Direct runs take 3 ms: the latency axis reads in milliseconds,
+		// not "0" at every tick.
+		ticks := strings.Split(st.LatencyTicks, "|")
+		distinct := map[string]bool{}
+		for _, tick := range ticks {
+			distinct[tick] = true
+		}
+		if len(ticks) < 2 || len(distinct) != len(ticks) || !strings.Contains(st.LatencyTicks, " ms") {
+			t.Errorf("latency axis labels %q: want distinct labels in ms", st.LatencyTicks)
 		}
 	})
 

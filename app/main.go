@@ -16,18 +16,17 @@ import (
 	// hosts without /usr/share/zoneinfo (workers run this same binary).
 	_ "time/tzdata"
 
+	"adaptbot/homelock"
 	"adaptbot/sandbox"
 )
 
 func main() {
-	// Worker mode first: a worker must not read the server's configuration
-	// or touch its files, and must not catch the server's signals. A fleet
-	// worker (`worker --nats URL`) is a command like the others.
-	if len(os.Args) > 1 && os.Args[1] == "worker" && (len(os.Args) == 2 || wantsHelp(os.Args[2:])) {
-		if wantsHelp(os.Args[2:]) {
-			fmt.Print(workerUsage)
-			return
-		}
+	// The sandbox's worker process first: it must not read the server's
+	// configuration or touch its files, and must not catch the server's
+	// signals. The server starts it with its pipes; `adaptbot worker` typed
+	// by hand has none, and goes on as a command like the others (a fleet
+	// worker with --nats, or a message that says what it needs).
+	if len(os.Args) == 2 && os.Args[1] == "worker" && startedAsWorker() {
 		if err := sandbox.ServeWorker(); err != nil {
 			fmt.Fprintln(os.Stderr, "adaptbot worker:", err)
 			os.Exit(1)
@@ -41,11 +40,13 @@ func main() {
 	os.Exit(exitCode(err, os.Stderr))
 }
 
-// exitError ends the program with its code. Err, if set, is printed; a nil
-// Err means the command has already said what went wrong.
+// exitError ends the program with its code. Err, if set, is printed, and
+// then usage, if set; a nil Err means the command has already said what
+// went wrong.
 type exitError struct {
-	code int
-	err  error
+	code  int
+	err   error
+	usage string
 }
 
 func (e *exitError) Error() string {
@@ -57,9 +58,10 @@ func (e *exitError) Error() string {
 
 func (e *exitError) Unwrap() error { return e.err }
 
-// usageError is a command line that cannot run: exit status 2.
-func usageError(format string, args ...any) error {
-	return &exitError{code: 2, err: fmt.Errorf(format, args...)}
+// usageError is a command line that cannot run: exit status 2, one line
+// that says what is wrong, then the command's usage.
+func usageError(usage, format string, args ...any) error {
+	return &exitError{code: 2, err: fmt.Errorf(format, args...), usage: usage}
 }
 
 // exitCode is the one place that turns run's error into an exit status,
@@ -69,13 +71,17 @@ func exitCode(err error, stderr io.Writer) int {
 		return 0
 	}
 	code := 1
-	if ee, ok := errors.AsType[*exitError](err); ok {
+	ee, ok := errors.AsType[*exitError](err)
+	if ok {
 		code = ee.code
 		if ee.err == nil {
 			return code
 		}
 	}
 	fmt.Fprintln(stderr, "adaptbot:", err)
+	if ok && ee.usage != "" {
+		fmt.Fprint(stderr, "\n"+ee.usage)
+	}
 	return code
 }
 
@@ -170,11 +176,10 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 		return err
 	}
 	help := map[string]string{"serve": serveUsage, "report": reportUsage, "config": configUsage, "route": routeUsage,
-		"tools": toolsHelp(rest), "mcp": mcpUsage, "search": mcpUsage, "worker": workerUsage, "users": usersUsage}
+		"tools": toolsHelp(rest), "mcp": mcpHelp(rest), "search": searchUsage, "worker": workerUsage, "users": usersUsage}
 	text, known := help[cmd]
 	if !known {
-		fmt.Fprint(stderr, usage)
-		return usageError("unknown command %q", cmd)
+		return usageError(usage, "unknown command %q", cmd)
 	}
 	if wantsHelp(rest) {
 		_, err := fmt.Fprint(stdout, text)
@@ -187,10 +192,22 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 	cfg.hooks = h
 	switch cmd {
 	case "serve":
-		if len(rest) > 0 {
-			return usageError("serve takes no arguments, got %q", rest)
+		fs := newFlags("serve")
+		if err := parseFlags(cfg, fs, rest, serveUsage); err != nil {
+			return err
 		}
-		return serve(ctx, cfg, getenv, stdout, stderr)
+		if fs.NArg() > 0 {
+			return usageError(serveUsage, "serve takes no arguments, got %q", fs.Args())
+		}
+		// One server per folder: a second one would write the same tools,
+		// registry and CSV. Readers (mcp, tools list) take no lock.
+		lock, err := homelock.Acquire(cfg.lockDir(), cfg.Addr)
+		if err != nil {
+			return err
+		}
+		defer lock.Release()
+		cfg.lock = lock
+		return explainListen(cfg.Addr, serve(ctx, cfg, getenv, stdout, stderr))
 	case "tools":
 		return toolsCommand(ctx, cfg, rest, getenv, stdin, stdout, stderr)
 	case "route":
@@ -207,14 +224,18 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 		return usersCommand(ctx, cfg, rest, stdin, stdout, stderr)
 	}
 	// config: the settings in effect, even when some are bad.
-	format, rest, ferr := formatFlag(rest, "text")
-	if ferr != nil {
+	fs := newFlags("config")
+	format := formatFlag(fs, "text", "text", "json")
+	if ferr := parseFlags(cfg, fs, rest, configUsage); ferr != nil {
 		return ferr
 	}
-	if len(rest) > 0 {
-		return usageError("config takes no arguments, got %q", rest)
+	if ferr := format.check(configUsage); ferr != nil {
+		return ferr
 	}
-	if format == "json" {
+	if fs.NArg() > 0 {
+		return usageError(configUsage, "config takes no arguments, got %q", fs.Args())
+	}
+	if format.value == "json" {
 		return writeJSON(stdout, configJSON(cfg))
 	}
 	if werr := writeConfig(stdout, cfg); werr != nil {

@@ -19,24 +19,74 @@ import (
 	"adaptbot/registry"
 )
 
-const mcpUsage = `Usage:
-  adaptbot mcp                     serve AdaptBot's tools to an MCP client over stdio
-  adaptbot mcp validate [-c FILE] [--connect]
-                                   check the MCP servers file (default $ADAPTBOT_MCP_CONFIG,
-                                   mcp_servers.json); --connect also lists each server's tools
-  adaptbot search [-c FILE] [--mode auto|substring|regex|keywords|word]
-                  [--fields name,title,description,schema] [--case-sensitive]
-                  [--sort score|server|tool] [--limit N] [--format text|json|table]
-                  [--timeout 30s] [--strict] QUERY
-                                   search AdaptBot's tools and the MCP servers' tools
-  adaptbot tools list [-c FILE] [--server local|NAME] [--format table|text|json] [--strict]
-                                   list AdaptBot's tools and the MCP servers' tools
+const (
+	mcpUsage = `Usage: adaptbot mcp
+       adaptbot mcp validate [-c|--config FILE] [--connect] [--timeout 30s]
+
+adaptbot mcp serves AdaptBot's tools to an MCP client over standard input
+and output. It opens the tools read-only, so it may run beside the server;
+an MCP client starts it in a folder of its own, so set ADAPTBOT_HOME to
+AdaptBot's folder.
+
+adaptbot mcp validate checks the MCP servers file: see
+"adaptbot mcp validate --help".
 `
+	mcpValidateUsage = `Usage: adaptbot mcp validate [-c|--config FILE] [--connect] [--timeout 30s]
+
+Checks the MCP servers file (ADAPTBOT_MCP_CONFIG, mcp_servers.json by
+default) and says exactly what is wrong and where; exit status 1 if
+anything is. The file is optional: without it AdaptBot uses no external
+MCP servers.
+
+Flags:
+  -c, --config FILE  the file to check instead
+  --connect          also start or connect to each server and list its tools
+  --timeout 30s      the time each server gets with --connect
+
+` + mcpConfigExample
+	// mcpConfigExample is the smallest useful MCP servers file.
+	mcpConfigExample = `A minimal mcp_servers.json, one server started as a command and one
+reached over HTTP:
+
+  {"mcpServers": {
+    "files":   {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]},
+    "weather": {"url": "http://localhost:8000/mcp"}
+  }}
+`
+	searchUsage = `Usage: adaptbot search [flags] QUERY
+
+Searches AdaptBot's tools and the MCP servers' tools together, best match
+first. Servers that fail are reported on standard error and the results
+are partial, unless --strict. To list every tool, use "adaptbot tools list".
+
+Flags:
+  -c, --config FILE    the MCP servers file (ADAPTBOT_MCP_CONFIG)
+  --mode M             auto (default): regex when QUERY has regex characters,
+                       keywords when it has commas, else substring; or
+                       substring, regex, keywords (all must match) or word
+  --fields F           where to look, comma-separated: name, title,
+                       description, schema (default name,title,description)
+  --case-sensitive     match case
+  --sort S             score (relevance, default), server or tool
+  --limit N            at most N results (0, the default: all)
+  --format F           text (default), json or table
+  --timeout 30s        the time each MCP server gets to list its tools
+  --strict             fail when a server fails, instead of partial results
+`
+)
+
+// mcpHelp is the usage of `mcp`, or of `mcp validate`.
+func mcpHelp(args []string) string {
+	if len(args) > 0 && args[0] == "validate" {
+		return mcpValidateUsage
+	}
+	return mcpUsage
+}
 
 // mcpCommand is `adaptbot mcp [serve]` and `adaptbot mcp validate`.
 func mcpCommand(ctx context.Context, cfg Config, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	sub := "serve"
-	if len(args) > 0 {
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		sub, args = args[0], args[1:]
 	}
 	switch sub {
@@ -44,12 +94,11 @@ func mcpCommand(ctx context.Context, cfg Config, args []string, getenv func(stri
 		return mcpServeStdio(ctx, cfg, args, stdin, stdout, stderr)
 	case "validate":
 		return mcpValidate(ctx, cfg, args, getenv, stdout, stderr)
-	case "help", "-h", "--help":
+	case "help":
 		fmt.Fprint(stdout, mcpUsage)
 		return nil
 	}
-	fmt.Fprint(stderr, mcpUsage)
-	return fmt.Errorf("mcp: unknown subcommand %q", sub)
+	return usageError(mcpUsage, "mcp: unknown subcommand %q", sub)
 }
 
 // mcpServeStdio serves the registry's tools over stdin and stdout until the
@@ -59,9 +108,12 @@ func mcpCommand(ctx context.Context, cfg Config, args []string, getenv func(stri
 // Hand edits and the server's changes are followed, so clients get
 // list_changed for them too.
 func mcpServeStdio(ctx context.Context, cfg Config, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	if len(args) > 0 {
-		fmt.Fprint(stderr, mcpUsage)
-		return usageError("mcp: unexpected arguments %q", args)
+	fs := newFlags("mcp")
+	if err := parseFlags(cfg, fs, args, mcpUsage); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError(mcpUsage, "mcp: unexpected arguments %q", fs.Args())
 	}
 	if err := checkHome(cfg); err != nil {
 		return err
@@ -94,18 +146,25 @@ func mcpServeStdio(ctx context.Context, cfg Config, args []string, stdin io.Read
 // mcpValidate is `adaptbot mcp validate [-c FILE] [--connect]`: it says
 // exactly what is wrong and where, and fails (exit status 1) if anything is.
 func mcpValidate(ctx context.Context, cfg Config, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("mcp validate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("mcp validate")
 	path := mcpConfigFlag(fs, cfg)
 	connect := fs.Bool("connect", false, "also connect to each server and list its tools")
 	timeout := fs.Duration("timeout", mcpconfig.DefaultTimeout, "per-server time limit with --connect")
-	if err := parseInterspersed(fs, args); err != nil {
+	if err := parseFlags(cfg, fs, args, mcpValidateUsage); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("mcp validate: unexpected arguments %q (use -c FILE)", fs.Args())
+		return usageError(mcpValidateUsage, "mcp validate: unexpected arguments %q (use -c FILE)", fs.Args())
 	}
 	mc, err := mcpconfig.LoadEnv(*path, getenv)
+	if errors.Is(err, os.ErrNotExist) {
+		// The file is optional; one named with -c must exist.
+		if *path != cfg.MCPConfig {
+			return fmt.Errorf("mcp validate: %s does not exist\n\n%s", *path, mcpConfigExample)
+		}
+		fmt.Fprintf(stdout, "%s: not there, so AdaptBot uses no external MCP servers (the file is optional).\n\n%s", *path, mcpConfigExample)
+		return nil
+	}
 	if err != nil {
 		var ce *mcpconfig.Error
 		if errors.As(err, &ce) {
@@ -158,9 +217,7 @@ func mcpValidate(ctx context.Context, cfg Config, args []string, getenv func(str
 // configured server's, searched together. Servers that fail are reported on
 // stderr and the results are partial, unless --strict.
 func searchCommand(ctx context.Context, cfg Config, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("search", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, mcpUsage) }
+	fs := newFlags("search")
 	path := mcpConfigFlag(fs, cfg)
 	mode := fs.String("mode", "auto", "auto, substring, regex, keywords or word")
 	fields := fs.String("fields", "name,title,description", "fields to search: name, title, description, schema")
@@ -170,7 +227,7 @@ func searchCommand(ctx context.Context, cfg Config, args []string, getenv func(s
 	format := fs.String("format", "text", "text, json or table")
 	timeout := fs.Duration("timeout", mcpconfig.DefaultTimeout, "per-server time limit")
 	strict := fs.Bool("strict", false, "fail if any server fails, instead of partial results")
-	if err := parseInterspersed(fs, args); err != nil {
+	if err := parseFlags(cfg, fs, args, searchUsage); err != nil {
 		return err
 	}
 	opts := catalog.SearchOptions{CaseSensitive: *caseSensitive, Limit: *limit, Strict: *strict}
@@ -193,9 +250,12 @@ func searchCommand(ctx context.Context, cfg Config, args []string, getenv func(s
 		problems = append(problems, "--limit: want a number ≥ 0")
 	}
 	if len(problems) > 0 {
-		return fmt.Errorf("search: %s", strings.Join(problems, "; "))
+		return usageError(searchUsage, "search: %s", strings.Join(problems, "; "))
 	}
 	query := strings.Join(fs.Args(), " ")
+	if strings.TrimSpace(query) == "" {
+		return usageError(searchUsage, "search: what should it look for? Give a QUERY, e.g. adaptbot search weather (adaptbot tools list lists every tool)")
+	}
 	cat, closeHub, err := openCatalog(cfg, getenv, *path, *timeout, stderr)
 	if err != nil {
 		return err
@@ -216,23 +276,22 @@ func searchCommand(ctx context.Context, cfg Config, args []string, getenv func(s
 // toolsList is `adaptbot tools list [--server NAME] [--format text|json|table]`:
 // AdaptBot's own tools and the MCP servers' tools. --server local lists only
 // AdaptBot's own and contacts no server.
-func toolsList(ctx context.Context, cfg Config, getenv func(string) string, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("tools list", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func toolsList(ctx context.Context, cfg Config, getenv func(string) string, args []string, usage string, stdout, stderr io.Writer) error {
+	fs := newFlags("tools list")
 	path := mcpConfigFlag(fs, cfg)
 	server := fs.String("server", "", `only this server's tools ("local" for AdaptBot's own)`)
 	format := fs.String("format", "table", "table, text or json")
 	timeout := fs.Duration("timeout", mcpconfig.DefaultTimeout, "per-server time limit")
 	strict := fs.Bool("strict", false, "fail if any server fails, instead of a partial list")
-	if err := parseInterspersed(fs, args); err != nil {
+	if err := parseFlags(cfg, fs, args, usage); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("tools list: unexpected arguments %q", fs.Args())
+		return usageError(usage, "tools list: unexpected arguments %q", fs.Args())
 	}
 	f, err := catalog.ParseFormat(*format)
 	if err != nil {
-		return fmt.Errorf("tools list: --format: %w", err)
+		return usageError(usage, "tools list: --format: %v", err)
 	}
 	cfgPath := *path
 	if *server == catalog.Local {
@@ -312,24 +371,6 @@ func mcpConfigFlag(fs *flag.FlagSet, cfg Config) *string {
 	fs.StringVar(p, "c", cfg.MCPConfig, "MCP servers file")
 	fs.StringVar(p, "config", cfg.MCPConfig, "MCP servers file")
 	return p
-}
-
-// parseInterspersed parses flags that may come after arguments, as in
-// `adaptbot search weather --limit 3`; "--" ends the flags.
-func parseInterspersed(fs *flag.FlagSet, args []string) error {
-	var rest []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return err
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			break
-		}
-		rest = append(rest, args[0])
-		args = args[1:]
-	}
-	return fs.Parse(append([]string{"--"}, rest...))
 }
 
 func printWarnings(w io.Writer, warnings []string) {

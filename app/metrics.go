@@ -77,8 +77,12 @@ func metricsAllowed(cfg Config, who identity.Identity, auth string) bool {
 func handleMetrics(cfg Config, m *telemetry.Metrics) fiber.Handler {
 	serve := adaptor.HTTPHandler(m.Handler())
 	return func(c *fiber.Ctx) error {
-		if metricsAllowed(cfg, identity.From(c.UserContext()), c.Get(fiber.HeaderAuthorization)) {
+		who := identity.From(c.UserContext())
+		if metricsAllowed(cfg, who, c.Get(fiber.HeaderAuthorization)) {
 			return serve(c)
+		}
+		if who.Known() {
+			return service.Permit(who, identity.ReadAll) // signed in, without the role: 403
 		}
 		c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="metrics"`)
 		return &service.Error{Kind: service.Unauthenticated, Msg: "/metrics needs Authorization: Bearer <ADAPTBOT_METRICS_TOKEN>, or an admin's key"}

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -34,7 +33,9 @@ Flags:
   --tool NAME                requests that ran the tool
   --path P                   one path: general, need_tool, a tool, build_create,
                              build_modify, build_delete, or build (any build)
-  --outcome ok|error         requests without or with an error message
+  --outcome O                ok (no error), error, or not_configured (refused
+                             because no language model is configured; these
+                             are counted apart, never as errors)
   --out FILE                 write to FILE instead of standard output
   -h, --help                 this help
 `
@@ -42,33 +43,28 @@ Flags:
 // reportCommand is `adaptbot report`; the CSV is cfg.Benchmarks unless one
 // is named.
 func reportCommand(cfg Config, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("report", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := newFlags("report")
 	format := fs.String("format", "text", "")
 	out := fs.String("out", "", "")
 	values := map[string]*string{}
 	for _, name := range []string{"since", "until", "intent", "tool", "path", "outcome"} {
 		values[name] = fs.String(name, "", "")
 	}
-	if err := parseInterspersed(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, reportUsage)
-			return nil
-		}
-		return usageError("report: %v", err)
+	if err := parseFlags(cfg, fs, args, reportUsage); err != nil {
+		return err
 	}
 	if fs.NArg() > 1 {
-		return usageError("report: one CSV at most, got %q", fs.Args())
+		return usageError(reportUsage, "report: one CSV at most, got %q", fs.Args())
 	}
 	file := fs.Arg(0)
 	switch *format {
 	case "text", "md", "json", "csv":
 	default:
-		return usageError("report: --format %q is not text, md, json or csv", *format)
+		return usageError(reportUsage, "report: --format %q is not text, md, json or csv", *format)
 	}
 	f, err := benchmarks.ParseFilter(func(name string) string { return *values[name] }, time.Now())
 	if err != nil {
-		return usageError("report: %v", err)
+		return usageError(reportUsage, "report: %v", err)
 	}
 	path := cmp.Or(file, cfg.Benchmarks, benchmarks.DefaultPath)
 

@@ -76,9 +76,9 @@ func TestRouteErrors(t *testing.T) {
 		code      int    // exit status
 		errSubstr string // in the error's message
 	}{
-		{"unknown flag", "", []string{"--nope"}, 2, "flag provided but not defined"},
+		{"unknown flag", "", []string{"--nope"}, 2, "unknown flag --nope"},
 		{"bad top-k", "", []string{"--top-k", "0", "q"}, 2, "--top-k must be positive"},
-		{"top-k not a number", "", []string{"--top-k", "five", "q"}, 2, "invalid value"},
+		{"top-k not a number", "", []string{"--top-k", "five", "q"}, 2, `--top-k: "five" is not a valid value`},
 		{"bad format", "", []string{"--format", "xml", "q"}, 2, "--format must be text or json"},
 		{"bad mode", "", []string{"--mode", "best", "q"}, 2, "unknown mode"},
 		{"eval with query", "", []string{"--eval", dir, "q"}, 2, "--eval takes no QUERY"},

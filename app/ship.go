@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -24,7 +23,7 @@ import (
 // `adaptbot tools import` (through the server, which alone writes tools),
 // and POST /api/tools/import.
 
-const exportUsage = `adaptbot tools export NAME... (--out DIR [--module PATH] | --bundle FILE.tar.gz) [--format text|json]
+const exportUsage = `adaptbot tools export NAME... [--out DIR [--module PATH] | --bundle FILE.tar.gz] [--format text|json]
       a standalone Go module that serves the tools over MCP, or a bundle for another AdaptBot;
       the tools they call come along`
 
@@ -49,26 +48,26 @@ func (r renames) Set(v string) error {
 }
 
 // toolsExport is `adaptbot tools export`.
-func toolsExport(ctx context.Context, cfg Config, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("tools export", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+func toolsExport(ctx context.Context, cfg Config, args []string, usage string, stdout, stderr io.Writer) error {
+	fs := newFlags("tools export")
 	out := fs.String("out", "", "write a Go module into this new or empty folder")
 	bundle := fs.String("bundle", "", "write a bundle (.tar.gz) to this file")
 	module := fs.String("module", "", "the module's path (default: the folder's name)")
-	format := fs.String("format", "text", "text or json")
-	if err := parseInterspersed(fs, args); err != nil {
-		return usageError("tools export: %v\n%s", err, exportUsage)
+	format := formatFlag(fs, "text", "text", "json")
+	if err := parseFlags(cfg, fs, args, usage); err != nil {
+		return err
+	}
+	if err := format.check(usage); err != nil {
+		return err
 	}
 	names := fs.Args()
 	switch {
 	case len(names) == 0:
-		return usageError("tools export: name the tools\n%s", exportUsage)
+		return usageError(usage, "tools export: name the tools")
 	case (*out == "") == (*bundle == ""):
-		return usageError("tools export: give --out DIR or --bundle FILE, one of the two\n%s", exportUsage)
+		return usageError(usage, "tools export: give --out DIR or --bundle FILE, one of the two")
 	case *module != "" && *out == "":
-		return usageError("tools export: --module goes with --out")
-	case *format != "text" && *format != "json":
-		return usageError("tools export: --format must be text or json, not %q", *format)
+		return usageError(usage, "tools export: --module goes with --out")
 	}
 	reg, _, err := openReadOnly(ctx, cfg, slog.New(slog.DiscardHandler), false)
 	if err != nil {
@@ -115,7 +114,7 @@ func toolsExport(ctx context.Context, cfg Config, args []string, stdout, stderr 
 		}
 		text = fmt.Sprintf("bundled %s%s in %s (%d bytes).\n  adaptbot tools import %s   (on another AdaptBot)\n", strings.Join(tools, ", "), also, *bundle, b.Len(), *bundle)
 	}
-	if *format == "json" {
+	if format.value == "json" {
 		return writeJSON(stdout, res)
 	}
 	_, err = io.WriteString(stdout, text)
@@ -155,21 +154,20 @@ type importRequest struct {
 
 // toolsImport is `adaptbot tools import FILE`: it sends the bundle to the
 // server, which checks and writes it.
-func toolsImport(ctx context.Context, cfg Config, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("tools import", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+func toolsImport(ctx context.Context, cfg Config, args []string, usage string, stdout io.Writer) error {
+	fs := newFlags("tools import")
 	rename := renames{}
 	fs.Var(rename, "rename", "give a tool of the bundle a new name: OLD=NEW (repeatable)")
 	replace := fs.Bool("replace", false, "let the bundle's tools replace tools of the same names, as their next versions")
-	format := fs.String("format", "text", "text or json")
-	if err := parseInterspersed(fs, args); err != nil {
-		return usageError("tools import: %v\n%s", err, importUsage)
+	format := formatFlag(fs, "text", "text", "json")
+	if err := parseFlags(cfg, fs, args, usage); err != nil {
+		return err
+	}
+	if err := format.check(usage); err != nil {
+		return err
 	}
 	if fs.NArg() != 1 {
-		return usageError("tools import: name one bundle\n%s", importUsage)
-	}
-	if *format != "text" && *format != "json" {
-		return usageError("tools import: --format must be text or json, not %q", *format)
+		return usageError(usage, "tools import: name one bundle")
 	}
 	data, err := os.ReadFile(fs.Arg(0))
 	if err != nil {
@@ -187,7 +185,7 @@ func toolsImport(ctx context.Context, cfg Config, args []string, stdout io.Write
 	if err := newClient(cfg).call(ctx, "POST", "/api/tools/import", req, &out); err != nil {
 		return err
 	}
-	if *format == "json" {
+	if format.value == "json" {
 		return writeJSON(stdout, out)
 	}
 	var b strings.Builder

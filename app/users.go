@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -172,26 +171,33 @@ before a server that listens beyond loopback first starts.
 // usersCommand is `adaptbot users ...`.
 func usersCommand(ctx context.Context, cfg Config, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usersUsage)
-		return usageError("users: which subcommand?")
+		return usageError(usersUsage, "users: which subcommand?")
 	}
 	sub, args := args[0], args[1:]
-	fs := flag.NewFlagSet("users "+sub, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	format := fs.String("format", "text", "text or json")
-	role := fs.String("role", "", "the user's role")
-	yes := fs.Bool("yes", false, "remove without asking")
-	if err := parseInterspersed(fs, args); err != nil {
-		return usageError("users %s: %v", sub, err)
+	switch sub {
+	case "add", "list", "role", "rotate", "remove":
+	default:
+		return usageError(usersUsage, "users: unknown subcommand %q", sub)
 	}
-	if *format != "text" && *format != "json" {
-		return usageError("users %s: --format must be text or json, not %q", sub, *format)
+	fs := newFlags("users " + sub)
+	format := formatFlag(fs, "text", "text", "json")
+	role, yes := new(string), new(bool)
+	switch sub {
+	case "add":
+		fs.StringVar(role, "role", "", "the user's role: user, builder or admin")
+	case "remove":
+		fs.BoolVar(yes, "yes", false, "remove without asking")
+	}
+	if err := parseFlags(cfg, fs, args, usersUsage); err != nil {
+		return err
+	}
+	if err := format.check(usersUsage); err != nil {
+		return err
 	}
 	args = fs.Args()
 	want := func(n int, what string) error {
 		if len(args) != n {
-			fmt.Fprint(stderr, usersUsage)
-			return usageError("users %s: want %s", sub, what)
+			return usageError(usersUsage, "users %s: want %s", sub, what)
 		}
 		return nil
 	}
@@ -202,7 +208,7 @@ func usersCommand(ctx context.Context, cfg Config, args []string, stdin io.Reade
 			return err
 		}
 		if *role == "" {
-			return usageError("users add: --role is required: user, builder or admin")
+			return usageError(usersUsage, "users add: --role is required: user, builder or admin")
 		}
 		op = usersOp{method: http.MethodPost, path: "/api/users", body: userRequest{Name: args[0], Role: identity.Role(*role)},
 			direct: func(s *users.Store) (users.Info, string, error) { return s.Add(ctx, args[0], identity.Role(*role)) }}
@@ -210,7 +216,7 @@ func usersCommand(ctx context.Context, cfg Config, args []string, stdin io.Reade
 		if err := want(0, "no arguments"); err != nil {
 			return err
 		}
-		return usersList(ctx, cfg, *format, stdout, stderr)
+		return usersList(ctx, cfg, format.value, stdout, stderr)
 	case "role":
 		if err := want(2, "NAME ROLE"); err != nil {
 			return err
@@ -230,7 +236,7 @@ func usersCommand(ctx context.Context, cfg Config, args []string, stdin io.Reade
 		if err := want(1, "NAME"); err != nil {
 			return err
 		}
-		if err := confirm(stdin, stderr, *yes, "users", "remove", args[0], "Their key stops working at once."); err != nil {
+		if err := confirm(stdin, stderr, *yes, usersUsage, "users", "remove", args[0], "Their key stops working at once."); err != nil {
 			return err
 		}
 		op = usersOp{method: http.MethodDelete, path: "/api/users/" + url.PathEscape(args[0]),
@@ -238,9 +244,6 @@ func usersCommand(ctx context.Context, cfg Config, args []string, stdin io.Reade
 				u, err := s.Remove(ctx, args[0])
 				return u, "", err
 			}}
-	default:
-		fmt.Fprint(stderr, usersUsage)
-		return usageError("users: unknown subcommand %q", sub)
 	}
 	var out struct {
 		User users.Info `json:"user"`
@@ -255,7 +258,7 @@ func usersCommand(ctx context.Context, cfg Config, args []string, stdin io.Reade
 	} else if err != nil {
 		return err
 	}
-	if *format == "json" {
+	if format.value == "json" {
 		return writeJSON(stdout, out)
 	}
 	return printUser(stdout, sub, out.User, out.Key, out.Note)

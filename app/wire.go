@@ -311,6 +311,11 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout, 
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
+	// A second server in this folder is refused naming this address, the
+	// one it really got (ADAPTBOT_ADDR may ask for port 0).
+	if err := cfg.lock.SetAddr(ln.Addr().String()); err != nil {
+		log.Warn("the folder's lock does not name this server's address", "err", err)
+	}
 	fmt.Fprintf(stdout, "AdaptBot is listening on http://%s\n", ln.Addr())
 	if w.model != nil {
 		fmt.Fprintf(stdout, "model: %s\n", w.model.Name())

@@ -6,11 +6,41 @@ import (
 	"time"
 )
 
-// Outcomes, the values of Filter.Outcome.
+// Outcomes, what became of a request (Row.Outcome), and the values of
+// Filter.Outcome.
 const (
-	OutcomeOK    = "ok"    // the row has no error message
-	OutcomeError = "error" // the row has an error message
+	OutcomeOK    = "ok"    // no error
+	OutcomeError = "error" // an error, other than a missing model
+	// OutcomeNotConfigured is a request refused because no language model
+	// is configured: the install is not finished, the product did not fail.
+	OutcomeNotConfigured = "not_configured"
 )
+
+// ErrorKindNotConfigured is the error_kind of a request refused for want of
+// a setting (service.NotConfigured).
+const ErrorKindNotConfigured = "not_configured"
+
+// noModelText is what llm.ErrNoModel says; rows written before the
+// error_kind column are told apart by it.
+const noModelText = "no language model is configured"
+
+// Outcome is what became of the request: OutcomeNotConfigured when it was
+// refused because no model is configured (by its error_kind, or in older
+// rows without one by the error message), OutcomeError for any other error,
+// else OutcomeOK.
+func (r Row) Outcome() string {
+	return outcomeOf(r.ErrorKind, r.Error)
+}
+
+func outcomeOf(kind, msg string) string {
+	switch {
+	case kind == ErrorKindNotConfigured, kind == "" && strings.Contains(msg, noModelText):
+		return OutcomeNotConfigured
+	case kind != "" || msg != "":
+		return OutcomeError
+	}
+	return OutcomeOK
+}
 
 // PathBuild in Filter.Path matches every build row (build_create,
 // build_modify and build_delete).
@@ -23,7 +53,7 @@ type Filter struct {
 	Intent  string    `json:"intent,omitempty"`
 	Tool    string    `json:"tool,omitempty"`    // a tool that ran (the tools column, or the category in older files)
 	Path    string    `json:"path,omitempty"`    // a category, or "build" for any build
-	Outcome string    `json:"outcome,omitempty"` // ok or error
+	Outcome string    `json:"outcome,omitempty"` // ok, error or not_configured
 }
 
 // ParseFilter reads a Filter from named values, as a URL query or command
@@ -48,11 +78,13 @@ func ParseFilter(get func(name string) string, now time.Time) (Filter, error) {
 		return f, fmt.Errorf("intent %q is not CHAT, BUILD or RUN", get("intent"))
 	}
 	switch f.Outcome = strings.ToLower(strings.TrimSpace(get("outcome"))); f.Outcome {
-	case "", OutcomeOK, OutcomeError:
+	case "", OutcomeOK, OutcomeError, OutcomeNotConfigured:
 	case "errors", "failed":
 		f.Outcome = OutcomeError
+	case "not-configured", "notconfigured":
+		f.Outcome = OutcomeNotConfigured
 	default:
-		return f, fmt.Errorf("outcome %q is not ok or error", get("outcome"))
+		return f, fmt.Errorf("outcome %q is not ok, error or not_configured", get("outcome"))
 	}
 	f.Tool = strings.TrimSpace(get("tool"))
 	f.Path = strings.TrimSpace(get("path"))
@@ -93,27 +125,20 @@ func (f Filter) Match(r Row) bool {
 	if !f.Until.IsZero() && !r.Timestamp.Before(f.Until) {
 		return false
 	}
-	return f.matchKind(r.Intent, r.Category, r.Tools, r.Error != "")
+	return f.matchKind(r.Intent, r.Category, r.Tools, r.Outcome())
 }
 
 // matchKind is Match without the time range: what the aggregates can decide
 // once per kind of row.
-func (f Filter) matchKind(intent, category string, tools []string, failed bool) bool {
+func (f Filter) matchKind(intent, category string, tools []string, outcome string) bool {
 	if f.Intent != "" && !strings.EqualFold(intent, f.Intent) {
 		return false
 	}
 	if f.Path != "" && category != f.Path && !(f.Path == PathBuild && isBuildCategory(category)) {
 		return false
 	}
-	switch f.Outcome {
-	case OutcomeOK:
-		if failed {
-			return false
-		}
-	case OutcomeError:
-		if !failed {
-			return false
-		}
+	if f.Outcome != "" && f.Outcome != outcome {
+		return false
 	}
 	if f.Tool != "" && !ranTool(category, tools, f.Tool) {
 		return false

@@ -100,6 +100,15 @@ func attemptsText(b BuildStat) string {
 	return strings.Join(parts, ", ")
 }
 
+// notConfiguredNote counts the requests refused for want of a model, when
+// there are any.
+func (s Summary) notConfiguredNote() string {
+	if s.NotConfigured == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; not configured %d (refused: no language model is configured)", s.NotConfigured)
+}
+
 // WriteText writes the summary as plain-text tables for a terminal.
 func (s Summary) WriteText(w io.Writer) error {
 	var b bytes.Buffer
@@ -108,7 +117,7 @@ func (s Summary) WriteText(w io.Writer) error {
 		_, err := w.Write(b.Bytes())
 		return err
 	}
-	fmt.Fprintf(&b, "Intents: %s; errors %d\n\n", s.intents(), s.Errors)
+	fmt.Fprintf(&b, "Intents: %s; errors %d%s\n\n", s.intents(), s.Errors, s.notConfiguredNote())
 	fmt.Fprintf(&b, "%s requests (%d): latency p50 %s s, p95 %s s, p99 %s s, mean %s s\n", s.Scope, s.ScopeRequests,
 		secs(s.Latency.P50), secs(s.Latency.P95), secs(s.Latency.P99), secs(s.Latency.Mean))
 	fmt.Fprintf(&b, "  per request: %s model calls, %s prompt tokens, %s completion tokens\n",
@@ -162,6 +171,9 @@ func (s Summary) WriteMarkdown(w io.Writer) error {
 	row := func(k, v string) { fmt.Fprintf(&b, "| %s | %s |\n", mdCell.Replace(k), mdCell.Replace(v)) }
 	row("requests", fmt.Sprint(s.Requests))
 	row("errors", fmt.Sprint(s.Errors))
+	if s.NotConfigured > 0 {
+		row("not configured", fmt.Sprintf("%d (refused: no language model is configured)", s.NotConfigured))
+	}
 	row("by intent", cmpOr(s.intents(), Dash))
 	row(s.Scope+" requests", fmt.Sprint(s.ScopeRequests))
 	row(s.Scope+" latency p50 (s)", secs(s.Latency.P50))

@@ -16,16 +16,19 @@ import (
 // Latency, tokens, model calls and the success rates are over the rows of one
 // intent, Scope: the filter's intent, or CHAT when the filter has none, so
 // direct runs (RUN), which skip the model, and builds, which take a minute,
-// never mix into chat statistics. Counts (Requests, Errors, ByIntent and the
-// series' requests and errors) cover every selected row.
+// never mix into chat statistics. Counts (Requests, Errors, NotConfigured,
+// ByIntent and the series' counts) cover every selected row. A request
+// refused because no model is configured counts in NotConfigured, not in
+// Errors: it is an install to finish, not a failure.
 type Summary struct {
-	Requests  int            `json:"requests"`
-	Errors    int            `json:"errors"`
-	Filter    Filter         `json:"filter"`
-	From      *time.Time     `json:"from"` // earliest selected row
-	To        *time.Time     `json:"to"`   // latest selected row
-	BucketSec int64          `json:"bucket_sec"`
-	ByIntent  map[string]int `json:"by_intent"`
+	Requests      int            `json:"requests"`
+	Errors        int            `json:"errors"`
+	NotConfigured int            `json:"not_configured"`
+	Filter        Filter         `json:"filter"`
+	From          *time.Time     `json:"from"` // earliest selected row
+	To            *time.Time     `json:"to"`   // latest selected row
+	BucketSec     int64          `json:"bucket_sec"`
+	ByIntent      map[string]int `json:"by_intent"`
 
 	Scope         string     `json:"scope"`
 	ScopeRequests int        `json:"scope_requests"`
@@ -74,13 +77,14 @@ type Ratio struct {
 
 // PathStat is one path a chat or build took (the category column).
 type PathStat struct {
-	Path     string   `json:"path"`
-	Label    string   `json:"label"`
-	Intent   string   `json:"intent"`
-	Requests int64    `json:"requests"`
-	Errors   int64    `json:"errors"`
-	P50      *float64 `json:"p50_sec"`
-	P95      *float64 `json:"p95_sec"`
+	Path          string   `json:"path"`
+	Label         string   `json:"label"`
+	Intent        string   `json:"intent"`
+	Requests      int64    `json:"requests"`
+	Errors        int64    `json:"errors"`
+	NotConfigured int64    `json:"not_configured"`
+	P50           *float64 `json:"p50_sec"`
+	P95           *float64 `json:"p95_sec"`
 }
 
 // ToolStat is one tool: chats that ran it and direct runs of it, apart. A
@@ -110,7 +114,8 @@ type StepStat struct {
 	TotalShare *float64 `json:"share_of_step_time"` // of all the scope's step time
 }
 
-// BuildStat summarizes the selected BUILD rows.
+// BuildStat summarizes the selected BUILD rows. Failed leaves out builds
+// refused because no model is configured.
 type BuildStat struct {
 	Requests   int64           `json:"requests"`
 	Failed     int64           `json:"failed"`
@@ -134,19 +139,20 @@ type ErrorRow struct {
 // Point is one time bucket of the series. Counts are over all selected rows;
 // latency and per-request figures over the scope; build figures over builds.
 type Point struct {
-	T            time.Time `json:"t"`
-	Requests     int64     `json:"requests"`
-	Errors       int64     `json:"errors"`
-	Chat         int64     `json:"chat"`
-	Build        int64     `json:"build"`
-	Run          int64     `json:"run"`
-	P50          *float64  `json:"p50_sec"`
-	P95          *float64  `json:"p95_sec"`
-	LLMCalls     *float64  `json:"llm_calls_per_request"`
-	Tokens       *float64  `json:"tokens_per_request"`
-	Builds       int64     `json:"builds"`
-	BuildSec     *float64  `json:"build_sec_mean"`
-	BuildAttempt *float64  `json:"build_attempts_mean"`
+	T             time.Time `json:"t"`
+	Requests      int64     `json:"requests"`
+	Errors        int64     `json:"errors"`
+	NotConfigured int64     `json:"not_configured"`
+	Chat          int64     `json:"chat"`
+	Build         int64     `json:"build"`
+	Run           int64     `json:"run"`
+	P50           *float64  `json:"p50_sec"`
+	P95           *float64  `json:"p95_sec"`
+	LLMCalls      *float64  `json:"llm_calls_per_request"`
+	Tokens        *float64  `json:"tokens_per_request"`
+	Builds        int64     `json:"builds"`
+	BuildSec      *float64  `json:"build_sec_mean"`
+	BuildAttempt  *float64  `json:"build_attempts_mean"`
 }
 
 // Recent is one of the latest rows, for the table of requests.
@@ -159,9 +165,8 @@ type Recent struct {
 	LatencySec float64   `json:"latency_sec"`
 	Error      string    `json:"error"`
 	Query      string    `json:"query"`
+	Outcome    string    `json:"outcome"`         // ok, error or not_configured
 	Trace      string    `json:"trace,omitempty"` // /api/requests/<id>
-
-	failed bool // the row has an error message, even one whose first line is blank
 }
 
 // MaxPoints bounds the points of a series; buckets are merged to fit.
@@ -194,7 +199,7 @@ func PathLabel(category string) string {
 
 // acc accumulates cells into figures.
 type acc struct {
-	n, errors                     int64
+	n, errors, notConfigured      int64
 	lat                           histogram
 	latSum                        time.Duration
 	llm, prompt, completion, disc int64
@@ -204,8 +209,11 @@ type acc struct {
 
 func (a *acc) add(c *cell, k *kind) {
 	a.n += c.n
-	if k.failed {
+	switch k.outcome {
+	case OutcomeError:
 		a.errors += c.n
+	case OutcomeNotConfigured:
+		a.notConfigured += c.n
 	}
 	a.lat.merge(&c.latency)
 	a.latSum += c.latencySum
@@ -258,7 +266,7 @@ func (s *Store) Query(f Filter) Summary {
 	match := make([]bool, len(s.kinds))
 	for i := range s.kinds {
 		k := &s.kinds[i]
-		match[i] = f.matchKind(k.intent, k.category, k.toolList, k.failed)
+		match[i] = f.matchKind(k.intent, k.category, k.toolList, k.outcome)
 	}
 
 	t := s.pick(f.Since)
@@ -279,7 +287,7 @@ func (s *Store) Query(f Filter) Summary {
 	has := func(b *bucket) bool {
 		if fast {
 			for i, c := range b.byIntent {
-				if intent, failed := intentOf(i); c != nil && f.matchKind(intent, "", nil, failed) {
+				if intent, outcome := intentOf(i); c != nil && f.matchKind(intent, "", nil, outcome) {
 					return true
 				}
 			}
@@ -337,11 +345,11 @@ func (s *Store) Query(f Filter) Summary {
 			b := t.buckets[key]
 			pi := int((key - first) / group)
 			for i, c := range b.byIntent {
-				intent, failed := intentOf(i)
-				if c == nil || !f.matchKind(intent, "", nil, failed) {
+				intent, outcome := intentOf(i)
+				if c == nil || !f.matchKind(intent, "", nil, outcome) {
 					continue
 				}
-				points[pi].add(&series[pi], c, intent, failed, scope)
+				points[pi].add(&series[pi], c, intent, outcome, scope)
 				from, to = earlier(from, c.first), later(to, c.last)
 			}
 		}
@@ -368,7 +376,7 @@ func (s *Store) Query(f Filter) Summary {
 				perKind[k].merge(c)
 				if pi >= 0 {
 					kd := &s.kinds[k]
-					points[pi].add(&series[pi], c, kd.intent, kd.failed, scope)
+					points[pi].add(&series[pi], c, kd.intent, kd.outcome, scope)
 					from, to = earlier(from, c.first), later(to, c.last)
 				}
 			}
@@ -393,12 +401,15 @@ func (s *Store) Query(f Filter) Summary {
 		kd := &s.kinds[k]
 		sum.Requests += int(c.n)
 		sum.ByIntent[cmp.Or(kd.intent, none)] += int(c.n)
-		if kd.failed {
+		switch kd.outcome {
+		case OutcomeError:
 			sum.Errors += int(c.n)
 			for msg, n := range c.errors {
 				errs[msg] += n
 			}
 			otherErrs += c.otherErrors
+		case OutcomeNotConfigured:
+			sum.NotConfigured += int(c.n)
 		}
 		if kd.intent == scope {
 			total.add(c, kd)
@@ -477,7 +488,7 @@ func (s *Store) Query(f Filter) Summary {
 	for cat, pa := range paths {
 		sum.Paths = append(sum.Paths, PathStat{
 			Path: cmp.Or(cat, none), Label: PathLabel(cat), Intent: pa.intent,
-			Requests: pa.n, Errors: pa.errors,
+			Requests: pa.n, Errors: pa.errors, NotConfigured: pa.notConfigured,
 			P50: ptr(pa.lat.quantile(.50)), P95: ptr(pa.lat.quantile(.95)),
 		})
 	}
@@ -517,7 +528,7 @@ func (s *Store) Query(f Filter) Summary {
 	for i := len(s.recent) - 1; i >= 0 && len(sum.Recent) < maxRecent; i-- {
 		r := s.recent[(s.next+i)%len(s.recent)]
 		if !f.Since.IsZero() && r.Timestamp.Before(f.Since) || !f.Until.IsZero() && !r.Timestamp.Before(f.Until) ||
-			!f.matchKind(r.Intent, r.Path, r.Tools, r.failed) {
+			!f.matchKind(r.Intent, r.Path, r.Tools, r.Outcome) {
 			continue
 		}
 		if r.RequestID != "" {
@@ -555,10 +566,13 @@ type pointAcc struct {
 	attempts, counted int64
 }
 
-func (pa *pointAcc) add(p *Point, c *cell, intent string, failed bool, scope string) {
+func (pa *pointAcc) add(p *Point, c *cell, intent, outcome string, scope string) {
 	p.Requests += c.n
-	if failed {
+	switch outcome {
+	case OutcomeError:
 		p.Errors += c.n
+	case OutcomeNotConfigured:
+		p.NotConfigured += c.n
 	}
 	switch intent {
 	case IntentChat:

@@ -19,7 +19,7 @@ import (
 //
 // Memory is bounded whatever the number of rows. Rows are counted in cells,
 // one per time bucket and per kind of row (intent, category, tools that ran,
-// failed or not); each cell holds counters and a fixed-size latency histogram
+// outcome); each cell holds counters and a fixed-size latency histogram
 // (see MaxQuantileError). Three tiers of time buckets keep both the recent
 // past precise and any span short:
 //
@@ -54,7 +54,7 @@ const RecentRows = 1000
 // kindKey is what a filter other than time can tell apart.
 type kindKey struct {
 	intent, category, tools string
-	failed                  bool
+	outcome                 string // OutcomeOK, OutcomeError or OutcomeNotConfigured
 }
 
 type kind struct {
@@ -74,8 +74,8 @@ type tier struct {
 }
 
 type bucket struct {
-	cells    []*cell                 // by kind; nil where the bucket has no row of that kind
-	byIntent [2 * len(intents)]*cell // by intent and outcome (see intentIndex), for the series
+	cells    []*cell                             // by kind; nil where the bucket has no row of that kind
+	byIntent [len(outcomes) * len(intents)]*cell // by intent and outcome (see intentIndex), for the series
 }
 
 // cell aggregates the rows of one kind in one time bucket.
@@ -164,7 +164,8 @@ func LoadFile(path string) (*Store, error) {
 // Add counts one row.
 func (s *Store) Add(r Row) {
 	r.Intent = strings.ToUpper(strings.TrimSpace(r.Intent)) // as Filter reads it
-	key := kindKey{intent: r.Intent, category: r.Category, tools: strings.Join(r.Tools, ";"), failed: r.Error != ""}
+	outcome := r.Outcome()
+	key := kindKey{intent: r.Intent, category: r.Category, tools: strings.Join(r.Tools, ";"), outcome: outcome}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k, ok := s.kindOf[key]
@@ -189,7 +190,7 @@ func (s *Store) Add(r Row) {
 		for _, t := range s.tiers {
 			if b := t.bucketFor(minute); b != nil {
 				b.cell(k).add(cr)
-				b.intentCell(r.Intent, r.Error != "").add(cr)
+				b.intentCell(r.Intent, outcome).add(cr)
 			}
 		}
 	}
@@ -230,26 +231,31 @@ func (s *Store) stepIndex(name string) int {
 // intents are the intents a bucket keeps totals for; "" stands for any other.
 var intents = [...]string{IntentChat, IntentBuild, IntentRun, ""}
 
-func intentIndex(intent string, failed bool) int {
+// outcomes are the outcomes a bucket keeps totals for.
+var outcomes = [...]string{OutcomeOK, OutcomeError, OutcomeNotConfigured}
+
+func intentIndex(intent, outcome string) int {
 	i := len(intents) - 1
 	for j, in := range intents[:len(intents)-1] {
 		if intent == in {
 			i = j
 		}
 	}
-	if failed {
-		i += len(intents)
+	for j, o := range outcomes {
+		if outcome == o {
+			i += j * len(intents)
+		}
 	}
 	return i
 }
 
 // intentOf is the inverse of intentIndex.
-func intentOf(i int) (intent string, failed bool) {
-	return intents[i%len(intents)], i >= len(intents)
+func intentOf(i int) (intent, outcome string) {
+	return intents[i%len(intents)], outcomes[i/len(intents)]
 }
 
-func (b *bucket) intentCell(intent string, failed bool) *cell {
-	i := intentIndex(intent, failed)
+func (b *bucket) intentCell(intent, outcome string) *cell {
+	i := intentIndex(intent, outcome)
 	if b.byIntent[i] == nil {
 		b.byIntent[i] = &cell{}
 	}
@@ -422,8 +428,8 @@ func (b *bucket) merge(o *bucket) {
 	}
 	for i, c := range o.byIntent {
 		if c != nil {
-			intent, failed := intentOf(i)
-			b.intentCell(intent, failed).merge(c)
+			intent, outcome := intentOf(i)
+			b.intentCell(intent, outcome).merge(c)
 		}
 	}
 }
@@ -483,7 +489,7 @@ func (s *Store) remember(r Row) {
 	rec := Recent{
 		Timestamp: r.Timestamp, RequestID: r.RequestID, Intent: r.Intent, Path: r.Category,
 		Tools: slices.Clone(r.Tools), LatencySec: round(r.Latency.Seconds()),
-		Error: Cut(errorKey(r.Error), 200), Query: Cut(r.Query, 200), failed: r.Error != "",
+		Error: Cut(errorKey(r.Error), 200), Query: Cut(r.Query, 200), Outcome: r.Outcome(),
 	}
 	if len(s.recent) < RecentRows {
 		s.recent = append(s.recent, rec)

@@ -7,10 +7,12 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"adaptbot/benchmarks"
+	"adaptbot/llm"
 )
 
 var (
@@ -18,6 +20,20 @@ var (
 	testPaths = []string{benchmarks.CategoryGeneral, benchmarks.CategoryNeedTool, "", "weather", "calculator", "unit_converter", "roman_numerals"}
 	testErrs  = []string{"model timed out", "tool failed: bad input", "no tool named \"x\"", "rate limited\nretry later"}
 )
+
+// noModelMessage is what a chat refused for want of a model says.
+var noModelMessage = llm.ErrNoModel.Error()
+
+// notConfigured is the recount's own reading of a row: refused because no
+// model is configured.
+func notConfigured(r benchmarks.Row) bool {
+	return r.ErrorKind == "not_configured" || (r.ErrorKind == "" && strings.HasPrefix(r.Error, "no language model is configured"))
+}
+
+// failed is the recount's own reading of a row: an error other than that.
+func failed(r benchmarks.Row) bool {
+	return !notConfigured(r) && (r.Error != "" || r.ErrorKind != "")
+}
 
 // randomRow makes a plausible row at t: chats, builds and direct runs with
 // every kind of path, tool list, success value and error.
@@ -58,8 +74,19 @@ func randomRow(rng *rand.Rand, t time.Time, i int) benchmarks.Row {
 		}
 		r.LLMCalls = r.BuildAttempts
 	}
-	if rng.IntN(6) == 0 {
+	switch rng.IntN(12) {
+	case 0, 1:
 		r.Error = testErrs[rng.IntN(len(testErrs))]
+		if rng.IntN(2) == 0 {
+			r.ErrorKind = "failed"
+		}
+	case 2:
+		// Refused for want of a model: marked by its kind, or in rows
+		// written before the error_kind column, by the message alone.
+		r.Error = noModelMessage
+		if rng.IntN(2) == 0 {
+			r.ErrorKind = benchmarks.ErrorKindNotConfigured
+		}
 	}
 	for _, node := range []string{"classifier", "route", "extract", "execute", "answer"}[:rng.IntN(6)] {
 		r.NodeTimes = append(r.NodeTimes, benchmarks.NodeTime{Node: node, Duration: time.Duration(rng.IntN(2000)) * time.Millisecond})
@@ -79,6 +106,7 @@ func nearestRank(sorted []float64, q float64) float64 {
 // recount computes, straight from rows, what Query must answer.
 type recount struct {
 	requests, errors, scopeN int
+	notConfigured            int
 	byIntent                 map[string]int
 	lat                      []float64
 	llm, tokens              int
@@ -110,8 +138,11 @@ func count(rows []benchmarks.Row, f benchmarks.Filter) recount {
 				rc.last = ts
 			}
 		}
-		if r.Error != "" {
+		if failed(r) {
 			rc.errors++
+		}
+		if notConfigured(r) {
+			rc.notConfigured++
 		}
 		if r.Intent == scope {
 			for _, nt := range r.NodeTimes {
@@ -134,7 +165,7 @@ func count(rows []benchmarks.Row, f benchmarks.Filter) recount {
 		if r.Intent != benchmarks.IntentRun {
 			p := rc.paths[cmp.Or(r.Category, "(none)")]
 			p[0]++
-			if r.Error != "" {
+			if failed(r) {
 				p[1]++
 			}
 			rc.paths[cmp.Or(r.Category, "(none)")] = p
@@ -162,7 +193,7 @@ func count(rows []benchmarks.Row, f benchmarks.Filter) recount {
 		}
 		if r.Intent == benchmarks.IntentBuild {
 			rc.builds++
-			if r.Error != "" {
+			if failed(r) {
 				rc.buildFailed++
 			}
 			rc.attempts[r.BuildAttempts]++
@@ -242,6 +273,8 @@ func TestStoreMatchesRecount(t *testing.T) {
 		{Path: benchmarks.PathBuild},
 		{Outcome: benchmarks.OutcomeError},
 		{Outcome: benchmarks.OutcomeOK, Tool: "unit_converter"},
+		{Outcome: benchmarks.OutcomeNotConfigured},
+		{Outcome: benchmarks.OutcomeNotConfigured, Intent: benchmarks.IntentChat},
 		{Since: end.Add(-90 * time.Minute)},                                    // the minute tier
 		{Since: end.Add(-3 * 24 * time.Hour), Until: end.Add(-24 * time.Hour)}, // the hour tier
 		{Since: end.Add(-100 * time.Minute), Until: end.Add(-30 * time.Minute), Intent: benchmarks.IntentChat},
@@ -272,6 +305,7 @@ func checkSummary(t *testing.T, got benchmarks.Summary, want recount) {
 	t.Helper()
 	equal(t, "requests", got.Requests, want.requests)
 	equal(t, "errors", got.Errors, want.errors)
+	equal(t, "not configured", got.NotConfigured, want.notConfigured)
 	equal(t, "scope requests", got.ScopeRequests, want.scopeN)
 	for intent, n := range want.byIntent {
 		equal(t, "by_intent "+intent, got.ByIntent[intent], n)
@@ -320,16 +354,18 @@ func checkSummary(t *testing.T, got benchmarks.Summary, want recount) {
 		t.Errorf("no builds, but generation p50 = %v", *got.Builds.Generation.P50)
 	}
 
-	var series, seriesErrs int64
+	var series, seriesErrs, seriesNotConfigured int64
 	for _, p := range got.Series {
 		series += p.Requests
 		seriesErrs += p.Errors
+		seriesNotConfigured += p.NotConfigured
 		if p.Chat+p.Build+p.Run != p.Requests {
 			t.Errorf("point %s: chat+build+run = %d, requests %d", p.T, p.Chat+p.Build+p.Run, p.Requests)
 		}
 	}
 	equal(t, "sum of series requests", series, int64(want.requests))
 	equal(t, "sum of series errors", seriesErrs, int64(want.errors))
+	equal(t, "sum of series not configured", seriesNotConfigured, int64(want.notConfigured))
 	if len(got.Series) > benchmarks.MaxPoints {
 		t.Errorf("%d points, want at most %d", len(got.Series), benchmarks.MaxPoints)
 	}

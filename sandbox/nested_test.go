@@ -106,9 +106,11 @@ func Execute(ctx context.Context, in Input) (string, error) {
 }
 `
 
-// relay calls the tool named in its input and says what came back.
-const relay = `// Package relay calls a tool and reports its answer or error.
-package relay
+// relay is the tool relay_<callee>: it calls the tool callee (its name
+// written out, as the contract wants) and says what came back.
+func relay(callee string) string {
+	return `// Package relay_` + callee + ` calls a tool and reports its answer or error.
+package relay_` + callee + `
 
 import (
 	"context"
@@ -118,7 +120,6 @@ import (
 )
 
 type Input struct {
-	Tool string ` + "`json:\"tool\"`" + `
 	Args string ` + "`json:\"args,omitempty\"`" + `
 	Bare bool   ` + "`json:\"bare,omitempty\"`" + `
 }
@@ -127,13 +128,14 @@ func Execute(ctx context.Context, in Input) (string, error) {
 	if in.Bare {
 		ctx = context.Background()
 	}
-	out, err := toolkit.Call(ctx, in.Tool, json.RawMessage(in.Args))
+	out, err := toolkit.Call(ctx, "` + callee + `", json.RawMessage(in.Args))
 	if err != nil {
 		return "error: " + err.Error(), nil
 	}
 	return "ok: " + out, nil
 }
 `
+}
 
 const panicker = `// Package panicker panics.
 package panicker
@@ -213,7 +215,9 @@ func Execute(ctx context.Context, in Input) (string, error) {
 
 func nestedTools() map[string]string {
 	return map[string]string{
-		"adder": adder, "doubler": doubler, "relay": relay, "panicker": panicker,
+		"adder": adder, "doubler": doubler, "panicker": panicker,
+		"relay_missing": relay("missing"), "relay_panicker": relay("panicker"), "relay_adder": relay("adder"),
+		"relay_deaf": relay("deaf"), "relay_patient": relay("patient"),
 		"deaf": deaf, "patient": patient,
 		"hop1": hop("hop1", "hop2"), "hop2": hop("hop2", "hop3"), "hop3": hop("hop3", "hop4"), "hop4": hop("hop4", ""),
 	}
@@ -249,19 +253,19 @@ func TestNestedCallErrors(t *testing.T) {
 	for name, r := range runners(t, opts) {
 		t.Run(name, func(t *testing.T) {
 			h := newHost(r, nestedTools())
-			for _, tt := range []struct{ input, want string }{
-				{`{"tool": "missing"}`, `error: no tool named "missing"`},
-				{`{"tool": "panicker"}`, "error: tool panicker: panic: assignment to entry in nil map"},
-				{`{"tool": "adder", "args": "{\"a\": \"x\"}"}`, "error: tool adder: input: arguments do not match Input"},
-				{`{"tool": "adder", "bare": true}`, `error: toolkit.Call("adder"): calling other tools is not available here (pass the ctx that Execute was given)`},
+			for _, tt := range []struct{ relay, input, want string }{
+				{"relay_missing", `{}`, `error: no tool named "missing"`},
+				{"relay_panicker", `{}`, "error: tool panicker: panic: assignment to entry in nil map"},
+				{"relay_adder", `{"args": "{\"a\": \"x\"}"}`, "error: tool adder: input: arguments do not match Input"},
+				{"relay_adder", `{"bare": true}`, `error: toolkit.Call("adder"): calling other tools is not available here (pass the ctx that Execute was given)`},
 			} {
-				res, err := h.call(context.Background(), "relay", tt.input)
+				res, err := h.call(context.Background(), tt.relay, tt.input)
 				if err != nil || !strings.HasPrefix(res.Output, tt.want) {
 					t.Errorf("relay %s = %q, %v; want %q…", tt.input, res.Output, err, tt.want)
 				}
 			}
 			// Without a host, a call fails in the tool, which carries on.
-			res, err := r.Run(context.Background(), sandbox.Call{Tool: "relay", Source: []byte(relay), Input: []byte(`{"tool": "adder"}`)})
+			res, err := r.Run(context.Background(), sandbox.Call{Tool: "relay_adder", Source: []byte(relay("adder")), Input: []byte(`{}`)})
 			if err != nil || !strings.Contains(res.Output, "calling other tools is not available here") {
 				t.Errorf("relay without a host = %q, %v", res.Output, err)
 			}
@@ -279,8 +283,8 @@ func TestNestedCallBoundedByCaller(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			h := newHost(r, nestedTools())
 			began := time.Now()
-			res, err := r.Run(toolkit.WithCaller(context.Background(), h), sandbox.Call{Tool: "relay", Source: []byte(relay),
-				Input: []byte(`{"tool": "deaf"}`), Timeout: 700 * time.Millisecond})
+			res, err := r.Run(toolkit.WithCaller(context.Background(), h), sandbox.Call{Tool: "relay_deaf", Source: []byte(relay("deaf")),
+				Input: []byte(`{}`), Timeout: 700 * time.Millisecond})
 			took := time.Since(began)
 			if took > 5*time.Second {
 				t.Fatalf("the call took %v: the callee ran past its caller's limit", took)
@@ -305,7 +309,7 @@ func TestNestedCallBoundedByCaller(t *testing.T) {
 			}
 			done := make(chan outcome, 1)
 			go func() {
-				res, err := h.call(ctx, "relay", `{"tool": "patient"}`)
+				res, err := h.call(ctx, "relay_patient", `{}`)
 				done <- outcome{res.Output, err}
 			}()
 			waitFor(t, "the callee to start", func() bool { return h.calls.Load() == 2 })

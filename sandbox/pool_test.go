@@ -229,13 +229,24 @@ func TestPoolCrashLoopBacksOff(t *testing.T) {
 	opts.WorkerEnv = []string{workerEnvVar + "=die-after-hello"}
 	opts.Landlock = sandbox.LandlockAuto // this fake worker does not confine itself
 	opts.QueueTimeout = 500 * time.Millisecond
+	began := time.Now()
 	p := newPool(t, opts)
-	time.Sleep(time.Second)
-	s := p.Stats()
-	t.Logf("after a second: %+v", s)
-	// 100, 200, 400 ms...: a handful, where a tight loop would make hundreds.
-	if s.Restarts < 2 || s.Restarts > 8 {
-		t.Errorf("%d restarts in a second, want a handful", s.Restarts)
+	// Each replacement of a worker that died young waits twice as long as
+	// the one before: 100, 200, 400 ms. So the fourth death comes at least
+	// 700 ms after the pool started, where a tight loop would get there in
+	// a few tens of milliseconds. Waiting for the condition, a slow machine
+	// only makes this later, never earlier.
+	deadline := time.Now().Add(30 * time.Second)
+	for p.Stats().Restarts < 4 {
+		if time.Now().After(deadline) {
+			t.Fatalf("restarts = %d after 30s: the pool stopped replacing the crashing worker", p.Stats().Restarts)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	took := time.Since(began)
+	t.Logf("4 restarts after %v: %+v", took, p.Stats())
+	if took < 700*time.Millisecond {
+		t.Errorf("4 restarts within %v: the replacements of a crashing worker do not back off", took)
 	}
 	_, err := p.Run(context.Background(), sandbox.Call{Tool: "calculator", Source: []byte(calculator), Timeout: 200 * time.Millisecond})
 	if k := sandbox.KindOf(err); k != sandbox.KindUnavailable && k != sandbox.KindCrash {

@@ -41,6 +41,15 @@ type Options struct {
 	// Rewrite maps a host name to a base URL ("http://127.0.0.1:8080") that is
 	// used instead. It exists for tests that serve canned answers on loopback.
 	Rewrite map[string]string
+	// Resolver looks host names up; nil is the system's (net.DefaultResolver).
+	// Tests give one that answers from a table; it stays in the process that
+	// set it (worker processes always use the system's).
+	Resolver Resolver `json:"-"`
+}
+
+// Resolver looks up the addresses of a host name, as net.Resolver does.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
 
 // Client performs HTTP requests on behalf of tools.
@@ -94,7 +103,11 @@ func (c *Client) dial(ctx context.Context, network, addr string) (net.Conn, erro
 	if ip, err := netip.ParseAddr(host); err == nil {
 		ips = []netip.Addr{ip}
 	} else {
-		ips, err = net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		var r Resolver = net.DefaultResolver
+		if c.opts.Resolver != nil {
+			r = c.opts.Resolver
+		}
+		ips, err = r.LookupNetIP(ctx, "ip", host)
 		if err != nil {
 			return nil, fmt.Errorf("resolve %s: %w", host, err)
 		}

@@ -14,7 +14,6 @@ import (
 	"github.com/tmc/langchaingo/embeddings"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/anthropic"
-	"github.com/tmc/langchaingo/llms/googleai"
 	"github.com/tmc/langchaingo/llms/ollama"
 	"github.com/tmc/langchaingo/llms/openai"
 
@@ -115,11 +114,12 @@ func New(ctx context.Context, c Config) (llm.Model, error) {
 		if c.GoogleKey == "" {
 			return nil, fmt.Errorf("ADAPTBOT_LLM_PROVIDER=googleai needs GOOGLE_API_KEY")
 		}
-		// Google AI's SDK speaks gRPC and takes its key from its own
-		// options (a custom HTTP client would drop it), so its failures are
-		// sorted by gRPC code rather than by the observer transport.
-		a.url = "generativelanguage.googleapis.com"
-		m, err = googleai.New(ctx, googleai.WithAPIKey(c.GoogleKey), googleai.WithDefaultModel(model))
+		// Gemini through Google's OpenAI-compatible endpoint: the same
+		// client, retries and failure sorting as OpenAI, without the
+		// gRPC SDK (and its few hundred packages) in the binary.
+		a.url = geminiBaseURL
+		a.callPieces = true
+		m, err = openai.New(append(c.geminiOptions(), openai.WithModel(model))...)
 	default:
 		return nil, fmt.Errorf("unknown ADAPTBOT_LLM_PROVIDER %q: use openai, ollama, anthropic or googleai", c.Provider)
 	}
@@ -157,6 +157,16 @@ func (c Config) openaiOptions() ([]openai.Option, error) {
 		opts = append(opts, openai.WithBaseURL(base))
 	}
 	return opts, nil
+}
+
+// geminiBaseURL is Google's OpenAI-compatible endpoint for Gemini (chat,
+// streaming, function calling, embeddings), which takes the API key as a
+// bearer token. Tests point it at a scripted server.
+var geminiBaseURL = "https://generativelanguage.googleapis.com/v1beta/openai"
+
+// geminiOptions are the client options for Gemini, chat and embeddings.
+func (c Config) geminiOptions() []openai.Option {
+	return []openai.Option{openai.WithToken(c.GoogleKey), openai.WithHTTPClient(httpClient()), openai.WithBaseURL(geminiBaseURL)}
 }
 
 // ollamaOptions are the client options shared by chat and embeddings.
@@ -430,7 +440,7 @@ func NewEmbedder(ctx context.Context, c Config) (llm.Embedder, error) {
 	case "ollama":
 		client, err = ollama.New(append(c.ollamaOptions(), ollama.WithModel(c.EmbeddingModel))...)
 	case "googleai":
-		client, err = googleai.New(ctx, googleai.WithAPIKey(c.GoogleKey), googleai.WithDefaultEmbeddingModel(c.EmbeddingModel))
+		client, err = openai.New(append(c.geminiOptions(), openai.WithEmbeddingModel(c.EmbeddingModel))...)
 	case "":
 		return nil, fmt.Errorf("ADAPTBOT_EMBEDDING_MODEL is set but no provider is configured")
 	default:

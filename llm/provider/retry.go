@@ -10,9 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	"adaptbot/llm"
 )
 
@@ -114,9 +111,8 @@ type failure struct {
 	err        error
 }
 
-// classify sorts a failed try by what the HTTP layer saw (a) or, for SDKs
-// that do not use our HTTP client (Google AI speaks gRPC), by the error's
-// gRPC code. timedOut says the per-call timeout ended the try.
+// classify sorts a failed try by what the HTTP layer saw (a). timedOut says
+// the per-call timeout ended the try.
 func classify(err error, a *attempt, timedOut bool) failure {
 	code, retryAfter, connErr := a.facts()
 	f := failure{kind: llm.Failed, err: err}
@@ -131,17 +127,6 @@ func classify(err error, a *attempt, timedOut bool) failure {
 		f.kind, f.retryable = llm.Timeout, true
 	case connErr != nil:
 		f.retryable = true
-	case code == 0:
-		if s, ok := status.FromError(err); ok {
-			switch s.Code() {
-			case codes.ResourceExhausted, codes.Unavailable:
-				f.kind, f.retryable = llm.Overloaded, true
-			case codes.DeadlineExceeded:
-				f.kind, f.retryable = llm.Timeout, true
-			case codes.Internal, codes.Unknown, codes.Aborted:
-				f.retryable = true
-			}
-		}
 	}
 	return f
 }

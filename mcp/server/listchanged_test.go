@@ -19,7 +19,6 @@ import (
 // file and saves the registry; `adaptbot mcp` follows the save).
 func TestStdioListChangedWithinASecond(t *testing.T) {
 	bin := adaptbotBinary(t)
-	skipIfUnwired(t, bin, "mcp")
 	for _, beside := range []bool{false, true} {
 		name := "alone"
 		if beside {

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -15,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"adaptbot/contract"
@@ -61,7 +63,8 @@ type Server struct {
 	mu        sync.Mutex
 	published map[string]string // tool name → fingerprint of what clients see
 
-	outputs sync.Map // output schema text → *contract.Schema, for results
+	outputs  sync.Map // output schema text → *contract.Schema, for results
+	requests requests // the POSTs under way on /mcp, for their calls
 }
 
 // New returns a Server for the local tools of tools. It publishes the
@@ -229,13 +232,19 @@ func inputSchema(params json.RawMessage) (json.RawMessage, error) {
 func (s *Server) handler(name string) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		var args json.RawMessage
-		if req != nil && req.Params != nil {
-			args = req.Params.Arguments
+		var extra *sdk.RequestExtra
+		if req != nil {
+			extra = req.Extra
+			if req.Params != nil {
+				args = req.Params.Arguments
+			}
 		}
+		ctx, cancel := s.requests.bind(ctx, extra)
+		defer cancel()
 		t, err := s.local(name)
 		var out string
 		if err == nil {
-			out, err = t.Call(ctx, args)
+			out, err = s.run(ctx, t, args)
 		}
 		if err == nil {
 			var res *sdk.CallToolResult
@@ -291,8 +300,14 @@ func (s *Server) Call(ctx context.Context, name string, args json.RawMessage) (s
 	if err != nil {
 		return "", err
 	}
+	return s.run(ctx, t, args)
+}
+
+// run carries out one call of the local tool t: through Options.Call when
+// set (the server's service layer), else t itself.
+func (s *Server) run(ctx context.Context, t toolbox.Tool, args json.RawMessage) (string, error) {
 	if s.call != nil {
-		return s.call(ctx, name, args)
+		return s.call(ctx, t.Spec().Name, args)
 	}
 	return t.Call(ctx, args)
 }
@@ -321,13 +336,97 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 
 // ServeStdio serves one session over in and out (newline-delimited JSON-RPC,
 // as `adaptbot mcp` does on its standard streams) until the client closes
-// in or ctx ends. A client that leaves is not an error.
+// in or ctx ends. Every request read before the end of in is answered
+// before it returns, so a client may pipe its requests and close its end
+// (printf '...' | adaptbot mcp). A client that leaves is not an error.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	err := s.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}})
+	err := s.Run(ctx, drainTransport{&sdk.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}}})
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, sdk.ErrConnectionClosed) || ctx.Err() != nil {
 		return nil
 	}
 	return fmt.Errorf("mcp: stdio: %w", err)
+}
+
+// drainTransport gives its connections drainConn's end of input.
+type drainTransport struct{ sdk.Transport }
+
+func (t drainTransport) Connect(ctx context.Context) (sdk.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &drainConn{Connection: c, pending: map[jsonrpc.ID]bool{}, answered: make(chan struct{}), closed: make(chan struct{})}, nil
+}
+
+// drainConn holds back the end of input until every request read has been
+// answered. The SDK's stdio connection reports it at once, and the session
+// then cancels the requests still being handled and drops their answers
+// (modelcontextprotocol/go-sdk#1061), so a client that wrote its requests
+// and closed its end got nothing back.
+//
+// Wrapping the connection hides the SDK's protocol-version hook from it, so
+// it no longer refuses JSON-RPC batches under protocol 2025-06-18 and later;
+// it still answers them.
+type drainConn struct {
+	sdk.Connection
+
+	mu       sync.Mutex
+	pending  map[jsonrpc.ID]bool // requests read and not answered yet
+	answered chan struct{}       // closed and replaced at each answer
+
+	closeOnce sync.Once
+	closed    chan struct{}
+}
+
+func (c *drainConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if err == nil {
+		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+			c.mu.Lock()
+			c.pending[req.ID] = true // a duplicate ID is refused, and answered, once
+			c.mu.Unlock()
+		}
+		return msg, nil
+	}
+	if !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	for {
+		c.mu.Lock()
+		n, answered := len(c.pending), c.answered
+		c.mu.Unlock()
+		if n == 0 {
+			return nil, err
+		}
+		select {
+		case <-answered:
+		case <-c.closed:
+			return nil, err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+func (c *drainConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	err := c.Connection.Write(ctx, msg)
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		// Answered, or never will be if the write failed: either way the
+		// end of input need not wait for it.
+		c.mu.Lock()
+		if c.pending[resp.ID] {
+			delete(c.pending, resp.ID)
+			close(c.answered)
+			c.answered = make(chan struct{})
+		}
+		c.mu.Unlock()
+	}
+	return err
+}
+
+func (c *drainConn) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
+	return c.Connection.Close()
 }
 
 type nopWriteCloser struct{ io.Writer }
@@ -338,9 +437,76 @@ func (nopWriteCloser) Close() error { return nil }
 // responses as server-sent events, and the standalone GET stream on which
 // list_changed reaches clients between requests. Mount it behind the same
 // access rules as the rest of the API.
+//
+// A tool call stops when the client leaves before its answer: the SDK runs
+// calls under the session, not the HTTP request that carried them, and
+// without a store of events (we keep none) an answer to a client that left
+// is never read.
 func (s *Server) Handler() http.Handler {
-	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.sdk },
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.sdk },
 		&sdk.StreamableHTTPOptions{Logger: s.log, SessionTimeout: s.timeout})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			h.ServeHTTP(w, r)
+			return
+		}
+		// Tag the request, so a call it carries finds its context (the SDK
+		// hands handlers the request's header); a tag a client sent is
+		// replaced.
+		tag, untag := s.requests.add(r.Context())
+		defer untag()
+		r = r.Clone(r.Context())
+		r.Header.Set(requestTagHeader, tag)
+		h.ServeHTTP(w, r)
+	})
+}
+
+// requestTagHeader carries a POST's tag to the calls it holds.
+const requestTagHeader = "X-Adaptbot-Request-Tag"
+
+// errClientLeft ends a call whose HTTP request ended before its answer.
+var errClientLeft = errors.New("the client left before the answer")
+
+// requests are the contexts of the POSTs under way on /mcp, by tag.
+type requests struct {
+	mu   sync.Mutex
+	live map[string]context.Context
+}
+
+func (rs *requests) add(ctx context.Context) (string, func()) {
+	var b [16]byte
+	rand.Read(b[:])
+	tag := hex.EncodeToString(b[:])
+	rs.mu.Lock()
+	if rs.live == nil {
+		rs.live = map[string]context.Context{}
+	}
+	rs.live[tag] = ctx
+	rs.mu.Unlock()
+	return tag, func() {
+		rs.mu.Lock()
+		delete(rs.live, tag)
+		rs.mu.Unlock()
+	}
+}
+
+// bind returns ctx ended also when the HTTP request that carried the call
+// ends: the client left. A call that came another way (stdio) is not
+// bound; one whose request is already over is ended at once.
+func (rs *requests) bind(ctx context.Context, extra *sdk.RequestExtra) (context.Context, context.CancelFunc) {
+	if extra == nil || extra.Header.Get(requestTagHeader) == "" {
+		return context.WithCancel(ctx)
+	}
+	rs.mu.Lock()
+	rctx, ok := rs.live[extra.Header.Get(requestTagHeader)]
+	rs.mu.Unlock()
+	ctx, cancel := context.WithCancelCause(ctx)
+	if !ok {
+		cancel(errClientLeft)
+		return ctx, func() {}
+	}
+	stop := context.AfterFunc(rctx, func() { cancel(errClientLeft) })
+	return ctx, func() { stop(); cancel(context.Canceled) }
 }
 
 // Close ends every open session, so that long-lived HTTP streams let a

@@ -93,7 +93,10 @@
     m.querySelector('.info')?.remove();
     const info = el('div', 'info');
     if (r.path) {
-      const b = el('button', 'badge path', r.path);
+      // Every tool the answer used, in the order they first ran; path alone
+      // names only the first.
+      const used = [...new Set(r.tools || [])];
+      const b = el('button', 'badge path', used.length > 1 ? used.join(' → ') : r.path);
       b.type = 'button';
       b.title = 'Show the trace of this answer';
       b.setAttribute('aria-expanded', 'false');

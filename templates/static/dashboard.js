@@ -18,6 +18,29 @@ function secs(v) { return v === null || v === undefined ? DASH : (+v).toFixed(3)
 function num(v, d) { return v === null || v === undefined ? DASH : (+v).toFixed(d); }
 function pct(v) { return v === null || v === undefined ? DASH : (100 * v).toFixed(1) + '%'; }
 
+// secondsTick labels a time axis tick given in seconds: milliseconds below
+// one second (0.0004 s is "0.4 ms", not "0"), seconds above.
+function secondsTick(v) {
+  if (v === null || v === undefined) return '';
+  const a = Math.abs(v);
+  if (a === 0) return '0';
+  if (a < 1) {
+    const ms = v * 1000;
+    return (Math.abs(ms) < 10 ? +ms.toFixed(2) : Math.abs(ms) < 100 ? +ms.toFixed(1) : Math.round(ms)) + ' ms';
+  }
+  return (a < 10 ? +v.toFixed(2) : a < 100 ? +v.toFixed(1) : Math.round(v)) + ' s';
+}
+
+// secondsAxis is a uPlot y axis of seconds, labelled by secondsTick; the
+// labels last drawn are kept on the box (data-ticks) for tests.
+function secondsAxis(box) {
+  return {size: 64, values: (u, splits) => {
+    const labels = splits.map(secondsTick);
+    box.dataset.ticks = labels.join('|');
+    return labels;
+  }};
+}
+
 // withFilter returns the dashboard URL with one filter changed.
 function withFilter(name, value) {
   const q = new URLSearchParams(location.search);
@@ -32,13 +55,17 @@ function cards(s) {
   const list = [
     ['requests', s.requests],
     [s.requests ? 'errors (' + pct(s.errors / s.requests) + ')' : 'errors', s.requests ? s.errors : DASH],
+  ];
+  // Chats refused for want of a model are an install to finish, not
+  // errors: counted apart, and only shown when there are some.
+  if (s.not_configured) list.push(['refused: no model configured', s.not_configured]);
+  list.push(
     [scope + ' p50 latency s', secs(s.latency.p50_sec)],
     [scope + ' p95 latency s', secs(s.latency.p95_sec)],
     ['model calls / ' + scope, num(s.per_request.llm_calls, 2)],
     ['tokens / ' + scope, s.per_request.prompt_tokens === null ? DASH : num(s.per_request.prompt_tokens + s.per_request.completion_tokens, 0)],
     ['tool execution ok' + (s.tool_execution.total ? ' (of ' + s.tool_execution.total + ')' : ''), pct(s.tool_execution.rate)],
-    ['builds' + (s.builds.failed ? ' (' + s.builds.failed + ' failed)' : ''), s.builds.requests || DASH],
-  ];
+    ['builds' + (s.builds.failed ? ' (' + s.builds.failed + ' failed)' : ''), s.builds.requests || DASH]);
   for (const [label, value] of list) {
     const c = el('div', 'card');
     c.append(el('b', '', String(value)), el('span', '', label));
@@ -55,7 +82,8 @@ function empty(box, text) {
 
 // timeChart draws one uPlot chart of series over s.series, or says there is
 // no data (hasData false, or every value null); a run of zeros is data and
-// is drawn. cols: [{label, get(point), color, scale, bars}].
+// is drawn. cols: [{label, get(point), color, scale, bars}]; axes, the y
+// axes, or a function of the chart's box that returns them.
 function timeChart(id, s, hasData, cols, axes, emptyText) {
   const box = $(id);
   box.replaceChildren();
@@ -81,7 +109,7 @@ function timeChart(id, s, hasData, cols, axes, emptyText) {
   const opts = {
     width: Math.max(box.clientWidth, 200), height: 210,
     tzDate: ts => uPlot.tzDate(new Date(ts * 1e3), 'Etc/UTC'),
-    series, axes: [{}].concat(axes || [{}]),
+    series, axes: [{}].concat((typeof axes === 'function' ? axes(box) : axes) || [{}]),
     // One bucket alone would get uPlot's default span of years; show the
     // bucket with a bucket's width of room on each side instead.
     scales: {x: xs.length === 1
@@ -166,11 +194,12 @@ function drawSeries(s) {
     {label: 'build', get: p => p.build, color: '#8e44ad'},
     {label: 'run', get: p => p.run, color: '#16a085'},
     {label: 'errors', get: p => p.errors, color: '#c0392b'},
-  ], null, 'No requests in this selection.');
+  ].concat(s.not_configured ? [{label: 'refused: no model', get: p => p.not_configured, color: '#7f8c8d'}] : []),
+  null, 'No requests in this selection.');
   timeChart('chart-latency', s, s.scope_requests > 0, [
-    {label: 'p50', get: p => p.p50_sec, color: '#2f6fed', decimals: 3},
-    {label: 'p95', get: p => p.p95_sec, color: '#e67e22', decimals: 3},
-  ], null, 'No ' + scope + ' requests in this selection.');
+    {label: 'p50 s', get: p => p.p50_sec, color: '#2f6fed', decimals: 4},
+    {label: 'p95 s', get: p => p.p95_sec, color: '#e67e22', decimals: 4},
+  ], box => [secondsAxis(box)], 'No ' + scope + ' requests in this selection.');
   timeChart('chart-tokens', s, s.scope_requests > 0, [
     {label: 'model calls', get: p => p.llm_calls_per_request, color: '#2f6fed', decimals: 2},
     {label: 'tokens', get: p => p.tokens_per_request, color: '#16a085', scale: 'tokens', decimals: 0},
@@ -189,7 +218,9 @@ function drawRecent(s) {
     const tr = el('tr');
     const cells = [r.timestamp ? r.timestamp.replace('T', ' ').replace(/\.\d+Z$|Z$/, '') : DASH, r.intent || DASH,
       r.path || DASH, (r.tools || []).join(', ') || DASH, secs(r.latency_sec), r.query || '', r.error || ''];
-    cells.forEach((text, i) => { const td = el('td', i === 6 ? 'error' : '', text); td.dataset.label = labels[i]; tr.appendChild(td); });
+    // A refusal for want of a model is not shown as an error.
+    const errCls = r.outcome === 'not_configured' ? 'not-configured' : 'error';
+    cells.forEach((text, i) => { const td = el('td', i === 6 ? errCls : '', text); td.dataset.label = labels[i]; tr.appendChild(td); });
     const td = el('td');
     td.dataset.label = labels[7];
     if (r.trace) { const a = el('a', 'trace-link', r.request_id); a.href = r.trace; td.appendChild(a); } else td.textContent = DASH;

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// everyCommand is every command and subcommand a person can type.
+func everyCommand() [][]string {
+	cmds := [][]string{{"serve"}, {"config"}, {"route"}, {"route", "--eval", "nowhere"}, {"report"},
+		{"mcp"}, {"mcp", "validate"}, {"search"}, {"worker"}}
+	for _, u := range toolsUsages {
+		cmds = append(cmds, []string{"tools", u.sub})
+	}
+	return cmds
+}
+
+// seenFlagSet is what a command parsed its flags with.
+type seenFlagSet struct {
+	fs    *flag.FlagSet
+	usage string
+}
+
+// TestUnknownFlagIsAUsageError: every command refuses a flag it does not
+// know the one way: exit status 2, one line naming the flag, then the
+// command's usage; nothing on standard output, nothing started or written,
+// and never Go's own list of flags.
+func TestUnknownFlagIsAUsageError(t *testing.T) {
+	dir := t.TempDir()
+	copyTools(t, dir)
+	env := cliEnv(dir, closedAddr(t))
+	before := tree(t, dir)
+	for _, cmd := range everyCommand() {
+		args := append(append([]string{"adaptbot"}, cmd...), "--no-such-flag")
+		var out, errOut bytes.Buffer
+		err := runWith(t.Context(), args, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errOut, testHooks(nil))
+		code := exitCode(err, &errOut)
+		name := strings.Join(cmd, " ")
+		if name == "route --eval nowhere" {
+			name = "route"
+		}
+		first, rest, _ := strings.Cut(errOut.String(), "\n")
+		if code != 2 {
+			t.Errorf("%s --no-such-flag: exit status %d, want 2 (%v)", name, code, err)
+		}
+		if want := "adaptbot: " + name + ": unknown flag --no-such-flag"; first != want {
+			t.Errorf("%s --no-such-flag: first line %q, want %q", name, first, want)
+		}
+		var help bytes.Buffer
+		runWith(t.Context(), append(append([]string{"adaptbot"}, cmd...), "--help"), func(k string) string { return env[k] }, nil, &help, io.Discard, hooks{})
+		if !strings.HasPrefix(help.String(), "Usage") || rest != "\n"+help.String() {
+			t.Errorf("%s --no-such-flag: after the error, want a blank line and its --help:\n%s", name, errOut.String())
+		}
+		for _, raw := range []string{"flag provided but not defined", "Usage of ", "\t"} {
+			if strings.Contains(errOut.String(), raw) {
+				t.Errorf("%s --no-such-flag: Go's flag output (%q) in:\n%s", name, raw, errOut.String())
+			}
+		}
+		if out.Len() > 0 {
+			t.Errorf("%s --no-such-flag: printed %q on standard output", name, out.String())
+		}
+	}
+	if after := tree(t, dir); !equalTrees(before, after) {
+		t.Error("a refused command changed the folder")
+	}
+}
+
+// TestUsageAndREADMENameEveryFlag: each command's --help and the README's
+// command block name every flag it takes, and the README names no flag a
+// command does not take.
+func TestUsageAndREADMENameEveryFlag(t *testing.T) {
+	seen := map[string]seenFlagSet{}
+	h := testHooks(nil)
+	h.flags = func(fs *flag.FlagSet, usage string) { seen[fs.Name()] = seenFlagSet{fs, usage} }
+	env := cliEnv(t.TempDir(), closedAddr(t))
+	for _, cmd := range everyCommand() {
+		args := append(append([]string{"adaptbot"}, cmd...), "--no-such-flag")
+		runWith(t.Context(), args, func(k string) string { return env[k] }, strings.NewReader(""), io.Discard, io.Discard, h)
+	}
+	block := readmeCommandBlock(t)
+	for _, cmd := range everyCommand() {
+		name := strings.Join(cmd, " ")
+		if cmd[0] == "route" {
+			name = "route"
+		}
+		s, ok := seen[name]
+		if !ok {
+			t.Errorf("%s: parsed no flags through parseFlags", name)
+			continue
+		}
+		// Its --help is the usage shown with a usage error.
+		var help bytes.Buffer
+		if err := runWith(t.Context(), append(append([]string{"adaptbot"}, cmd...), "--help"), func(k string) string { return env[k] }, nil, &help, io.Discard, hooks{}); err != nil {
+			t.Fatal(err)
+		}
+		if help.String() != s.usage {
+			t.Errorf("%s: --help and the usage shown on errors differ:\n%s\n---\n%s", name, help.String(), s.usage)
+		}
+		entry := block[name]
+		if cmd[0] != "serve" && entry == "" {
+			t.Errorf("the README's command block has no line for adaptbot %s", name)
+		}
+		defined := map[string]bool{}
+		s.fs.VisitAll(func(f *flag.Flag) {
+			flagName := dashes(f.Name)
+			defined[flagName] = true
+			if !hasFlag(s.usage, flagName) {
+				t.Errorf("%s: --help does not mention %s", name, flagName)
+			}
+			if !hasFlag(entry, flagName) {
+				t.Errorf("%s: the README's command block does not mention %s", name, flagName)
+			}
+		})
+		for _, m := range flagToken.FindAllStringSubmatch(entry, -1) {
+			if !defined[m[2]] {
+				t.Errorf("%s: the README's command block names %s, which it does not take", name, m[2])
+			}
+		}
+	}
+}
+
+var flagToken = regexp.MustCompile(`(^|[\s\[|])(--?[a-z][a-z-]*)`)
+
+// hasFlag reports whether text names flag (-c, --name) as a word.
+func hasFlag(text, flag string) bool {
+	for _, m := range flagToken.FindAllStringSubmatch(text, -1) {
+		if m[2] == flag {
+			return true
+		}
+	}
+	return false
+}
+
+// readmeCommandBlock is the first code block of the README's "Command
+// line" section, by command ("tools list", "route"): the lines that start
+// with "adaptbot COMMAND" and those indented under them.
+func readmeCommandBlock(t *testing.T) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(b), "\n## Command line\n")
+	if !ok {
+		t.Fatal("README has no Command line section")
+	}
+	_, code, _ := strings.Cut(section, "```\n")
+	code, _, _ = strings.Cut(code, "```")
+	entries := map[string]string{}
+	key := ""
+	for _, line := range strings.Split(code, "\n") {
+		if rest, ok := strings.CutPrefix(line, "adaptbot "); ok {
+			f := strings.Fields(rest)
+			key = f[0]
+			if key == "tools" || (key == "mcp" && len(f) > 1 && f[1] == "validate") {
+				key += " " + f[1]
+			}
+		} else if !strings.HasPrefix(line, " ") {
+			key = ""
+		}
+		if key != "" {
+			entries[key] += line + "\n"
+		}
+	}
+	return entries
+}
