@@ -18,7 +18,6 @@ import (
 	"strings"
 	"testing"
 
-
 	"adaptbot/identity"
 	"adaptbot/service"
 	"adaptbot/shipping"
