@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"adaptbot/failures"
 	"adaptbot/llm"
 	"adaptbot/reqid"
 	"adaptbot/toolbox"
@@ -309,6 +310,12 @@ func (a *Agent) call(ctx context.Context, s *state, c toolCall) (r run, step Ste
 		step.Error = r.err.Error()
 		return r, step, nil
 	}
+	step.Version = t.Spec().Version
+	defer func() {
+		if step.Error != "" {
+			step.ErrorKind = string(failures.KindOf(r.err))
+		}
+	}()
 	r.output, r.err = t.Call(ctx, r.args)
 	if ae, ok := errors.AsType[*toolbox.ArgsError](r.err); ok {
 		m := llm.NewMeter(s.model)
