@@ -36,6 +36,11 @@
 //     ErrConflict at once); builds of different tools run in parallel.
 //     Builds run in one process, the server: the CLI asks it.
 //
+// Repair (repair.go) is a modify driven by failure cases seen in real use:
+// the same flow, with every failing case run after the gate (a result or a
+// clear error, never a panic or a timeout) and the stored examples kept as
+// they are; the cases that now give a result become examples.
+//
 // The examples are stored beside the tool (registry.ExamplesFile) and re-run
 // by TestTool (`adaptbot tools test <name>`) and, through RetestOnChange,
 // whenever a tool's source changes outside a build.

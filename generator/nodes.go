@@ -149,6 +149,10 @@ func (g *Generator) create(ctx context.Context, b *build) (*build, error) {
 // modify asks the model for a new version of a serving tool.
 func (g *Generator) modify(ctx context.Context, b *build) (*build, error) {
 	b.system = writeSystem(g.categories())
+	if fix := b.req.fix; fix != nil {
+		b.task = repairCasesTask(b.current, fix.cases, g.opts.Registry.Examples(b.name))
+		return g.write(ctx, b, b.task, StageWrite, "writing the repair")
+	}
 	b.task = modifyTask(b.current, b.summary, b.req.Text, g.opts.Registry.Examples(b.name))
 	return g.write(ctx, b, b.task, StageWrite, "writing the code")
 }
@@ -186,15 +190,30 @@ func (g *Generator) write(ctx context.Context, b *build, task, stage, doing stri
 // is held to the tool's stored examples too: those whose input the model
 // did not send again still run, so a change cannot drop what the tool did.
 func (g *Generator) check(ctx context.Context, b *build) (*build, error) {
-	if b.op == Modify {
+	switch {
+	case b.req.fix != nil:
+		b.cand.Examples = keepAll(b.cand.Examples, g.opts.Registry.Examples(b.name))
+	case b.op == Modify:
 		b.cand.Examples = keepExamples(b.cand.Examples, g.opts.Registry.Examples(b.name))
 	}
-	v, err := g.gate(ctx, b.name, b.cand, func(ev Event) {
+	emit := func(ev Event) {
 		ev.Attempt, ev.Of = b.attempt, g.opts.MaxAttempts
 		b.emit(ev)
-	})
+	}
+	v, err := g.gate(ctx, b.name, b.cand, emit)
 	if err != nil {
 		return b, err
+	}
+	if fix := b.req.fix; fix != nil && v.tool != nil {
+		// A repair passes the gate and, on top, every failing case.
+		results, problems, err := g.checkCases(ctx, b.name, v.tool, fix.cases, emit)
+		if err != nil {
+			return b, err
+		}
+		fix.results = results
+		if len(problems) > 0 {
+			v.tool, v.problems = nil, problems
+		}
 	}
 	b.verdict = v
 	b.log = append(b.log, Attempt{Number: b.attempt, Errors: v.problems, Source: v.source, Fixed: v.fixed})
@@ -217,8 +236,16 @@ func (g *Generator) register(ctx context.Context, b *build) (*build, error) {
 	if category == "" {
 		category = b.current.Category // a modify keeps its category unless changed
 	}
-	e, err := g.opts.Registry.Put(ctx, b.name, tool.source, registry.PutOptions{
-		Origin: registry.Generated, Category: category, Examples: encodeExamples(tool.examples)})
+	o := registry.PutOptions{Origin: registry.Generated, Category: category, Examples: encodeExamples(tool.examples)}
+	if fix := b.req.fix; fix != nil {
+		// The cases that now give a result are regression tests from now
+		// on; the version's note says what the repair fixed.
+		var more []Example
+		more, fix.results = fixedExamples(tool.examples, fix.results)
+		o.Examples = encodeExamples(append(tool.examples, more...))
+		o.Hold, o.Note = fix.hold, repairNote(fix.results)
+	}
+	e, err := g.opts.Registry.Put(ctx, b.name, tool.source, o)
 	if err != nil {
 		if ctx.Err() != nil {
 			return b, err

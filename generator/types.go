@@ -33,6 +33,8 @@ type Request struct {
 	// build and Build returns it. The service layer sets it, so that a
 	// request whose words decide on a delete needs the right to delete.
 	Permit func(op Op, tool string) error `json:"-"`
+	// fix, set by Repair, makes the modify a repair from failure cases.
+	fix *caseFix
 }
 
 // Event is one step of a build's progress, for people watching it.
@@ -85,6 +87,9 @@ type Result struct {
 	// Pending: review is on (ADAPTBOT_REVIEW), so the version built waits
 	// for approval and does not serve yet.
 	Pending bool `json:"pending,omitempty"`
+	// Cases says, for a repair, how the version made does on each failing
+	// case it was given.
+	Cases []CaseResult `json:"cases,omitempty"`
 }
 
 // ErrConflict is returned when a build for the same tool is already running.
