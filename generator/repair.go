@@ -132,6 +132,10 @@ func (g *Generator) Repair(ctx context.Context, req RepairRequest, progress func
 	return res, err
 }
 
+// HasModel reports whether the generator has a model to write code with:
+// without one, Repair and Build fail with llm.ErrNoModel.
+func (g *Generator) HasModel() bool { return g.opts.Model != nil }
+
 // checkCases runs every failing case against a candidate that passed the
 // gate. Each must give a result or a clear error; the problems say which
 // do not, in words for the model. The error is for a sandbox that cannot

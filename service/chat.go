@@ -48,6 +48,7 @@ func (s *Service) Chat(ctx context.Context, req agent.Request) (*ChatResult, err
 	defer cancel()
 	req.Builder = chatBuilder{s}
 	res, err := s.d.Agent.Chat(ctx, req)
+	s.observeChat(ctx, res)
 	o.row = chatRow(o.row, res, err)
 	if res == nil {
 		return nil, o.finish(err)

@@ -72,12 +72,16 @@ type Deps struct {
 	Deadlines Deadlines
 	// Review says that new versions wait for approval (ADAPTBOT_REVIEW).
 	Review bool
+	// Learning is what the service learns from use: failure cases and
+	// automatic repairs (learning.go). Zero records nothing.
+	Learning Learning
 }
 
 // Service carries out requests. It is safe for concurrent use.
 type Service struct {
 	d      Deps
 	tracer trace.Tracer
+	learn  *learning
 }
 
 // New returns the service over d.
@@ -89,7 +93,7 @@ func New(d Deps) *Service {
 		d.Deadlines = deadlines(d, d.ToolLimit)
 	}
 	d.Deadlines = d.Deadlines.orDefaults()
-	return &Service{d: d, tracer: otel.Tracer("adaptbot/service")}
+	return &Service{d: d, tracer: otel.Tracer("adaptbot/service"), learn: newLearning(d.Learning)}
 }
 
 // Deadlines returns the bounds the service puts on work.

@@ -59,6 +59,9 @@ func (s *Service) Run(ctx context.Context, name string, args json.RawMessage) (*
 	began := time.Now()
 	out, err := t.Call(ctx, args)
 	elapsed := time.Since(began)
+	if err != nil {
+		s.observeRun(ctx, t, args, err)
+	}
 	if _, invalid := errors.AsType[*toolbox.ArgsError](err); !invalid {
 		o.row.ToolExecution = benchmarks.TriOf(err == nil)
 		o.row.Tools = []string{name}
