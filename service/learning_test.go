@@ -224,11 +224,11 @@ func caseByArgs(rep *service.FailureReport, args string) (failures.Case, bool) {
 // failed; successes and refusals leave none.
 func TestFailuresFromEveryDoorBecomeCases(t *testing.T) {
 	w := newLearningWorld(t, &learner{}, service.Learning{})
-	w.run(t, as(bob), "")                                           // panics
-	w.run(t, service.WithDoor(as(bob), benchmarks.DoorMCP), "")     // the same case, over MCP
-	w.run(t, as(bob), "bad")                                        // an error
-	w.run(t, as(bob), "fine words")                                 // works: no case
-	w.run(t, as(alice), "")                                         // refused: the tool never ran
+	w.run(t, as(bob), "")                                          // panics
+	w.run(t, service.WithDoor(as(bob), benchmarks.DoorMCP), "")    // the same case, over MCP
+	w.run(t, as(bob), "bad")                                       // an error
+	w.run(t, as(bob), "fine words")                                // works: no case
+	w.run(t, as(alice), "")                                        // refused: the tool never ran
 	w.svc.Run(as(bob), "first_word", json.RawMessage(`{"txt":1}`)) //nolint:errcheck // invalid arguments
 	res, err := w.svc.Chat(as(alice), agent.Request{Message: "first of nothing"})
 	if err != nil || res.Execution == nil || *res.Execution {
