@@ -34,18 +34,19 @@ func jsAPI(stream string) []string {
 
 // ReplicaPermissions is what a replica needs: to send fleet calls, publish
 // its rows and read everyone's, and read and write the registry's bucket,
-// lock bucket and source store.
+// lock bucket, failure case bucket and source store.
 func ReplicaPermissions() Permissions {
 	pub := []string{
 		FleetRun, FleetCompile,
 		RowSubjectPrefix + ">",
 		"$KV." + ToolBucket + ".>",
 		"$KV." + LockBucket + ".>",
+		"$KV." + FailureBucket + ".>",
 		"$O." + SourceStore + ".>",
 		"$JS.API.INFO",
 		"$JS.FC.>", // flow control of the watches' push consumers
 	}
-	for _, s := range []string{RowStream, "KV_" + ToolBucket, "KV_" + LockBucket, "OBJ_" + SourceStore} {
+	for _, s := range []string{RowStream, "KV_" + ToolBucket, "KV_" + LockBucket, "KV_" + FailureBucket, "OBJ_" + SourceStore} {
 		pub = append(pub, jsAPI(s)...)
 	}
 	return Permissions{Publish: pub, Subscribe: []string{"_INBOX.>"}}
