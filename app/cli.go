@@ -35,6 +35,8 @@ var toolsUsages = []struct{ sub, usage string }{
 	{"approve", "adaptbot tools approve NAME [--format text|json]\n      approve a tool waiting for review (through the server)"},
 	{"test", "adaptbot tools test NAME [--format text|json]\n      re-run the tool's stored examples; exit status 1 if one fails"},
 	{"history", "adaptbot tools history NAME [--format text|json]\n      the tool's kept versions"},
+	{"failures", "adaptbot tools failures NAME [--format text|json]\n      the tool's failure cases from real use, and its repairs (through the server)"},
+	{"repair", "adaptbot tools repair NAME [CASE...] [--format text|json]\n      rewrite the tool from its open failure cases, or those named; progress goes to stderr (through the server)"},
 }
 
 // toolsHelp is the usage of `tools`, or of the subcommand args start with.
@@ -191,6 +193,16 @@ func toolsCommand(ctx context.Context, cfg Config, args []string, getenv func(st
 			return err
 		}
 		return show(out, fmt.Sprintf("%s: version %d restored as version %d.\n", out.Tool, out.Restored, out.Version))
+	case "failures":
+		if err := want(1, "NAME"); err != nil {
+			return err
+		}
+		return toolsLearning(ctx, c, sub, args, *format, stdout, stderr)
+	case "repair":
+		if len(args) < 1 {
+			return want(1, "NAME [CASE...]")
+		}
+		return toolsLearning(ctx, c, sub, args, *format, stdout, stderr)
 	case "approve":
 		if err := want(1, "NAME"); err != nil {
 			return err

@@ -65,6 +65,7 @@ func (c *client) request(ctx context.Context, method, path string, body any, acc
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", accept)
+	req.Header.Set(clientHeader, "cli") // the row's door says cli
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
@@ -108,7 +109,13 @@ func (c *client) call(ctx context.Context, method, path string, body, out any) e
 // progress, and returns its result. The server streams the build as
 // Server-Sent Events (POST /api/tools/build).
 func (c *client) build(ctx context.Context, req generator.Request, progress func(generator.Event)) (*generator.Result, error) {
-	resp, err := c.request(ctx, http.MethodPost, "/api/tools/build", req, "text/event-stream")
+	return c.stream(ctx, "/api/tools/build", req, progress)
+}
+
+// stream posts body to path, which answers a build's progress as
+// Server-Sent Events (a build, a repair), and returns its result.
+func (c *client) stream(ctx context.Context, path string, body any, progress func(generator.Event)) (*generator.Result, error) {
+	resp, err := c.request(ctx, http.MethodPost, path, body, "text/event-stream")
 	if err != nil {
 		return nil, err
 	}

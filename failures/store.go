@@ -88,6 +88,13 @@ func (c Case) Repairable() bool {
 	return c.Exact && c.Status == Open && c.Kind.Repairable()
 }
 
+// Failing reports whether c is a failure a repair must fix: a repairable
+// case that is not a clear error. An Error case is the tool's own answer to
+// input it refuses (a division by zero): what a repair would turn a panic
+// into, so it is shown and may be picked for a repair, but it starts none
+// and a repair does not take it unless asked.
+func (c Case) Failing() bool { return c.Repairable() && c.Kind != Error }
+
 // Repair records one repair of a tool, kept with its cases.
 type Repair struct {
 	At        time.Time `json:"at"`

@@ -161,9 +161,12 @@ type FailureReport struct {
 	// Version serves; PendingVersion waits for approval, if any.
 	Version        int `json:"version"`
 	PendingVersion int `json:"pending_version,omitempty"`
-	// Open counts the cases a repair may take; Unconfirmed the
-	// thumbs-downs waiting for a person.
+	// Open counts the failures a repair must fix and none has (panics,
+	// timeouts, ... and confirmed thumbs-downs); Errors the clear errors
+	// the tool answered with, which a repair takes only when asked;
+	// Unconfirmed the thumbs-downs waiting for a person.
 	Open        int               `json:"open"`
+	Errors      int               `json:"errors"`
 	Unconfirmed int               `json:"unconfirmed"`
 	Cases       []failures.Case   `json:"cases"`
 	Repairs     []failures.Repair `json:"repairs"`
@@ -217,19 +220,22 @@ func (s *Service) failureReport(name string) *FailureReport {
 		switch {
 		case c.Status == failures.Unconfirmed:
 			rep.Unconfirmed++
-		case c.Repairable() && c.FixedIn == 0:
+		case c.FixedIn > 0:
+		case c.Failing():
 			rep.Open++
+		case c.Repairable():
+			rep.Errors++
 		}
 	}
 	return rep
 }
 
-// sinceChange are the cases of version v a repair may take and none has
-// fixed: what counts toward an automatic repair.
+// sinceChange are the failures of version v that no repair has fixed:
+// what counts toward an automatic repair.
 func sinceChange(st failures.State, v int) []failures.Case {
 	var out []failures.Case
 	for _, c := range st.Cases {
-		if c.Version == v && c.Repairable() && c.FixedIn == 0 {
+		if c.Version == v && c.Failing() && c.FixedIn == 0 {
 			out = append(out, c)
 		}
 	}
@@ -238,8 +244,10 @@ func sinceChange(st failures.State, v int) []failures.Case {
 
 // FailureCount is a tool's line in the summary of failure cases.
 type FailureCount struct {
-	// Open cases a repair may take, and unconfirmed thumbs-downs.
+	// Open failures a repair must fix, clear errors, and unconfirmed
+	// thumbs-downs (see FailureReport).
 	Open        int `json:"open"`
+	Errors      int `json:"errors"`
 	Unconfirmed int `json:"unconfirmed"`
 	// Failures counts the failed calls of the cases kept.
 	Failures int       `json:"failures"`
@@ -266,8 +274,11 @@ func (s *Service) FailureSummary(ctx context.Context) (map[string]FailureCount, 
 			switch {
 			case c.Status == failures.Unconfirmed:
 				fc.Unconfirmed++
-			case c.Repairable() && c.FixedIn == 0:
+			case c.FixedIn > 0:
+			case c.Failing():
 				fc.Open++
+			case c.Repairable():
+				fc.Errors++
 			}
 		}
 		if len(st.Cases) > 0 {
@@ -312,19 +323,19 @@ func (s *Service) triage(ctx context.Context, span, name, id string, change func
 	return s.failureReport(name), o.finish(nil)
 }
 
-// casesOf picks the cases a repair of name takes: those asked for by ID,
-// or else every open case no repair has fixed, newest first, at most
-// generator.MaxRepairCases.
+// casesOf picks the cases a repair of name takes: those asked for by ID
+// (clear errors too), or else every failure no repair has fixed, newest
+// first, at most generator.MaxRepairCases.
 func casesOf(st failures.State, name string, ids []string, most int) ([]failures.Case, error) {
 	if len(ids) == 0 {
 		var out []failures.Case
 		for _, c := range st.Cases {
-			if c.Repairable() && c.FixedIn == 0 && len(out) < most {
+			if c.Failing() && c.FixedIn == 0 && len(out) < most {
 				out = append(out, c)
 			}
 		}
 		if len(out) == 0 {
-			return nil, Errorf(Conflict, "%s has no open failure cases to repair: a repair starts from the ways a tool failed in use (GET /api/tools/%s/failures)", name, name)
+			return nil, Errorf(Conflict, "%s has no open failure cases to repair: a repair starts from the ways a tool failed in use; to have one change a clear error, name its case (GET /api/tools/%s/failures lists them)", name, name)
 		}
 		return out, nil
 	}

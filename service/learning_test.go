@@ -239,7 +239,7 @@ func TestFailuresFromEveryDoorBecomeCases(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Cases) != 3 || rep.Open != 2 || rep.Version != 1 {
+	if len(rep.Cases) != 3 || rep.Open != 1 || rep.Errors != 1 || rep.Version != 1 {
 		t.Fatalf("report = %+v", rep)
 	}
 	empty, ok := caseByArgs(rep, `{"text":""}`)
@@ -259,7 +259,7 @@ func TestFailuresFromEveryDoorBecomeCases(t *testing.T) {
 		t.Errorf("failures of a bad name = %v", err)
 	}
 	sum, _ := w.svc.FailureSummary(as(alice))
-	if fc := sum["first_word"]; fc.Open != 2 || fc.Failures != 5 {
+	if fc := sum["first_word"]; fc.Open != 1 || fc.Errors != 1 || fc.Failures != 5 {
 		t.Errorf("summary = %+v", sum)
 	}
 	// Reads write no rows: only the five runs and the chat did.
@@ -268,15 +268,20 @@ func TestFailuresFromEveryDoorBecomeCases(t *testing.T) {
 	}
 }
 
-// TestRepairFromCases: a person's repair gives a version that passes the
-// old examples and the cases, which become examples; the CSV logs it as a
-// BUILD build_modify row; the cases say which version fixed them.
+// TestRepairFromCases: a person's repair, of the failures and of a clear
+// error they picked, gives a version that passes the old examples and the
+// cases, which become examples; the CSV logs it as a BUILD build_modify
+// row; the cases say which version fixed them.
 func TestRepairFromCases(t *testing.T) {
 	w := newLearningWorld(t, &learner{}, service.Learning{})
 	w.run(t, as(bob), "")
 	w.run(t, as(bob), "bad")
+	// By default a repair takes the failures, not the clear errors.
+	rep, _ := w.svc.Failures(as(bob), "first_word")
+	empty, _ := caseByArgs(rep, `{"text":""}`)
+	bad, _ := caseByArgs(rep, `{"text":"bad"}`)
 	before := len(w.rows.list())
-	res, err := w.svc.Repair(as(bob), "first_word", service.RepairRequest{}, nil)
+	res, err := w.svc.Repair(as(bob), "first_word", service.RepairRequest{Cases: []string{empty.ID, bad.ID, bad.ID}}, nil)
 	if err != nil || !res.OK || res.Version != 2 || res.Pending || len(res.Cases) != 2 {
 		t.Fatalf("repair = %+v, %v", res, err)
 	}
@@ -288,13 +293,13 @@ func TestRepairFromCases(t *testing.T) {
 	if out, err := w.svc.Run(as(bob), "first_word", json.RawMessage(`{"text":"bad"}`)); err != nil || out.Output != "first: bad" || out.Version != 2 {
 		t.Errorf("the repaired tool on bad = %+v, %v", out, err)
 	}
-	rep, _ := w.svc.Failures(as(bob), "first_word")
+	rep, _ = w.svc.Failures(as(bob), "first_word")
 	for _, c := range rep.Cases {
 		if c.FixedIn != 2 {
 			t.Errorf("case %s fixed in %d", c.Args, c.FixedIn)
 		}
 	}
-	if rep.Open != 0 || len(rep.Repairs) != 1 || !rep.Repairs[0].OK || len(rep.Repairs[0].Fixed) != 2 || rep.Repairs[0].Auto {
+	if rep.Open != 0 || rep.Errors != 0 || len(rep.Repairs) != 1 || !rep.Repairs[0].OK || len(rep.Repairs[0].Fixed) != 2 || rep.Repairs[0].Auto {
 		t.Errorf("report = %+v", rep)
 	}
 	var ex []generator.Example
@@ -374,12 +379,13 @@ func TestAutomaticRepairProposes(t *testing.T) {
 	defer cancel()
 	go w.svc.RunLearning(ctx)
 	w.run(t, as(bob), "")
-	w.run(t, as(bob), "bad")
-	w.run(t, as(bob), "bad") // not a new case
-	if n := w.model.repairs.Load(); n != 0 {
-		t.Fatalf("a repair started after 2 cases (%d model calls)", n)
-	}
 	w.run(t, as(bob), "   ")
+	w.run(t, as(bob), "   ") // not a new case
+	w.run(t, as(bob), "bad")  // a clear error: not a failure to fix
+	if n := w.model.repairs.Load(); n != 0 {
+		t.Fatalf("a repair started after 2 failures (%d model calls)", n)
+	}
+	w.run(t, as(bob), "\t")
 	waitFor(t, "the proposed version", func() bool { e, _ := w.reg.Entry("first_word"); return e.PendingVersion == 2 })
 	if tool, _ := w.reg.Tool("first_word"); tool.Version != 1 {
 		t.Fatalf("version %d serves before approval", tool.Version)
@@ -402,7 +408,7 @@ func TestAutomaticRepairProposes(t *testing.T) {
 		t.Errorf("repair row = %+v", row)
 	}
 	// More new cases while the proposal waits start nothing.
-	w.run(t, as(bob), "\t")
+	w.run(t, as(bob), " \t ")
 	if _, err := w.svc.Run(as(bob), "first_word", json.RawMessage(`{"text":""}`)); kind(err) != service.Failed {
 		t.Errorf("version 1 still serves: %v", err)
 	}
@@ -469,7 +475,7 @@ func TestHostileToolDoesNotFloodTheRepairQueue(t *testing.T) {
 		t.Fatalf("a failed repair was queued again without a new case (%d queued)", n)
 	}
 	// A new case: tried again.
-	w.run(t, as(bob), "bad")
+	w.run(t, as(bob), "\t\t")
 	waitFor(t, "the second repair", func() bool { return len(w.store.Get("first_word").Repairs) == 2 })
 	if tool, _ := w.reg.Tool("first_word"); tool.Version != 1 {
 		t.Errorf("a failed repair changed the tool: version %d", tool.Version)
@@ -488,10 +494,10 @@ func TestAutomaticRepairAtMostOncePerEvery(t *testing.T) {
 	defer cancel()
 	go w.svc.RunLearning(ctx)
 	w.run(t, as(bob), "")
-	w.run(t, as(bob), "bad")
-	waitFor(t, "the failed repair's record", func() bool { return len(w.store.Get("first_word").Repairs) == 1 })
 	w.run(t, as(bob), " ")
+	waitFor(t, "the failed repair's record", func() bool { return len(w.store.Get("first_word").Repairs) == 1 })
 	w.run(t, as(bob), "  ")
+	w.run(t, as(bob), "   ")
 	if n := w.queued(); n != 1 {
 		t.Errorf("%d repairs queued within the hour", n)
 	}

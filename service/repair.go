@@ -33,6 +33,51 @@ func (s *Service) Repair(ctx context.Context, name string, req RepairRequest, pr
 	return s.repair(ctx, name, req, progress, false)
 }
 
+// CanRepair says, before a repair starts, whether Repair would refuse it
+// at once, and why: the caller's role, the tool, the cases, the model or a
+// cluster that cannot take changes. It writes no row: a door that streams
+// a repair's progress asks first, so that a refusal gets a status of its
+// own.
+func (s *Service) CanRepair(ctx context.Context, name string, req RepairRequest) error {
+	err := s.permit(identity.From(ctx), identity.Build)
+	if err == nil {
+		_, _, err = s.repairable(name, req)
+	}
+	if err != nil {
+		return classify(err, 0, Internal)
+	}
+	return nil
+}
+
+// repairable checks that name can be repaired from the cases req selects,
+// now, and returns them with the version they repair.
+func (s *Service) repairable(name string, req RepairRequest) ([]failures.Case, int, error) {
+	store := s.learn.cfg.Failures
+	if store == nil {
+		return nil, 0, errNoFailures
+	}
+	if _, err := s.entry(name); err != nil {
+		return nil, 0, err
+	}
+	t, ok := s.d.Registry.Tool(name)
+	if !ok {
+		return nil, 0, Errorf(Conflict, "%s has no serving version to repair; fix its file or roll it back first", name)
+	}
+	cases, err := casesOf(store.Get(name), name, req.Cases, generator.MaxRepairCases)
+	if err != nil {
+		return nil, 0, err
+	}
+	switch {
+	case s.d.Generator == nil:
+		err = errNoGenerator
+	case !s.d.Generator.HasModel():
+		err = &Error{Kind: NotConfigured, Err: llm.ErrNoModel, Msg: "Repairing tools needs a language model, and none is configured: " + llm.ConfigureHint + "."}
+	default:
+		err = s.writable()
+	}
+	return cases, t.Version, err
+}
+
 // repair is Repair, or with auto an automatic one, which in propose mode
 // waits for approval whatever the review setting.
 func (s *Service) repair(ctx context.Context, name string, req RepairRequest, progress func(generator.Event), auto bool) (*generator.Result, error) {
@@ -44,34 +89,12 @@ func (s *Service) repair(ctx context.Context, name string, req RepairRequest, pr
 	store := s.learn.cfg.Failures
 	var cases []failures.Case
 	var from int
-	switch {
-	case err != nil:
-	case store == nil:
-		err = errNoFailures
-	default:
-		_, err = s.entry(name)
-	}
 	if err == nil {
-		t, ok := s.d.Registry.Tool(name)
-		if !ok {
-			err = Errorf(Conflict, "%s has no serving version to repair; fix its file or roll it back first", name)
-		}
-		from = t.Version
+		cases, from, err = s.repairable(name, req)
 	}
-	if err == nil {
-		cases, err = casesOf(store.Get(name), name, req.Cases, generator.MaxRepairCases)
-	}
-	if err == nil {
+	if cases != nil {
 		greq.Text = "repair " + name + ": " + describeCases(cases)
 		o.row.Query, o.rec.Query = greq.Text, greq.Text
-		switch {
-		case s.d.Generator == nil:
-			err = errNoGenerator
-		case !s.d.Generator.HasModel():
-			err = llm.ErrNoModel
-		default:
-			err = s.writable()
-		}
 	}
 	if err != nil {
 		return nil, o.finish(err)
