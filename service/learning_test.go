@@ -381,7 +381,7 @@ func TestAutomaticRepairProposes(t *testing.T) {
 	w.run(t, as(bob), "")
 	w.run(t, as(bob), "   ")
 	w.run(t, as(bob), "   ") // not a new case
-	w.run(t, as(bob), "bad")  // a clear error: not a failure to fix
+	w.run(t, as(bob), "bad") // a clear error: not a failure to fix
 	if n := w.model.repairs.Load(); n != 0 {
 		t.Fatalf("a repair started after 2 failures (%d model calls)", n)
 	}
