@@ -14,17 +14,21 @@ import (
 func BenchmarkRecord(b *testing.B) {
 	small := json.RawMessage(`{"text": "hello, world", "n": 3}`)
 	big := json.RawMessage(`{"text":"` + strings.Repeat("x", MaxArgs-12) + `"}`)
+	bigArgs := func(i int) json.RawMessage {
+		a := append(json.RawMessage(nil), big...)
+		copy(a[9:], fmt.Sprintf("%08d", i))
+		return a
+	}
 	for _, bc := range []struct {
 		name string
+		kind Kind
 		args func(i int) json.RawMessage
 	}{
-		{"same_case", func(int) json.RawMessage { return small }},
-		{"new_case", func(i int) json.RawMessage { return json.RawMessage(fmt.Sprintf(`{"n":%d}`, i)) }},
-		{"new_case_2KiB_args", func(i int) json.RawMessage {
-			a := append(json.RawMessage(nil), big...)
-			copy(a[9:], fmt.Sprintf("%08d", i))
-			return a
-		}},
+		{"same_case", Panic, func(int) json.RawMessage { return small }},
+		{"new_case", Panic, func(i int) json.RawMessage { return json.RawMessage(fmt.Sprintf(`{"n":%d}`, i)) }},
+		{"new_case_2KiB_args", Panic, bigArgs},
+		// Arguments the schema refused are validated as they are kept.
+		{"new_case_2KiB_invalid_args", InvalidArguments, bigArgs},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			s, err := Load(context.Background(), &Files{Dir: b.TempDir()}, Options{})
@@ -38,7 +42,7 @@ func BenchmarkRecord(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				s.Record(Call{Tool: "echo", Version: 1, Args: args[i%len(args)], Kind: Panic, Message: "runtime error: index out of range [0] with length 0", RequestID: "0123456789abcdef"})
+				s.Record(Call{Tool: "echo", Version: 1, Args: args[i%len(args)], Kind: bc.kind, Message: "runtime error: index out of range [0] with length 0", RequestID: "0123456789abcdef"})
 			}
 		})
 	}

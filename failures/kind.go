@@ -22,6 +22,7 @@ package failures
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"adaptbot/sandbox"
 	"adaptbot/toolbox"
@@ -89,4 +90,31 @@ func KindOf(err error) Kind {
 		return InvalidArguments
 	}
 	return ""
+}
+
+// Message is what a case says of a failed call: the sandbox's or the
+// schema's words, without the "tool NAME: KIND:" every door puts before
+// them (the case has its tool and kind).
+func Message(err error) string {
+	if se, ok := errors.AsType[*sandbox.Error](err); ok {
+		return se.Msg
+	}
+	if ae, ok := errors.AsType[*toolbox.ArgsError](err); ok {
+		return ae.Reason
+	}
+	return err.Error()
+}
+
+// TrimMessage is Message for an error kept as text, as a chat's trace
+// keeps it: "tool NAME: KIND: words" gives "words".
+func TrimMessage(tool, msg string) string {
+	rest, ok := strings.CutPrefix(msg, "tool "+tool+": ")
+	if !ok {
+		return msg
+	}
+	switch kind, words, _ := strings.Cut(rest, ": "); sandbox.Kind(kind) {
+	case sandbox.KindTool, sandbox.KindPanic, sandbox.KindTimeout, sandbox.KindMemory, sandbox.KindOutput, sandbox.KindCrash, sandbox.KindInput, "invalid arguments":
+		return words
+	}
+	return rest
 }

@@ -238,7 +238,9 @@ func (s *Store) Record(c Call) (id string, fresh bool) {
 		at = time.Now()
 	}
 	at = at.UTC()
-	args, size, exact := capArgs(c.Args)
+	// Arguments of any kind but invalid ones passed the tool's schema, so
+	// they are a JSON object already: compacting them needs no validation.
+	args, size, exact := capArgs(c.Args, c.Kind != InvalidArguments)
 	id = caseID(c.Tool, c.Version, args)
 	status := Open
 	if c.Kind == Feedback {
@@ -298,12 +300,16 @@ func merge(c *Case, later Case) {
 // capArgs returns the arguments as a case keeps them, their size, and
 // whether they are kept whole: a JSON object of at most MaxArgs bytes is
 // kept compact; anything else as a JSON string of its first MaxArgs bytes.
-func capArgs(args json.RawMessage) (json.RawMessage, int, bool) {
+// valid says the arguments are known to be JSON (they passed a schema).
+func capArgs(args json.RawMessage, valid bool) (json.RawMessage, int, bool) {
 	args = bytes.TrimSpace(args)
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
-	if len(args) <= MaxArgs && args[0] == '{' {
+	if len(args) <= MaxArgs && args[0] == '{' && args[len(args)-1] == '}' {
+		if valid {
+			return compactValid(args), len(args), true
+		}
 		var b bytes.Buffer
 		if json.Compact(&b, args) == nil {
 			return b.Bytes(), len(args), true
@@ -311,6 +317,32 @@ func capArgs(args json.RawMessage) (json.RawMessage, int, bool) {
 	}
 	text, _ := json.Marshal(clip.String(string(args), MaxArgs))
 	return text, len(args), false
+}
+
+// compactValid removes the spaces between the tokens of valid JSON, as
+// json.Compact does, without validating it again: a quarter of the cost.
+func compactValid(src []byte) []byte {
+	dst := make([]byte, 0, len(src))
+	in, esc := false, false
+	for _, c := range src {
+		switch {
+		case in:
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				in = false
+			}
+		case c == '"':
+			in = true
+		case c == ' ', c == '\t', c == '\n', c == '\r':
+			continue
+		}
+		dst = append(dst, c)
+	}
+	return dst
 }
 
 // caseID hashes what makes a case: the tool, its version and the arguments

@@ -1,6 +1,7 @@
 package failures
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -298,6 +299,44 @@ func TestKindOf(t *testing.T) {
 	} {
 		if got := KindOf(c.err); got != c.want {
 			t.Errorf("KindOf(%v) = %q, want %q", c.err, got, c.want)
+		}
+	}
+}
+
+func TestMessages(t *testing.T) {
+	if got := Message(fmt.Errorf("run: %w", &sandbox.Error{Tool: "t", Kind: sandbox.KindPanic, Msg: "index out of range"})); got != "index out of range" {
+		t.Errorf("Message(sandbox) = %q", got)
+	}
+	if got := Message(&toolbox.ArgsError{Tool: "t", Reason: `"x" is required`}); got != `"x" is required` {
+		t.Errorf("Message(args) = %q", got)
+	}
+	for _, c := range [][2]string{
+		{"tool t: panic: index out of range", "index out of range"},
+		{"tool t: tool_error: no words: give some", "no words: give some"},
+		{"tool t: invalid arguments: bad", "bad"},
+		{"tool t failed: the fleet is away", "tool t failed: the fleet is away"},
+		{"could not get valid arguments for t: tool t: invalid arguments: bad", "could not get valid arguments for t: tool t: invalid arguments: bad"},
+		{"tool other: panic: x", "tool other: panic: x"},
+	} {
+		if got := TrimMessage("t", c[0]); got != c[1] {
+			t.Errorf("TrimMessage(%q) = %q, want %q", c[0], got, c[1])
+		}
+	}
+}
+
+// TestCompactValidMatchesTheStandardLibrary: the fast compaction of
+// arguments that passed a schema gives what json.Compact gives.
+func TestCompactValidMatchesTheStandardLibrary(t *testing.T) {
+	for _, in := range []string{
+		`{}`, `{ "a" : 1 }`, "{\n\t\"text\": \"two  spaces\\\" and \\\\\",\r\n \"n\": [1, 2,\t3], \"o\": {\"k\": null}}",
+		`{"s":"\u00e9 \" } {"}`, `{"a":true ,"b":false}`,
+	} {
+		var want bytes.Buffer
+		if err := json.Compact(&want, []byte(in)); err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		if got := compactValid([]byte(in)); string(got) != want.String() {
+			t.Errorf("compactValid(%s) = %s, want %s", in, got, want.String())
 		}
 	}
 }

@@ -121,9 +121,9 @@ func (s *Service) RecordFailure(f ToolFailure) {
 	if _, ok := s.d.Registry.Entry(f.Tool); !ok {
 		return
 	}
-	msg := f.Message
-	if msg == "" && f.Err != nil {
-		msg = f.Err.Error()
+	msg := failures.TrimMessage(f.Tool, f.Message)
+	if f.Message == "" && f.Err != nil {
+		msg = failures.Message(f.Err)
 	}
 	_, fresh := st.Record(failures.Call{Tool: f.Tool, Version: f.Version, Args: f.Args, Kind: kind, Message: msg, RequestID: f.RequestID, At: f.At})
 	if fresh {

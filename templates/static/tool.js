@@ -174,21 +174,36 @@
         status.append('a thumbs-down: ');
         status.appendChild(triage('Confirm', 'POST', '/confirm', c.id));
         status.appendChild(triage('Dismiss', 'DELETE', '', c.id));
-      } else status.textContent = c.kind === 'invalid_arguments' ? 'the caller’s arguments' : 'open';
-      const count = el('td', 'num', String(c.count));
+      } else if (c.kind === 'invalid_arguments' || !c.exact) {
+        status.textContent = c.exact ? 'the caller’s arguments' : 'cannot be run again';
+      } else {
+        // A failure is in the next repair; a clear error only if picked.
+        const label = el('label');
+        const pick = el('input');
+        pick.type = 'checkbox';
+        pick.className = 'pick';
+        pick.value = c.id;
+        pick.checked = c.kind !== 'error';
+        pick.addEventListener('change', count);
+        label.append(pick, c.kind === 'error' ? ' a clear error; repair it too' : ' open: in the repair');
+        status.appendChild(label);
+      }
+      const times = el('td', 'num', String(c.count));
+      times.dataset.label = 'count';
+      seen.dataset.label = 'last seen';
       const version = el('td', 'num', 'v' + c.version);
-      tr.append(input, err, count, seen, version, status);
+      version.dataset.label = 'version';
+      tr.append(input, err, times, seen, version, status);
       tbody.appendChild(tr);
     }
     table.hidden = cases.length === 0;
     const auto = rep.auto_repair || {};
     let text = cases.length
-      ? cases.length + ' way' + (cases.length === 1 ? '' : 's') + ' this tool failed in use (at most ' + rep.keep + ' are kept): ' + rep.open + ' open for a repair' + (rep.unconfirmed ? ', ' + rep.unconfirmed + ' thumbs-down to check' : '') + '.'
+      ? cases.length + ' way' + (cases.length === 1 ? '' : 's') + ' this tool failed in use (at most ' + rep.keep + ' are kept): ' + rep.open + ' open for a repair' + (rep.errors ? ', ' + rep.errors + ' clear error' + (rep.errors === 1 ? '' : 's') + ' (a repair takes those you tick)' : '') + (rep.unconfirmed ? ', ' + rep.unconfirmed + ' thumbs-down to check' : '') + '.'
       : 'No failure in use so far.';
     if (auto.mode && auto.mode !== 'off') text += ' Automatic repair (' + auto.mode + ') starts after ' + auto.after + ' distinct cases of the serving version; ' + auto.since_change + ' so far.';
     summary.textContent = text;
-    repair.hidden = !rep.open;
-    repair.textContent = 'Repair from ' + rep.open + ' case' + (rep.open === 1 ? '' : 's');
+    count();
     note.textContent = rep.pending_version ? 'Version ' + rep.pending_version + ' waits for approval above.' : '';
     const list = document.getElementById('repairs');
     list.replaceChildren();
@@ -196,6 +211,16 @@
       let what = r.ok ? 'made version ' + r.version + (r.pending ? ' (waiting for approval)' : '') + ', fixing ' + (r.fixed || []).length + ' of ' + r.cases.length + ' cases' : 'failed: ' + (r.error || 'no reason given');
       list.appendChild(el('li', r.ok ? 'ok' : 'fail', when(r.at) + ' — ' + (r.auto ? 'automatic repair' : 'repair') + ' of version ' + r.from_version + ': ' + what));
     }
+  }
+
+  // picked are the cases ticked for the next repair.
+  function picked() { return [...table.querySelectorAll('input.pick:checked')].map(p => p.value); }
+
+  function count() {
+    const n = picked().length;
+    repair.hidden = !table.querySelector('input.pick');
+    repair.disabled = n === 0;
+    repair.textContent = 'Repair from ' + n + ' case' + (n === 1 ? '' : 's');
   }
 
   function triage(label, method, suffix, id) {
@@ -219,7 +244,7 @@
   repair.addEventListener('click', async () => {
     repair.disabled = true;
     show(out, 'Repairing: the model rewrites the tool, then its examples and every failing case are run. This takes a minute or so…');
-    const r = await api('POST', base + '/repair', {});
+    const r = await api('POST', base + '/repair', {cases: picked()});
     repair.disabled = false;
     if (!r.ok) { show(out, r.body.error || 'Error ' + r.status, true); return; }
     const lines = [r.body.summary || (r.body.ok ? 'Repaired.' : r.body.error)];
