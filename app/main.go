@@ -93,6 +93,8 @@ Usage:
   adaptbot tools approve NAME            approve a pending tool (through the server)
   adaptbot tools test NAME               re-run a tool's stored examples
   adaptbot tools history NAME            a tool's kept versions
+  adaptbot tools failures NAME           a tool's failure cases from use (through the server)
+  adaptbot tools repair NAME [CASE...]   repair a tool from them (through the server)
   adaptbot route [QUERY]                 the tools the router picks for QUERY
   adaptbot route --eval DIR              router benchmark on a dataset
   adaptbot report [--format F] [FILTERS] summarize, or export, the benchmarks CSV
