@@ -14,64 +14,28 @@ import (
 
 // firstWordTool panics on a text without words or starting with "!", and
 // answers "bad" with an error: a tool that fails in use in several ways.
-const firstWordTool = `// Package first_word returns the first word of a text.
-package first_word
+// firstWordRepaired is its repair; both pass firstWordExamples.
+// They are read when a test needs them, not at start: the test binary is
+// also the sandbox's worker, which runs confined, away from these files.
+func firstWordTool() string     { return learningFixture("first_word.go") }
+func firstWordRepaired() string { return learningFixture("first_word_fixed.go") }
+func firstWordExamples() string { return learningFixture("examples.json") }
 
-import (
-	"context"
-	"errors"
-	"strings"
-)
-
-// Input is the text.
-type Input struct {
-	Text string ` + "`json:\"text\" jsonschema:\"the text\"`" + `
-}
-
-// Execute returns the first word of in.Text.
-func Execute(ctx context.Context, in Input) (string, error) {
-	if in.Text == "bad" {
-		return "", errors.New("bad is not a word I know")
+// learningFixture reads one of the files of failures/testdata: first_word,
+// a tool that fails in use every way a repair must handle, and its repair.
+func learningFixture(name string) string {
+	b, err := os.ReadFile(filepath.Join("..", "failures", "testdata", name))
+	if err != nil {
+		panic(err)
 	}
-	if strings.HasPrefix(in.Text, "!") {
-		panic("no bangs")
-	}
-	return strings.Fields(in.Text)[0], nil
+	return string(b)
 }
-`
-
-// firstWordRepaired answers every text: a clear error without words.
-const firstWordRepaired = `// Package first_word returns the first word of a text.
-package first_word
-
-import (
-	"context"
-	"errors"
-	"strings"
-)
-
-// Input is the text.
-type Input struct {
-	Text string ` + "`json:\"text\" jsonschema:\"the text\"`" + `
-}
-
-// Execute returns the first word of in.Text.
-func Execute(ctx context.Context, in Input) (string, error) {
-	words := strings.Fields(in.Text)
-	if len(words) == 0 {
-		return "", errors.New("the text has no words: give some text")
-	}
-	return "first: " + words[0], nil
-}
-`
-
-const firstWordExamples = `[{"input": {"text": "hello world"}, "contains": "hello"}, {"input": {"text": "one"}, "contains": "one"}]`
 
 // withFirstWord adds first_word and its examples to a server's tools.
 func withFirstWord(t *testing.T) func(dir string) {
 	return func(dir string) {
-		writeTool(t, dir, "first_word", firstWordTool)
-		if err := os.WriteFile(filepath.Join(dir, "tools", "first_word", "examples.json"), []byte(firstWordExamples), 0o644); err != nil {
+		writeTool(t, dir, "first_word", firstWordTool())
+		if err := os.WriteFile(filepath.Join(dir, "tools", "first_word", "examples.json"), []byte(firstWordExamples()), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -85,8 +49,8 @@ func repairModel(repairs *atomic.Int32) func(llmtest.Request) llmtest.Reply {
 		switch {
 		case r.Forced() == "write_tool":
 			repairs.Add(1)
-			args, _ := json.Marshal(map[string]any{"source": firstWordRepaired, "description": "Returns the first word of a text.", "category": "text",
-				"examples": json.RawMessage(firstWordExamples)})
+			args, _ := json.Marshal(map[string]any{"source": firstWordRepaired(), "description": "Returns the first word of a text.", "category": "text",
+				"examples": json.RawMessage(firstWordExamples())})
 			return llmtest.Call("write_tool", string(args))
 		case isSynthesizer(r):
 			return llmtest.Say("The first word: " + lastOutput(r))

@@ -2,6 +2,8 @@ package generator
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -10,54 +12,22 @@ import (
 	"adaptbot/registry"
 )
 
-// firstWord fails the ways real tools do: it panics on a text without
-// words and loops for ever on "loop".
-const firstWord = `// Package first_word returns the first word of a text.
-package first_word
-
-import (
-	"context"
-	"strings"
+// firstWord fails the ways real tools do (a panic on a text without words,
+// a loop for ever on "loop"); firstWordFixed is its repair.
+var (
+	firstWord      = learningFixture("first_word.go")
+	firstWordFixed = learningFixture("first_word_fixed.go")
 )
 
-// Input is the text.
-type Input struct {
-	Text string ` + "`json:\"text\" jsonschema:\"the text\"`" + `
-}
-
-// Execute returns the first word of in.Text.
-func Execute(ctx context.Context, in Input) (string, error) {
-	for in.Text == "loop" {
+// learningFixture reads one of the files of failures/testdata: first_word,
+// a tool that fails in use every way a repair must handle, and its repair.
+func learningFixture(name string) string {
+	b, err := os.ReadFile(filepath.Join("..", "failures", "testdata", name))
+	if err != nil {
+		panic(err)
 	}
-	return strings.Fields(in.Text)[0], nil
+	return string(b)
 }
-`
-
-// firstWordFixed returns an error for a text without words and reads
-// "loop" as a word.
-const firstWordFixed = `// Package first_word returns the first word of a text.
-package first_word
-
-import (
-	"context"
-	"errors"
-	"strings"
-)
-
-// Input is the text.
-type Input struct {
-	Text string ` + "`json:\"text\" jsonschema:\"the text\"`" + `
-}
-
-// Execute returns the first word of in.Text.
-func Execute(ctx context.Context, in Input) (string, error) {
-	words := strings.Fields(in.Text)
-	if len(words) == 0 {
-		return "", errors.New("the text has no words: give some text")
-	}
-	return "first: " + words[0], nil
-}
-`
 
 // The stored examples of first_word, which both versions pass.
 const (

@@ -26,57 +26,23 @@ import (
 	"adaptbot/traces"
 )
 
-// firstWord panics on a text without words and fails on "bad".
-const firstWord = `// Package first_word returns the first word of a text.
-package first_word
-
-import (
-	"context"
-	"errors"
-	"strings"
+// firstWord panics on a text without words and answers "bad" with an
+// error; firstWordFixed is its repair; both pass firstWordExamples.
+var (
+	firstWord         = learningFixture("first_word.go")
+	firstWordFixed    = learningFixture("first_word_fixed.go")
+	firstWordExamples = learningFixture("examples.json")
 )
 
-// Input is the text.
-type Input struct {
-	Text string ` + "`json:\"text\" jsonschema:\"the text\"`" + `
-}
-
-// Execute returns the first word of in.Text.
-func Execute(ctx context.Context, in Input) (string, error) {
-	if in.Text == "bad" {
-		return "", errors.New("bad is not a word I know")
+// learningFixture reads one of the files of failures/testdata: first_word,
+// a tool that fails in use every way a repair must handle, and its repair.
+func learningFixture(name string) string {
+	b, err := os.ReadFile(filepath.Join("..", "failures", "testdata", name))
+	if err != nil {
+		panic(err)
 	}
-	return strings.Fields(in.Text)[0], nil
+	return string(b)
 }
-`
-
-// firstWordFixed answers every text: an error without words, the first
-// word otherwise.
-const firstWordFixed = `// Package first_word returns the first word of a text.
-package first_word
-
-import (
-	"context"
-	"errors"
-	"strings"
-)
-
-// Input is the text.
-type Input struct {
-	Text string ` + "`json:\"text\" jsonschema:\"the text\"`" + `
-}
-
-// Execute returns the first word of in.Text.
-func Execute(ctx context.Context, in Input) (string, error) {
-	words := strings.Fields(in.Text)
-	if len(words) == 0 {
-		return "", errors.New("the text has no words: give some text")
-	}
-	return "first: " + words[0], nil
-}
-`
-
-const firstWordExamples = `[{"input": {"text": "hello world"}, "contains": "hello"}, {"input": {"text": "one"}, "contains": "one"}]`
 
 // learner is a model for these tests: chats call first_word with the text
 // after "first of", and a repair writes source (firstWordFixed unless set).
