@@ -239,18 +239,18 @@ type Step struct {
 	Ms   float64 `json:"ms"`
 	// Tool, Arguments and Output describe a tool call; Output is cut to
 	// 2 KiB.
-	Tool      string          `json:"tool,omitempty"`
-	Arguments json.RawMessage `json:"arguments,omitempty"`
-	Output    string          `json:"output,omitempty"`
-	Error     string          `json:"error,omitempty"`
+	Tool             string          `json:"tool,omitempty"`
+	Arguments        json.RawMessage `json:"arguments,omitempty"`
+	Output           string          `json:"output,omitempty"`
+	Error            string          `json:"error,omitempty"`
+	LLMCalls         int             `json:"llm_calls,omitempty"`
+	PromptTokens     int             `json:"prompt_tokens,omitempty"`
+	CompletionTokens int             `json:"completion_tokens,omitempty"`
+	Detail           string          `json:"detail,omitempty"`
 	// ErrorKind is how a tool call failed (failures.Kind: error, panic,
 	// timeout, ...); Version is the version of the tool that ran.
-	ErrorKind        string `json:"error_kind,omitempty"`
-	Version          int    `json:"version,omitempty"`
-	LLMCalls         int    `json:"llm_calls,omitempty"`
-	PromptTokens     int    `json:"prompt_tokens,omitempty"`
-	CompletionTokens int    `json:"completion_tokens,omitempty"`
-	Detail           string `json:"detail,omitempty"`
+	ErrorKind string `json:"error_kind,omitempty"`
+	Version   int    `json:"version,omitempty"`
 	// Duration is Ms, for code.
 	Duration time.Duration `json:"-"`
 }

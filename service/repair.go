@@ -115,7 +115,10 @@ func (s *Service) repair(ctx context.Context, name string, req RepairRequest, pr
 		Tool: name, Cases: gcases, Hold: auto && s.learn.cfg.AutoRepair == AutoRepairPropose,
 		Permit: func(generator.Op, string) error { return s.permit(who, identity.Build) },
 	}, progress)
-	if res != nil || err != nil {
+	// A repair that ran is recorded, done or failed (a failed one is not
+	// tried again automatically until a new case arrives); one that never
+	// started (another build of the tool, a client gone) is not.
+	if err == nil || !errors.Is(err, context.Canceled) && classify(err, 0, Internal).Kind != Conflict {
 		rec := failures.Repair{At: time.Now(), RequestID: o.id, Auto: auto, From: from, Cases: ids}
 		if res != nil {
 			rec.Version, rec.Pending, rec.OK, rec.Error = res.Version, res.Pending, res.OK, res.Error

@@ -28,7 +28,7 @@ const (
 	Chat  = "chat"
 	Run   = "run"
 	Build = "build"
-	// Change is a delete, rollback, approval, test or repair of a tool.
+	// Change is a delete, rollback, approval or test of a tool.
 	Change = "change"
 	// Feedback is a person's thumbs up or down on an answer.
 	Feedback = "feedback"
