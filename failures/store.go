@@ -203,7 +203,9 @@ const (
 	opFixed
 )
 
-// Load returns a Store over backend, with every tool's state it keeps.
+// Load returns a Store over backend, with every tool's state it keeps. A
+// Store with an error means some states could not be read: the backend
+// set them aside, and the rest are loaded.
 func Load(ctx context.Context, backend Backend, opts Options) (*Store, error) {
 	if opts.Keep <= 0 {
 		opts.Keep = DefaultKeep
@@ -217,13 +219,15 @@ func Load(ctx context.Context, backend Backend, opts Options) (*Store, error) {
 	}
 	s := &Store{opts: opts, backend: backend, tools: map[string]*tool{}}
 	states, err := backend.Load(ctx)
-	if err != nil {
+	if states == nil {
 		return nil, err
 	}
 	for name, st := range states {
 		s.replaceLocked(name, st)
 	}
-	return s, nil
+	// An error with states is what could not be read (a corrupt file set
+	// aside): the store works with the rest, and the caller reports it.
+	return s, err
 }
 
 // Keep is how many cases each tool keeps.
