@@ -16,6 +16,7 @@ import (
 	"adaptbot/contract"
 	"adaptbot/llm"
 	"adaptbot/llm/llmtest"
+	"adaptbot/sandbox"
 	"adaptbot/toolbox"
 )
 
@@ -415,7 +416,10 @@ func TestBuildWithoutBuilder(t *testing.T) {
 
 func TestToolErrorIsReportedNotDressedUp(t *testing.T) {
 	calc := tool("calculator", "math", "evaluates arithmetic")
-	calc.fn = func(json.RawMessage) (string, error) { return "", errors.New("calculator: division by zero") }
+	calc.spec.Version = 4
+	calc.fn = func(json.RawMessage) (string, error) {
+		return "", &sandbox.Error{Tool: "calculator", Kind: sandbox.KindPanic, Msg: "runtime error: division by zero"}
+	}
 	model := &llmtest.Fake{Reply: func(r llm.Request) llm.Response {
 		if isClassifier(r) {
 			return call("calculator", `{"q":"1/0"}`)
@@ -430,6 +434,11 @@ func TestToolErrorIsReportedNotDressedUp(t *testing.T) {
 	}
 	if *res.Extraction != true || *res.Execution != false || !strings.Contains(res.Response, "division by zero") || res.LLMCalls != 1 {
 		t.Errorf("result = %+v", res)
+	}
+	// The step says how the call failed and which version ran: a failure
+	// case is recorded from it.
+	if st := res.Trace[1]; st.Tool != "calculator" || st.ErrorKind != "panic" || st.Version != 4 {
+		t.Errorf("execute step = %+v", st)
 	}
 }
 
@@ -476,6 +485,12 @@ func TestInvalidArgumentsAskOnce(t *testing.T) {
 		}
 		if !tt.wantRan && (res.Execution != nil || !strings.Contains(res.Response, "did not work") || !strings.Contains(res.Error, "valid arguments")) {
 			t.Errorf("second failure: %+v", res)
+		}
+		if !tt.wantRan && res.Trace[1].ErrorKind != "invalid_arguments" {
+			t.Errorf("second failure's step: %+v", res.Trace[1])
+		}
+		if tt.wantRan && res.Trace[1].ErrorKind != "" {
+			t.Errorf("a call that ran has an error kind: %+v", res.Trace[1])
 		}
 		if tt.wantRan && res.Trace[1].LLMCalls != 1 {
 			t.Errorf("the retry is not in the execute step: %+v", res.Trace)

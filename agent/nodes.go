@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"adaptbot/failures"
 	"adaptbot/llm"
 	"adaptbot/reqid"
 	"adaptbot/toolbox"
@@ -392,7 +393,7 @@ func (a *Agent) retry(ctx context.Context, s *state, calls []toolCall, idx []int
 			if again.argsErr != nil {
 				again.err = fmt.Errorf("could not get valid arguments for %s: %w", calls[i].tool, again.err)
 				again.ran = false
-				st.Error = again.err.Error()
+				st.Error, st.ErrorKind = again.err.Error(), string(failures.KindOf(again.err))
 			} else {
 				again.valid = true
 			}
@@ -450,6 +451,12 @@ func (a *Agent) call(ctx context.Context, name string, raw json.RawMessage) (r r
 		step.Error = r.err.Error()
 		return r, step
 	}
+	step.Version = t.Spec().Version
+	defer func() {
+		if step.Error != "" {
+			step.ErrorKind = string(failures.KindOf(r.err))
+		}
+	}()
 	r.output, r.err = t.Call(ctx, r.args)
 	if ae, ok := errors.AsType[*toolbox.ArgsError](r.err); ok {
 		r.argsErr = ae

@@ -40,6 +40,8 @@ var toolsUsages = []toolUsage{
 	{"history", "adaptbot tools history NAME [--format text|json]\n      the tool's kept versions"},
 	{"export", exportUsage},
 	{"import", importUsage},
+	{"failures", "adaptbot tools failures NAME [--format text|json]\n      the tool's failure cases from real use, and its repairs (through the server)"},
+	{"repair", "adaptbot tools repair NAME [CASE...] [--format text|json]\n      rewrite the tool from its open failure cases, or those named; progress goes to stderr (through the server)"},
 }
 
 // toolsHelp is the usage of `tools`, or of the subcommand args start with.
@@ -203,6 +205,16 @@ func toolsCommand(ctx context.Context, cfg Config, args []string, getenv func(st
 			return err
 		}
 		return show(out, fmt.Sprintf("%s: version %d restored as version %d.\n", out.Tool, out.Restored, out.Version))
+	case "failures":
+		if err := want(1, "NAME"); err != nil {
+			return err
+		}
+		return toolsLearning(ctx, c, sub, args, format.value, stdout, stderr)
+	case "repair":
+		if len(args) < 1 {
+			return want(1, "NAME [CASE...]")
+		}
+		return toolsLearning(ctx, c, sub, args, format.value, stdout, stderr)
 	case "approve":
 		if err := want(1, "NAME"); err != nil {
 			return err

@@ -123,7 +123,13 @@ func (c *client) call(ctx context.Context, method, path string, body, out any) e
 // progress, and returns its result. The server streams the build as
 // Server-Sent Events (POST /api/tools/build).
 func (c *client) build(ctx context.Context, req generator.Request, progress func(generator.Event)) (*generator.Result, error) {
-	resp, err := c.request(ctx, http.MethodPost, "/api/tools/build", req, "text/event-stream")
+	return c.stream(ctx, "/api/tools/build", req, progress)
+}
+
+// stream posts body to path, which answers a build's progress as
+// Server-Sent Events (a build, a repair), and returns its result.
+func (c *client) stream(ctx context.Context, path string, body any, progress func(generator.Event)) (*generator.Result, error) {
+	resp, err := c.request(ctx, http.MethodPost, path, body, "text/event-stream")
 	if err != nil {
 		return nil, err
 	}

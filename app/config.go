@@ -15,10 +15,12 @@ import (
 	"time"
 
 	"adaptbot/cluster"
+	"adaptbot/failures"
 	"adaptbot/homelock"
 	"adaptbot/identity/auth"
 	"adaptbot/llm/provider"
 	"adaptbot/sandbox"
+	"adaptbot/service"
 	"adaptbot/telemetry"
 	"adaptbot/toolkit"
 )
@@ -72,6 +74,12 @@ type Config struct {
 	// Workspace.
 	Review bool   // ADAPTBOT_REVIEW: new and changed tools wait for approval
 	Traces string // ADAPTBOT_TRACES: the store of recent requests; "" is off
+
+	// Learning from use (app/learning.go).
+	FailuresKeep int                // ADAPTBOT_FAILURES_KEEP: failure cases kept per tool
+	AutoRepair   service.AutoRepair // ADAPTBOT_AUTO_REPAIR: off, propose or on
+	RepairAfter  int                // ADAPTBOT_REPAIR_AFTER: distinct cases that start one
+	RepairEvery  time.Duration      // ADAPTBOT_REPAIR_EVERY: the least time between two of a tool
 
 	// The edge's limits and cross-site rules (app/limits.go, app/guard.go).
 	Edge EdgeConfig
@@ -267,6 +275,24 @@ var settings = []setting{
 		func(c *Config, v string) error { v, err := oneOf(v, "on", "off"); c.Review = v == "on"; return err }, false},
 	{"ADAPTBOT_TRACES", "", "recent requests' traces for GET /api/requests/ID (JSON lines, rotated at 8 MiB, one old file kept); empty is requests.jsonl beside the benchmark CSV, off turns it off",
 		func(c *Config, v string) error { c.Traces = v; return nil }, false},
+	{"ADAPTBOT_FAILURES_KEEP", "50", "failure cases kept per tool (1 to 200): every failed call of a tool, de-duplicated by version and arguments; the least recently seen go first",
+		func(c *Config, v string) (err error) {
+			c.FailuresKeep, err = positive(v)
+			if err == nil && c.FailuresKeep > failures.MaxKeep {
+				err = fmt.Errorf("want at most %d", failures.MaxKeep)
+			}
+			return err
+		}, false},
+	{"ADAPTBOT_AUTO_REPAIR", "propose", "off, propose (a tool that keeps failing gets a repaired version that waits for approval) or on (a repair that passes its examples and failure cases serves); needs a model",
+		func(c *Config, v string) error {
+			v, err := oneOf(v, "off", "propose", "on")
+			c.AutoRepair = service.AutoRepair(v)
+			return err
+		}, false},
+	{"ADAPTBOT_REPAIR_AFTER", "3", "distinct failure cases of a tool's serving version that start an automatic repair",
+		func(c *Config, v string) (err error) { c.RepairAfter, err = positive(v); return err }, false},
+	{"ADAPTBOT_REPAIR_EVERY", "1h", "least time between two automatic repairs of one tool; one that failed is not tried again until a new failure case arrives",
+		func(c *Config, v string) (err error) { c.RepairEvery, err = duration(v); return err }, false},
 	{"ADAPTBOT_MAX_MESSAGE", "32KiB", "longest chat message in bytes (a number, or with KiB or MiB); a longer one gets 413",
 		func(c *Config, v string) (err error) { c.Edge.MaxMessage, err = parseSize(v); return err }, false},
 	{"ADAPTBOT_MAX_INFLIGHT", "64", "chats and builds served at once; past it 503 with Retry-After",

@@ -131,8 +131,8 @@ func TestBrowserDashboard(t *testing.T) {
 					t.Errorf("%d px: %s = %q with no data, want it to say there is none", width, id, drawn)
 				}
 			}
-			if len(st.Drawn) != 9 {
-				t.Errorf("%d charts found, want 9", len(st.Drawn))
+			if len(st.Drawn) != 11 {
+				t.Errorf("%d charts found, want 11", len(st.Drawn))
 			}
 			for _, c := range st.Cards[1:] {
 				if c != "–" {

@@ -102,6 +102,8 @@ Usage:
   adaptbot tools export NAME --out DIR   a Go module serving the tools over MCP
   adaptbot tools export NAME --bundle F  a bundle of them for another AdaptBot
   adaptbot tools import FILE             bring a bundle's tools in (through the server)
+  adaptbot tools failures NAME           a tool's failure cases from use (through the server)
+  adaptbot tools repair NAME [CASE...]   repair a tool from them (through the server)
   adaptbot route [QUERY]                 the tools the router picks for QUERY
   adaptbot route --eval DIR              router benchmark on a dataset
   adaptbot report [--format F] [FILTERS] summarize, or export, the benchmarks CSV

@@ -36,6 +36,14 @@ func (s *Server) routes() {
 	s.app.Post("/api/tools/import", s.need(identity.Build), s.handleToolImport())
 	s.app.Post("/api/tools/plan", s.need(identity.Build), s.limits.rateLimit(), s.limits.admit(), s.cancelOnLeave(), s.handleBuildPlan())
 
+	// Learning from use (learning.go): failure cases, repairs, feedback.
+	s.app.Get("/api/failures", s.handleFailureSummary())
+	s.app.Get("/api/tools/:name/failures", s.handleToolFailures())
+	s.app.Post("/api/tools/:name/failures/:id/confirm", s.need(identity.Build), s.handleCaseConfirm())
+	s.app.Delete("/api/tools/:name/failures/:id", s.need(identity.Build), s.handleCaseDismiss())
+	s.app.Post("/api/tools/:name/repair", s.need(identity.Build), s.limits.rateLimit(), s.limits.admit(), s.handleToolRepair())
+	s.app.Post("/api/requests/:id/feedback", s.handleFeedback())
+
 	// Analytics and traces.
 	s.app.Get("/api/benchmarks", s.need(identity.ReadAll), s.handleBenchmarks())
 	s.app.Get("/api/requests", s.handleRequests())

@@ -46,6 +46,7 @@ type world struct {
 	gen    *generator.Generator
 	hub    *mcpclient.Hub // nil without external MCP servers, and in CLI commands
 	link   *cluster.Link  // nil without ADAPTBOT_NATS_URL
+	learn  *learningParts // failure cases (app/learning.go); nil in CLI commands
 }
 
 // openWorld wires AdaptBot. With getenv set (the server), it also connects
@@ -236,6 +237,9 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout, 
 	if err := watchWorld(metrics, w); err != nil {
 		return err
 	}
+	if w.learn, err = openFailures(ctx, cfg, w.link, log); err != nil {
+		return err
+	}
 	bench, err := openBench(cfg, log)
 	if err != nil {
 		return err
@@ -288,6 +292,7 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout, 
 	}
 	defer ae.Close()
 	svc := w.service(bench, ws, metrics)
+	defer w.learn.start(svc, log)()
 	srv := NewServer(Deps{Config: cfg, Service: svc, Agent: w.agent, Reg: w.reg, Runner: w.runner, Stats: stats,
 		MCP: mcpHTTPHandler(ctx, w, svc), Hub: w.hub, Log: log, Workspace: ws, Cluster: w.link, Auth: ae, Metrics: metrics})
 
@@ -382,7 +387,7 @@ func connectHub(ctx context.Context, hub *mcpclient.Hub, log *slog.Logger) {
 // parts: every door of the server goes through it.
 func (w *world) service(bench *benchmarks.Logger, ws *Workspace, m *telemetry.Metrics) *service.Service {
 	d := service.Deps{Agent: w.agent, Tools: w.box, Registry: w.reg, Generator: w.gen, Log: w.log,
-		ToolLimit: w.cfg.CallTimeout, Review: w.cfg.Review}
+		ToolLimit: w.cfg.CallTimeout, Review: w.cfg.Review, Learning: w.learn.learning(w.cfg)}
 	if m != nil {
 		d.Metrics = m
 	}

@@ -73,9 +73,9 @@ func ParseFilter(get func(name string) string, now time.Time) (Filter, error) {
 		return f, fmt.Errorf("until (%s) is not after since (%s)", f.Until.Format(time.RFC3339), f.Since.Format(time.RFC3339))
 	}
 	switch f.Intent = strings.ToUpper(strings.TrimSpace(get("intent"))); f.Intent {
-	case "", IntentChat, IntentBuild, IntentRun:
+	case "", IntentChat, IntentBuild, IntentRun, IntentFeedback:
 	default:
-		return f, fmt.Errorf("intent %q is not CHAT, BUILD or RUN", get("intent"))
+		return f, fmt.Errorf("intent %q is not CHAT, BUILD, RUN or FEEDBACK", get("intent"))
 	}
 	switch f.Outcome = strings.ToLower(strings.TrimSpace(get("outcome"))); f.Outcome {
 	case "", OutcomeOK, OutcomeError, OutcomeNotConfigured:
@@ -131,6 +131,9 @@ func (f Filter) Match(r Row) bool {
 // matchKind is Match without the time range: what the aggregates can decide
 // once per kind of row.
 func (f Filter) matchKind(intent, category string, tools []string, outcome string) bool {
+	if strings.EqualFold(intent, IntentFeedback) {
+		return f.matchFeedback(category, tools)
+	}
 	if f.Intent != "" && !strings.EqualFold(intent, f.Intent) {
 		return false
 	}
@@ -144,6 +147,22 @@ func (f Filter) matchKind(intent, category string, tools []string, outcome strin
 		return false
 	}
 	return true
+}
+
+// matchFeedback is matchKind for a FEEDBACK row, whose category and tools
+// are the rated answer's: it is selected with the chats (intent CHAT or
+// FEEDBACK, or none), by path and tool like them; the outcome filter does
+// not apply, since a feedback row has no error of its own.
+func (f Filter) matchFeedback(category string, tools []string) bool {
+	switch f.Intent {
+	case "", IntentChat, IntentFeedback:
+	default:
+		return false
+	}
+	if f.Path != "" && category != f.Path {
+		return false
+	}
+	return f.Tool == "" || ranTool(category, tools, f.Tool)
 }
 
 func isBuildCategory(c string) bool {

@@ -56,7 +56,7 @@ var ts = time.Date(2026, 1, 30, 10, 15, 0, 123_000_000, time.UTC)
 func TestHeader(t *testing.T) {
 	want := "timestamp,query,intent,category,tool_generation_time_sec," +
 		"parameter_extraction_success,tool_execution_success,end_to_end_latency_sec,error_message," +
-		"request_id,llm_calls,prompt_tokens,completion_tokens,build_attempts,discovery_requests,tools_loaded,node_times,tools,door,user,error_kind\n"
+		"request_id,llm_calls,prompt_tokens,completion_tokens,build_attempts,discovery_requests,tools_loaded,node_times,tools,door,user,error_kind,rated_request,score\n"
 	if headerLine != want {
 		t.Errorf("header = %q, want %q", headerLine, want)
 	}
@@ -120,10 +120,12 @@ func TestLogLine(t *testing.T) {
 		},
 	})
 	logRow(t, l, benchmarks.Row{Timestamp: ts, Query: "hello", Intent: benchmarks.IntentChat, Category: benchmarks.CategoryGeneral, Latency: 250 * time.Millisecond, Tools: []string{"weather", "unit_converter"}})
+	logRow(t, l, benchmarks.Row{Timestamp: ts, Query: "wrong city", Intent: benchmarks.IntentFeedback, Category: "weather", Tools: []string{"weather"}, RequestID: "req-3", RatedRequest: "req-2", Score: -1})
 
 	want := headerLine +
-		`2026-01-30T10:15:00.123Z,"say ""hi"", then stop",BUILD,build_create,12.345678,True,False,1.500000,check failed,req-1,3,1200,340,2,1,7,decide=0.012;create=0.300;odd_name_x=0.002,,,,` + "\n" +
-		`2026-01-30T10:15:00.123Z,hello,CHAT,general,,N/A,N/A,0.250000,,,0,0,0,0,0,0,,weather;unit_converter,,,` + "\n"
+		`2026-01-30T10:15:00.123Z,"say ""hi"", then stop",BUILD,build_create,12.345678,True,False,1.500000,check failed,req-1,3,1200,340,2,1,7,decide=0.012;create=0.300;odd_name_x=0.002,,,,,,` + "\n" +
+		`2026-01-30T10:15:00.123Z,hello,CHAT,general,,N/A,N/A,0.250000,,,0,0,0,0,0,0,,weather;unit_converter,,,,,` + "\n" +
+		`2026-01-30T10:15:00.123Z,wrong city,FEEDBACK,weather,,N/A,N/A,0.000000,,req-3,0,0,0,0,0,0,,weather,,,,req-2,-1` + "\n"
 	if got := readFile(t, path); got != want {
 		t.Errorf("file =\n%s\nwant\n%s", got, want)
 	}
@@ -236,7 +238,7 @@ func TestLogConcurrent(t *testing.T) {
 }
 
 func TestOpenRepairsTornLine(t *testing.T) {
-	good := headerLine + "2026-01-30T10:15:00.123Z,first,CHAT,general,,N/A,N/A,0.100000,,r1,1,2,3,0,0,4,,,,,\n"
+	good := headerLine + "2026-01-30T10:15:00.123Z,first,CHAT,general,,N/A,N/A,0.100000,,r1,1,2,3,0,0,4,,,,,,,\n"
 	tests := []struct {
 		name string
 		torn string

@@ -37,6 +37,15 @@ func pct(r *float64) string {
 	return fmt.Sprintf("%.1f%%", 100**r)
 }
 
+// String renders the feedback as "12 up, 3 down: 80.0% satisfied", or
+// "none" without any.
+func (f Feedback) String() string {
+	if f.Up+f.Down == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("%d up, %d down: %s satisfied", f.Up, f.Down, pct(f.Satisfaction))
+}
+
 // String renders the ratio as "95.0% (190/200)", or "–" with no data.
 func (r Ratio) String() string {
 	if r.Rate == nil {
@@ -113,7 +122,7 @@ func (s Summary) notConfiguredNote() string {
 func (s Summary) WriteText(w io.Writer) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "Benchmarks: %s\n", s.heading())
-	if s.Requests == 0 {
+	if s.Requests == 0 && s.Feedback.Up+s.Feedback.Down == 0 {
 		_, err := w.Write(b.Bytes())
 		return err
 	}
@@ -122,7 +131,8 @@ func (s Summary) WriteText(w io.Writer) error {
 		secs(s.Latency.P50), secs(s.Latency.P95), secs(s.Latency.P99), secs(s.Latency.Mean))
 	fmt.Fprintf(&b, "  per request: %s model calls, %s prompt tokens, %s completion tokens\n",
 		num(s.PerRequest.LLMCalls, 2), num(s.PerRequest.PromptTokens, 0), num(s.PerRequest.CompletionTokens, 0))
-	fmt.Fprintf(&b, "  parameter extraction %s, tool execution %s\n\n", s.Extraction, s.Execution)
+	fmt.Fprintf(&b, "  parameter extraction %s, tool execution %s\n", s.Extraction, s.Execution)
+	fmt.Fprintf(&b, "Feedback: %s\n\n", s.Feedback)
 
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	if len(s.Paths) > 0 {
@@ -136,6 +146,13 @@ func (s Summary) WriteText(w io.Writer) error {
 		fmt.Fprintln(tw, "TOOL\tIN CHATS\tSUCCESS\tDIRECT RUNS\tSUCCESS")
 		for _, t := range s.Tools {
 			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\n", t.Tool, t.Chat.Requests, pct(t.Chat.Rate), t.Run.Requests, pct(t.Run.Rate))
+		}
+		fmt.Fprintln(tw)
+	}
+	if len(s.Feedback.Tools) > 0 {
+		fmt.Fprintln(tw, "TOOL\tTHUMBS UP\tTHUMBS DOWN\tSATISFACTION")
+		for _, t := range s.Feedback.Tools {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", t.Tool, t.Up, t.Down, pct(t.Satisfaction))
 		}
 		fmt.Fprintln(tw)
 	}
@@ -184,6 +201,7 @@ func (s Summary) WriteMarkdown(w io.Writer) error {
 	row(s.Scope+" completion tokens per request", num(s.PerRequest.CompletionTokens, 0))
 	row("parameter extraction", s.Extraction.String())
 	row("tool execution", s.Execution.String())
+	row("feedback", s.Feedback.String())
 	row("builds", fmt.Sprintf("%d (%d failed)", s.Builds.Requests, s.Builds.Failed))
 	row("build attempts", attemptsText(s.Builds))
 	row("build generation p50 (s)", secs(s.Builds.Generation.P50))
@@ -199,6 +217,12 @@ func (s Summary) WriteMarkdown(w io.Writer) error {
 		b.WriteString("\n| tool | in chats | success | direct runs | success |\n|---|---:|---:|---:|---:|\n")
 		for _, t := range s.Tools {
 			fmt.Fprintf(&b, "| %s | %d | %s | %d | %s |\n", mdCell.Replace(t.Tool), t.Chat.Requests, pct(t.Chat.Rate), t.Run.Requests, pct(t.Run.Rate))
+		}
+	}
+	if len(s.Feedback.Tools) > 0 {
+		b.WriteString("\n| tool | thumbs up | thumbs down | satisfaction |\n|---|---:|---:|---:|\n")
+		for _, t := range s.Feedback.Tools {
+			fmt.Fprintf(&b, "| %s | %d | %d | %s |\n", mdCell.Replace(t.Tool), t.Up, t.Down, pct(t.Satisfaction))
 		}
 	}
 	if len(s.Steps) > 0 {

@@ -44,6 +44,10 @@ type Summary struct {
 	Builds      BuildStat  `json:"builds"`
 	Steps       []StepStat `json:"steps"` // the flow's steps, over the scope
 	TopErrors   []ErrorRow `json:"top_errors"`
+	// Feedback is what people said of the selected chat answers, from the
+	// FEEDBACK rows, which are counted here and in the series only, never
+	// as requests.
+	Feedback Feedback `json:"feedback"`
 
 	Series     []Point  `json:"series"`
 	Recent     []Recent `json:"recent"`
@@ -104,6 +108,23 @@ type ToolCalls struct {
 	Rate     *float64 `json:"rate"` // OK/(OK+Failed), null without either
 }
 
+// Feedback counts thumbs up and down; Satisfaction is the share of thumbs
+// up, null without any.
+type Feedback struct {
+	Up           int64          `json:"up"`
+	Down         int64          `json:"down"`
+	Satisfaction *float64       `json:"satisfaction"`
+	Tools        []ToolFeedback `json:"tools"`
+}
+
+// ToolFeedback is the feedback on answers that ran one tool.
+type ToolFeedback struct {
+	Tool         string   `json:"tool"`
+	Up           int64    `json:"up"`
+	Down         int64    `json:"down"`
+	Satisfaction *float64 `json:"satisfaction"`
+}
+
 // StepStat is one step of the flow (the node_times column) over the
 // scope's rows: how many ran it, how often per request, how long it took.
 type StepStat struct {
@@ -153,6 +174,11 @@ type Point struct {
 	Builds        int64     `json:"builds"`
 	BuildSec      *float64  `json:"build_sec_mean"`
 	BuildAttempt  *float64  `json:"build_attempts_mean"`
+	// FeedbackUp and FeedbackDown count the bucket's FEEDBACK rows;
+	// Satisfaction is the share of thumbs up, null without any.
+	FeedbackUp   int64    `json:"feedback_up"`
+	FeedbackDown int64    `json:"feedback_down"`
+	Satisfaction *float64 `json:"satisfaction"`
 }
 
 // Recent is one of the latest rows, for the table of requests.
@@ -167,6 +193,8 @@ type Recent struct {
 	Query      string    `json:"query"`
 	Outcome    string    `json:"outcome"`         // ok, error or not_configured
 	Trace      string    `json:"trace,omitempty"` // /api/requests/<id>
+	// Feedback is a person's score of the answer: 1, -1, or 0 for none.
+	Feedback int `json:"feedback,omitempty"`
 }
 
 // MaxPoints bounds the points of a series; buckets are merged to fit.
@@ -291,7 +319,7 @@ func (s *Store) Query(f Filter) Summary {
 					return true
 				}
 			}
-			return false
+			return b.feedback != nil && f.matchFeedback("", nil)
 		}
 		for k, c := range b.cells {
 			if c != nil && match[k] {
@@ -352,6 +380,9 @@ func (s *Store) Query(f Filter) Summary {
 				points[pi].add(&series[pi], c, intent, outcome, scope)
 				from, to = earlier(from, c.first), later(to, c.last)
 			}
+			if b.feedback != nil && f.matchFeedback("", nil) {
+				points[pi].add(&series[pi], b.feedback, IntentFeedback, "", scope)
+			}
 		}
 	} else {
 		buckets := make([]*bucket, 0, len(keys)+1)
@@ -377,7 +408,9 @@ func (s *Store) Query(f Filter) Summary {
 				if pi >= 0 {
 					kd := &s.kinds[k]
 					points[pi].add(&series[pi], c, kd.intent, kd.outcome, scope)
-					from, to = earlier(from, c.first), later(to, c.last)
+					if kd.intent != IntentFeedback {
+						from, to = earlier(from, c.first), later(to, c.last)
+					}
 				}
 			}
 		}
@@ -394,11 +427,26 @@ func (s *Store) Query(f Filter) Summary {
 	var attempts [maxAttempts + 1]int64
 	errs := map[string]int64{}
 	var otherErrs int64
+	feedback := map[string]*ToolFeedback{}
 	for k, c := range perKind {
 		if c == nil {
 			continue
 		}
 		kd := &s.kinds[k]
+		if kd.intent == IntentFeedback {
+			sum.Feedback.Up += c.up
+			sum.Feedback.Down += c.down
+			for _, name := range kd.toolList {
+				tf := feedback[name]
+				if tf == nil {
+					tf = &ToolFeedback{Tool: name}
+					feedback[name] = tf
+				}
+				tf.Up += c.up
+				tf.Down += c.down
+			}
+			continue
+		}
 		sum.Requests += int(c.n)
 		sum.ByIntent[cmp.Or(kd.intent, none)] += int(c.n)
 		switch kd.outcome {
@@ -500,6 +548,14 @@ func (s *Store) Query(f Filter) Summary {
 	}
 	sortByCount(sum.Tools, func(t ToolStat) int64 { return t.Chat.Requests + t.Run.Requests }, func(t ToolStat) string { return t.Tool })
 
+	sum.Feedback.Satisfaction = ratio(sum.Feedback.Up, sum.Feedback.Up+sum.Feedback.Down)
+	sum.Feedback.Tools = []ToolFeedback{}
+	for _, tf := range feedback {
+		tf.Satisfaction = ratio(tf.Up, tf.Up+tf.Down)
+		sum.Feedback.Tools = append(sum.Feedback.Tools, *tf)
+	}
+	sortByCount(sum.Feedback.Tools, func(t ToolFeedback) int64 { return t.Up + t.Down }, func(t ToolFeedback) string { return t.Tool })
+
 	sum.Builds = BuildStat{Requests: builds.n, Failed: builds.errors}
 	for i, n := range attempts {
 		if n > 0 {
@@ -567,6 +623,11 @@ type pointAcc struct {
 }
 
 func (pa *pointAcc) add(p *Point, c *cell, intent, outcome string, scope string) {
+	if intent == IntentFeedback {
+		p.FeedbackUp += c.up
+		p.FeedbackDown += c.down
+		return
+	}
 	p.Requests += c.n
 	switch outcome {
 	case OutcomeError:
@@ -601,6 +662,7 @@ func (pa *pointAcc) add(p *Point, c *cell, intent, outcome string, scope string)
 }
 
 func (pa *pointAcc) finish(p *Point) {
+	p.Satisfaction = ratio(p.FeedbackUp, p.FeedbackUp+p.FeedbackDown)
 	a := &pa.scope
 	p.P50 = ptr(a.lat.quantile(.50))
 	p.P95 = ptr(a.lat.quantile(.95))

@@ -13,6 +13,10 @@ const (
 	IntentChat  = "CHAT"  // a /chat request
 	IntentBuild = "BUILD" // a tool build, modification or deletion
 	IntentRun   = "RUN"   // a direct tool run
+	// IntentFeedback is a person's thumbs up or down on a chat answer: a
+	// row of its own (the rated request in RatedRequest, the score in
+	// Score), counted apart from requests.
+	IntentFeedback = "FEEDBACK"
 )
 
 // Doors, the values of Row.Door: where a request came in.
@@ -138,6 +142,14 @@ type NodeTime struct {
 //	                              conflict, failed, unavailable,
 //	                              not_configured, timeout, upstream,
 //	                              cancelled, internal
+//	rated_request                 RatedRequest, for a FEEDBACK row: the request
+//	                              ID of the answer rated; empty otherwise
+//	score                         Score, for a FEEDBACK row: 1 (thumbs up) or
+//	                              -1 (thumbs down); empty otherwise
+//
+// A FEEDBACK row's category and tools are those of the answer it rates, so
+// that satisfaction is counted per path and per tool; its query is the
+// person's comment, if any.
 //
 // Text fields (query, intent, category, error_message, request_id and the
 // tool names) are cleaned as they are written, so every common CSV reader
@@ -166,6 +178,8 @@ type Row struct {
 	Door              string
 	User              string
 	ErrorKind         string
+	RatedRequest      string
+	Score             int
 }
 
 // Column names, in file order.
@@ -191,6 +205,8 @@ const (
 	colDoor              = "door"
 	colUser              = "user"
 	colErrorKind         = "error_kind"
+	colRatedRequest      = "rated_request"
+	colScore             = "score"
 )
 
 var header = []string{
@@ -198,7 +214,7 @@ var header = []string{
 	colParamExtraction, colToolExecution, colLatency, colError,
 	colRequestID, colLLMCalls, colPromptTokens, colCompletionTokens,
 	colBuildAttempts, colDiscoveryRequests, colToolsLoaded, colNodeTimes,
-	colTools, colDoor, colUser, colErrorKind,
+	colTools, colDoor, colUser, colErrorKind, colRatedRequest, colScore,
 }
 
 // Header returns the column names of the file, in order. The first nine are
@@ -216,7 +232,7 @@ func (r Row) cleaned() Row {
 	r.Category = Clean(r.Category)
 	r.Error = Cut(Clean(r.Error), MaxText)
 	r.RequestID = Clean(r.RequestID)
-	r.Door, r.User, r.ErrorKind = Clean(r.Door), Clean(r.User), Clean(r.ErrorKind)
+	r.Door, r.User, r.ErrorKind, r.RatedRequest = Clean(r.Door), Clean(r.User), Clean(r.ErrorKind), Clean(r.RatedRequest)
 	// Tool and node names are cleaned here, not only when written, so
 	// that the live aggregates see what a reload of the file will see.
 	if len(r.Tools) > 0 {
@@ -244,6 +260,10 @@ func (r Row) record() []string {
 	if r.GenerationTime != 0 {
 		gen = seconds(r.GenerationTime, 6)
 	}
+	score := ""
+	if r.Score != 0 {
+		score = strconv.Itoa(r.Score)
+	}
 	return []string{
 		r.Timestamp.UTC().Format(timeLayout),
 		r.Query,
@@ -266,6 +286,8 @@ func (r Row) record() []string {
 		r.Door,
 		r.User,
 		r.ErrorKind,
+		r.RatedRequest,
+		score,
 	}
 }
 
@@ -349,6 +371,19 @@ func parseSeconds(s string) (time.Duration, error) {
 	return time.Duration(math.Round(f * float64(time.Second))), nil
 }
 
+// parseScore reads a feedback score: 1, -1, or empty for none.
+func parseScore(s string) (int, error) {
+	switch strings.TrimSpace(s) {
+	case "":
+		return 0, nil
+	case "1", "+1":
+		return 1, nil
+	case "-1":
+		return -1, nil
+	}
+	return 0, fmt.Errorf("%q is not a score (1 or -1)", s)
+}
+
 func parseCount(s string) (int, error) {
 	if strings.TrimSpace(s) == "" {
 		return 0, nil
@@ -428,6 +463,10 @@ func (r *Row) setField(col, v string) error {
 		r.User = v
 	case colErrorKind:
 		r.ErrorKind = v
+	case colRatedRequest:
+		r.RatedRequest = v
+	case colScore:
+		r.Score, err = parseScore(v)
 	}
 	if err != nil {
 		return fmt.Errorf("column %s: %w", col, err)

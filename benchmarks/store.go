@@ -76,6 +76,7 @@ type tier struct {
 type bucket struct {
 	cells    []*cell                             // by kind; nil where the bucket has no row of that kind
 	byIntent [len(outcomes) * len(intents)]*cell // by intent and outcome (see intentIndex), for the series
+	feedback *cell                               // every FEEDBACK row, for the series; they are not requests
 }
 
 // cell aggregates the rows of one kind in one time bucket.
@@ -98,6 +99,7 @@ type cell struct {
 	errors           map[string]int64  // at most errorsPerCell messages
 	otherErrors      int64             // errors past that
 	steps            [maxSteps]stepAcc // by the Store's step index
+	up, down         int64             // FEEDBACK rows: thumbs up and down
 }
 
 // stepAcc sums the times of one step of the flow (node_times).
@@ -183,6 +185,7 @@ func (s *Store) Add(r Row) {
 		cr.steps = append(cr.steps, s.stepIndex(nt.Node))
 	}
 	s.allTime[k].add(cr)
+	feedback := r.Intent == IntentFeedback
 	if r.Timestamp.IsZero() {
 		s.undated.cell(k).add(cr)
 	} else {
@@ -190,11 +193,26 @@ func (s *Store) Add(r Row) {
 		for _, t := range s.tiers {
 			if b := t.bucketFor(minute); b != nil {
 				b.cell(k).add(cr)
-				b.intentCell(r.Intent, outcome).add(cr)
+				if feedback {
+					b.feedbackCell().add(cr)
+				} else {
+					b.intentCell(r.Intent, outcome).add(cr)
+				}
 			}
 		}
 	}
-	s.remember(r)
+	if feedback {
+		s.rate(r.RatedRequest, r.Score)
+	} else {
+		s.remember(r)
+	}
+}
+
+func (b *bucket) feedbackCell() *cell {
+	if b.feedback == nil {
+		b.feedback = &cell{}
+	}
+	return b.feedback
 }
 
 func (b *bucket) cell(k int32) *cell {
@@ -327,6 +345,14 @@ func (c *cell) add(r *counted) {
 		c.steps[r.steps[i]].n++
 		c.steps[r.steps[i]].sum += nt.Duration
 	}
+	if r.Intent == IntentFeedback {
+		switch {
+		case r.Score > 0:
+			c.up++
+		case r.Score < 0:
+			c.down++
+		}
+	}
 	if r.errorKey != "" {
 		if _, ok := c.errors[r.errorKey]; ok || len(c.errors) < errorsPerCell {
 			if c.errors == nil {
@@ -432,6 +458,9 @@ func (b *bucket) merge(o *bucket) {
 			b.intentCell(intent, outcome).merge(c)
 		}
 	}
+	if o.feedback != nil {
+		b.feedbackCell().merge(o.feedback)
+	}
 }
 
 func (c *cell) merge(o *cell) {
@@ -454,6 +483,8 @@ func (c *cell) merge(o *cell) {
 	c.paramN += o.paramN
 	c.execOK += o.execOK
 	c.execN += o.execN
+	c.up += o.up
+	c.down += o.down
 	if o.generation != nil {
 		if c.generation == nil {
 			c.generation = &histogram{}
@@ -497,6 +528,19 @@ func (s *Store) remember(r Row) {
 	}
 	s.recent[s.next] = rec
 	s.next = (s.next + 1) % RecentRows
+}
+
+// rate marks the recent row of request id with a person's score, when the
+// ring still holds it.
+func (s *Store) rate(id string, score int) {
+	if id == "" {
+		return
+	}
+	for i := range s.recent {
+		if s.recent[i].RequestID == id {
+			s.recent[i].Feedback = score
+		}
+	}
 }
 
 // Rows returns how many rows the Store has counted.

@@ -119,11 +119,43 @@ type recount struct {
 	recent                   []string
 	steps                    map[string][2]float64 // runs, seconds
 	first, last              time.Time             // of the dated rows selected
+	up, down                 int64                 // FEEDBACK rows selected
+	toolFeedback             map[string][2]int64   // up, down
+	rated                    map[string]int        // the latest score of each request rated
 }
 
 func count(rows []benchmarks.Row, f benchmarks.Filter) recount {
-	rc := recount{steps: map[string][2]float64{}, byIntent: map[string]int{}, paths: map[string][2]int64{}, tools: map[string][2]benchmarks.ToolCalls{}, attempts: map[int]int64{}}
+	rc := recount{steps: map[string][2]float64{}, byIntent: map[string]int{}, paths: map[string][2]int64{}, tools: map[string][2]benchmarks.ToolCalls{}, attempts: map[int]int64{},
+		toolFeedback: map[string][2]int64{}, rated: map[string]int{}}
 	scope := cmp.Or(f.Intent, benchmarks.IntentChat)
+	// Feedback rows are not requests: the ring of recent rows skips them,
+	// and marks the request they rate.
+	var requests []benchmarks.Row
+	for _, r := range rows {
+		if r.Intent == benchmarks.IntentFeedback {
+			rc.rated[r.RatedRequest] = r.Score
+			if !f.Match(r) {
+				continue
+			}
+			if r.Score > 0 {
+				rc.up++
+			} else {
+				rc.down++
+			}
+			for _, name := range r.Tools {
+				tf := rc.toolFeedback[name]
+				if r.Score > 0 {
+					tf[0]++
+				} else {
+					tf[1]++
+				}
+				rc.toolFeedback[name] = tf
+			}
+			continue
+		}
+		requests = append(requests, r)
+	}
+	rows = requests
 	for i, r := range rows {
 		if !f.Match(r) {
 			continue
@@ -251,15 +283,22 @@ func TestStoreMatchesRecount(t *testing.T) {
 		if rng.IntN(20) == 0 {
 			at = at.Add(-time.Duration(rng.IntN(600)) * time.Second)
 		}
-		logRow(t, l, randomRow(rng, at, i))
+		r := randomRow(rng, at, i)
+		logRow(t, l, r)
+		if r.Intent == benchmarks.IntentChat && rng.IntN(5) == 0 {
+			// A person rates the answer, a little later.
+			score := []int{1, -1}[rng.IntN(2)]
+			logRow(t, l, benchmarks.Row{Timestamp: at.Add(time.Second), Intent: benchmarks.IntentFeedback, Category: r.Category, Tools: r.Tools,
+				RequestID: fmt.Sprintf("fb-%07d", i), RatedRequest: r.RequestID, Score: score, Query: "a comment"})
+		}
 	}
 	rows := mustRead(t, path)
 	loaded, err := benchmarks.LoadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if loaded.Rows() != n || live.Rows() != n {
-		t.Fatalf("rows: loaded %d, live %d, want %d", loaded.Rows(), live.Rows(), n)
+	if loaded.Rows() != len(rows) || live.Rows() != len(rows) || len(rows) <= n {
+		t.Fatalf("rows: loaded %d, live %d, want %d (%d requests and their feedback)", loaded.Rows(), live.Rows(), len(rows), n)
 	}
 
 	filters := []benchmarks.Filter{
@@ -279,12 +318,14 @@ func TestStoreMatchesRecount(t *testing.T) {
 		{Since: end.Add(-3 * 24 * time.Hour), Until: end.Add(-24 * time.Hour)}, // the hour tier
 		{Since: end.Add(-100 * time.Minute), Until: end.Add(-30 * time.Minute), Intent: benchmarks.IntentChat},
 		{Tool: "no_such_tool"},
+		{Intent: benchmarks.IntentFeedback},
+		{Intent: benchmarks.IntentFeedback, Tool: "weather", Since: end.Add(-3 * 24 * time.Hour)},
 	}
 	for _, f := range filters {
 		for name, s := range map[string]*benchmarks.Store{"loaded": loaded, "live": live} {
 			t.Run(fmt.Sprintf("%s %+v", name, f), func(t *testing.T) {
 				want := count(rows, f)
-				if want.requests == 0 && f.Tool != "no_such_tool" {
+				if want.requests == 0 && f.Tool != "no_such_tool" && f.Intent != benchmarks.IntentFeedback {
 					t.Fatal("the filter selects no rows; the test data does not exercise it")
 				}
 				got := s.Query(f)
@@ -343,7 +384,23 @@ func checkSummary(t *testing.T, got benchmarks.Summary, want recount) {
 			equal(t, fmt.Sprintf("tool %s [%d]", ts.Tool, i), c, w[i])
 		}
 	}
-	equal(t, "builds", got.Builds.Requests, want.builds)
+	equal(t, "feedback up", got.Feedback.Up, want.up)
+	equal(t, "feedback down", got.Feedback.Down, want.down)
+	equal(t, "tools with feedback", len(got.Feedback.Tools), len(want.toolFeedback))
+	for _, tf := range got.Feedback.Tools {
+		equal(t, "feedback on "+tf.Tool, [2]int64{tf.Up, tf.Down}, want.toolFeedback[tf.Tool])
+	}
+	var seriesUp, seriesDown int64
+	for _, p := range got.Series {
+		seriesUp += p.FeedbackUp
+		seriesDown += p.FeedbackDown
+	}
+	if f := got.Filter; f.Since.IsZero() && f.Until.IsZero() {
+		equal(t, "sum of series feedback up", seriesUp, want.up)
+		equal(t, "sum of series feedback down", seriesDown, want.down)
+	}
+	builds := got.Builds
+	equal(t, "builds", builds.Requests, want.builds)
 	equal(t, "builds failed", got.Builds.Failed, want.buildFailed)
 	for _, a := range got.Builds.Attempts {
 		equal(t, fmt.Sprintf("builds with %d attempts", a.Attempts), a.Builds, want.attempts[a.Attempts])
@@ -373,6 +430,9 @@ func checkSummary(t *testing.T, got benchmarks.Summary, want recount) {
 	var recent []string
 	for _, r := range got.Recent {
 		recent = append(recent, r.RequestID)
+		if r.Feedback != want.rated[r.RequestID] {
+			t.Errorf("recent %s: feedback %d, want %d", r.RequestID, r.Feedback, want.rated[r.RequestID])
+		}
 		if r.Trace != "/api/requests/"+r.RequestID {
 			t.Errorf("trace link = %q", r.Trace)
 		}
@@ -472,5 +532,57 @@ func TestLiveStoreSeesWhatTheFileHolds(t *testing.T) {
 	ft, fs := names(loaded.Query(benchmarks.Filter{Tool: "weather"}))
 	if !slices.Equal(lt, ft) || !slices.Equal(ls, fs) || !slices.Equal(ft, []string{"weather"}) || !slices.Equal(fs, []string{"plan_extract"}) {
 		t.Errorf("live tools %q steps %q; from the file tools %q steps %q", lt, ls, ft, fs)
+	}
+}
+
+// TestFeedbackIsCountedApart: a FEEDBACK row is a person's score of an
+// answer, not a request: it counts in the feedback figures (overall, per
+// tool, over time), marks the answer in the recent rows, and leaves the
+// request figures alone.
+func TestFeedbackIsCountedApart(t *testing.T) {
+	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	s := benchmarks.NewStore()
+	s.Add(benchmarks.Row{Timestamp: at, RequestID: "a", Intent: benchmarks.IntentChat, Category: "calculator", Tools: []string{"calculator"}, ToolExecution: benchmarks.True, Latency: time.Second})
+	s.Add(benchmarks.Row{Timestamp: at, RequestID: "b", Intent: benchmarks.IntentChat, Category: benchmarks.CategoryGeneral, Latency: time.Second})
+	s.Add(benchmarks.Row{Timestamp: at.Add(time.Minute), RequestID: "f1", Intent: benchmarks.IntentFeedback, Category: "calculator", Tools: []string{"calculator"}, RatedRequest: "a", Score: -1, Latency: time.Millisecond})
+	s.Add(benchmarks.Row{Timestamp: at.Add(2 * time.Minute), RequestID: "f2", Intent: benchmarks.IntentFeedback, Category: benchmarks.CategoryGeneral, RatedRequest: "b", Score: 1, Latency: time.Millisecond})
+
+	sum := s.Query(benchmarks.Filter{})
+	if sum.Requests != 2 || sum.ScopeRequests != 2 || len(sum.ByIntent) != 1 || len(sum.Recent) != 2 {
+		t.Errorf("requests %d, scope %d, by intent %v, recent %d: feedback counted as requests", sum.Requests, sum.ScopeRequests, sum.ByIntent, len(sum.Recent))
+	}
+	if f := sum.Feedback; f.Up != 1 || f.Down != 1 || f.Satisfaction == nil || *f.Satisfaction != 0.5 ||
+		len(f.Tools) != 1 || f.Tools[0].Tool != "calculator" || f.Tools[0].Down != 1 || *f.Tools[0].Satisfaction != 0 {
+		t.Errorf("feedback = %+v", f)
+	}
+	var up, down int64
+	for _, p := range sum.Series {
+		up, down = up+p.FeedbackUp, down+p.FeedbackDown
+	}
+	if up != 1 || down != 1 {
+		t.Errorf("series feedback %d up, %d down", up, down)
+	}
+	if sum.Recent[0].RequestID != "b" || sum.Recent[0].Feedback != 1 || sum.Recent[1].Feedback != -1 {
+		t.Errorf("recent = %+v", sum.Recent)
+	}
+	if f := s.Query(benchmarks.Filter{Tool: "calculator"}).Feedback; f.Up != 0 || f.Down != 1 {
+		t.Errorf("feedback on calculator = %+v", f)
+	}
+	if f := s.Query(benchmarks.Filter{Intent: benchmarks.IntentRun}).Feedback; f.Up+f.Down != 0 {
+		t.Errorf("feedback among direct runs = %+v", f)
+	}
+	if got := s.Query(benchmarks.Filter{Intent: benchmarks.IntentFeedback}); got.Requests != 0 || got.Feedback.Up != 1 {
+		t.Errorf("intent=FEEDBACK: %d requests, feedback %+v", got.Requests, got.Feedback)
+	}
+	var text, md strings.Builder
+	sum.WriteText(&text)
+	sum.WriteMarkdown(&md)
+	for _, want := range []string{"Feedback: 1 up, 1 down: 50.0% satisfied", "THUMBS DOWN"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("report text lacks %q:\n%s", want, text.String())
+		}
+	}
+	if !strings.Contains(md.String(), "| feedback | 1 up, 1 down: 50.0% satisfied |") || !strings.Contains(md.String(), "| calculator | 0 | 1 | 0.0% |") {
+		t.Errorf("report markdown:\n%s", md.String())
 	}
 }

@@ -10,6 +10,9 @@
 //     and Lock takes a tool's name cluster-wide by compare-and-set;
 //   - one set of users: UserBackend keeps the users and the server secret
 //     in a KV bucket, and brings each replica the others' changes;
+//   - one set of failure cases: Failures keeps them in a KV bucket, one key
+//     per tool written by compare-and-set, as the backend of each replica's
+//     failures.Store, and follows the other replicas' writes;
 //   - one benchmark history: Rows publishes a replica's rows to a stream,
 //     through a bounded spool on disk while NATS is away, each exactly once;
 //     Follow and ReadRows read every replica's rows back.

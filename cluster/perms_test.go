@@ -12,6 +12,7 @@ import (
 	"adaptbot/benchmarks"
 	"adaptbot/cluster"
 	"adaptbot/cluster/clustertest"
+	"adaptbot/failures"
 )
 
 func serverPerms(p cluster.Permissions) *server.Permissions {
@@ -63,6 +64,11 @@ func TestDocumentedPermissionsAreEnough(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "the delete reaches B", func() bool { _, ok := b.reg.Tool("echo"); return !ok })
+	fa := openFailureStore(t, replicaURL, "a")
+	fa.Record(failures.Call{Tool: "echo", Version: 1, Kind: failures.Panic})
+	if err := fa.Flush(context.Background()); err != nil {
+		t.Errorf("failure cases under the documented permissions: %v", err)
+	}
 	rows := openRows(t, replicaURL, "a")
 	sink := follow(t, replicaURL)
 	rows.Add(row("r1"))
@@ -85,5 +91,8 @@ func TestDocumentedPermissionsAreEnough(t *testing.T) {
 	}
 	if _, err := js.Publish(ctx, "$KV."+cluster.ToolBucket+".evil", []byte(`{}`)); err == nil {
 		t.Error("a worker published into the tool bucket")
+	}
+	if _, err := js.Publish(ctx, "$KV."+cluster.FailureBucket+".echo", []byte(`{}`)); err == nil {
+		t.Error("a worker published into the failure bucket")
 	}
 }

@@ -44,6 +44,10 @@
 // directly or through others, with the new version in its place, before it
 // serves; with review on it waits, with the report as the tool's warning. A
 // delete of a tool others use needs Request.Force.
+// Repair (repair.go) is a modify driven by failure cases seen in real use:
+// the same flow, with every failing case run after the gate (a result or a
+// clear error, never a panic or a timeout) and the stored examples kept as
+// they are; the cases that now give a result become examples.
 //
 // The examples are stored beside the tool (registry.ExamplesFile) and re-run
 // by TestTool (`adaptbot tools test <name>`) and, through RetestOnChange,

@@ -150,6 +150,10 @@ func (g *Generator) create(ctx context.Context, b *build) (*build, error) {
 // tools it may call (those it calls already first).
 func (g *Generator) modify(ctx context.Context, b *build) (*build, error) {
 	b.system = writeSystem(g.categories())
+	if fix := b.req.fix; fix != nil {
+		b.task = repairCasesTask(b.current, fix.cases, g.opts.Registry.Examples(b.name))
+		return g.write(ctx, b, b.task, StageWrite, "writing the repair")
+	}
 	e, _ := g.opts.Registry.Entry(b.name)
 	b.task = modifyTask(b.current, b.summary, b.req.Text, g.opts.Registry.Examples(b.name),
 		g.callables(ctx, b.name, b.summary+"\n"+b.req.Text, e.Uses))
@@ -189,7 +193,10 @@ func (g *Generator) write(ctx context.Context, b *build, task, stage, doing stri
 // is held to the tool's stored examples too: those whose input the model
 // did not send again still run, so a change cannot drop what the tool did.
 func (g *Generator) check(ctx context.Context, b *build) (*build, error) {
-	if b.op == Modify {
+	switch {
+	case b.req.fix != nil:
+		b.cand.Examples = keepAll(b.cand.Examples, g.opts.Registry.Examples(b.name))
+	case b.op == Modify:
 		b.cand.Examples = keepExamples(b.cand.Examples, g.opts.Registry.Examples(b.name))
 	}
 	emit := func(ev Event) {
@@ -199,6 +206,17 @@ func (g *Generator) check(ctx context.Context, b *build) (*build, error) {
 	v, err := g.gate(ctx, b.name, b.cand, emit)
 	if err != nil {
 		return b, err
+	}
+	if fix := b.req.fix; fix != nil && v.tool != nil {
+		// A repair passes the gate and, on top, every failing case.
+		results, problems, err := g.checkCases(ctx, b.name, v.tool, fix.cases, emit)
+		if err != nil {
+			return b, err
+		}
+		fix.results = results
+		if len(problems) > 0 {
+			v.tool, v.problems = nil, problems
+		}
 	}
 	b.breaks, b.dependents = false, nil // this attempt's, not an earlier one's
 	if v.tool != nil && b.op == Modify {
@@ -239,8 +257,16 @@ func (g *Generator) register(ctx context.Context, b *build) (*build, error) {
 	if category == "" {
 		category = b.current.Category // a modify keeps its category unless changed
 	}
-	e, err := g.opts.Registry.Put(ctx, b.name, tool.source, registry.PutOptions{
-		Origin: registry.Generated, Category: category, Examples: encodeExamples(tool.examples)})
+	o := registry.PutOptions{Origin: registry.Generated, Category: category, Examples: encodeExamples(tool.examples)}
+	if fix := b.req.fix; fix != nil {
+		// The cases that now give a result are regression tests from now
+		// on; the version's note says what the repair fixed.
+		var more []Example
+		more, fix.results = fixedExamples(tool.examples, fix.results)
+		o.Examples = encodeExamples(append(tool.examples, more...))
+		o.Hold, o.Note = fix.hold, repairNote(fix.results)
+	}
+	e, err := g.opts.Registry.Put(ctx, b.name, tool.source, o)
 	if err != nil {
 		if ctx.Err() != nil {
 			return b, err

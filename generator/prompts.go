@@ -240,6 +240,39 @@ Current source:
 	return b.String() + "\n"
 }
 
+// repairCasesTask is the user message of a repair from failure cases: the
+// source, how it failed in real use, and the examples it must keep passing.
+func repairCasesTask(t registry.Tool, cases []Case, examples []byte) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `Repair the tool %q. In real use it failed on the inputs below. Change it so that every one of them either gives the right result or makes Execute return an error that says clearly what is wrong with the input. It must never panic, loop, or run past its time or memory on them. Keep its name, its inputs and everything it already does: its current examples are run again as they are, and must still pass.
+Every failing input below is run against your version before it is saved. Add an example for each of them that should now give a result, with what its output must contain.
+Current category: %s
+Current source:
+`+"```go\n%s```\n", t.Name, orNone(t.Category), t.Code)
+	b.WriteString("\nFailing inputs:\n")
+	for i, c := range cases {
+		fmt.Fprintf(&b, "%d. input %s\n   ", i+1, clip(string(compact(c.Input)), maxCaseInput))
+		if c.Kind == "feedback" {
+			b.WriteString("ran, but a person said the answer was wrong")
+			if c.Comment != "" {
+				fmt.Fprintf(&b, ": %q", clip(c.Comment, 300))
+			}
+		} else {
+			fmt.Fprintf(&b, "failed (%s): %s", c.Kind, clip(c.Error, 300))
+		}
+		if c.Count > 1 {
+			fmt.Fprintf(&b, " (seen %d times)", c.Count)
+		}
+		b.WriteString("\n")
+	}
+	if len(examples) > 0 {
+		fmt.Fprintf(&b, "\nCurrent examples (they must still pass):\n%s\n", strings.TrimSpace(string(examples)))
+	} else {
+		b.WriteString("\nCurrent examples: (none)\n")
+	}
+	return b.String()
+}
+
 // repairTask follows the task with the failed attempt: its source as checked
 // and the exact problems.
 func repairTask(task string, attempt, of int, source string, problems []string, examples []Example) string {

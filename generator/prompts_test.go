@@ -87,6 +87,10 @@ func TestPrompts(t *testing.T) {
 		{"create_no_categories", []llm.Message{{Role: llm.System, Content: writeSystem(nil)}, {Role: llm.User, Content: createTask("roman_numerals", "Convert integers to Roman numerals and back.", "convert 2024 to roman numerals", nil)}}, writeToolFunction},
 		{"modify", []llm.Message{{Role: llm.System, Content: system}, {Role: llm.User, Content: modify}}, writeToolFunction},
 		{"repair", []llm.Message{{Role: llm.System, Content: system}, {Role: llm.User, Content: repair}}, writeToolFunction},
+		{"repair_cases", []llm.Message{{Role: llm.System, Content: system}, {Role: llm.User, Content: repairCasesTask(registry.Tool{
+			Entry: registry.Entry{Name: "first_word", Category: "text"}, Code: []byte(firstWord)},
+			append(firstWordCases, Case{ID: "c3", Input: json.RawMessage(`{"text": "2 + 2"}`), Kind: "feedback", Comment: "it should skip numbers"}),
+			[]byte("[\n  "+exHello+",\n  "+exOne+"\n]\n"))}}, writeToolFunction},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { golden(t, tt.name, render(tt.msgs, tt.fn)) })

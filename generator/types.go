@@ -38,6 +38,8 @@ type Request struct {
 	// build and Build returns it. The service layer sets it, so that a
 	// request whose words decide on a delete needs the right to delete.
 	Permit func(op Op, tool string) error `json:"-"`
+	// fix, set by Repair, makes the modify a repair from failure cases.
+	fix *caseFix
 }
 
 // Event is one step of a build's progress, for people watching it.
@@ -94,6 +96,9 @@ type Result struct {
 	// tool, for a modify or a rollback: with the new version in place of
 	// the serving one, before it serves.
 	Dependents []ExampleReport `json:"dependents,omitempty"`
+	// Cases says, for a repair, how the version made does on each failing
+	// case it was given.
+	Cases []CaseResult `json:"cases,omitempty"`
 }
 
 // ErrConflict is returned when a build for the same tool is already running.

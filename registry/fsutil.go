@@ -7,6 +7,14 @@ import (
 	"path/filepath"
 )
 
+// WriteFileAtomic replaces path with data so that a reader sees either the
+// old file or the new one, never a torn one, and the new one survives a
+// crash: the one way the server's own files (the registry, history, failure
+// cases) are written.
+func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	return writeFileAtomic(path, data, perm)
+}
+
 // writeFileAtomic replaces path with data so that a reader sees either the old
 // file or the new one, never a torn one, and the new one survives a crash.
 func writeFileAtomic(path string, data []byte, perm os.FileMode) error {

@@ -72,6 +72,9 @@ const DefaultHistoryKeep = 20
 // ExamplesFile is the name of a tool's examples, kept beside its source.
 const ExamplesFile = "examples.json"
 
+// NoteFile is the name of a version's note, kept beside it in history.
+const NoteFile = "note.txt"
+
 // Registry is the set of tools. It is safe for concurrent use.
 type Registry struct {
 	opts Options
@@ -598,7 +601,7 @@ func (r *Registry) syncLocked(ctx context.Context, name string, origin Origin, t
 func (r *Registry) acceptLocked(ctx context.Context, name string, src []byte, origin Origin, category string, approved bool) (*Event, error) {
 	spec, err := r.check(ctx, name, src, true)
 	if err == nil {
-		return r.applyLocked(name, src, spec, origin, category, approved)
+		return r.applyLocked(name, src, spec, origin, category, approved, false)
 	}
 	r.mu.RLock()
 	rec := r.tools[name]
@@ -624,9 +627,9 @@ func (r *Registry) acceptLocked(ctx context.Context, name string, src []byte, or
 // applyLocked makes src, which passed its checks as spec, the serving
 // version: the next version number, a snapshot in history, the entry.
 //
-// With Options.Review on and approved false, the version is kept in history
-// but only held (see holdLocked).
-func (r *Registry) applyLocked(name string, src []byte, spec *contract.Spec, origin Origin, category string, approved bool) (*Event, error) {
+// With Options.Review on and approved false, or with hold, the version is
+// kept in history but only held (see holdLocked).
+func (r *Registry) applyLocked(name string, src []byte, spec *contract.Spec, origin Origin, category string, approved, hold bool) (*Event, error) {
 	r.mu.RLock()
 	rec := r.tools[name]
 	r.mu.RUnlock()
@@ -661,7 +664,7 @@ func (r *Registry) applyLocked(name string, src []byte, spec *contract.Spec, ori
 	if e.CreatedAt.IsZero() {
 		e.CreatedAt = now
 	}
-	held := r.opts.Review && !approved
+	held := (r.opts.Review && !approved) || hold
 	if err := r.snapshot(e, src, held); err != nil {
 		return nil, err
 	}

@@ -131,3 +131,36 @@ func TestVersionSource(t *testing.T) {
 		t.Errorf("missing version: %v", err)
 	}
 }
+
+// TestHoldWithoutReview: a version the server proposes on its own waits for
+// approval even with review off, and its note is kept in history with it.
+func TestHoldWithoutReview(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	f.write(t, "echo", toolSource("echo", "echoes text."))
+	r, err := Open(ctx, Options{ToolsDir: f.tools, Path: f.path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := r.Put(ctx, "echo", []byte(toolSource("echo", "echoes text, repaired.")), PutOptions{Origin: Generated, Hold: true, Note: "repair: fixed 2 failure cases"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Status != Pending || e.PendingVersion != 2 || e.Version != 1 {
+		t.Fatalf("held = %+v", e)
+	}
+	if tool, _ := r.Tool("echo"); tool.Version != 1 {
+		t.Errorf("version %d serves, want 1 until approved", tool.Version)
+	}
+	vs, err := r.Versions("echo")
+	if err != nil || len(vs) != 2 || vs[1].Note != "repair: fixed 2 failure cases" || !vs[1].Pending || vs[0].Note != "" {
+		t.Fatalf("versions = %+v, %v", vs, err)
+	}
+	if e, err = r.Approve(ctx, "echo"); err != nil || e.Version != 2 {
+		t.Fatalf("approve = %+v, %v", e, err)
+	}
+	// Approved overrides review, never a hold.
+	if e, _ = r.Put(ctx, "echo", []byte(toolSource("echo", "echoes again.")), PutOptions{Hold: true, Approved: true}); e.Status != Pending {
+		t.Errorf("hold and approved = %+v", e)
+	}
+}

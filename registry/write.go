@@ -29,6 +29,13 @@ type PutOptions struct {
 	// replica of a cluster): the tools it calls need not be here yet, as
 	// they may arrive after it.
 	Replicated bool
+	// Hold keeps the version waiting for approval even with Options.Review
+	// off: a change the server proposes on its own (an automatic repair in
+	// ADAPTBOT_AUTO_REPAIR=propose mode).
+	Hold bool
+	// Note, when set, is kept with the version in history (Version.Note):
+	// what the version changed, such as the failure cases a repair fixed.
+	Note string
 }
 
 // Put checks src and, if it passes, writes it as the tool's next version and
@@ -64,9 +71,18 @@ func (r *Registry) Put(ctx context.Context, name string, src []byte, o PutOption
 		if err := writeFileAtomic(r.SourcePath(name), src, 0o644); err != nil {
 			return nil, fmt.Errorf("registry: write source: %w", err)
 		}
-		ev, err := r.applyLocked(name, src, spec, o.Origin, o.Category, o.Approved)
+		ev, err := r.applyLocked(name, src, spec, o.Origin, o.Category, o.Approved && !o.Hold, o.Hold)
 		if err != nil {
 			return nil, err
+		}
+		if o.Note != "" {
+			v := ev.Entry.Version
+			if ev.Kind == Held {
+				v = ev.Entry.PendingVersion
+			}
+			if err := writeFileAtomic(filepath.Join(filepath.Dir(r.versionPath(name, v)), NoteFile), []byte(o.Note), 0o644); err != nil {
+				r.warn("registry: %s: the note of version %d was not kept: %v", name, v, err)
+			}
 		}
 		if err := r.saveLocked(); err != nil {
 			return nil, err
@@ -136,6 +152,9 @@ type Version struct {
 	Current bool      `json:"current"`
 	// Pending: this version waits for approval (Options.Review).
 	Pending bool `json:"pending,omitempty"`
+	// Note says what the version changed, when whoever made it said
+	// (PutOptions.Note): a repair lists the failure cases it fixed.
+	Note string `json:"note,omitempty"`
 }
 
 // Versions lists the kept versions of name, oldest first. It works for a
@@ -166,8 +185,9 @@ func (r *Registry) Versions(name string) ([]Version, error) {
 		}
 		info, _ := os.Stat(p)
 		sum := hash(src)
+		note, _ := os.ReadFile(filepath.Join(filepath.Dir(p), NoteFile))
 		out = append(out, Version{Version: v, SHA256: sum, SavedAt: info.ModTime().UTC(), Current: serving && cur.Version == v,
-			Pending: e.PendingVersion == v && e.PendingSHA256 == sum})
+			Pending: e.PendingVersion == v && e.PendingSHA256 == sum, Note: string(note)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
 	return out, nil

@@ -70,11 +70,20 @@ type Deps struct {
 	Deadlines Deadlines
 	// Review says that new versions wait for approval (ADAPTBOT_REVIEW).
 	Review bool
+	// Learning is what the service learns from use: failure cases and
+	// automatic repairs (learning.go). Zero records nothing.
+	Learning Learning
+}
+
+// callObserver hears of every tool call; *toolbox.Set is one.
+type callObserver interface {
+	OnCall(fn func(ctx context.Context, ev toolbox.CallEvent))
 }
 
 // Service carries out requests. It is safe for concurrent use.
 type Service struct {
-	d Deps
+	d     Deps
+	learn *learning
 }
 
 // New returns the service over d.
@@ -86,7 +95,11 @@ func New(d Deps) *Service {
 		d.Deadlines = deadlines(d, d.ToolLimit)
 	}
 	d.Deadlines = d.Deadlines.orDefaults()
-	return &Service{d: d}
+	s := &Service{d: d, learn: newLearning(d.Learning)}
+	if o, ok := d.Tools.(callObserver); ok {
+		o.OnCall(s.observeCall) // failure cases, from every door and depth
+	}
+	return s
 }
 
 // Deadlines returns the bounds the service puts on work.

@@ -30,6 +30,8 @@ const (
 	Build = "build"
 	// Change is a delete, rollback, approval or test of a tool.
 	Change = "change"
+	// Feedback is a person's thumbs up or down on an answer.
+	Feedback = "feedback"
 )
 
 // Record is one request.
@@ -50,6 +52,19 @@ type Record struct {
 	// User is the pseudonym of the request's author, who alone (with
 	// admins) may read it; empty for the single local user.
 	User string `json:"user,omitempty"`
+	// Rating is what the author said of the answer, once they did: the
+	// record is stored again with it (Add keeps the newest of an ID).
+	Rating *Rating `json:"feedback,omitempty"`
+}
+
+// Rating is a person's thumbs up (1) or down (-1) on an answer, with an
+// optional comment.
+type Rating struct {
+	Score   int       `json:"score"`
+	Comment string    `json:"comment,omitempty"`
+	Time    time.Time `json:"time"`
+	// RequestID is the feedback's own request (its benchmark row).
+	RequestID string `json:"request_id"`
 }
 
 // Options sizes a Store; zero values take the defaults.

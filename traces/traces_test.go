@@ -152,3 +152,33 @@ func TestConcurrentAdds(t *testing.T) {
 		t.Errorf("records after reopen = %d, want 400", got)
 	}
 }
+
+// TestRatingIsStoredWithTheRecord: storing a record again with a rating
+// replaces it, in memory and after a restart.
+func TestRatingIsStoredWithTheRecord(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "requests.jsonl")
+	s, err := Open(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Record{ID: "0123456789abcdef", Kind: Chat, Query: "2+2", Result: json.RawMessage(`{"response":"5"}`)}
+	if err := s.Add(r); err != nil {
+		t.Fatal(err)
+	}
+	r.Rating = &Rating{Score: -1, Comment: "2+2 is 4", RequestID: "fedcba9876543210"}
+	if err := s.Add(r); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.Get(r.ID); got.Rating == nil || got.Rating.Score != -1 || len(s.Recent(10)) != 1 {
+		t.Fatalf("after rating: %+v, %d recent", got, len(s.Recent(10)))
+	}
+	s.Close()
+	s, err = Open(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got, _ := s.Get(r.ID); got.Rating == nil || got.Rating.Comment != "2+2 is 4" || string(got.Result) != `{"response":"5"}` {
+		t.Errorf("after a restart: %+v", got)
+	}
+}

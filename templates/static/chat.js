@@ -74,6 +74,7 @@
     m.classList.toggle('error', !!entry.error);
     markdown(m.querySelector('.md'), entry.text);
     if (entry.result) describe(m, entry.result);
+    if (entry.result) feedbackControls(m, entry, save);
     if (entry.failed) retryButton(m, entry.failed);
     if (entry.result && entry.result.need_tool && !entry.offered) offerBuild(m, entry.result.original_question || entry.question, entry);
   }
@@ -313,6 +314,7 @@
       if (result.error || (result.tool_build && !result.tool_build.ok)) m.classList.add('error');
       markdown(md, entry.text);
       describe(m, entry.result);
+      feedbackControls(m, entry, save);
       if (result.need_tool) offerBuild(m, result.original_question || text, entry);
       if (result.tool_build && result.tool_build.ok) refreshCount();
     }

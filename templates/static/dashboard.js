@@ -65,7 +65,8 @@ function cards(s) {
     ['model calls / ' + scope, num(s.per_request.llm_calls, 2)],
     ['tokens / ' + scope, s.per_request.prompt_tokens === null ? DASH : num(s.per_request.prompt_tokens + s.per_request.completion_tokens, 0)],
     ['tool execution ok' + (s.tool_execution.total ? ' (of ' + s.tool_execution.total + ')' : ''), pct(s.tool_execution.rate)],
-    ['builds' + (s.builds.failed ? ' (' + s.builds.failed + ' failed)' : ''), s.builds.requests || DASH]);
+    ['builds' + (s.builds.failed ? ' (' + s.builds.failed + ' failed)' : ''), s.builds.requests || DASH],
+    ['satisfaction' + (s.feedback.up + s.feedback.down ? ' (👍 ' + s.feedback.up + ' · 👎 ' + s.feedback.down + ')' : ''), pct(s.feedback.satisfaction)]);
   for (const [label, value] of list) {
     const c = el('div', 'card');
     c.append(el('b', '', String(value)), el('span', '', label));
@@ -182,6 +183,11 @@ function drawBreakdowns(s) {
     bars: [{pct: 100 * st.mean_sec * st.runs / maxS, text: 'mean ' + secs(st.mean_sec) + ' s · ' + pct(st.share_of_step_time)}],
   })), 'No step times in this selection.');
 
+  bars('chart-satisfaction', (s.feedback.tools || []).map(t => ({
+    label: t.tool, href: withFilter('tool', t.tool),
+    bars: [{pct: t.satisfaction === null ? 0 : 100 * t.satisfaction, cls: t.satisfaction !== null && t.satisfaction < 0.5 ? 'bad' : '', text: pct(t.satisfaction) + ' · 👍 ' + t.up + ' · 👎 ' + t.down}],
+  })), 'No feedback on answers that ran a tool in this selection.');
+
   const errs = s.top_errors || [];
   const maxE = Math.max(1, ...errs.map(e => e.count));
   bars('chart-errors', errs.map(e => ({label: e.message, title: e.message, bars: [{pct: 100 * e.count / maxE, cls: 'bad', text: String(e.count)}]})), 'No errors in this selection.');
@@ -208,27 +214,33 @@ function drawSeries(s) {
     {label: 'builds', get: p => p.builds, color: '#8e44ad', bars: true},
     {label: 'mean build s', get: p => p.build_sec_mean, color: '#e67e22', scale: 'sec', decimals: 1},
   ], [{label: 'builds'}, {scale: 'sec', side: 1, label: 's', grid: {show: false}}], 'No builds in this selection.');
+  timeChart('chart-feedback', s, s.feedback.up + s.feedback.down > 0, [
+    {label: '👍', get: p => p.feedback_up, color: '#1e7e50', bars: true},
+    {label: '👎', get: p => p.feedback_down, color: '#c0392b', bars: true},
+    {label: 'satisfaction %', get: p => p.satisfaction === null ? null : 100 * p.satisfaction, color: '#2f6fed', scale: 'pct', decimals: 0},
+  ], [{label: 'ratings'}, {scale: 'pct', side: 1, label: '%', grid: {show: false}}], 'No feedback in this selection.');
 }
 
 function drawRecent(s) {
   const body = document.querySelector('#recent tbody');
   body.replaceChildren();
-  const labels = ['time (UTC)', 'intent', 'path', 'tools', 'latency s', 'query', 'error', 'trace'];
+  const labels = ['time (UTC)', 'intent', 'path', 'tools', 'latency s', 'query', 'error', 'rating', 'trace'];
   for (const r of s.recent || []) {
     const tr = el('tr');
     const cells = [r.timestamp ? r.timestamp.replace('T', ' ').replace(/\.\d+Z$|Z$/, '') : DASH, r.intent || DASH,
-      r.path || DASH, (r.tools || []).join(', ') || DASH, secs(r.latency_sec), r.query || '', r.error || ''];
+      r.path || DASH, (r.tools || []).join(', ') || DASH, secs(r.latency_sec), r.query || '', r.error || '',
+      r.feedback > 0 ? '👍' : r.feedback < 0 ? '👎' : ''];
     // A refusal for want of a model is not shown as an error.
     const errCls = r.outcome === 'not_configured' ? 'not-configured' : 'error';
     cells.forEach((text, i) => { const td = el('td', i === 6 ? errCls : '', text); td.dataset.label = labels[i]; tr.appendChild(td); });
     const td = el('td');
-    td.dataset.label = labels[7];
+    td.dataset.label = labels[8];
     if (r.trace) { const a = el('a', 'trace-link', r.request_id); a.href = r.trace; td.appendChild(a); } else td.textContent = DASH;
     tr.appendChild(td);
     body.appendChild(tr);
   }
   if (!(s.recent || []).length) {
-    const tr = el('tr'); const td = el('td', 'empty', 'No requests in this selection.'); td.colSpan = 8; tr.appendChild(td); body.appendChild(tr);
+    const tr = el('tr'); const td = el('td', 'empty', 'No requests in this selection.'); td.colSpan = 9; tr.appendChild(td); body.appendChild(tr);
   }
   $('recent-note').textContent = s.recent_note ? 'Showing ' + s.recent_note + '; each links to its trace.' : '';
 }

@@ -129,3 +129,130 @@
     });
   }
 })();
+
+// Failures: the ways this tool failed in use, newest first, each with its
+// input, error, count, last time seen and a link to its latest trace; a
+// thumbs-down waits to be confirmed or dismissed; Repair asks the model for
+// a version that passes the examples and these cases.
+(function () {
+  const name = document.body.dataset.tool;
+  const box = document.getElementById('failures');
+  if (!name || !box) return;
+  const base = '/api/tools/' + encodeURIComponent(name);
+  const summary = document.getElementById('failures-summary');
+  const table = document.getElementById('failures-table');
+  const repair = document.getElementById('repair');
+  const note = document.getElementById('repair-note');
+  const out = document.getElementById('repair-out');
+
+  function when(t) { return t ? new Date(t).toLocaleString() : ''; }
+
+  function draw(rep) {
+    const cases = rep.cases || [];
+    const tbody = table.querySelector('tbody');
+    tbody.replaceChildren();
+    for (const c of cases) {
+      const tr = el('tr', 'case ' + c.status + (c.fixed_in ? ' fixed' : ''));
+      tr.dataset.case = c.id;
+      const input = el('td', 'input');
+      input.appendChild(el('code', '', typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments)));
+      if (!c.exact) input.appendChild(el('div', 'muted', 'cut: ' + c.arguments_bytes + ' bytes sent'));
+      const err = el('td', 'err');
+      err.appendChild(el('span', 'badge kind', c.kind));
+      err.append(' ' + (c.message || ''));
+      if (c.comment) err.appendChild(el('div', 'muted', '“' + c.comment + '”'));
+      const seen = el('td', 'when', when(c.last_seen));
+      if (c.request_id) {
+        const a = el('a', '', 'trace');
+        a.href = '/api/requests/' + encodeURIComponent(c.request_id);
+        a.target = '_blank';
+        seen.append(' ', a);
+      }
+      const status = el('td', 'status');
+      if (c.fixed_in) status.textContent = 'fixed in v' + c.fixed_in + (c.fixed_in === rep.pending_version ? ' (waiting for approval)' : '');
+      else if (c.status === 'unconfirmed') {
+        status.append('a thumbs-down: ');
+        status.appendChild(triage('Confirm', 'POST', '/confirm', c.id));
+        status.appendChild(triage('Dismiss', 'DELETE', '', c.id));
+      } else if (c.kind === 'invalid_arguments' || !c.exact) {
+        status.textContent = c.exact ? 'the caller’s arguments' : 'cannot be run again';
+      } else {
+        // A failure is in the next repair; a clear error only if picked.
+        const label = el('label');
+        const pick = el('input');
+        pick.type = 'checkbox';
+        pick.className = 'pick';
+        pick.value = c.id;
+        pick.checked = c.kind !== 'error';
+        pick.addEventListener('change', count);
+        label.append(pick, c.kind === 'error' ? ' a clear error; repair it too' : ' open: in the repair');
+        status.appendChild(label);
+      }
+      const times = el('td', 'num', String(c.count));
+      times.dataset.label = 'count';
+      seen.dataset.label = 'last seen';
+      const version = el('td', 'num', 'v' + c.version);
+      version.dataset.label = 'version';
+      tr.append(input, err, times, seen, version, status);
+      tbody.appendChild(tr);
+    }
+    table.hidden = cases.length === 0;
+    const auto = rep.auto_repair || {};
+    let text = cases.length
+      ? cases.length + ' way' + (cases.length === 1 ? '' : 's') + ' this tool failed in use (at most ' + rep.keep + ' are kept): ' + rep.open + ' open for a repair' + (rep.errors ? ', ' + rep.errors + ' clear error' + (rep.errors === 1 ? '' : 's') + ' (a repair takes those you tick)' : '') + (rep.unconfirmed ? ', ' + rep.unconfirmed + ' thumbs-down to check' : '') + '.'
+      : 'No failure in use so far.';
+    if (auto.mode && auto.mode !== 'off') text += ' Automatic repair (' + auto.mode + ') starts after ' + auto.after + ' distinct cases of the serving version; ' + auto.since_change + ' so far.';
+    summary.textContent = text;
+    count();
+    note.textContent = rep.pending_version ? 'Version ' + rep.pending_version + ' waits for approval above.' : '';
+    const list = document.getElementById('repairs');
+    list.replaceChildren();
+    for (const r of (rep.repairs || []).slice().reverse()) {
+      let what = r.ok ? 'made version ' + r.version + (r.pending ? ' (waiting for approval)' : '') + ', fixing ' + (r.fixed || []).length + ' of ' + r.cases.length + ' cases' : 'failed: ' + (r.error || 'no reason given');
+      list.appendChild(el('li', r.ok ? 'ok' : 'fail', when(r.at) + ' — ' + (r.auto ? 'automatic repair' : 'repair') + ' of version ' + r.from_version + ': ' + what));
+    }
+  }
+
+  // picked are the cases ticked for the next repair.
+  function picked() { return [...table.querySelectorAll('input.pick:checked')].map(p => p.value); }
+
+  function count() {
+    const n = picked().length;
+    repair.hidden = !table.querySelector('input.pick');
+    repair.disabled = n === 0;
+    repair.textContent = 'Repair from ' + n + ' case' + (n === 1 ? '' : 's');
+  }
+
+  function triage(label, method, suffix, id) {
+    const b = el('button', 'small', label);
+    b.type = 'button';
+    b.addEventListener('click', async () => {
+      b.disabled = true;
+      const r = await api(method, base + '/failures/' + encodeURIComponent(id) + suffix);
+      if (!r.ok) { b.disabled = false; show(out, r.body.error || 'Error ' + r.status, true); return; }
+      draw(r.body);
+    });
+    return b;
+  }
+
+  async function load() {
+    const r = await api('GET', base + '/failures');
+    if (!r.ok) { summary.textContent = r.body.error || 'The failure cases could not be read.'; return; }
+    draw(r.body);
+  }
+
+  repair.addEventListener('click', async () => {
+    repair.disabled = true;
+    show(out, 'Repairing: the model rewrites the tool, then its examples and every failing case are run. This takes a minute or so…');
+    const r = await api('POST', base + '/repair', {cases: picked()});
+    repair.disabled = false;
+    if (!r.ok) { show(out, r.body.error || 'Error ' + r.status, true); return; }
+    const lines = [r.body.summary || (r.body.ok ? 'Repaired.' : r.body.error)];
+    for (const c of (r.body.cases || [])) lines.push((c.ok ? '✓ ' : '✗ ') + JSON.stringify(c.input) + ': ' + (c.outcome === 'result' ? 'a result' + (c.example ? ', kept as an example' : '') : c.outcome === 'error' ? 'a clear error: ' + c.error : 'still fails: ' + c.error));
+    show(out, lines.join('\n'), !r.body.ok);
+    if (r.body.ok) setTimeout(() => location.reload(), 1500);
+    else load();
+  });
+
+  load();
+})();

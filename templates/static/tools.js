@@ -23,3 +23,23 @@
   if (q) { search.value = q; }
   filter();
 })();
+
+// The failure cases column: each local tool's open cases (and thumbs-downs
+// waiting for a person), linked to its page's Failures section.
+(function () {
+  const cells = [...document.querySelectorAll('#tools td[data-failures]')].filter(td => td.dataset.failures);
+  if (!cells.length) return;
+  api('GET', '/api/failures').then(r => {
+    if (!r.ok) return;
+    const tools = r.body.tools || {};
+    for (const td of cells) {
+      const name = td.dataset.failures;
+      const f = tools[name];
+      if (!f) { td.textContent = '0'; continue; }
+      const a = el('a', f.open ? 'failing' : '', f.open + ' open' + (f.unconfirmed ? ' · ' + f.unconfirmed + ' to check' : ''));
+      a.href = '/tools/' + encodeURIComponent(name) + '#failures-title';
+      a.title = f.failures + ' failed call' + (f.failures === 1 ? '' : 's') + ' kept, last ' + new Date(f.last_seen).toLocaleString();
+      td.replaceChildren(a);
+    }
+  });
+})();

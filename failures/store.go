@@ -1,0 +1,636 @@
+package failures
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"adaptbot/clip"
+)
+
+// Limits on what one case keeps, so that a tool's cases stay small whatever
+// its callers send: MaxKeep cases of at most about 4 KiB each fit the
+// 1 MiB of a NATS message with room to spare.
+const (
+	// MaxArgs is the most of a call's arguments a case keeps; longer
+	// arguments are cut, and such a case cannot be replayed.
+	MaxArgs = 2 << 10
+	// MaxMessage caps a case's error message.
+	MaxMessage = 512
+	// MaxComment caps a person's words on a feedback case.
+	MaxComment = 1 << 10
+	// DefaultKeep is how many cases a tool keeps unless told otherwise.
+	DefaultKeep = 50
+	// MaxKeep is the most cases a tool may keep.
+	MaxKeep = 200
+	// MaxRepairs is how many repair records a tool keeps, newest last.
+	MaxRepairs = 10
+)
+
+// DefaultFlushEvery is how often a Store writes the tools that changed.
+const DefaultFlushEvery = time.Second
+
+// Status says where a case stands.
+type Status string
+
+// The statuses of a case.
+const (
+	// Open: the tool failed this way; a repair may take it.
+	Open Status = "open"
+	// Unconfirmed: a person's thumbs-down made it (Kind Feedback); it
+	// counts for nothing until someone confirms it.
+	Unconfirmed Status = "unconfirmed"
+)
+
+// Case is one way a tool failed: the same tool, version and arguments, seen
+// Count times.
+type Case struct {
+	// ID names the case: a hash of tool, version and arguments.
+	ID      string `json:"id"`
+	Tool    string `json:"tool"`
+	Version int    `json:"version"`
+	// Args are the arguments as sent, when they were a JSON object of at
+	// most MaxArgs bytes (Exact); otherwise a JSON string of their first
+	// MaxArgs bytes.
+	Args json.RawMessage `json:"arguments"`
+	// ArgsBytes is how long the arguments were.
+	ArgsBytes int `json:"arguments_bytes"`
+	// Exact says Args are the whole arguments, so the case can be run again.
+	Exact   bool   `json:"exact"`
+	Kind    Kind   `json:"kind"`
+	Message string `json:"message"`
+	// Comment is what a person said of a feedback case.
+	Comment   string    `json:"comment,omitempty"`
+	Count     int       `json:"count"`
+	FirstSeen time.Time `json:"first_seen"`
+	LastSeen  time.Time `json:"last_seen"`
+	// RequestID is the latest request that failed this way; its trace is
+	// GET /api/requests/<id>.
+	RequestID string `json:"request_id,omitempty"`
+	Status    Status `json:"status"`
+	// FixedIn is the version a repair made that passes this case (it may
+	// still wait for approval).
+	FixedIn int `json:"fixed_in,omitempty"`
+}
+
+// Repairable reports whether a repair may take c: an open case of a kind a
+// repair can fix, whose arguments are kept whole.
+func (c Case) Repairable() bool {
+	return c.Exact && c.Status == Open && c.Kind.Repairable()
+}
+
+// Failing reports whether c is a failure a repair must fix: a repairable
+// case that is not a clear error. An Error case is the tool's own answer to
+// input it refuses (a division by zero): what a repair would turn a panic
+// into, so it is shown and may be picked for a repair, but it starts none
+// and a repair does not take it unless asked.
+func (c Case) Failing() bool { return c.Repairable() && c.Kind != Error }
+
+// Repair records one repair of a tool, kept with its cases.
+type Repair struct {
+	At        time.Time `json:"at"`
+	RequestID string    `json:"request_id,omitempty"`
+	// Auto: the server started it on its own (ADAPTBOT_AUTO_REPAIR).
+	Auto bool `json:"auto"`
+	// From is the version repaired; Version the one made, if any.
+	From    int  `json:"from_version"`
+	Version int  `json:"version,omitempty"`
+	Pending bool `json:"pending,omitempty"`
+	OK      bool `json:"ok"`
+	// Cases are the cases it was given; Fixed those the new version passes.
+	Cases []string `json:"cases"`
+	Fixed []string `json:"fixed,omitempty"`
+	Error string   `json:"error,omitempty"`
+}
+
+// State is everything kept of one tool: its cases, most recently seen
+// first, and its latest repairs, oldest first.
+type State struct {
+	Tool    string   `json:"tool"`
+	Cases   []Case   `json:"cases"`
+	Repairs []Repair `json:"repairs,omitempty"`
+}
+
+// Call is a failed call to record.
+type Call struct {
+	Tool    string
+	Version int
+	Args    json.RawMessage
+	Kind    Kind
+	Message string
+	// Comment is a person's words (a feedback case).
+	Comment   string
+	RequestID string
+	// At is when it failed; zero is now.
+	At time.Time
+}
+
+// Backend keeps the tools' states for a Store: files (Files), or a
+// cluster's bucket. Both methods must be safe for concurrent use.
+type Backend interface {
+	// Load returns every tool's state kept.
+	Load(ctx context.Context) (map[string]State, error)
+	// Update applies change to the tool's state as kept, atomically
+	// (against other writers, if any), and returns the state kept.
+	Update(ctx context.Context, tool string, change func(State) State) (State, error)
+}
+
+// Options configures a Store.
+type Options struct {
+	// Keep bounds each tool's cases (DefaultKeep when 0, at most MaxKeep).
+	Keep int
+	// FlushEvery is how often changes are written (DefaultFlushEvery).
+	FlushEvery time.Duration
+	// Log receives what could not be written; nil discards.
+	Log *slog.Logger
+}
+
+// Store keeps the failure cases of every tool. It is safe for concurrent
+// use. Record changes memory only; Run writes the changes, at most once
+// per tool per FlushEvery.
+type Store struct {
+	opts    Options
+	backend Backend
+
+	mu    sync.Mutex
+	tools map[string]*tool
+	// flushing serializes flushes, so a tool's state as kept is never
+	// replaced by an older one.
+	flushing sync.Mutex
+}
+
+// tool is one tool's state: base as the backend last kept it, and what
+// happened here since (pending), not written yet.
+type tool struct {
+	base    State
+	ids     map[string]bool // the IDs in base
+	pending pending
+	// dirty: pending holds changes the next flush writes.
+	dirty bool
+}
+
+// pending are changes not yet kept by the backend.
+type pending struct {
+	deltas  map[string]*Case // Count is the number of new failures
+	ops     []op
+	repairs []Repair
+}
+
+func (p *pending) empty() bool { return len(p.deltas) == 0 && len(p.ops) == 0 && len(p.repairs) == 0 }
+
+// op is a person's or a repair's change to cases.
+type op struct {
+	what    opKind
+	ids     []string
+	version int
+	at      time.Time
+}
+
+type opKind int8
+
+const (
+	opConfirm opKind = iota + 1
+	opDismiss
+	opFixed
+)
+
+// Load returns a Store over backend, with every tool's state it keeps. A
+// Store with an error means some states could not be read: the backend
+// set them aside, and the rest are loaded.
+func Load(ctx context.Context, backend Backend, opts Options) (*Store, error) {
+	if opts.Keep <= 0 {
+		opts.Keep = DefaultKeep
+	}
+	opts.Keep = min(opts.Keep, MaxKeep)
+	if opts.FlushEvery <= 0 {
+		opts.FlushEvery = DefaultFlushEvery
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	s := &Store{opts: opts, backend: backend, tools: map[string]*tool{}}
+	states, err := backend.Load(ctx)
+	if states == nil {
+		return nil, err
+	}
+	for name, st := range states {
+		s.replaceLocked(name, st)
+	}
+	// An error with states is what could not be read (a corrupt file set
+	// aside): the store works with the rest, and the caller reports it.
+	return s, err
+}
+
+// Keep is how many cases each tool keeps.
+func (s *Store) Keep() int { return s.opts.Keep }
+
+// Record counts one failed call: a new case, or one more of a case seen
+// before (the same tool, version and arguments). It reports the case's ID
+// and whether the case is new. It writes nothing: Run does.
+func (s *Store) Record(c Call) (id string, fresh bool) {
+	at := c.At
+	if at.IsZero() {
+		at = time.Now()
+	}
+	at = at.UTC()
+	// Arguments of any kind but invalid ones passed the tool's schema, so
+	// they are a JSON object already: compacting them needs no validation.
+	args, size, exact := capArgs(c.Args, c.Kind != InvalidArguments)
+	id = caseID(c.Tool, c.Version, args)
+	status := Open
+	if c.Kind == Feedback {
+		status = Unconfirmed
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.toolLocked(c.Tool)
+	d, ok := t.pending.deltas[id]
+	if !ok {
+		fresh = !t.ids[id]
+		if len(t.pending.deltas) >= s.opts.Keep {
+			// The oldest pending case could not be among the Keep most
+			// recent anyway: it goes first.
+			delete(t.pending.deltas, oldest(t.pending.deltas))
+		}
+		d = &Case{ID: id, Tool: c.Tool, Version: c.Version, Args: args, ArgsBytes: size, Exact: exact, FirstSeen: at, Status: status}
+		t.pending.deltas[id] = d
+	}
+	d.Count++
+	merge(d, Case{Kind: c.Kind, Message: clip.String(c.Message, MaxMessage), Comment: clip.String(c.Comment, MaxComment),
+		LastSeen: at, RequestID: c.RequestID, Status: status})
+	s.markLocked(t)
+	return id, fresh
+}
+
+// merge folds what a later sighting says (kind, message, comment, time,
+// request) into c. A failure is stronger than a person's doubt: a case that
+// failed stays of its failure's kind and open, whatever feedback adds.
+func merge(c *Case, later Case) {
+	switch {
+	case later.Kind == "":
+	case c.Kind == "", c.Kind == Feedback && later.Kind != Feedback:
+		c.Kind, c.Message = later.Kind, later.Message
+	case later.Kind == Feedback && c.Kind != Feedback:
+		// keep the failure's kind and message
+	case !later.LastSeen.Before(c.LastSeen):
+		c.Kind, c.Message = later.Kind, later.Message
+	}
+	if later.Comment != "" {
+		c.Comment = later.Comment
+	}
+	if later.Status == Open {
+		c.Status = Open
+	}
+	if !later.LastSeen.Before(c.LastSeen) {
+		c.LastSeen = later.LastSeen
+		if later.RequestID != "" {
+			c.RequestID = later.RequestID
+		}
+	}
+	if !later.FirstSeen.IsZero() && (c.FirstSeen.IsZero() || later.FirstSeen.Before(c.FirstSeen)) {
+		c.FirstSeen = later.FirstSeen
+	}
+}
+
+// capArgs returns the arguments as a case keeps them, their size, and
+// whether they are kept whole: a JSON object of at most MaxArgs bytes is
+// kept compact; anything else as a JSON string of its first MaxArgs bytes.
+// valid says the arguments are known to be JSON (they passed a schema).
+func capArgs(args json.RawMessage, valid bool) (json.RawMessage, int, bool) {
+	args = bytes.TrimSpace(args)
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	if len(args) <= MaxArgs && args[0] == '{' && args[len(args)-1] == '}' {
+		if valid {
+			return compactValid(args), len(args), true
+		}
+		var b bytes.Buffer
+		if json.Compact(&b, args) == nil {
+			return b.Bytes(), len(args), true
+		}
+	}
+	text, _ := json.Marshal(clip.String(string(args), MaxArgs))
+	return text, len(args), false
+}
+
+// compactValid removes the spaces between the tokens of valid JSON, as
+// json.Compact does, without validating it again: a quarter of the cost.
+func compactValid(src []byte) []byte {
+	dst := make([]byte, 0, len(src))
+	in, esc := false, false
+	for _, c := range src {
+		switch {
+		case in:
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				in = false
+			}
+		case c == '"':
+			in = true
+		case c == ' ', c == '\t', c == '\n', c == '\r':
+			continue
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
+
+// caseID hashes what makes a case: the tool, its version and the arguments
+// as kept.
+func caseID(tool string, version int, args []byte) string {
+	h := sha256.New()
+	h.Write([]byte(tool))
+	h.Write([]byte{0})
+	h.Write(strconv.AppendInt(nil, int64(version), 10))
+	h.Write([]byte{0})
+	h.Write(args)
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(h.Sum(sum[:0])[:8])
+}
+
+func oldest(cases map[string]*Case) string {
+	var id string
+	var at time.Time
+	for k, c := range cases {
+		if id == "" || c.LastSeen.Before(at) {
+			id, at = k, c.LastSeen
+		}
+	}
+	return id
+}
+
+func (s *Store) toolLocked(name string) *tool {
+	t := s.tools[name]
+	if t == nil {
+		t = &tool{base: State{Tool: name}, ids: map[string]bool{}}
+		s.tools[name] = t
+	}
+	if t.pending.deltas == nil {
+		t.pending.deltas = map[string]*Case{}
+	}
+	return t
+}
+
+// markLocked leaves t for the next flush.
+func (s *Store) markLocked(t *tool) { t.dirty = true }
+
+// Get returns a tool's state as it stands here: what the backend keeps and
+// what happened since.
+func (s *Store) Get(name string) State {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.tools[name]
+	if t == nil {
+		return State{Tool: name}
+	}
+	return apply(t.base, t.pending, s.opts.Keep)
+}
+
+// Case returns one case of a tool.
+func (s *Store) Case(name, id string) (Case, bool) {
+	for _, c := range s.Get(name).Cases {
+		if c.ID == id {
+			return c, true
+		}
+	}
+	return Case{}, false
+}
+
+// Tools returns every tool's state, by name.
+func (s *Store) Tools() map[string]State {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]State, len(s.tools))
+	for name, t := range s.tools {
+		out[name] = apply(t.base, t.pending, s.opts.Keep)
+	}
+	return out
+}
+
+// ErrNoCase is returned for a case ID a tool does not have.
+var ErrNoCase = errors.New("no such failure case")
+
+// Confirm makes unconfirmed cases (a person's thumbs-down) open: they count
+// toward a repair and a repair may take them.
+func (s *Store) Confirm(name string, ids ...string) error {
+	return s.change(name, op{what: opConfirm, ids: ids})
+}
+
+// Dismiss removes cases: a thumbs-down that was not the tool's fault.
+func (s *Store) Dismiss(name string, ids ...string) error {
+	return s.change(name, op{what: opDismiss, ids: ids})
+}
+
+// Fixed marks cases as passed by version v, which a repair made.
+func (s *Store) Fixed(name string, v int, ids ...string) error {
+	return s.change(name, op{what: opFixed, ids: ids, version: v})
+}
+
+func (s *Store) change(name string, o op) error {
+	if len(o.ids) == 0 {
+		return nil
+	}
+	have := map[string]bool{}
+	for _, c := range s.Get(name).Cases {
+		have[c.ID] = true
+	}
+	for _, id := range o.ids {
+		if !have[id] {
+			return ErrNoCase
+		}
+	}
+	o.at = time.Now().UTC()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.toolLocked(name)
+	t.pending.ops = append(t.pending.ops, o)
+	s.markLocked(t)
+	return nil
+}
+
+// AddRepair records a repair of a tool.
+func (s *Store) AddRepair(name string, r Repair) {
+	if r.At.IsZero() {
+		r.At = time.Now()
+	}
+	r.At = r.At.UTC()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.toolLocked(name)
+	t.pending.repairs = append(t.pending.repairs, r)
+	s.markLocked(t)
+}
+
+// Replace sets a tool's state as the backend keeps it now, when another
+// writer changed it (a cluster's watch): what happened here and is not
+// written yet still applies on top.
+func (s *Store) Replace(name string, st State) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.replaceLocked(name, st)
+}
+
+func (s *Store) replaceLocked(name string, st State) {
+	t := s.toolLocked(name)
+	st.Tool = name
+	t.base = st
+	t.ids = make(map[string]bool, len(st.Cases))
+	for _, c := range st.Cases {
+		t.ids[c.ID] = true
+	}
+}
+
+// apply returns base with p applied, bounded to keep cases: the pending
+// failures counted in, then the changes in order, then the repairs added.
+func apply(base State, p pending, keep int) State {
+	byID := make(map[string]*Case, len(base.Cases)+len(p.deltas))
+	order := make([]*Case, 0, len(base.Cases)+len(p.deltas))
+	for _, c := range base.Cases {
+		c := c
+		byID[c.ID] = &c
+		order = append(order, &c)
+	}
+	for id, d := range p.deltas {
+		if c, ok := byID[id]; ok {
+			c.Count += d.Count
+			merge(c, *d)
+			continue
+		}
+		c := *d
+		byID[id] = &c
+		order = append(order, &c)
+	}
+	dismissed := map[string]bool{}
+	for _, o := range p.ops {
+		for _, id := range o.ids {
+			c := byID[id]
+			if c == nil {
+				continue
+			}
+			switch o.what {
+			case opConfirm:
+				c.Status = Open
+			case opDismiss:
+				// A failure seen after the dismissal brings the case back.
+				if !c.LastSeen.After(o.at) {
+					dismissed[id] = true
+				}
+			case opFixed:
+				c.FixedIn = max(c.FixedIn, o.version)
+			}
+		}
+	}
+	out := State{Tool: base.Tool, Cases: make([]Case, 0, len(order))}
+	for _, c := range order {
+		if !dismissed[c.ID] {
+			out.Cases = append(out.Cases, *c)
+		}
+	}
+	slices.SortStableFunc(out.Cases, func(a, b Case) int {
+		return cmp.Or(b.LastSeen.Compare(a.LastSeen), cmp.Compare(a.ID, b.ID))
+	})
+	if len(out.Cases) > keep {
+		out.Cases = out.Cases[:keep]
+	}
+	out.Repairs = append(slices.Clone(base.Repairs), p.repairs...)
+	if n := len(out.Repairs); n > MaxRepairs {
+		out.Repairs = out.Repairs[n-MaxRepairs:]
+	}
+	return out
+}
+
+// Run writes the tools that changed, at most once per FlushEvery each,
+// until ctx ends; then it writes what is left, and returns.
+func (s *Store) Run(ctx context.Context) {
+	tick := time.NewTicker(s.opts.FlushEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			fctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			if err := s.Flush(fctx); err != nil {
+				s.opts.Log.Warn("failures: some failure cases were not written at shutdown", "err", err)
+			}
+			cancel()
+			return
+		case <-tick.C:
+			if err := s.Flush(ctx); err != nil && ctx.Err() == nil {
+				s.opts.Log.Warn("failures: failure cases not written yet; trying again", "err", err)
+			}
+		}
+	}
+}
+
+// Flush writes every tool that changed now, one backend update each. What
+// could not be written stays pending for the next flush.
+func (s *Store) Flush(ctx context.Context) error {
+	s.flushing.Lock()
+	defer s.flushing.Unlock()
+	s.mu.Lock()
+	type job struct {
+		name string
+		p    pending
+	}
+	var jobs []job
+	for name, t := range s.tools {
+		if !t.dirty {
+			continue
+		}
+		t.dirty = false
+		if t.pending.empty() {
+			continue
+		}
+		jobs = append(jobs, job{name, t.pending})
+		t.pending = pending{deltas: map[string]*Case{}}
+	}
+	s.mu.Unlock()
+	slices.SortFunc(jobs, func(a, b job) int { return cmp.Compare(a.name, b.name) })
+	var errs []error
+	for _, j := range jobs {
+		st, err := s.backend.Update(ctx, j.name, func(cur State) State {
+			cur.Tool = j.name
+			return apply(cur, j.p, s.opts.Keep)
+		})
+		s.mu.Lock()
+		t := s.toolLocked(j.name)
+		if err != nil {
+			t.pending = unwrite(j.p, t.pending)
+			s.markLocked(t)
+			errs = append(errs, err)
+		} else {
+			s.replaceLocked(j.name, st)
+		}
+		s.mu.Unlock()
+	}
+	return errors.Join(errs...)
+}
+
+// unwrite puts changes that could not be written back before those made
+// since.
+func unwrite(old, since pending) pending {
+	for id, d := range since.deltas {
+		if o, ok := old.deltas[id]; ok {
+			o.Count += d.Count
+			merge(o, *d)
+		} else {
+			old.deltas[id] = d
+		}
+	}
+	old.ops = append(old.ops, since.ops...)
+	old.repairs = append(old.repairs, since.repairs...)
+	return old
+}

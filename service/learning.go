@@ -1,0 +1,384 @@
+package service
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"adaptbot/failures"
+	"adaptbot/identity"
+	"adaptbot/toolbox"
+)
+
+// Learning from use: every failed call of a local tool is recorded as a
+// failure case (failures.Store), whatever door it came through; people see
+// the cases on the tool's page and start a repair from them (repair.go);
+// once a tool has failed in enough distinct ways since its last change, the
+// server proposes a repair on its own (autorepair.go); and people rate
+// answers (feedback.go).
+//
+// Recording costs nothing on the success path: only a failed call reaches
+// RecordFailure.
+
+// AutoRepair says what the server does on its own once a tool keeps
+// failing (ADAPTBOT_AUTO_REPAIR).
+type AutoRepair string
+
+// The modes of automatic repair.
+const (
+	// AutoRepairOff: never.
+	AutoRepairOff AutoRepair = "off"
+	// AutoRepairPropose: a repair is proposed as a pending version, never
+	// served without a person's approval.
+	AutoRepairPropose AutoRepair = "propose"
+	// AutoRepairOn: a repair that passes everything serves (unless review
+	// is on).
+	AutoRepairOn AutoRepair = "on"
+)
+
+// Defaults of Learning's fields left at zero.
+const (
+	DefaultRepairAfter = 3
+	DefaultRepairEvery = time.Hour
+)
+
+// Learning configures what the service learns from use.
+type Learning struct {
+	// Failures keeps the failure cases; nil records none (and the failure
+	// and repair operations say so).
+	Failures *failures.Store
+	// AutoRepair is the mode of automatic repairs; empty is off.
+	AutoRepair AutoRepair
+	// RepairAfter is how many distinct failure cases of a tool's serving
+	// version start an automatic repair (DefaultRepairAfter).
+	RepairAfter int
+	// RepairEvery is the least time between automatic repairs of one tool
+	// (DefaultRepairEvery).
+	RepairEvery time.Duration
+}
+
+// learning is the service's state for learning from use.
+type learning struct {
+	cfg Learning
+	// feedback serializes ratings, so an answer is rated once.
+	feedback sync.Mutex
+	auto     autoState
+}
+
+func newLearning(cfg Learning) *learning {
+	if cfg.AutoRepair == "" {
+		cfg.AutoRepair = AutoRepairOff
+	}
+	if cfg.RepairAfter <= 0 {
+		cfg.RepairAfter = DefaultRepairAfter
+	}
+	if cfg.RepairEvery <= 0 {
+		cfg.RepairEvery = DefaultRepairEvery
+	}
+	return &learning{cfg: cfg, auto: newAutoState()}
+}
+
+// ToolFailure is one failed call of a tool: what the toolbox's observer
+// reports for every call, nested ones included, and what the service
+// itself sees of the calls it makes.
+type ToolFailure struct {
+	Tool    string
+	Version int
+	Args    json.RawMessage
+	// Err is the call's error; Kind, when set, says how it failed instead
+	// (a chat's trace keeps the kind, not the error).
+	Err       error
+	Kind      failures.Kind
+	Message   string
+	RequestID string
+	At        time.Time
+}
+
+// RecordFailure records a failed call of a local tool as a failure case,
+// and considers an automatic repair when the case is new. Failures that
+// are not the tool's (a caller that went away, a sandbox that is down,
+// source that does not compile), of external tools, or of tools the
+// registry does not hold are not recorded. It is cheap (see
+// failures.BenchmarkRecord) and never blocks on a write.
+func (s *Service) RecordFailure(f ToolFailure) {
+	st := s.learn.cfg.Failures
+	if st == nil {
+		return
+	}
+	kind := cmp.Or(f.Kind, failures.KindOf(f.Err))
+	if !kind.Known() || kind == failures.Feedback {
+		return
+	}
+	if _, _, remote := toolbox.SplitName(f.Tool); remote || s.d.Registry == nil {
+		return
+	}
+	if _, ok := s.d.Registry.Entry(f.Tool); !ok {
+		return
+	}
+	msg := failures.TrimMessage(f.Tool, f.Message)
+	if f.Message == "" && f.Err != nil {
+		msg = failures.Message(f.Err)
+	}
+	_, fresh := st.Record(failures.Call{Tool: f.Tool, Version: f.Version, Args: f.Args, Kind: kind, Message: msg, RequestID: f.RequestID, At: f.At})
+	if fresh {
+		s.considerRepair(f.Tool, f.Version)
+	}
+}
+
+// observeCall records a failed call of a tool, from any door and at any
+// depth (a tool's call of another tool included): the toolbox's observer.
+// A call its caller gave up on is not the tool's failure.
+func (s *Service) observeCall(ctx context.Context, ev toolbox.CallEvent) {
+	if ev.Err == nil || ctx.Err() != nil {
+		return
+	}
+	s.RecordFailure(ToolFailure{Tool: ev.Tool, Version: ev.Version, Args: ev.Args, Err: ev.Err, RequestID: ev.RequestID})
+}
+
+// FailureReport is what a tool's page and `adaptbot tools failures` show:
+// its failure cases, newest first, and its latest repairs.
+type FailureReport struct {
+	Tool string `json:"tool"`
+	// Version serves; PendingVersion waits for approval, if any.
+	Version        int `json:"version"`
+	PendingVersion int `json:"pending_version,omitempty"`
+	// Open counts the failures a repair must fix and none has (panics,
+	// timeouts, ... and confirmed thumbs-downs); Errors the clear errors
+	// the tool answered with, which a repair takes only when asked;
+	// Unconfirmed the thumbs-downs waiting for a person.
+	Open        int               `json:"open"`
+	Errors      int               `json:"errors"`
+	Unconfirmed int               `json:"unconfirmed"`
+	Cases       []failures.Case   `json:"cases"`
+	Repairs     []failures.Repair `json:"repairs"`
+	// Keep is how many cases the tool keeps (ADAPTBOT_FAILURES_KEEP).
+	Keep int        `json:"keep"`
+	Auto AutoStatus `json:"auto_repair"`
+}
+
+// AutoStatus says where a tool stands with automatic repair.
+type AutoStatus struct {
+	Mode AutoRepair `json:"mode"`
+	// After is ADAPTBOT_REPAIR_AFTER; SinceChange counts the distinct
+	// cases of the serving version that a repair may take.
+	After       int    `json:"after"`
+	SinceChange int    `json:"since_change"`
+	Every       string `json:"every"`
+}
+
+// errNoFailures is the error of a failure operation on a server that keeps
+// none.
+var errNoFailures = &Error{Kind: Unavailable, Msg: "failure cases are not kept on this server"}
+
+// Failures returns a tool's failure cases and repairs.
+func (s *Service) Failures(ctx context.Context, name string) (*FailureReport, error) {
+	_, o, err := s.read(ctx, "failures", identity.ReadTools)
+	if err == nil {
+		_, err = s.entry(name)
+	}
+	if err == nil && s.learn.cfg.Failures == nil {
+		err = errNoFailures
+	}
+	if err != nil {
+		return nil, o.finish(err)
+	}
+	return s.failureReport(name), o.finish(nil)
+}
+
+func (s *Service) failureReport(name string) *FailureReport {
+	st := s.learn.cfg.Failures.Get(name)
+	e, _ := s.d.Registry.Entry(name)
+	rep := &FailureReport{Tool: name, Version: e.Version, PendingVersion: e.PendingVersion, Cases: st.Cases, Repairs: st.Repairs,
+		Keep: s.learn.cfg.Failures.Keep(), Auto: AutoStatus{Mode: s.learn.cfg.AutoRepair, After: s.learn.cfg.RepairAfter,
+			Every: s.learn.cfg.RepairEvery.String(), SinceChange: len(sinceChange(st, e.Version))}}
+	if rep.Cases == nil {
+		rep.Cases = []failures.Case{}
+	}
+	if rep.Repairs == nil {
+		rep.Repairs = []failures.Repair{}
+	}
+	for _, c := range st.Cases {
+		switch {
+		case c.Status == failures.Unconfirmed:
+			rep.Unconfirmed++
+		case c.FixedIn > 0:
+		case c.Failing():
+			rep.Open++
+		case c.Repairable():
+			rep.Errors++
+		}
+	}
+	return rep
+}
+
+// sinceChange are the failures of version v that no repair has fixed:
+// what counts toward an automatic repair.
+func sinceChange(st failures.State, v int) []failures.Case {
+	var out []failures.Case
+	for _, c := range st.Cases {
+		if c.Version == v && c.Failing() && c.FixedIn == 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// FailureCount is a tool's line in the summary of failure cases.
+type FailureCount struct {
+	// Open failures a repair must fix, clear errors, and unconfirmed
+	// thumbs-downs (see FailureReport).
+	Open        int `json:"open"`
+	Errors      int `json:"errors"`
+	Unconfirmed int `json:"unconfirmed"`
+	// Failures counts the failed calls of the cases kept.
+	Failures int       `json:"failures"`
+	LastSeen time.Time `json:"last_seen,omitzero"`
+}
+
+// FailureSummary counts every tool's failure cases, for the list of tools.
+func (s *Service) FailureSummary(ctx context.Context) (map[string]FailureCount, error) {
+	_, o, err := s.read(ctx, "failure summary", identity.ReadTools)
+	if err != nil {
+		return nil, o.finish(err)
+	}
+	out := map[string]FailureCount{}
+	if s.learn.cfg.Failures == nil {
+		return out, o.finish(nil)
+	}
+	for name, st := range s.learn.cfg.Failures.Tools() {
+		var fc FailureCount
+		for _, c := range st.Cases {
+			fc.Failures += c.Count
+			if c.LastSeen.After(fc.LastSeen) {
+				fc.LastSeen = c.LastSeen
+			}
+			switch {
+			case c.Status == failures.Unconfirmed:
+				fc.Unconfirmed++
+			case c.FixedIn > 0:
+			case c.Failing():
+				fc.Open++
+			case c.Repairable():
+				fc.Errors++
+			}
+		}
+		if len(st.Cases) > 0 {
+			out[name] = fc
+		}
+	}
+	return out, o.finish(nil)
+}
+
+// ConfirmCase makes a thumbs-down case open: the answer was wrong because
+// of the tool, and a repair may take it. It needs the change permission.
+func (s *Service) ConfirmCase(ctx context.Context, name, id string) (*FailureReport, error) {
+	return s.triage(ctx, "confirm failure case", name, id, func(st *failures.Store) error { return st.Confirm(name, id) })
+}
+
+// DismissCase removes a case: a thumbs-down that was not the tool's fault.
+// It needs the change permission.
+func (s *Service) DismissCase(ctx context.Context, name, id string) (*FailureReport, error) {
+	return s.triage(ctx, "dismiss failure case", name, id, func(st *failures.Store) error { return st.Dismiss(name, id) })
+}
+
+// triage is a person's decision on one case. It writes no row: it changes
+// no tool, only what a later repair is given.
+func (s *Service) triage(ctx context.Context, span, name, id string, change func(*failures.Store) error) (*FailureReport, error) {
+	_, o, err := s.read(ctx, span, identity.Build)
+	if err == nil {
+		_, err = s.entry(name)
+	}
+	if err == nil && s.learn.cfg.Failures == nil {
+		err = errNoFailures
+	}
+	if err == nil {
+		err = change(s.learn.cfg.Failures)
+		if errors.Is(err, failures.ErrNoCase) {
+			err = Errorf(NotFound, "%s has no failure case %s; GET /api/tools/%s/failures lists them", name, id, name)
+		}
+	}
+	if err != nil {
+		return nil, o.finish(err)
+	}
+	s.d.Log.Info("failure case triaged", "tool", name, "case", id, "what", span, "request_id", o.id)
+	return s.failureReport(name), o.finish(nil)
+}
+
+// casesOf picks the cases a repair of name takes: those asked for by ID
+// (clear errors too), or else every failure no repair has fixed, newest
+// first, at most generator.MaxRepairCases.
+func casesOf(st failures.State, name string, ids []string, most int) ([]failures.Case, error) {
+	if len(ids) == 0 {
+		var out []failures.Case
+		for _, c := range st.Cases {
+			if c.Failing() && c.FixedIn == 0 && len(out) < most {
+				out = append(out, c)
+			}
+		}
+		if len(out) == 0 {
+			return nil, Errorf(Conflict, "%s has no open failure cases to repair: a repair starts from the ways a tool failed in use; to have one change a clear error, name its case (GET /api/tools/%s/failures lists them)", name, name)
+		}
+		return out, nil
+	}
+	if len(ids) > most {
+		return nil, Errorf(Invalid, "a repair takes at most %d failure cases, not %d", most, len(ids))
+	}
+	byID := map[string]failures.Case{}
+	for _, c := range st.Cases {
+		byID[c.ID] = c
+	}
+	out := make([]failures.Case, 0, len(ids))
+	seen := map[string]bool{}
+	for _, id := range ids {
+		c, ok := byID[id]
+		switch {
+		case seen[id]:
+			continue
+		case !ok:
+			return nil, Errorf(Invalid, "%s has no failure case %q; GET /api/tools/%s/failures lists them", name, id, name)
+		case c.Status == failures.Unconfirmed:
+			return nil, Errorf(Invalid, "failure case %s is a thumbs-down nobody has confirmed yet: confirm it on the tool's page first", id)
+		case !c.Exact:
+			return nil, Errorf(Invalid, "failure case %s cannot be run again: its arguments were not a JSON object of at most %d bytes", id, failures.MaxArgs)
+		case !c.Kind.Repairable():
+			return nil, Errorf(Invalid, "failure case %s is of kind %s: the caller's arguments were wrong, which no repair of the tool can fix", id, c.Kind)
+		}
+		seen[id] = true
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// describeCases lists cases for a row's query: "3 failure cases (a1, b2, c3)".
+func describeCases(cs []failures.Case) string {
+	ids := make([]string, len(cs))
+	for i, c := range cs {
+		ids[i] = c.ID
+	}
+	return fmt.Sprintf("%d failure case%s (%s)", len(cs), plural(len(cs)), joinMax(ids, 10))
+}
+
+func joinMax(xs []string, n int) string {
+	out := ""
+	for i, x := range xs {
+		if i == n {
+			return out + ", …"
+		}
+		if i > 0 {
+			out += ", "
+		}
+		out += x
+	}
+	return out
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

@@ -1,0 +1,568 @@
+package service_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"adaptbot/agent"
+	"adaptbot/benchmarks"
+	"adaptbot/failures"
+	"adaptbot/generator"
+	"adaptbot/identity"
+	"adaptbot/llm"
+	"adaptbot/registry"
+	"adaptbot/sandbox"
+	"adaptbot/service"
+	"adaptbot/toolbox"
+	"adaptbot/traces"
+)
+
+// firstWord panics on a text without words and answers "bad" with an
+// error; firstWordFixed is its repair; both pass firstWordExamples.
+var (
+	firstWord         = learningFixture("first_word.go")
+	firstWordFixed    = learningFixture("first_word_fixed.go")
+	firstWordExamples = learningFixture("examples.json")
+)
+
+// learningFixture reads one of the files of failures/testdata: first_word,
+// a tool that fails in use every way a repair must handle, and its repair.
+func learningFixture(name string) string {
+	b, err := os.ReadFile(filepath.Join("..", "failures", "testdata", name))
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// learner is a model for these tests: chats call first_word with the text
+// after "first of", and a repair writes source (firstWordFixed unless set).
+type learner struct {
+	mu      sync.Mutex
+	source  string
+	repairs atomic.Int32
+	// gate, when set, is waited on by every repair.
+	gate chan struct{}
+}
+
+func (m *learner) Name() string { return "learner/test" }
+
+func (m *learner) Generate(ctx context.Context, r llm.Request) (llm.Response, error) {
+	if r.Force == "write_tool" {
+		m.repairs.Add(1)
+		if m.gate != nil {
+			select {
+			case <-m.gate:
+			case <-ctx.Done():
+				return llm.Response{}, ctx.Err()
+			}
+		}
+		m.mu.Lock()
+		src := m.source
+		m.mu.Unlock()
+		if src == "" {
+			src = firstWordFixed
+		}
+		args, _ := json.Marshal(map[string]any{"source": src, "description": "Returns the first word of a text.", "category": "text",
+			"examples": json.RawMessage(firstWordExamples)})
+		return llm.Response{Calls: []llm.FunctionCall{{Name: "write_tool", Arguments: args}}}, nil
+	}
+	offersNeedTool, answered := false, false
+	for _, f := range r.Functions {
+		offersNeedTool = offersNeedTool || f.Name == "need_tool"
+	}
+	msg := ""
+	for _, m := range r.Messages {
+		if m.Role == llm.User && msg == "" {
+			msg = m.Content
+		}
+		// Every call of a chat extends the conversation: once a tool's
+		// result is in it, the answer is due.
+		answered = answered || m.Role == llm.Tool
+	}
+	if text, ok := strings.CutPrefix(msg, "first of "); ok && offersNeedTool && !answered {
+		if text == "nothing" {
+			text = ""
+		}
+		args, _ := json.Marshal(map[string]string{"text": text})
+		return llm.Response{Calls: []llm.FunctionCall{{Name: "first_word", Arguments: args}}}, nil
+	}
+	return llm.Response{Content: "Here it is."}, nil
+}
+
+// lworld is a service over first_word that learns from use, with a real
+// trace store and failure store in a temporary folder.
+type lworld struct {
+	svc    *service.Service
+	reg    *registry.Registry
+	store  *failures.Store
+	rows   *rows
+	traces *traces.Store
+	model  *learner
+	box    toolbox.Box
+	log    *bytes.Buffer
+	logMu  *sync.Mutex
+}
+
+func newLearningWorld(t testing.TB, model *learner, cfg service.Learning) *lworld {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "tools", "first_word"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "tools", "first_word", "first_word.go"), []byte(firstWord), 0o644)
+	os.WriteFile(filepath.Join(dir, "tools", "first_word", "examples.json"), []byte(firstWordExamples), 0o644)
+	runner, err := sandbox.New(sandbox.Options{Mode: sandbox.ModeInProcess, CallTimeout: 2 * time.Second, Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { runner.Close() })
+	reg, err := registry.Open(context.Background(), registry.Options{ToolsDir: filepath.Join(dir, "tools"), Path: filepath.Join(dir, "r.json"), Compiler: runner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m llm.Model
+	if model != nil {
+		m = model
+	}
+	box := toolbox.New(reg, runner)
+	a, err := agent.New(agent.Deps{Model: m, Tools: box}, agent.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen, err := generator.New(generator.Options{Model: m, Registry: reg, Runner: runner, ExampleTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := traces.Open(filepath.Join(dir, "requests.jsonl"), traces.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tr.Close() })
+	store, err := failures.Load(context.Background(), &failures.Files{Dir: filepath.Join(dir, "tools", ".failures")}, failures.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Failures = store
+	sw := &syncWriter{w: &bytes.Buffer{}}
+	w := &lworld{reg: reg, store: store, rows: &rows{}, traces: tr, model: model, box: box, log: sw.w, logMu: &sw.mu}
+	w.svc = service.New(service.Deps{Agent: a, Tools: box, Registry: reg, Generator: gen, Rows: w.rows, Traces: tr,
+		Learning: cfg, Log: slog.New(slog.NewTextHandler(sw, nil))})
+	return w
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+func (w *lworld) run(t *testing.T, ctx context.Context, text string) error {
+	t.Helper()
+	args, _ := json.Marshal(map[string]string{"text": text})
+	_, err := w.svc.Run(ctx, "first_word", args)
+	return err
+}
+
+func caseByArgs(rep *service.FailureReport, args string) (failures.Case, bool) {
+	for _, c := range rep.Cases {
+		if string(c.Args) == args {
+			return c, true
+		}
+	}
+	return failures.Case{}, false
+}
+
+// TestFailuresFromEveryDoorBecomeCases: direct runs (API, MCP) and chats
+// that make first_word fail leave failure cases, counted once per way it
+// failed; successes and refusals leave none.
+func TestFailuresFromEveryDoorBecomeCases(t *testing.T) {
+	w := newLearningWorld(t, &learner{}, service.Learning{})
+	w.run(t, as(bob), "")                                          // panics
+	w.run(t, service.WithDoor(as(bob), benchmarks.DoorMCP), "")    // the same case, over MCP
+	w.run(t, as(bob), "bad")                                       // an error
+	w.run(t, as(bob), "fine words")                                // works: no case
+	w.run(t, as(alice), "")                                        // refused: the tool never ran
+	w.svc.Run(as(bob), "first_word", json.RawMessage(`{"txt":1}`)) //nolint:errcheck // invalid arguments
+	res, err := w.svc.Chat(as(alice), agent.Request{Message: "first of nothing"})
+	if err != nil || res.Execution == nil || *res.Execution {
+		t.Fatalf("chat = %+v, %v", res, err)
+	}
+
+	rep, err := w.svc.Failures(as(alice), "first_word")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Cases) != 3 || rep.Open != 1 || rep.Errors != 1 || rep.Version != 1 {
+		t.Fatalf("report = %+v", rep)
+	}
+	empty, ok := caseByArgs(rep, `{"text":""}`)
+	if !ok || empty.Kind != failures.Panic || empty.Count != 3 || empty.RequestID != res.RequestID || empty.Version != 1 || !strings.Contains(empty.Message, "index out of range") {
+		t.Errorf("the empty text's case = %+v", empty)
+	}
+	if bad, ok := caseByArgs(rep, `{"text":"bad"}`); !ok || bad.Kind != failures.Error || bad.Count != 1 || !strings.Contains(bad.Message, "bad is not a word") {
+		t.Errorf("the bad text's case = %+v", bad)
+	}
+	if inv, ok := caseByArgs(rep, `{"txt":1}`); !ok || inv.Kind != failures.InvalidArguments || inv.Repairable() {
+		t.Errorf("the invalid arguments' case = %+v", inv)
+	}
+	if _, err := w.svc.Failures(as(alice), "nope"); kind(err) != service.NotFound {
+		t.Errorf("failures of an unknown tool = %v", err)
+	}
+	if _, err := w.svc.Failures(as(alice), "../x"); kind(err) != service.Invalid {
+		t.Errorf("failures of a bad name = %v", err)
+	}
+	sum, _ := w.svc.FailureSummary(as(alice))
+	if fc := sum["first_word"]; fc.Open != 1 || fc.Errors != 1 || fc.Failures != 5 {
+		t.Errorf("summary = %+v", sum)
+	}
+	// Reads write no rows: only the five runs and the chat did.
+	if n := len(w.rows.list()); n != 7 {
+		t.Errorf("%d rows", n)
+	}
+}
+
+// TestRepairFromCases: a person's repair, of the failures and of a clear
+// error they picked, gives a version that passes the old examples and the
+// cases, which become examples; the CSV logs it as a BUILD build_modify
+// row; the cases say which version fixed them.
+func TestRepairFromCases(t *testing.T) {
+	w := newLearningWorld(t, &learner{}, service.Learning{})
+	w.run(t, as(bob), "")
+	w.run(t, as(bob), "bad")
+	// By default a repair takes the failures, not the clear errors.
+	rep, _ := w.svc.Failures(as(bob), "first_word")
+	empty, _ := caseByArgs(rep, `{"text":""}`)
+	bad, _ := caseByArgs(rep, `{"text":"bad"}`)
+	before := len(w.rows.list())
+	res, err := w.svc.Repair(as(bob), "first_word", service.RepairRequest{Cases: []string{empty.ID, bad.ID, bad.ID}}, nil)
+	if err != nil || !res.OK || res.Version != 2 || res.Pending || len(res.Cases) != 2 {
+		t.Fatalf("repair = %+v, %v", res, err)
+	}
+	got := w.rows.list()[before:]
+	if len(got) != 1 || got[0].Intent != benchmarks.IntentBuild || got[0].Category != benchmarks.CategoryBuildModify || got[0].User != "p-bob" ||
+		!strings.HasPrefix(got[0].Query, "repair first_word: 2 failure cases") || got[0].ErrorKind != "" {
+		t.Errorf("rows = %+v", got)
+	}
+	if out, err := w.svc.Run(as(bob), "first_word", json.RawMessage(`{"text":"bad"}`)); err != nil || out.Output != "first: bad" || out.Version != 2 {
+		t.Errorf("the repaired tool on bad = %+v, %v", out, err)
+	}
+	rep, _ = w.svc.Failures(as(bob), "first_word")
+	for _, c := range rep.Cases {
+		if c.FixedIn != 2 {
+			t.Errorf("case %s fixed in %d", c.Args, c.FixedIn)
+		}
+	}
+	if rep.Open != 0 || rep.Errors != 0 || len(rep.Repairs) != 1 || !rep.Repairs[0].OK || len(rep.Repairs[0].Fixed) != 2 || rep.Repairs[0].Auto {
+		t.Errorf("report = %+v", rep)
+	}
+	var ex []generator.Example
+	json.Unmarshal(w.reg.Examples("first_word"), &ex)
+	if len(ex) != 3 || !strings.Contains(string(ex[2].Input), `"bad"`) || ex[2].Contains != "first: bad" {
+		t.Errorf("examples = %+v", ex)
+	}
+	vs, _ := w.svc.Versions(as(bob), "first_word")
+	if len(vs) != 2 || !strings.Contains(vs[1].Note, "Repair of 2 failure cases") {
+		t.Errorf("versions = %+v", vs)
+	}
+	// Nothing open is left: a second repair is refused.
+	if _, err := w.svc.Repair(as(bob), "first_word", service.RepairRequest{}, nil); kind(err) != service.Conflict {
+		t.Errorf("repair with nothing open = %v", err)
+	}
+}
+
+// TestRepairRefusesBadInputAndChangesNothing: 4xx kinds, with a row each,
+// and no version, example or repair record.
+func TestRepairRefusesBadInputAndChangesNothing(t *testing.T) {
+	w := newLearningWorld(t, &learner{}, service.Learning{})
+	noModel := newLearningWorld(t, nil, service.Learning{})
+	w.run(t, as(bob), "")
+	noModel.run(t, as(bob), "")
+	for _, c := range []struct {
+		name string
+		w    *lworld
+		ctx  context.Context
+		tool string
+		req  service.RepairRequest
+		want service.Kind
+	}{
+		{"unknown tool", w, as(bob), "nope", service.RepairRequest{}, service.NotFound},
+		{"bad name", w, as(bob), "../etc", service.RepairRequest{}, service.Invalid},
+		{"unknown case", w, as(bob), "first_word", service.RepairRequest{Cases: []string{"0000"}}, service.Invalid},
+		{"a user", w, as(alice), "first_word", service.RepairRequest{}, service.Forbidden},
+		{"nobody", w, as(nothing), "first_word", service.RepairRequest{}, service.Unauthenticated},
+		{"no model", noModel, as(bob), "first_word", service.RepairRequest{}, service.NotConfigured},
+	} {
+		before := len(c.w.rows.list())
+		if _, err := c.w.svc.Repair(c.ctx, c.tool, c.req, nil); kind(err) != c.want {
+			t.Errorf("%s: %v, want %s", c.name, err, c.want)
+		}
+		if got := c.w.rows.list()[before:]; len(got) != 1 || got[0].ErrorKind != string(c.want) || got[0].Category != benchmarks.CategoryBuildModify {
+			t.Errorf("%s: rows %+v", c.name, got)
+		}
+	}
+	// A tool with no cases.
+	w2 := newLearningWorld(t, &learner{}, service.Learning{})
+	if _, err := w2.svc.Repair(as(bob), "first_word", service.RepairRequest{}, nil); kind(err) != service.Conflict {
+		t.Errorf("repair of a tool without cases = %v", err)
+	}
+	for _, lw := range []*lworld{w, noModel, w2} {
+		if tool, _ := lw.reg.Tool("first_word"); tool.Version != 1 || len(lw.store.Get("first_word").Repairs) != 0 || lw.model != nil && lw.model.repairs.Load() != 0 {
+			t.Errorf("something changed: version %d, repairs %+v", tool.Version, lw.store.Get("first_word").Repairs)
+		}
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestAutomaticRepairProposes: in propose mode, the third distinct case of
+// the serving version starts a repair as the server; its version waits for
+// approval, and no second repair starts while it waits.
+func TestAutomaticRepairProposes(t *testing.T) {
+	w := newLearningWorld(t, &learner{}, service.Learning{AutoRepair: service.AutoRepairPropose})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go w.svc.RunLearning(ctx)
+	w.run(t, as(bob), "")
+	w.run(t, as(bob), "   ")
+	w.run(t, as(bob), "   ") // not a new case
+	w.run(t, as(bob), "bad") // a clear error: not a failure to fix
+	if n := w.model.repairs.Load(); n != 0 {
+		t.Fatalf("a repair started after 2 failures (%d model calls)", n)
+	}
+	w.run(t, as(bob), "\t")
+	waitFor(t, "the proposed version", func() bool { e, _ := w.reg.Entry("first_word"); return e.PendingVersion == 2 })
+	if tool, _ := w.reg.Tool("first_word"); tool.Version != 1 {
+		t.Fatalf("version %d serves before approval", tool.Version)
+	}
+	waitFor(t, "the repair's row", func() bool {
+		for _, r := range w.rows.list() {
+			if r.Category == benchmarks.CategoryBuildModify {
+				return true
+			}
+		}
+		return false
+	})
+	var row benchmarks.Row
+	for _, r := range w.rows.list() {
+		if r.Category == benchmarks.CategoryBuildModify {
+			row = r
+		}
+	}
+	if row.Door != benchmarks.DoorInternal || row.User != "" || row.ErrorKind != "" {
+		t.Errorf("repair row = %+v", row)
+	}
+	// More new cases while the proposal waits start nothing.
+	w.run(t, as(bob), " \t ")
+	if _, err := w.svc.Run(as(bob), "first_word", json.RawMessage(`{"text":""}`)); kind(err) != service.Failed {
+		t.Errorf("version 1 still serves: %v", err)
+	}
+	if n := w.model.repairs.Load(); n != 1 {
+		t.Errorf("%d repairs", n)
+	}
+	rep, _ := w.svc.Failures(as(bob), "first_word")
+	if len(rep.Repairs) != 1 || !rep.Repairs[0].Auto || !rep.Repairs[0].Pending || rep.PendingVersion != 2 {
+		t.Errorf("report = %+v", rep)
+	}
+	if _, err := w.svc.Approve(as(admin), "first_word"); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := w.svc.Run(as(bob), "first_word", json.RawMessage(`{"text":"bad"}`)); err != nil || out.Output != "first: bad" {
+		t.Errorf("after approval: %+v, %v", out, err)
+	}
+}
+
+// queued counts the automatic repairs the service queued, from its log
+// (written as it decides, on the recording goroutine).
+func (w *lworld) queued() int {
+	return strings.Count(w.logText(), "automatic repair queued")
+}
+
+func (w *lworld) logText() string {
+	w.logMu.Lock()
+	defer w.logMu.Unlock()
+	return w.log.String()
+}
+
+// TestHostileToolDoesNotFloodTheRepairQueue: a tool failing a new way on
+// every call, hundreds of times and from several callers, gets one repair;
+// a repair that fails is not tried again until a new case arrives.
+func TestHostileToolDoesNotFloodTheRepairQueue(t *testing.T) {
+	m := &learner{source: "package first_word\n\nthis is not Go", gate: make(chan struct{})}
+	w := newLearningWorld(t, m, service.Learning{AutoRepair: service.AutoRepairOn, RepairEvery: time.Nanosecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go w.svc.RunLearning(ctx)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 50 {
+				w.run(t, as(bob), strings.Repeat(" ", 1+g*50+i)) // a new case each time
+			}
+		}()
+	}
+	wg.Wait()
+	waitFor(t, "the repair to start", func() bool { return m.repairs.Load() == 1 })
+	if n := w.queued(); n != 1 {
+		t.Fatalf("%d repairs queued", n)
+	}
+	close(m.gate) // let it fail its attempts
+	waitFor(t, "the failed repair's record", func() bool {
+		rs := w.store.Get("first_word").Repairs
+		return len(rs) == 1 && !rs[0].OK
+	})
+	// The same cases again: nothing new, no repair.
+	w.run(t, as(bob), strings.Repeat(" ", 200))
+	w.run(t, as(bob), strings.Repeat(" ", 199))
+	if n := w.queued(); n != 1 {
+		t.Fatalf("a failed repair was queued again without a new case (%d queued)", n)
+	}
+	// A new case: tried again.
+	w.run(t, as(bob), "\t\t")
+	waitFor(t, "the second repair", func() bool { return len(w.store.Get("first_word").Repairs) == 2 })
+	if tool, _ := w.reg.Tool("first_word"); tool.Version != 1 {
+		t.Errorf("a failed repair changed the tool: version %d", tool.Version)
+	}
+	if n := len(w.store.Get("first_word").Cases); n > w.store.Keep() {
+		t.Errorf("%d cases kept", n)
+	}
+}
+
+// TestAutomaticRepairAtMostOncePerEvery: after an automatic repair, even a
+// new case starts none within RepairEvery.
+func TestAutomaticRepairAtMostOncePerEvery(t *testing.T) {
+	m := &learner{source: "package first_word\n\nthis is not Go"}
+	w := newLearningWorld(t, m, service.Learning{AutoRepair: service.AutoRepairOn, RepairAfter: 2})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go w.svc.RunLearning(ctx)
+	w.run(t, as(bob), "")
+	w.run(t, as(bob), " ")
+	waitFor(t, "the failed repair's record", func() bool { return len(w.store.Get("first_word").Repairs) == 1 })
+	w.run(t, as(bob), "  ")
+	w.run(t, as(bob), "   ")
+	if n := w.queued(); n != 1 {
+		t.Errorf("%d repairs queued within the hour", n)
+	}
+}
+
+// TestAutomaticRepairWithoutAModel does nothing, and says so once.
+func TestAutomaticRepairWithoutAModel(t *testing.T) {
+	w := newLearningWorld(t, nil, service.Learning{AutoRepair: service.AutoRepairOn})
+	for _, text := range []string{"", " ", "  ", "bad", "   "} {
+		w.run(t, as(bob), text)
+	}
+	if got := strings.Count(w.logText(), "automatic repair does nothing: no model is configured"); got != 1 {
+		t.Errorf("said %d times:\n%s", got, w.logText())
+	}
+	if e, _ := w.reg.Entry("first_word"); e.Version != 1 || e.PendingVersion != 0 {
+		t.Errorf("entry = %+v", e)
+	}
+}
+
+// TestFeedback: an answer's author rates it once; the rating is stored
+// with its trace, logged as a FEEDBACK row with the answer's path and
+// tools, and a thumbs-down adds the tool call as a case waiting for a
+// person.
+func TestFeedback(t *testing.T) {
+	w := newLearningWorld(t, &learner{}, service.Learning{})
+	carol := identity.Identity{Name: "carol", Role: identity.User, Pseudonym: "p-carol", Method: identity.Key}
+	res, err := w.svc.Chat(as(alice), agent.Request{Message: "first of hello world"})
+	if err != nil || res.Path != "first_word" {
+		t.Fatalf("chat = %+v, %v", res, err)
+	}
+	id := res.RequestID
+	run, _ := w.svc.Run(as(bob), "first_word", json.RawMessage(`{"text":"x"}`))
+	for _, c := range []struct {
+		name string
+		ctx  context.Context
+		id   string
+		fb   service.FeedbackRequest
+		want service.Kind
+	}{
+		{"score 7", as(alice), id, service.FeedbackRequest{Score: 7}, service.Invalid},
+		{"score 0", as(alice), id, service.FeedbackRequest{}, service.Invalid},
+		{"a long comment", as(alice), id, service.FeedbackRequest{Score: 1, Comment: strings.Repeat("é", service.MaxComment+1)}, service.Invalid},
+		{"unknown request", as(alice), "00000000000000ff", service.FeedbackRequest{Score: 1}, service.NotFound},
+		{"not a request ID", as(alice), "../../x", service.FeedbackRequest{Score: 1}, service.NotFound},
+		{"someone else's", as(carol), id, service.FeedbackRequest{Score: -1}, service.NotFound},
+		{"a direct run", as(bob), run.RequestID, service.FeedbackRequest{Score: 1}, service.Invalid},
+		{"nobody", as(nothing), id, service.FeedbackRequest{Score: 1}, service.Unauthenticated},
+	} {
+		if _, err := w.svc.Feedback(c.ctx, c.id, c.fb); kind(err) != c.want {
+			t.Errorf("%s: %v, want %s", c.name, err, c.want)
+		}
+	}
+	if rec, _ := w.traces.Get(id); rec.Rating != nil {
+		t.Fatalf("a refused feedback was stored: %+v", rec.Rating)
+	}
+	before := len(w.rows.list())
+	fb, err := w.svc.Feedback(as(alice), id, service.FeedbackRequest{Score: -1, Comment: "  the first word is hello  "})
+	if err != nil || len(fb.Cases) != 1 || fb.Cases[0].Tool != "first_word" {
+		t.Fatalf("feedback = %+v, %v", fb, err)
+	}
+	rec, _ := w.traces.Get(id)
+	if rec.Rating == nil || rec.Rating.Score != -1 || rec.Rating.Comment != "the first word is hello" || rec.Rating.RequestID != fb.RequestID || len(rec.Result) == 0 {
+		t.Errorf("trace = %+v", rec)
+	}
+	row := w.rows.list()[before]
+	if row.Intent != benchmarks.IntentFeedback || row.RatedRequest != id || row.Score != -1 || row.Category != "first_word" ||
+		len(row.Tools) != 1 || row.User != "p-alice" || row.Query != "the first word is hello" || row.ErrorKind != "" {
+		t.Errorf("row = %+v", row)
+	}
+	c, ok := w.store.Case("first_word", fb.Cases[0].ID)
+	if !ok || c.Kind != failures.Feedback || c.Status != failures.Unconfirmed || c.Comment != "the first word is hello" || string(c.Args) != `{"text":"hello world"}` || c.Version != 1 {
+		t.Errorf("case = %+v", c)
+	}
+	// Once per answer.
+	if _, err := w.svc.Feedback(as(alice), id, service.FeedbackRequest{Score: 1}); kind(err) != service.Conflict {
+		t.Errorf("second feedback = %v", err)
+	}
+	// Unconfirmed, it neither counts nor can be repaired; confirmed, it can.
+	if _, err := w.svc.Repair(as(bob), "first_word", service.RepairRequest{Cases: []string{c.ID}}, nil); kind(err) != service.Invalid {
+		t.Errorf("repair of an unconfirmed case = %v", err)
+	}
+	if _, err := w.svc.ConfirmCase(as(alice), "first_word", c.ID); kind(err) != service.Forbidden {
+		t.Errorf("a user confirms = %v", err)
+	}
+	rep, err := w.svc.ConfirmCase(as(bob), "first_word", c.ID)
+	if err != nil || rep.Open != 1 || rep.Unconfirmed != 0 {
+		t.Errorf("confirm = %+v, %v", rep, err)
+	}
+	if _, err := w.svc.DismissCase(as(bob), "first_word", "nope"); kind(err) != service.NotFound {
+		t.Errorf("dismiss of an unknown case = %v", err)
+	}
+	if rep, err := w.svc.DismissCase(as(bob), "first_word", c.ID); err != nil || len(rep.Cases) != 0 {
+		t.Errorf("dismiss = %+v, %v", rep, err)
+	}
+	// A thumbs up adds no case.
+	res2, _ := w.svc.Chat(as(alice), agent.Request{Message: "first of good morning"})
+	if fb, err := w.svc.Feedback(as(alice), res2.RequestID, service.FeedbackRequest{Score: 1}); err != nil || len(fb.Cases) != 0 {
+		t.Errorf("thumbs up = %+v, %v", fb, err)
+	}
+}

@@ -1,0 +1,148 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"time"
+
+
+	"adaptbot/failures"
+	"adaptbot/generator"
+	"adaptbot/identity"
+	"adaptbot/llm"
+	"adaptbot/traces"
+)
+
+// RepairRequest selects the failure cases a repair takes: their IDs, or
+// none for every open case no repair has fixed, newest first (at most
+// generator.MaxRepairCases).
+type RepairRequest struct {
+	Cases []string `json:"cases,omitempty"`
+}
+
+// Repair rewrites a tool from the ways it failed in use: the generator gets
+// its source, the failing cases and the stored examples, and the new
+// version must pass the old examples and turn every case into a result or a
+// clear error (generator.Repair). It is a modify: it needs the change
+// permission, takes the cluster lock, and its row is a BUILD build_modify
+// row. With ADAPTBOT_REVIEW=on the version waits for approval. The cases it
+// fixed are marked with the version, and the repair is recorded with the
+// tool's cases.
+func (s *Service) Repair(ctx context.Context, name string, req RepairRequest, progress func(generator.Event)) (*generator.Result, error) {
+	return s.repair(ctx, name, req, progress, false)
+}
+
+// CanRepair says, before a repair starts, whether Repair would refuse it
+// at once, and why: the caller's role, the tool, the cases, the model or a
+// cluster that cannot take changes. It writes no row: a door that streams
+// a repair's progress asks first, so that a refusal gets a status of its
+// own.
+func (s *Service) CanRepair(ctx context.Context, name string, req RepairRequest) error {
+	err := s.permit(identity.From(ctx), identity.Build)
+	if err == nil {
+		_, _, err = s.repairable(name, req)
+	}
+	if err != nil {
+		return classify(err, 0, Internal)
+	}
+	return nil
+}
+
+// repairable checks that name can be repaired from the cases req selects,
+// now, and returns them with the version they repair.
+func (s *Service) repairable(name string, req RepairRequest) ([]failures.Case, int, error) {
+	store := s.learn.cfg.Failures
+	if store == nil {
+		return nil, 0, errNoFailures
+	}
+	if _, err := s.entry(name); err != nil {
+		return nil, 0, err
+	}
+	t, ok := s.d.Registry.Tool(name)
+	if !ok {
+		return nil, 0, Errorf(Conflict, "%s has no serving version to repair; fix its file or roll it back first", name)
+	}
+	cases, err := casesOf(store.Get(name), name, req.Cases, generator.MaxRepairCases)
+	if err != nil {
+		return nil, 0, err
+	}
+	switch {
+	case s.d.Generator == nil:
+		err = errNoGenerator
+	case !s.d.Generator.HasModel():
+		err = &Error{Kind: NotConfigured, Err: llm.ErrNoModel, Msg: "Repairing tools needs a language model, and none is configured: " + llm.ConfigureHint + "."}
+	default:
+		err = s.writable()
+	}
+	return cases, t.Version, err
+}
+
+// repair is Repair, or with auto an automatic one, which in propose mode
+// waits for approval whatever the review setting.
+func (s *Service) repair(ctx context.Context, name string, req RepairRequest, progress func(generator.Event), auto bool) (*generator.Result, error) {
+	ctx, o, err := s.start(ctx, "repair", name, identity.Build)
+	o.fallback, o.what = Upstream, "Repairing tools"
+	greq := generator.Request{Op: generator.Modify, Tool: name, Text: "repair " + name}
+	o.row = buildRow(o.row, greq, nil)
+	o.rec.Kind, o.rec.Query, o.rec.Tool = traces.Build, greq.Text, name
+	store := s.learn.cfg.Failures
+	var cases []failures.Case
+	var from int
+	if err == nil {
+		cases, from, err = s.repairable(name, req)
+	}
+	if cases != nil {
+		greq.Text = "repair " + name + ": " + describeCases(cases)
+		o.row.Query, o.rec.Query = greq.Text, greq.Text
+	}
+	if err != nil {
+		return nil, o.finish(err)
+	}
+	calls, _ := s.d.Generator.Budget()
+	o.deadline = s.d.Deadlines.Build + time.Duration(len(cases)*(calls-1))*generator.DefaultExampleTimeout
+	ctx, cancel := context.WithTimeout(ctx, o.deadline)
+	defer cancel()
+
+	gcases := make([]generator.Case, len(cases))
+	ids := make([]string, len(cases))
+	for i, c := range cases {
+		gcases[i] = generator.Case{ID: c.ID, Input: c.Args, Kind: string(c.Kind), Error: c.Message, Comment: c.Comment, Count: c.Count}
+		ids[i] = c.ID
+	}
+	who := identity.From(ctx)
+	res, err := s.d.Generator.Repair(ctx, generator.RepairRequest{
+		Tool: name, Cases: gcases, Hold: auto && s.learn.cfg.AutoRepair == AutoRepairPropose,
+		Permit: func(generator.Op, string) error { return s.permit(who, identity.Build) },
+	}, progress)
+	// A repair that ran is recorded, done or failed (a failed one is not
+	// tried again automatically until a new case arrives); one that never
+	// started (another build of the tool, a client gone) is not.
+	if err == nil || !errors.Is(err, context.Canceled) && classify(err, 0, Internal).Kind != Conflict {
+		rec := failures.Repair{At: time.Now(), RequestID: o.id, Auto: auto, From: from, Cases: ids}
+		if res != nil {
+			rec.Version, rec.Pending, rec.OK, rec.Error = res.Version, res.Pending, res.OK, res.Error
+			for _, c := range res.Cases {
+				if c.OK {
+					rec.Fixed = append(rec.Fixed, c.ID)
+				}
+			}
+			if !res.OK {
+				rec.Fixed = nil // nothing was saved
+			}
+		}
+		if err != nil && rec.Error == "" {
+			rec.Error = classify(err, o.deadline, Upstream).Msg
+		}
+		store.AddRepair(name, rec)
+		if rec.OK && len(rec.Fixed) > 0 {
+			store.Fixed(name, rec.Version, rec.Fixed...) //nolint:errcheck // the cases were just read; one dropped since is no loss
+		}
+	}
+	if errors.Is(err, generator.ErrNoCases) {
+		err = &Error{Kind: Conflict, Err: err, Msg: "there are no failure cases to repair"}
+	}
+	if err := o.finishBuild(greq, res, err); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
