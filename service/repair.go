@@ -5,7 +5,6 @@ import (
 	"errors"
 	"time"
 
-
 	"adaptbot/failures"
 	"adaptbot/generator"
 	"adaptbot/identity"
