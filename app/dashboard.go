@@ -77,6 +77,7 @@ func (s *Server) handleDashboard() fiber.Handler {
 			"Tool":     f.Tool,
 			"PathF":    f.Path,
 			"Outcome":  f.Outcome,
+			"User":     f.User,
 			"Error":    "",
 			"Quantile": fmt.Sprintf("%.0f", 100*benchmarks.MaxQuantileError),
 		}

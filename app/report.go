@@ -36,6 +36,8 @@ Flags:
   --outcome O                ok (no error), error, or not_configured (refused
                              because no language model is configured; these
                              are counted apart, never as errors)
+  --user U                   one person's requests: their pseudonym, as the
+                             CSV's user column holds it
   --out FILE                 write to FILE instead of standard output
   -h, --help                 this help
 `
@@ -47,7 +49,7 @@ func reportCommand(cfg Config, args []string, stdout, stderr io.Writer) error {
 	format := fs.String("format", "text", "")
 	out := fs.String("out", "", "")
 	values := map[string]*string{}
-	for _, name := range []string{"since", "until", "intent", "tool", "path", "outcome"} {
+	for _, name := range []string{"since", "until", "intent", "tool", "path", "outcome", "user"} {
 		values[name] = fs.String(name, "", "")
 	}
 	if err := parseFlags(cfg, fs, args, reportUsage); err != nil {

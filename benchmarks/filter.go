@@ -54,10 +54,11 @@ type Filter struct {
 	Tool    string    `json:"tool,omitempty"`    // a tool that ran (the tools column, or the category in older files)
 	Path    string    `json:"path,omitempty"`    // a category, or "build" for any build
 	Outcome string    `json:"outcome,omitempty"` // ok, error or not_configured
+	User    string    `json:"user,omitempty"`    // the caller's pseudonym (the user column)
 }
 
 // ParseFilter reads a Filter from named values, as a URL query or command
-// line flags give them: since, until, intent, tool, path, outcome. A time is
+// line flags give them: since, until, intent, tool, path, outcome, user. A time is
 // RFC 3339 (2026-01-30T10:00:00Z), a date (2026-01-30, UTC) or a duration
 // before now (24h, 90m, 7d).
 func ParseFilter(get func(name string) string, now time.Time) (Filter, error) {
@@ -88,6 +89,7 @@ func ParseFilter(get func(name string) string, now time.Time) (Filter, error) {
 	}
 	f.Tool = strings.TrimSpace(get("tool"))
 	f.Path = strings.TrimSpace(get("path"))
+	f.User = strings.TrimSpace(get("user"))
 	return f, nil
 }
 
@@ -125,12 +127,15 @@ func (f Filter) Match(r Row) bool {
 	if !f.Until.IsZero() && !r.Timestamp.Before(f.Until) {
 		return false
 	}
-	return f.matchKind(r.Intent, r.Category, r.Tools, r.Outcome())
+	return f.matchKind(r.Intent, r.Category, r.Tools, r.Outcome(), r.User)
 }
 
 // matchKind is Match without the time range: what the aggregates can decide
 // once per kind of row.
-func (f Filter) matchKind(intent, category string, tools []string, outcome string) bool {
+func (f Filter) matchKind(intent, category string, tools []string, outcome, user string) bool {
+	if f.User != "" && user != f.User {
+		return false
+	}
 	if strings.EqualFold(intent, IntentFeedback) {
 		return f.matchFeedback(category, tools)
 	}

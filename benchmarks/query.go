@@ -192,6 +192,7 @@ type Recent struct {
 	Error      string    `json:"error"`
 	Query      string    `json:"query"`
 	Outcome    string    `json:"outcome"`         // ok, error or not_configured
+	User       string    `json:"user,omitempty"`  // the caller's pseudonym
 	Trace      string    `json:"trace,omitempty"` // /api/requests/<id>
 	// Feedback is a person's score of the answer: 1, -1, or 0 for none.
 	Feedback int `json:"feedback,omitempty"`
@@ -294,7 +295,7 @@ func (s *Store) Query(f Filter) Summary {
 	match := make([]bool, len(s.kinds))
 	for i := range s.kinds {
 		k := &s.kinds[i]
-		match[i] = f.matchKind(k.intent, k.category, k.toolList, k.outcome)
+		match[i] = f.matchKind(k.intent, k.category, k.toolList, k.outcome, k.user)
 	}
 
 	t := s.pick(f.Since)
@@ -309,13 +310,13 @@ func (s *Store) Query(f Filter) Summary {
 		keys = append(keys, k)
 	}
 	wholeRange := f.Since.IsZero() && f.Until.IsZero()
-	fast := wholeRange && f.Tool == "" && f.Path == ""
+	fast := wholeRange && f.Tool == "" && f.Path == "" && f.User == ""
 	// Leading and trailing buckets without a selected row are left out, so
 	// the series spans the selected rows (or the filter's range, below).
 	has := func(b *bucket) bool {
 		if fast {
 			for i, c := range b.byIntent {
-				if intent, outcome := intentOf(i); c != nil && f.matchKind(intent, "", nil, outcome) {
+				if intent, outcome := intentOf(i); c != nil && f.matchKind(intent, "", nil, outcome, "") {
 					return true
 				}
 			}
@@ -374,7 +375,7 @@ func (s *Store) Query(f Filter) Summary {
 			pi := int((key - first) / group)
 			for i, c := range b.byIntent {
 				intent, outcome := intentOf(i)
-				if c == nil || !f.matchKind(intent, "", nil, outcome) {
+				if c == nil || !f.matchKind(intent, "", nil, outcome, "") {
 					continue
 				}
 				points[pi].add(&series[pi], c, intent, outcome, scope)
@@ -584,7 +585,7 @@ func (s *Store) Query(f Filter) Summary {
 	for i := len(s.recent) - 1; i >= 0 && len(sum.Recent) < maxRecent; i-- {
 		r := s.recent[(s.next+i)%len(s.recent)]
 		if !f.Since.IsZero() && r.Timestamp.Before(f.Since) || !f.Until.IsZero() && !r.Timestamp.Before(f.Until) ||
-			!f.matchKind(r.Intent, r.Path, r.Tools, r.Outcome) {
+			!f.matchKind(r.Intent, r.Path, r.Tools, r.Outcome, r.User) {
 			continue
 		}
 		if r.RequestID != "" {

@@ -55,6 +55,7 @@ const RecentRows = 1000
 type kindKey struct {
 	intent, category, tools string
 	outcome                 string // OutcomeOK, OutcomeError or OutcomeNotConfigured
+	user                    string // the caller's pseudonym
 }
 
 type kind struct {
@@ -167,7 +168,7 @@ func LoadFile(path string) (*Store, error) {
 func (s *Store) Add(r Row) {
 	r.Intent = strings.ToUpper(strings.TrimSpace(r.Intent)) // as Filter reads it
 	outcome := r.Outcome()
-	key := kindKey{intent: r.Intent, category: r.Category, tools: strings.Join(r.Tools, ";"), outcome: outcome}
+	key := kindKey{intent: r.Intent, category: r.Category, tools: strings.Join(r.Tools, ";"), outcome: outcome, user: r.User}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k, ok := s.kindOf[key]
@@ -520,7 +521,7 @@ func (s *Store) remember(r Row) {
 	rec := Recent{
 		Timestamp: r.Timestamp, RequestID: r.RequestID, Intent: r.Intent, Path: r.Category,
 		Tools: slices.Clone(r.Tools), LatencySec: round(r.Latency.Seconds()),
-		Error: Cut(errorKey(r.Error), 200), Query: Cut(r.Query, 200), Outcome: r.Outcome(),
+		Error: Cut(errorKey(r.Error), 200), Query: Cut(r.Query, 200), Outcome: r.Outcome(), User: r.User,
 	}
 	if len(s.recent) < RecentRows {
 		s.recent = append(s.recent, rec)

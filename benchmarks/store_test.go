@@ -586,3 +586,31 @@ func TestFeedbackIsCountedApart(t *testing.T) {
 		t.Errorf("report markdown:\n%s", md.String())
 	}
 }
+
+// TestFilterByUser: a person's rows alone, by the pseudonym in the user
+// column, in the totals, the series and the recent rows.
+func TestFilterByUser(t *testing.T) {
+	s := benchmarks.NewStore()
+	at := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
+	for i, u := range []string{"u-ann", "u-bob", "u-ann", ""} {
+		s.Add(benchmarks.Row{Timestamp: at.Add(time.Duration(i) * time.Minute), Intent: benchmarks.IntentChat, Category: "general",
+			Latency: time.Second, RequestID: fmt.Sprint("r", i), User: u})
+	}
+	ann := s.Query(benchmarks.Filter{User: "u-ann"})
+	if ann.Requests != 2 || len(ann.Recent) != 2 || ann.Recent[0].User != "u-ann" {
+		t.Errorf("ann's summary: %d requests, recent %+v", ann.Requests, ann.Recent)
+	}
+	var inSeries int64
+	for _, p := range ann.Series {
+		inSeries += p.Requests
+	}
+	if inSeries != 2 {
+		t.Errorf("ann's series counts %d requests, want 2", inSeries)
+	}
+	if all := s.Query(benchmarks.Filter{}); all.Requests != 4 {
+		t.Errorf("everyone's: %d requests, want 4", all.Requests)
+	}
+	if f, err := benchmarks.ParseFilter(func(k string) string { return map[string]string{"user": " u-bob "}[k] }, at); err != nil || f.User != "u-bob" {
+		t.Errorf("ParseFilter(user) = %+v, %v", f, err)
+	}
+}

@@ -224,23 +224,23 @@ function drawSeries(s) {
 function drawRecent(s) {
   const body = document.querySelector('#recent tbody');
   body.replaceChildren();
-  const labels = ['time (UTC)', 'intent', 'path', 'tools', 'latency s', 'query', 'error', 'rating', 'trace'];
+  const labels = ['time (UTC)', 'intent', 'path', 'tools', 'latency s', 'query', 'error', 'rating', 'user', 'trace'];
   for (const r of s.recent || []) {
     const tr = el('tr');
     const cells = [r.timestamp ? r.timestamp.replace('T', ' ').replace(/\.\d+Z$|Z$/, '') : DASH, r.intent || DASH,
       r.path || DASH, (r.tools || []).join(', ') || DASH, secs(r.latency_sec), r.query || '', r.error || '',
-      r.feedback > 0 ? '👍' : r.feedback < 0 ? '👎' : ''];
+      r.feedback > 0 ? '👍' : r.feedback < 0 ? '👎' : '', r.user || DASH];
     // A refusal for want of a model is not shown as an error.
     const errCls = r.outcome === 'not_configured' ? 'not-configured' : 'error';
     cells.forEach((text, i) => { const td = el('td', i === 6 ? errCls : '', text); td.dataset.label = labels[i]; tr.appendChild(td); });
     const td = el('td');
-    td.dataset.label = labels[8];
+    td.dataset.label = labels[9];
     if (r.trace) { const a = el('a', 'trace-link', r.request_id); a.href = r.trace; td.appendChild(a); } else td.textContent = DASH;
     tr.appendChild(td);
     body.appendChild(tr);
   }
   if (!(s.recent || []).length) {
-    const tr = el('tr'); const td = el('td', 'empty', 'No requests in this selection.'); td.colSpan = 9; tr.appendChild(td); body.appendChild(tr);
+    const tr = el('tr'); const td = el('td', 'empty', 'No requests in this selection.'); td.colSpan = 10; tr.appendChild(td); body.appendChild(tr);
   }
   $('recent-note').textContent = s.recent_note ? 'Showing ' + s.recent_note + '; each links to its trace.' : '';
 }
