@@ -820,30 +820,9 @@ func TestToolStepIsTimed(t *testing.T) {
 	}
 }
 
-func TestClipKeepsRunesWhole(t *testing.T) {
-	for _, tt := range []struct {
-		s    string
-		n    int
-		want string
-	}{
-		{"short", 10, "short"},
-		{"abcdef", 3, "abc…[cut]"},
-		{"ééé", 3, "é…[cut]"},                         // é is 2 bytes: the second would be cut
-		{"ééé", 4, "éé…[cut]"},                        // a boundary
-		{"a😀b", 4, "a…[cut]"},                         // 😀 is 4 bytes
-		{"😀😀", 3, "…[cut]"},                           // no whole rune fits
-		{"日本語テキスト", 7, "日本…[cut]"},                    // 3 bytes each
-		{"\xff\xfe\xfd\xfc\xfb", 2, "\xff\xfe…[cut]"}, // not UTF-8: cut at n
-		{"\x80\x80\x80\x80\x80\x80", 5, "\x80\x80\x80\x80\x80…[cut]"},
-	} {
-		got := clip(tt.s, tt.n)
-		if got != tt.want {
-			t.Errorf("clip(%q, %d) = %q, want %q", tt.s, tt.n, got, tt.want)
-		}
-		if utf8.ValidString(tt.s) && !utf8.ValidString(got) {
-			t.Errorf("clip(%q, %d) = %q, not UTF-8", tt.s, tt.n, got)
-		}
-	}
+// TestResultTextKeepsRunesWhole: the synthesizer's prompt cuts a long
+// output on a character boundary (package clip), saying it did.
+func TestResultTextKeepsRunesWhole(t *testing.T) {
 	// The synthesizer's prompt cuts outputs the same way.
 	out := resultText("a" + strings.Repeat("é", maxOutputInPrompt))
 	if !utf8.ValidString(out) || !strings.Contains(out, "[output truncated]") {

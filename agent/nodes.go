@@ -9,8 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
+	"adaptbot/clip"
 	"adaptbot/failures"
 	"adaptbot/llm"
 	"adaptbot/reqid"
@@ -463,7 +463,7 @@ func (a *Agent) call(ctx context.Context, name string, raw json.RawMessage) (r r
 		return r, step
 	}
 	r.valid, r.ran = true, true
-	step.Output = clip(r.output, maxTraceOutput)
+	step.Output = clip.String(r.output, maxTraceOutput)
 	if r.err != nil {
 		step.Error = r.err.Error()
 		a.cfg.Log.Warn("tool failed", "request_id", reqid.From(ctx), "tool", name, "err", r.err)
@@ -484,25 +484,6 @@ func jsonOrString(raw json.RawMessage) json.RawMessage {
 	}
 	b, _ := json.Marshal(string(raw))
 	return b
-}
-
-// clip cuts s to at most n bytes, at a rune boundary, and marks the cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return cutRunes(s, n) + "…[cut]"
-}
-
-// cutRunes returns s's first n bytes or fewer, so as not to split a UTF-8
-// character; len(s) must exceed n. Text that is not UTF-8 is cut at n.
-func cutRunes(s string, n int) string {
-	for i := n; i >= 0 && i > n-utf8.UTFMax; i-- {
-		if utf8.RuneStart(s[i]) {
-			return s[:i]
-		}
-	}
-	return s[:n]
 }
 
 // synthesize answers from the tools' results, which the conversation now

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"adaptbot/clip"
 	"adaptbot/contract"
 	"adaptbot/llm"
 	"adaptbot/toolbox"
@@ -166,7 +167,7 @@ func discoveryReply(d Discovery, added []toolbox.Tool) string {
 // maxOutputInPrompt.
 func resultText(out string) string {
 	if len(out) > maxOutputInPrompt {
-		return cutRunes(out, maxOutputInPrompt) + "\n[output truncated]"
+		return clip.Prefix(out, maxOutputInPrompt) + "\n[output truncated]"
 	}
 	return out
 }

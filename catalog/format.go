@@ -7,7 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"unicode/utf8"
+
+	"adaptbot/clip"
 )
 
 // Formats of WriteResults and WriteTools.
@@ -41,13 +42,13 @@ func WriteResults(w io.Writer, format string, rs []Result) error {
 		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "SERVER\tTOOL\tSCORE\tMATCHED\tDESCRIPTION")
 		for _, r := range rs {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Server, r.Name, strconv.FormatFloat(r.Score, 'f', 2, 64), joinFields(r.Matched), clip(oneLine(r.Description), 80))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Server, r.Name, strconv.FormatFloat(r.Score, 'f', 2, 64), joinFields(r.Matched), clip.Runes(oneLine(r.Description), 80))
 		}
 		return tw.Flush()
 	}
 	for _, r := range rs {
 		fmt.Fprintf(w, "%s%s  (score %.2f)\n", r.ID(), label(r.Tool), r.Score)
-		if d := clip(oneLine(describe(r.Tool)), 200); d != "" {
+		if d := clip.Runes(oneLine(describe(r.Tool)), 200); d != "" {
 			fmt.Fprintf(w, "    %s\n", d)
 		}
 	}
@@ -73,13 +74,13 @@ func WriteTools(w io.Writer, format string, ts []Tool) error {
 			if t.Version > 0 {
 				version = strconv.Itoa(t.Version)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Server, t.Name, dash(t.Category), version, dash(t.Origin), dash(t.Status), clip(oneLine(describe(t)), 80))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Server, t.Name, dash(t.Category), version, dash(t.Origin), dash(t.Status), clip.Runes(oneLine(describe(t)), 80))
 		}
 		return tw.Flush()
 	}
 	for _, t := range ts {
 		fmt.Fprintf(w, "%s%s\n", t.ID(), label(t))
-		if d := clip(oneLine(describe(t)), 200); d != "" {
+		if d := clip.Runes(oneLine(describe(t)), 200); d != "" {
 			fmt.Fprintf(w, "    %s\n", d)
 		}
 	}
@@ -133,15 +134,6 @@ func dash(s string) string {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// clip shortens s to n runes, marking the cut.
-func clip(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return strings.TrimSpace(string(r[:n-1])) + "…"
-}
 
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)

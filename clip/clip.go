@@ -15,17 +15,26 @@ func String(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	if n <= 0 {
-		return Marker
+	return Prefix(s, n) + Marker
+}
+
+// Prefix returns s's first n bytes or fewer, never splitting a character,
+// and no marker: for text that goes on in words of its own ("… [output
+// truncated]"), or a marker that says more. Text that is not UTF-8 is cut
+// at n.
+func Prefix(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	cut := n
+	if n <= 0 {
+		return ""
+	}
 	for i := n; i >= 0 && i > n-utf8.UTFMax; i-- {
 		if utf8.RuneStart(s[i]) {
-			cut = i
-			break
+			return s[:i]
 		}
 	}
-	return s[:cut] + Marker
+	return s[:n]
 }
 
 // Runes returns s if it has at most n characters; otherwise its first n-1

@@ -18,6 +18,10 @@ func TestString(t *testing.T) {
 		{"日本語", 4, "日…"},
 		{"abc", 0, "…"},
 		{"\xff\xfe\xfd\xfc\xfb\xfa", 3, "\xff\xfe\xfd…"}, // not UTF-8: cut at n
+		{"a😀b", 4, "a…"},                                 // 😀 is 4 bytes
+		{"😀😀", 3, "…"},                                   // no whole character fits
+		{"日本語テキスト", 7, "日本…"},                            // 3 bytes each
+		{"\x80\x80\x80\x80\x80\x80", 5, "\x80\x80\x80\x80\x80…"},
 	}
 	for _, tt := range tests {
 		if got := String(tt.s, tt.n); got != tt.want {

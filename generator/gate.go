@@ -18,6 +18,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"adaptbot/clip"
 	"adaptbot/contract"
 	"adaptbot/registry"
 	"adaptbot/sandbox"
@@ -423,18 +424,7 @@ func expectation(e Example, output string) string {
 	return ""
 }
 
-func clipText(s string) string { return clip(s, maxShown) }
-
-// clip shortens s to at most n bytes, on a rune boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
+func clipText(s string) string { return clip.String(s, maxShown) }
 
 func quoteClip(s string) string { return fmt.Sprintf("%q", clipText(s)) }
 

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"adaptbot/clip"
 	"adaptbot/contract"
 	"adaptbot/llm"
 	"adaptbot/registry"
@@ -365,7 +366,7 @@ var position = regexp.MustCompile(`^\d+:\d+: `)
 func forPeople(problem string) string {
 	p := position.ReplaceAllString(problem, "")
 	p, _, _ = strings.Cut(p, "; allowed: ")
-	return clip(p, 160)
+	return clip.String(p, 160)
 }
 
 // categories are the categories in use, for the write prompt.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"adaptbot/clip"
 	"adaptbot/contract"
 	"adaptbot/llm"
 	"adaptbot/registry"
@@ -251,14 +252,14 @@ Current source:
 `+"```go\n%s```\n", t.Name, orNone(t.Category), t.Code)
 	b.WriteString("\nFailing inputs:\n")
 	for i, c := range cases {
-		fmt.Fprintf(&b, "%d. input %s\n   ", i+1, clip(string(compact(c.Input)), maxCaseInput))
+		fmt.Fprintf(&b, "%d. input %s\n   ", i+1, clip.String(string(compact(c.Input)), maxCaseInput))
 		if c.Kind == "feedback" {
 			b.WriteString("ran, but a person said the answer was wrong")
 			if c.Comment != "" {
-				fmt.Fprintf(&b, ": %q", clip(c.Comment, 300))
+				fmt.Fprintf(&b, ": %q", clip.String(c.Comment, 300))
 			}
 		} else {
-			fmt.Fprintf(&b, "failed (%s): %s", c.Kind, clip(c.Error, 300))
+			fmt.Fprintf(&b, "failed (%s): %s", c.Kind, clip.String(c.Error, 300))
 		}
 		if c.Count > 1 {
 			fmt.Fprintf(&b, " (seen %d times)", c.Count)

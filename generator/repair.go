@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"adaptbot/clip"
 	"adaptbot/contract"
 	"adaptbot/sandbox"
 )
@@ -215,7 +216,7 @@ func expecting(input json.RawMessage, output string) Example {
 		return Example{Input: input, Matches: `^\s*$`}
 	}
 	if len(out) > 200 {
-		out = strings.TrimSuffix(clip(out, 200), "…")
+		out = strings.TrimSuffix(clip.String(out, 200), "…")
 	}
 	return Example{Input: input, Contains: out}
 }
@@ -245,14 +246,14 @@ func repairNote(results []CaseResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Repair of %d failure case%s: %s.\n", len(results), plural(len(results)), outcomes(results))
 	for _, r := range results {
-		fmt.Fprintf(&b, "- case %s, input %s: ", r.ID, clip(string(compact(r.Input)), 200))
+		fmt.Fprintf(&b, "- case %s, input %s: ", r.ID, clip.String(string(compact(r.Input)), 200))
 		switch {
 		case r.Outcome == OutcomeResult && r.Example:
 			b.WriteString("now gives a result (a stored example from now on)\n")
 		case r.Outcome == OutcomeResult:
 			b.WriteString("now gives a result\n")
 		default:
-			b.WriteString("now a clear error: " + clip(r.Error, 200) + "\n")
+			b.WriteString("now a clear error: " + clip.String(r.Error, 200) + "\n")
 		}
 	}
 	return b.String()

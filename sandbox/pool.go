@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"adaptbot/clip"
 	"adaptbot/telemetry"
 	"adaptbot/toolkit"
 )
@@ -408,7 +409,7 @@ func startNested(ctx context.Context, deadline time.Time, host toolkit.Caller, c
 		ret := nestedReturn{Seq: call.Seq}
 		out, err := host.CallTool(ctx, call.Tool, call.Args)
 		if err != nil {
-			ret.Failed, ret.Error = true, clip(err.Error(), maxOutput)
+			ret.Failed, ret.Error = true, clip.String(err.Error(), maxOutput)
 		} else {
 			ret.Output = out
 		}

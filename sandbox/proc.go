@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"adaptbot/clip"
 )
 
 // startTimeout bounds a worker's start, up to its hello frame.
@@ -178,7 +180,7 @@ func (p *proc) noteFatal(line string) {
 	p.fatalMu.Lock()
 	defer p.fatalMu.Unlock()
 	if p.fatal == "" {
-		p.fatal = clip(line, 512)
+		p.fatal = clip.String(line, 512)
 	}
 }
 

@@ -15,9 +15,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 	"unsafe"
 
+	"adaptbot/clip"
 	"adaptbot/contract"
 
 	"github.com/traefik/yaegi/interp"
@@ -87,7 +87,7 @@ func checkInput(tool string, input []byte) error {
 	}
 	var v json.RawMessage
 	if err := json.Unmarshal(input, &v); err != nil {
-		return &Error{Tool: tool, Kind: KindInput, Msg: "arguments are not valid JSON: " + clip(err.Error(), 4096)}
+		return &Error{Tool: tool, Kind: KindInput, Msg: "arguments are not valid JSON: " + clip.String(err.Error(), 4096)}
 	}
 	return nil
 }
@@ -194,7 +194,7 @@ func loadError(ctx context.Context, tool string, limit time.Duration, err error)
 	}
 	var p interp.Panic
 	if errors.As(err, &p) {
-		return &Error{Tool: tool, Kind: KindPanic, Msg: "panic while loading: " + clip(panicString(p.Value), 4096)}
+		return &Error{Tool: tool, Kind: KindPanic, Msg: "panic while loading: " + clip.String(panicString(p.Value), 4096)}
 	}
 	// Yaegi gives positions without a file name: name the tool's file.
 	msg := strings.ReplaceAll(err.Error(), interp.DefaultSourceName+":", "")
@@ -266,15 +266,15 @@ func (p *program) result(ctx context.Context, err error, maxOutput int) outcome 
 	var pe interp.Panic
 	switch {
 	case errors.As(err, &pe):
-		return outcome{Kind: KindPanic, Msg: clip(panicString(pe.Value), 4096)}
+		return outcome{Kind: KindPanic, Msg: clip.String(panicString(pe.Value), 4096)}
 	case err != nil:
-		return outcome{Kind: KindCrash, Msg: "interpreter: " + clip(err.Error(), 4096)}
+		return outcome{Kind: KindCrash, Msg: "interpreter: " + clip.String(err.Error(), 4096)}
 	case s.inputErr != nil:
-		return outcome{Kind: KindInput, Msg: "arguments do not match Input: " + clip(s.inputErr.Error(), 4096)}
+		return outcome{Kind: KindInput, Msg: "arguments do not match Input: " + clip.String(s.inputErr.Error(), 4096)}
 	case !s.returned:
 		return outcome{Kind: KindCrash, Msg: "Execute did not return"}
 	case s.failed:
-		msg := clip(s.errMsg, maxOutput)
+		msg := clip.String(s.errMsg, maxOutput)
 		if ctx.Err() != nil {
 			return outcome{Kind: KindTimeout, Msg: msg}
 		}
@@ -292,7 +292,7 @@ func encodeOutput(v any, maxOutput int) outcome {
 	} else {
 		b, err := json.Marshal(v)
 		if err != nil {
-			return outcome{Kind: KindTool, Msg: "result cannot be encoded as JSON: " + clip(err.Error(), 4096)}
+			return outcome{Kind: KindTool, Msg: "result cannot be encoded as JSON: " + clip.String(err.Error(), 4096)}
 		}
 		out = string(b)
 	}
@@ -372,17 +372,6 @@ func panicString(v any) string {
 	case <-time.After(100 * time.Millisecond):
 		return fmt.Sprintf("a %T whose Error method does not return", v)
 	}
-}
-
-// clip shortens s to at most n bytes on a rune boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "… (truncated)"
 }
 
 func sizeString(n int64) string {

@@ -20,10 +20,11 @@ import (
 	"context"
 	"strconv"
 	"sync/atomic"
-	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+
+	"adaptbot/clip"
 )
 
 // scope names AdaptBot's tracer: the instrumentation scope of its spans.
@@ -82,9 +83,5 @@ func cut(s string) string {
 	if len(s) <= maxContent {
 		return s
 	}
-	n := maxContent
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…[cut, " + strconv.Itoa(len(s)) + " bytes]"
+	return clip.Prefix(s, maxContent) + "…[cut, " + strconv.Itoa(len(s)) + " bytes]"
 }

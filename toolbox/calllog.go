@@ -6,8 +6,8 @@ import (
 	"slices"
 	"sync"
 	"time"
-	"unicode/utf8"
 
+	"adaptbot/clip"
 	"adaptbot/reqid"
 	"adaptbot/toolkit"
 )
@@ -137,7 +137,7 @@ func (l *CallLog) Calls() []CallRecord {
 		ids[c] = i + 1
 		c.mu.Lock()
 		r := CallRecord{ID: i + 1, Parent: ids[c.parent], Caller: c.caller, Depth: c.depth, Tool: c.tool,
-			Version: c.version, Arguments: recordedArgs(c.args), Output: clipText(c.output, MaxRecordedText),
+			Version: c.version, Arguments: recordedArgs(c.args), Output: clip.String(c.output, MaxRecordedText),
 			Error: c.err, Kind: c.kind, Duration: c.took, Ms: float64(c.took.Microseconds()) / 1000, Running: !c.done}
 		c.mu.Unlock()
 		out = append(out, r)
@@ -219,17 +219,6 @@ func recordedArgs(args json.RawMessage) json.RawMessage {
 	if len(args) <= MaxRecordedText && json.Valid(args) {
 		return args
 	}
-	b, _ := json.Marshal(clipText(string(args), MaxRecordedText))
+	b, _ := json.Marshal(clip.String(string(args), MaxRecordedText))
 	return b
-}
-
-// clipText cuts s to at most n bytes on a character boundary, saying so.
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
 
+	"adaptbot/clip"
 	"adaptbot/identity"
 	"adaptbot/service"
 )
@@ -225,7 +226,7 @@ func (a *Authenticator) FinishLogin(ctx context.Context, cookie string, q url.Va
 		return fail(service.NotConfigured, nil, "sign-in with a provider is not configured (ADAPTBOT_OIDC_ISSUER)")
 	}
 	if e := q.Get("error"); e != "" {
-		return fail(service.Unauthenticated, nil, "the provider did not sign you in: %s", clip(strings.TrimSpace(e+": "+q.Get("error_description"))))
+		return fail(service.Unauthenticated, nil, "the provider did not sign you in: %s", clip.String(strings.TrimSpace(e+": "+q.Get("error_description")), 300))
 	}
 	var l login
 	if cookie == "" || !openJSON(a.loginKey, cookie, &l) || time.Now().Unix() >= l.Expires {
@@ -244,7 +245,7 @@ func (a *Authenticator) FinishLogin(ctx context.Context, cookie string, q url.Va
 	}
 	tok, err := c.config(a.s.OIDC, l.Redirect).Exchange(oidc.ClientContext(ctx, c.http), code, oauth2.VerifierOption(l.Verifier))
 	if err != nil {
-		return fail(service.Upstream, err, "the provider did not accept the sign-in code: %s; start again at /login", clip(err.Error()))
+		return fail(service.Upstream, err, "the provider did not accept the sign-in code: %s; start again at /login", clip.String(err.Error(), 300))
 	}
 	raw, _ := tok.Extra("id_token").(string)
 	if raw == "" {
@@ -252,7 +253,7 @@ func (a *Authenticator) FinishLogin(ctx context.Context, cookie string, q url.Va
 	}
 	idt, err := c.verifier.Verify(ctx, raw)
 	if err != nil {
-		return fail(service.Unauthenticated, err, "the provider's ID token is not valid: %s; start again at /login", clip(err.Error()))
+		return fail(service.Unauthenticated, err, "the provider's ID token is not valid: %s; start again at /login", clip.String(err.Error(), 300))
 	}
 	if subtle.ConstantTimeCompare([]byte(idt.Nonce), []byte(l.Nonce)) != 1 {
 		return fail(service.Unauthenticated, nil, "the ID token's nonce does not match this sign-in; start again at /login")
@@ -287,13 +288,6 @@ func claimName(claims map[string]any, sub, issuer string) string {
 		host = u.Host
 	}
 	return strings.ToLower(sub + "@" + host)
-}
-
-func clip(s string) string {
-	if len(s) > 300 {
-		return s[:300] + "…"
-	}
-	return s
 }
 
 // SafeNext returns next if it is a path on this server, else "/": a

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
+
+	"adaptbot/clip"
 )
 
 // Static is a static embedding model distilled from Universal Sentence
@@ -156,7 +158,7 @@ func (s *Static) Tokenize(text string) []string {
 // Unknown characters are dropped.
 func (s *Static) pieceIDs(text string, emit func(int32)) {
 	if len(text) > maxEmbedBytes {
-		text = cutAtRune(text, maxEmbedBytes)
+		text = clip.Prefix(text, maxEmbedBytes)
 	}
 	for w := range strings.FieldsFuncSeq(text, unicode.IsSpace) {
 		if len(w) > maxWordLen {
@@ -225,14 +227,6 @@ func (s *Static) segment(w string) []int32 {
 		out[len(rev)-1-k] = x
 	}
 	return out
-}
-
-// cutAtRune returns s's first n bytes or fewer, not splitting a character.
-func cutAtRune(s string, n int) string {
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
 
 // normalize32 scales v to unit length in place (a zero vector stays zero).
