@@ -12,12 +12,13 @@ import (
 	"time"
 
 	"adaptbot/llm/llmtest"
+	"adaptbot/poll"
 )
 
 // waitTool waits until the server serves name.
 func waitTool(t *testing.T, in *instance, name string) {
 	t.Helper()
-	waitUntil(t, name+" to serve", func() bool {
+	poll.Until(t, name+" to serve", func() bool {
 		code, r := in.do(t, "GET", "/api/tools/"+name, "")
 		return code == 200 && r["serving"] == true
 	})
@@ -29,7 +30,7 @@ func TestToolListAPI(t *testing.T) {
 	in := start(t, nil)
 	writeTool(t, in.dir, "broken_tool", "// Package broken_tool does not compile.\npackage broken_tool\n\nfunc Execute( {\n")
 	var r map[string]any
-	waitUntil(t, "the broken tool to be listed", func() bool {
+	poll.Until(t, "the broken tool to be listed", func() bool {
 		_, r = in.do(t, "GET", "/api/tools", "")
 		return strings.Contains(str(r["tools"]), "broken_tool")
 	})
@@ -108,7 +109,7 @@ func TestDiffAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeTool(t, in.dir, "calculator", strings.Replace(string(src), `"the expression is empty"`, `"the expression is blank"`, 1))
-	waitUntil(t, "version 2", func() bool {
+	poll.Until(t, "version 2", func() bool {
 		_, r := in.do(t, "GET", "/api/tools/calculator", "")
 		return r["version"] == float64(2)
 	})
@@ -210,10 +211,10 @@ func busy(t *testing.T, in *instance) int {
 // the request, and checks the tool stops within seconds.
 func toolStopsWhenLeft(t *testing.T, in *instance, leave func()) {
 	t.Helper()
-	waitUntil(t, "the tool to run", func() bool { return busy(t, in) == 1 })
+	poll.Until(t, "the tool to run", func() bool { return busy(t, in) == 1 })
 	left := time.Now()
 	leave()
-	waitUntil(t, "the tool to stop", func() bool { return busy(t, in) == 0 })
+	poll.Until(t, "the tool to stop", func() bool { return busy(t, in) == 0 })
 	if took := time.Since(left); took > 5*time.Second {
 		t.Errorf("the tool stopped %v after its client left", took)
 	}
@@ -231,7 +232,7 @@ func TestClientLeavingCancelsItsWork(t *testing.T) {
 
 	t.Run("direct run", func(t *testing.T) {
 		toolStopsWhenLeft(t, in, leave(t, in, "POST", "/api/tools/wait_tool/run", `{}`, nil))
-		waitUntil(t, "its row", func() bool {
+		poll.Until(t, "its row", func() bool {
 			for _, row := range in.rows(t) {
 				if row["category"] == "wait_tool" && row["intent"] == "RUN" {
 					return row["tool_execution_success"] == "False"
@@ -244,7 +245,7 @@ func TestClientLeavingCancelsItsWork(t *testing.T) {
 	t.Run("plan", func(t *testing.T) {
 		before := llmSrv.Cancelled()
 		stop := leave(t, in, "POST", "/api/tools/plan", `{"request": "make a tool that flips coins"}`, nil)
-		waitUntil(t, "the model to be asked", func() bool { return llmSrv.InFlight() == 1 })
+		poll.Until(t, "the model to be asked", func() bool { return llmSrv.InFlight() == 1 })
 		stop()
 		if !llmSrv.WaitCancelled(before+1, 10*time.Second) {
 			t.Error("the plan's model request was not cancelled when its client left")

@@ -22,6 +22,7 @@ import (
 	"adaptbot/identity/auth"
 	"adaptbot/identity/auth/oidctest"
 	"adaptbot/identity/users"
+	"adaptbot/poll"
 )
 
 // authServer is the edge's identity pieces mounted as the server mounts
@@ -614,11 +615,11 @@ func TestReplicasShareUsers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "A's new key works on B", func() bool { return check(b, key) })
+	poll.Until(t, "A's new key works on B", func() bool { return check(b, key) })
 	if _, err := b.store.Remove(ctx, "early"); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "B's removal holds on A", func() bool { return !check(a, early) })
+	poll.Until(t, "B's removal holds on A", func() bool { return !check(a, early) })
 	// Sessions and pseudonyms agree: one secret.
 	cookie, _, err := a.auth.KeyLogin(key)
 	if err != nil {

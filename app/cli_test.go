@@ -17,6 +17,7 @@ import (
 
 	"adaptbot/homelock"
 	"adaptbot/llm/llmtest"
+	"adaptbot/poll"
 )
 
 // cliEnv is the environment of a command run over dir against the server
@@ -69,7 +70,7 @@ func closedAddr(t *testing.T) string {
 func TestCommandLineThroughServer(t *testing.T) {
 	in := start(t, modelEnv(llmtest.New(t, romanScript(t))))
 	writeTool(t, in.dir, "echo_tool", strings.Replace(echoTool, "%d", "2", 1))
-	waitUntil(t, "echo_tool serves", func() bool {
+	poll.Until(t, "echo_tool serves", func() bool {
 		code, _ := in.do(t, "GET", "/api/tools/echo_tool", "")
 		return code == 200
 	})
@@ -326,7 +327,7 @@ func TestMCPHome(t *testing.T) {
 	} {
 		io.WriteString(pw, msg+"\n")
 	}
-	waitUntil(t, "tools/list answered", func() bool { return strings.Contains(out.String(), `"id":2`) })
+	poll.Until(t, "tools/list answered", func() bool { return strings.Contains(out.String(), `"id":2`) })
 	pw.Close()
 	select {
 	case err := <-done:

@@ -15,6 +15,7 @@ import (
 	"adaptbot/cluster"
 	"adaptbot/cluster/clustertest"
 	"adaptbot/llm/llmtest"
+	"adaptbot/poll"
 )
 
 // startFleetWorker runs `adaptbot worker --nats URL` through run(), as a
@@ -117,7 +118,7 @@ func TestTwoReplicasShareTools(t *testing.T) {
 	// A hand edit on A reaches B: A's file watch takes it, the cluster
 	// carries it, B's bucket watch applies it.
 	writeTool(t, a.dir, "greet", greetTool)
-	waitFor(t, "B serves the tool added on A", func() bool {
+	poll.Until(t, "B serves the tool added on A", func() bool {
 		code, _ := b.do(t, "POST", "/api/tools/greet/run", `{"name": "Ada"}`)
 		return code == 200
 	})
@@ -129,14 +130,14 @@ func TestTwoReplicasShareTools(t *testing.T) {
 	if code, r := b.do(t, "DELETE", "/api/tools/greet", ""); code != 200 {
 		t.Fatalf("delete on B: %d %v", code, r)
 	}
-	waitFor(t, "the tool deleted on B is gone from A", func() bool {
+	poll.Until(t, "the tool deleted on B is gone from A", func() bool {
 		code, _ := a.do(t, "GET", "/api/tools/greet", "")
 		return code == 404
 	})
 
 	// Each replica's dashboard counts every replica's rows, each once.
 	a.do(t, "POST", "/api/tools/calculator/run", `{"expression": "1+1"}`)
-	waitFor(t, "A's report counts both replicas' rows", func() bool {
+	poll.Until(t, "A's report counts both replicas' rows", func() bool {
 		want := len(a.rows(t)) + len(b.rows(t))
 		for _, in := range []*instance{a, b} {
 			_, r := in.do(t, "GET", "/api/benchmarks", "")
@@ -162,7 +163,7 @@ func TestTwoReplicasShareTools(t *testing.T) {
 
 	// NATS away: changes are refused with 503, tools still run.
 	srv.Stop()
-	waitFor(t, "A sees NATS gone", func() bool {
+	poll.Until(t, "A sees NATS gone", func() bool {
 		_, h := a.do(t, "GET", "/healthz", "")
 		cl, _ := h["cluster"].(map[string]any)
 		return cl["connected"] == false
@@ -191,18 +192,6 @@ func Execute(ctx context.Context, in Input) (string, error) {
 	return "hello, " + in.Name, nil
 }
 `
-
-// waitFor polls cond until it holds, or fails the test after a while.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out: %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
 
 // TestTenConcurrentBuildsOfOneNameHaveOneWinner sends ten builds of one tool
 // at once, five to each of two replicas: the cluster-wide lock lets one
@@ -260,7 +249,7 @@ func TestTenConcurrentBuildsOfOneNameHaveOneWinner(t *testing.T) {
 	}
 	// The winner's tool serves on both replicas.
 	for _, in := range []*instance{a, b} {
-		waitFor(t, "the built tool serves on both replicas", func() bool {
+		poll.Until(t, "the built tool serves on both replicas", func() bool {
 			code, r := in.do(t, "POST", "/api/tools/roman_numerals/run", `{"number": 4}`)
 			return code == 200 && r["output"] == "IV"
 		})

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"adaptbot/llm/llmtest"
+	"adaptbot/poll"
 	"adaptbot/service"
 )
 
@@ -301,7 +302,7 @@ func TestLimits(t *testing.T) {
 		code, _, _ := in.send(t, "POST", "/chat", `{"message":"hold on"}`, jsonType)
 		held <- code
 	}()
-	waitUntil(t, "the first chat to reach the model", func() bool { return len(llmSrv.Requests()) > 0 })
+	poll.Until(t, "the first chat to reach the model", func() bool { return len(llmSrv.Requests()) > 0 })
 	code, h, raw := in.send(t, "POST", "/chat", `{"message":"hello"}`, jsonType)
 	if code != 503 || h.Get("Retry-After") == "" || !strings.Contains(string(raw), "ADAPTBOT_MAX_INFLIGHT") {
 		t.Errorf("chat past the in-flight cap = %d %v %s", code, h, raw)
@@ -413,7 +414,7 @@ func TestClientLeaves(t *testing.T) {
 				resp.Body.Close()
 			}
 		}()
-		waitUntil(t, "the model to be asked", func() bool { return llmSrv.InFlight() == 1 })
+		poll.Until(t, "the model to be asked", func() bool { return llmSrv.InFlight() == 1 })
 		time.Sleep(time.Second)
 		cancel()
 		<-done
@@ -421,12 +422,12 @@ func TestClientLeaves(t *testing.T) {
 			t.Fatalf("client %d (%s %s) left, and its model request was not cancelled", i, path, accept)
 		}
 	}
-	waitUntil(t, "the abandoned chats to end", func() bool { return chatGoroutines() == 0 })
-	waitUntil(t, "their files to close", func() bool { return openFiles(t) <= before+2 })
+	poll.Until(t, "the abandoned chats to end", func() bool { return chatGoroutines() == 0 })
+	poll.Until(t, "their files to close", func() bool { return openFiles(t) <= before+2 })
 	if !llmSrv.WaitIdle(10 * time.Second) {
 		t.Error("model requests still open")
 	}
-	waitUntil(t, "a row for each", func() bool { return len(in.rows(t)) == clients })
+	poll.Until(t, "a row for each", func() bool { return len(in.rows(t)) == clients })
 }
 
 // TestBadJSONInPlainWords: a body of the wrong shape is named by its

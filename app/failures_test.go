@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"adaptbot/llm/llmtest"
+	"adaptbot/poll"
 	"adaptbot/toolbox"
 )
 
@@ -273,7 +274,7 @@ func TestAutomaticRepairProposesAfterThreeCases(t *testing.T) {
 		t.Fatal("a repair started after two failures and a clear error")
 	}
 	in.do(t, "POST", "/api/tools/first_word/run", `{"text": "!x"}`)
-	waitUntil(t, "a proposed version", func() bool {
+	poll.Until(t, "a proposed version", func() bool {
 		_, r := in.do(t, "GET", "/api/tools/first_word", "")
 		return r["pending_version"] == float64(2)
 	})
@@ -281,7 +282,7 @@ func TestAutomaticRepairProposesAfterThreeCases(t *testing.T) {
 		t.Errorf("before approval = %d %v, want version 1 panicking", code, r)
 	}
 	var row map[string]string
-	waitUntil(t, "the repair's row", func() bool {
+	poll.Until(t, "the repair's row", func() bool {
 		for _, r := range in.rows(t) {
 			if r["category"] == "build_modify" {
 				row = r

@@ -17,6 +17,7 @@ import (
 
 	"adaptbot/homelock"
 	"adaptbot/llm/llmtest"
+	"adaptbot/poll"
 )
 
 // serveOnce runs `adaptbot serve` with env until it fails or ctx ends,
@@ -82,7 +83,7 @@ func TestSecondServerInAFolderIsRefused(t *testing.T) {
 	var err2 error
 	var out2 string
 	go func() { err2, out2 = serveOnce(ctx2, second); close(done) }()
-	waitUntil(t, "a server after the first stopped", func() bool {
+	poll.Until(t, "a server after the first stopped", func() bool {
 		h, held, _ := homelock.Read(in.dir)
 		return held && h.PID == os.Getpid()
 	})
@@ -284,7 +285,7 @@ func TestNotConfiguredIsItsOwnOutcome(t *testing.T) {
 	if code, r := in.do(t, "POST", "/api/tools/calculator/run", `{"expression": "1/0"}`); code != 422 {
 		t.Fatalf("a failing run = %d %v", code, r)
 	}
-	waitUntil(t, "four rows", func() bool { return len(in.rows(t)) == 4 })
+	poll.Until(t, "four rows", func() bool { return len(in.rows(t)) == 4 })
 
 	sum := summary(t, in, "")
 	if sum["requests"] != float64(4) || sum["errors"] != float64(1) || sum["not_configured"] != float64(3) {

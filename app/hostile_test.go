@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"adaptbot/poll"
 	"adaptbot/sandbox"
 	"adaptbot/sandbox/sandboxtest"
 )
@@ -41,7 +42,7 @@ func TestHostileToolsCannotTakeTheServerDown(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
 			var entry map[string]any
-			waitUntil(t, c.Name+" to be checked", func() bool {
+			poll.Until(t, c.Name+" to be checked", func() bool {
 				code, r := in.do(t, "GET", "/api/tools/"+c.Name, "")
 				entry = r
 				return code == 200
@@ -74,7 +75,7 @@ func TestHostileToolsCannotTakeTheServerDown(t *testing.T) {
 	if code != 200 || (h["status"] != "ok" && h["status"] != "degraded") {
 		t.Fatalf("/healthz after the corpus = %d %v", code, h)
 	}
-	waitUntil(t, "the pool to be back at its size", func() bool {
+	poll.Until(t, "the pool to be back at its size", func() bool {
 		_, h := in.do(t, "GET", "/healthz", "")
 		var st sandbox.Stats
 		b, _ := json.Marshal(h["sandbox"])

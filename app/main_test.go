@@ -221,17 +221,6 @@ func (in *instance) rows(t *testing.T) []map[string]string {
 	return recs
 }
 
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
-}
-
 func str(v any) string {
 	if v == nil {
 		return ""

@@ -13,6 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"adaptbot/llm/llmtest"
+	"adaptbot/poll"
 )
 
 // TestChatUsesAnExternalMCPTool configures an external MCP server (a go-sdk
@@ -40,7 +41,7 @@ func TestChatUsesAnExternalMCPTool(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, "mcp_servers.json"), []byte(cfg), 0o644)
 		env["ADAPTBOT_MCP_CONFIG"] = filepath.Join(dir, "mcp_servers.json")
 	})
-	waitUntil(t, "the external server's tools", func() bool {
+	poll.Until(t, "the external server's tools", func() bool {
 		_, h := in.do(t, "GET", "/healthz", "")
 		m, _ := h["mcp"].(map[string]any)
 		return m != nil && m["tools"] == float64(1)

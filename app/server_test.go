@@ -18,6 +18,7 @@ import (
 
 	"adaptbot/benchmarks"
 	"adaptbot/llm/llmtest"
+	"adaptbot/poll"
 )
 
 // readCSV reads a CSV with a header into maps, as an analyst's script would.
@@ -317,7 +318,7 @@ func Execute(ctx context.Context, in Input) (string, error) { return strings.Rep
 func TestToolsDroppedInAndEditedWhileRunning(t *testing.T) {
 	in := start(t, nil)
 	writeTool(t, in.dir, "echo_tool", fmt.Sprintf(echoTool, 2))
-	waitUntil(t, "echo_tool to load", func() bool {
+	poll.Until(t, "echo_tool to load", func() bool {
 		code, r := in.do(t, "GET", "/api/tools/echo_tool", "")
 		return code == 200 && r["serving"] == true
 	})
@@ -331,7 +332,7 @@ func TestToolsDroppedInAndEditedWhileRunning(t *testing.T) {
 	}
 
 	writeTool(t, in.dir, "echo_tool", fmt.Sprintf(echoTool, 3))
-	waitUntil(t, "version 2", func() bool {
+	poll.Until(t, "version 2", func() bool {
 		_, r := in.do(t, "GET", "/api/tools/echo_tool", "")
 		return r["version"] == float64(2)
 	})
@@ -341,7 +342,7 @@ func TestToolsDroppedInAndEditedWhileRunning(t *testing.T) {
 
 	// A broken edit is reported, and version 2 keeps serving.
 	writeTool(t, in.dir, "echo_tool", strings.Replace(fmt.Sprintf(echoTool, 3), "strings.Repeat", "strings.Repeet", 1))
-	waitUntil(t, "the broken edit to be reported", func() bool {
+	poll.Until(t, "the broken edit to be reported", func() bool {
 		_, r := in.do(t, "GET", "/api/tools/echo_tool", "")
 		return r["status"] == "broken"
 	})
@@ -355,7 +356,7 @@ func TestToolsDroppedInAndEditedWhileRunning(t *testing.T) {
 
 	// A file that breaks the contract is never registered as serving.
 	writeTool(t, in.dir, "sneaky", "// Package sneaky runs commands.\npackage sneaky\n\nimport (\n\t\"context\"\n\t\"os/exec\"\n)\n\ntype Input struct{}\n\nfunc Execute(ctx context.Context, in Input) (string, error) {\n\tout, err := exec.Command(\"id\").Output()\n\treturn string(out), err\n}\n")
-	waitUntil(t, "sneaky to be rejected", func() bool {
+	poll.Until(t, "sneaky to be rejected", func() bool {
 		code, r := in.do(t, "GET", "/api/tools/sneaky", "")
 		return code == 200 && r["status"] == "broken"
 	})
@@ -364,7 +365,7 @@ func TestToolsDroppedInAndEditedWhileRunning(t *testing.T) {
 	}
 
 	os.RemoveAll(filepath.Join(in.dir, "tools", "echo_tool"))
-	waitUntil(t, "echo_tool to be removed", func() bool {
+	poll.Until(t, "echo_tool to be removed", func() bool {
 		code, _ := in.do(t, "GET", "/api/tools/echo_tool", "")
 		return code == 404
 	})

@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"adaptbot/llm/llmtest"
+	"adaptbot/poll"
 )
 
 // withExamples copies the shipped examples of the named tools into a test's
@@ -124,7 +125,7 @@ func TestBrowserToolsWorkspace(t *testing.T) {
 		t.Fatal("the edit changed nothing")
 	}
 	writeTool(t, in.dir, "calculator", edited)
-	waitUntil(t, "version 2 serves", func() bool {
+	poll.Until(t, "version 2 serves", func() bool {
 		_, r := in.do(t, "GET", "/api/tools/calculator", "")
 		return r["version"] == float64(2)
 	})

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"adaptbot/llm/llmtest"
+	"adaptbot/poll"
 )
 
 // TestModelStatusInHealthz: /healthz says which model, at which URL, and
@@ -18,7 +19,7 @@ func TestModelStatusInHealthz(t *testing.T) {
 	srv := llmtest.New(t, func(llmtest.Request) llmtest.Reply { return llmtest.Say("hi") })
 	in := start(t, modelEnv(srv))
 	var m map[string]any
-	waitUntil(t, "the first model check", func() bool {
+	poll.Until(t, "the first model check", func() bool {
 		_, h := in.do(t, "GET", "/healthz", "")
 		m, _ = h["model"].(map[string]any)
 		return m != nil && m["reachable"] != nil
@@ -35,7 +36,7 @@ func TestModelStatusInHealthz(t *testing.T) {
 	dead := "http://" + ln.Addr().String() + "/v1"
 	ln.Close()
 	in2 := start(t, map[string]string{"OPENAI_BASE_URL": dead, "OPENAI_API_KEY": "x"})
-	waitUntil(t, "the first model check", func() bool {
+	poll.Until(t, "the first model check", func() bool {
 		_, h := in2.do(t, "GET", "/healthz", "")
 		m, _ = h["model"].(map[string]any)
 		return m != nil && m["reachable"] != nil
@@ -91,7 +92,7 @@ func TestReviewBeforeServing(t *testing.T) {
 	}
 	writeTool(t, in.dir, "calculator", strings.Replace(string(src), `"the expression is empty"`, `"the expression is blank"`, 1))
 	var e map[string]any
-	waitUntil(t, "the edit to be held", func() bool {
+	poll.Until(t, "the edit to be held", func() bool {
 		_, e = in.do(t, "GET", "/api/tools/calculator", "")
 		return e["status"] == "pending"
 	})
@@ -164,7 +165,7 @@ func TestToolPagesAndDiffAPI(t *testing.T) {
 	}
 	// A broken file is highlighted with its error; the last good version serves.
 	writeTool(t, in.dir, "text_stats", "package text_stats\n\nfunc broken( {\n")
-	waitUntil(t, "text_stats to be broken", func() bool {
+	poll.Until(t, "text_stats to be broken", func() bool {
 		_, e := in.do(t, "GET", "/api/tools/text_stats", "")
 		return e["status"] == "broken"
 	})

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"adaptbot/poll"
 )
 
 // snapshotTree returns every file under dir with its content, so a test can
@@ -90,7 +92,7 @@ func TestReadOnlyWritesNothing(t *testing.T) {
 	if _, err := owner.Put(ctx, "upper", []byte(toolSource("upper", "shouts.")), PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { _, ok := ro.Tool("upper"); return ok })
+	poll.Until(t, "the registry to catch up", func() bool { _, ok := ro.Tool("upper"); return ok })
 	served, _ := ro.Tool("echo")
 	before = snapshotTree(t, f.dir)
 	// A hand edit: the reader neither accepts nor serves it on its own, and
@@ -113,7 +115,7 @@ func TestReadOnlyWritesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	oe, _ := owner.Entry("echo")
-	waitFor(t, func() bool {
+	poll.Until(t, "the registry to catch up", func() bool {
 		tool, ok := ro.Tool("echo")
 		return ok && tool.Description == "Echoes text, edited." && tool.Version == oe.Version && tool.SHA256 == oe.SHA256
 	})
@@ -158,7 +160,7 @@ func TestHandEditOfTheRegistryFile(t *testing.T) {
 	if err := os.WriteFile(f.path, []byte(edited), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { e, _ := r.Entry("echo"); return e.Category == "text" })
+	poll.Until(t, "the registry to catch up", func() bool { e, _ := r.Entry("echo"); return e.Category == "text" })
 	cancel()
 	<-done
 	if strings.Join(got, "|") != "updated text" {

@@ -8,7 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
+
+	"adaptbot/poll"
 )
 
 // fakeCompiler is a Compiler whose behaviour each test scripts.
@@ -251,29 +252,18 @@ func TestWatchPicksUpDroppedAndEditedTools(t *testing.T) {
 	<-ready
 
 	f.write(t, "echo", toolSource("echo", "echoes text."))
-	waitFor(t, func() bool { _, ok := r.Tool("echo"); return ok })
+	poll.Until(t, "the registry to catch up", func() bool { _, ok := r.Tool("echo"); return ok })
 	f.write(t, "echo", toolSource("echo", "echoes text, edited."))
-	waitFor(t, func() bool { e, _ := r.Entry("echo"); return e.Version == 2 })
+	poll.Until(t, "the registry to catch up", func() bool { e, _ := r.Entry("echo"); return e.Version == 2 })
 	f.write(t, "echo", "package echo\n\nfunc (")
-	waitFor(t, func() bool { e, _ := r.Entry("echo"); return e.Status == Broken })
+	poll.Until(t, "the registry to catch up", func() bool { e, _ := r.Entry("echo"); return e.Status == Broken })
 	if tool, ok := r.Tool("echo"); !ok || tool.Description != "Echoes text, edited." {
 		t.Errorf("serving after broken edit: %+v", tool.Entry)
 	}
 	os.RemoveAll(filepath.Join(f.tools, "echo"))
-	waitFor(t, func() bool { _, ok := r.Entry("echo"); return !ok })
+	poll.Until(t, "the registry to catch up", func() bool { _, ok := r.Entry("echo"); return !ok })
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 5s")
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }

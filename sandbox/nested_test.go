@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot/poll"
 	"adaptbot/sandbox"
 	"adaptbot/toolkit"
 )
@@ -297,7 +298,7 @@ func TestNestedCallBoundedByCaller(t *testing.T) {
 			}
 			// The callee ran out of its caller's time: it timed out, or was
 			// cancelled as its caller gave up, whichever came first.
-			waitFor(t, "the callee's failure", func() bool { return len(h.errsOf("deaf")) == 1 })
+			poll.Until(t, "the callee's failure", func() bool { return len(h.errsOf("deaf")) == 1 })
 			if e := h.errsOf("deaf")[0]; sandbox.KindOf(e) != sandbox.KindTimeout && !errors.Is(e, context.Canceled) && !errors.Is(e, context.DeadlineExceeded) {
 				t.Errorf("the deaf callee ended with %v, want a timeout or a cancellation", e)
 			}
@@ -312,7 +313,7 @@ func TestNestedCallBoundedByCaller(t *testing.T) {
 				res, err := h.call(ctx, "relay_patient", `{}`)
 				done <- outcome{res.Output, err}
 			}()
-			waitFor(t, "the callee to start", func() bool { return h.calls.Load() == 2 })
+			poll.Until(t, "the callee to start", func() bool { return h.calls.Load() == 2 })
 			cancel()
 			select {
 			case o := <-done:
@@ -324,7 +325,7 @@ func TestNestedCallBoundedByCaller(t *testing.T) {
 			case <-time.After(5 * time.Second):
 				t.Fatal("the cancelled caller did not return")
 			}
-			waitFor(t, "the callee's end", func() bool { return len(h.errsOf("patient")) == 1 })
+			poll.Until(t, "the callee's end", func() bool { return len(h.errsOf("patient")) == 1 })
 			if e := h.errsOf("patient")[0]; e == nil {
 				t.Error("the callee of a cancelled caller finished as if nothing happened")
 			}
@@ -375,16 +376,5 @@ func TestNestedCallsNeverDeadlock(t *testing.T) {
 				t.Errorf("%d extra workers wait after the calls; at most the pool's size, %d, may", st.Extra, size)
 			}
 		})
-	}
-}
-
-func waitFor(t testing.TB, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"adaptbot/generator"
 	"adaptbot/identity"
 	"adaptbot/llm"
+	"adaptbot/poll"
 	"adaptbot/registry"
 	"adaptbot/sandbox"
 	"adaptbot/service"
@@ -327,17 +328,6 @@ func TestRepairRefusesBadInputAndChangesNothing(t *testing.T) {
 	}
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // TestAutomaticRepairProposes: in propose mode, the third distinct case of
 // the serving version starts a repair as the server; its version waits for
 // approval, and no second repair starts while it waits.
@@ -354,11 +344,11 @@ func TestAutomaticRepairProposes(t *testing.T) {
 		t.Fatalf("a repair started after 2 failures (%d model calls)", n)
 	}
 	w.run(t, as(bob), "\t")
-	waitFor(t, "the proposed version", func() bool { e, _ := w.reg.Entry("first_word"); return e.PendingVersion == 2 })
+	poll.Until(t, "the proposed version", func() bool { e, _ := w.reg.Entry("first_word"); return e.PendingVersion == 2 })
 	if tool, _ := w.reg.Tool("first_word"); tool.Version != 1 {
 		t.Fatalf("version %d serves before approval", tool.Version)
 	}
-	waitFor(t, "the repair's row", func() bool {
+	poll.Until(t, "the repair's row", func() bool {
 		for _, r := range w.rows.list() {
 			if r.Category == benchmarks.CategoryBuildModify {
 				return true
@@ -427,12 +417,12 @@ func TestHostileToolDoesNotFloodTheRepairQueue(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	waitFor(t, "the repair to start", func() bool { return m.repairs.Load() == 1 })
+	poll.Until(t, "the repair to start", func() bool { return m.repairs.Load() == 1 })
 	if n := w.queued(); n != 1 {
 		t.Fatalf("%d repairs queued", n)
 	}
 	close(m.gate) // let it fail its attempts
-	waitFor(t, "the failed repair's record", func() bool {
+	poll.Until(t, "the failed repair's record", func() bool {
 		rs := w.store.Get("first_word").Repairs
 		return len(rs) == 1 && !rs[0].OK
 	})
@@ -444,7 +434,7 @@ func TestHostileToolDoesNotFloodTheRepairQueue(t *testing.T) {
 	}
 	// A new case: tried again.
 	w.run(t, as(bob), "\t\t")
-	waitFor(t, "the second repair", func() bool { return len(w.store.Get("first_word").Repairs) == 2 })
+	poll.Until(t, "the second repair", func() bool { return len(w.store.Get("first_word").Repairs) == 2 })
 	if tool, _ := w.reg.Tool("first_word"); tool.Version != 1 {
 		t.Errorf("a failed repair changed the tool: version %d", tool.Version)
 	}
@@ -463,7 +453,7 @@ func TestAutomaticRepairAtMostOncePerEvery(t *testing.T) {
 	go w.svc.RunLearning(ctx)
 	w.run(t, as(bob), "")
 	w.run(t, as(bob), " ")
-	waitFor(t, "the failed repair's record", func() bool { return len(w.store.Get("first_word").Repairs) == 1 })
+	poll.Until(t, "the failed repair's record", func() bool { return len(w.store.Get("first_word").Repairs) == 1 })
 	w.run(t, as(bob), "  ")
 	w.run(t, as(bob), "   ")
 	if n := w.queued(); n != 1 {

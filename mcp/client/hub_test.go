@@ -17,6 +17,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"adaptbot/mcp/config"
+	"adaptbot/poll"
 	"adaptbot/registry"
 	"adaptbot/router"
 	"adaptbot/sandbox"
@@ -219,7 +220,7 @@ func TestHubStdioReconnects(t *testing.T) {
 	}
 	// The process is gone (a race-enabled binary takes a second to exit);
 	// the next call starts it again.
-	waitFor(t, "the session to end", func() bool { _, _, ok := h.byName["helper"].live(); return !ok })
+	poll.Until(t, "the session to end", func() bool { _, _, ok := h.byName["helper"].live(); return !ok })
 	second, err := h.Call(ctx, "helper", "pid", nil)
 	if err != nil {
 		t.Fatalf("call after the server exited: %v", err)
@@ -392,15 +393,4 @@ func localTools(t *testing.T) (*registry.Registry, sandbox.Runner) {
 		t.Fatal(err)
 	}
 	return reg, runner
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"adaptbot/mcp/config"
+	"adaptbot/poll"
 )
 
 // gone reports whether process pid has exited. One that has exited but has
@@ -87,11 +88,11 @@ func TestHubStopsTheServersProcessGroup(t *testing.T) {
 	if _, err := h.Call(ctx, "wrapped", "exit_soon", nil); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the session to end", func() bool { _, _, ok := h.byName["wrapped"].live(); return !ok })
+	poll.Until(t, "the session to end", func() bool { _, _, ok := h.byName["wrapped"].live(); return !ok })
 	if _, err := h.Call(ctx, "wrapped", "pid", nil); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the first server's grandchild to be stopped", func() bool { return gone(first[0]) })
+	poll.Until(t, "the first server's grandchild to be stopped", func() bool { return gone(first[0]) })
 
 	both := pidsIn(t, pids)
 	if len(both) != 2 || gone(both[1]) {
@@ -100,7 +101,7 @@ func TestHubStopsTheServersProcessGroup(t *testing.T) {
 	if err := h.Close(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the second server's grandchild to be stopped", func() bool { return gone(both[1]) })
+	poll.Until(t, "the second server's grandchild to be stopped", func() bool { return gone(both[1]) })
 }
 
 // A server whose command exits without a word while connecting leaves no
@@ -115,5 +116,5 @@ func TestHubStopsTheGroupOfAServerThatFailsToConnect(t *testing.T) {
 	}
 	h.Close()
 	left := pidsIn(t, pids)
-	waitFor(t, "the failed server's child to be stopped", func() bool { return gone(left[0]) })
+	poll.Until(t, "the failed server's child to be stopped", func() bool { return gone(left[0]) })
 }

@@ -22,6 +22,7 @@ import (
 
 	"adaptbot/mcp/client"
 	"adaptbot/mcp/config"
+	"adaptbot/poll"
 	"adaptbot/toolbox"
 )
 
@@ -186,7 +187,7 @@ func TestAdaptbotMCPStdio(t *testing.T) {
 	// Create a tool by hand: the server's watcher picks it up.
 	writeTool(t, a.tools, "echo", echoSource("echo", "echoes text."))
 	waitChanged(t, changed, "creating tools/echo/echo.go")
-	waitFor(t, "echo in tools/list", func() bool { return slices.Contains(toolNames(t, cs), "echo") })
+	poll.Until(t, "echo in tools/list", func() bool { return slices.Contains(toolNames(t, cs), "echo") })
 	if text, isErr := callText(t, cs, "echo", map[string]any{"text": "hi"}); isErr || text != "echo: hi" {
 		t.Errorf("echo = %q, %v", text, isErr)
 	}
@@ -195,7 +196,7 @@ func TestAdaptbotMCPStdio(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitChanged(t, changed, "deleting tools/echo")
-	waitFor(t, "echo to leave tools/list", func() bool { return !slices.Contains(toolNames(t, cs), "echo") })
+	poll.Until(t, "echo to leave tools/list", func() bool { return !slices.Contains(toolNames(t, cs), "echo") })
 }
 
 // TestHubWithAdaptbot lists and calls AdaptBot's own stdio server through
@@ -255,7 +256,7 @@ func TestAdaptbotMCPOverHTTP(t *testing.T) {
 		t.Errorf("calculator = %q, %v", out, err)
 	}
 	writeTool(t, a.tools, "echo", echoSource("echo", "echoes text."))
-	waitFor(t, "echo over /mcp after list_changed", func() bool { _, ok := h.Tool("adaptbot", "echo"); return ok })
+	poll.Until(t, "echo over /mcp after list_changed", func() bool { _, ok := h.Tool("adaptbot", "echo"); return ok })
 }
 
 func httpPost(url, body string) (int, error) {

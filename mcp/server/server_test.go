@@ -12,6 +12,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"adaptbot/poll"
 	"adaptbot/registry"
 	"adaptbot/sandbox"
 	"adaptbot/toolbox"
@@ -239,7 +240,7 @@ func TestServerFollowsRegistry(t *testing.T) {
 			// Edit by hand: the watcher picks it up.
 			writeTool(t, filepath.Join(w.dir, "tools"), "echo", echoSource("echo", "repeats text back."))
 			waitChanged(t, changed, "hand edit")
-			waitFor(t, "the new description", func() bool {
+			poll.Until(t, "the new description", func() bool {
 				res, err := cs.ListTools(ctx, nil)
 				if err != nil {
 					t.Fatal(err)
@@ -276,17 +277,6 @@ func waitChanged(t *testing.T, changed <-chan struct{}, after string) {
 	case <-changed:
 	case <-time.After(10 * time.Second):
 		t.Fatalf("no notifications/tools/list_changed after %s", after)
-	}
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 
