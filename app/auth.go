@@ -15,9 +15,9 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"adaptbot/auth"
 	"adaptbot/cluster"
 	"adaptbot/identity"
-	"adaptbot/identity/auth"
 	"adaptbot/identity/users"
 	"adaptbot/service"
 	"adaptbot/templates"

@@ -16,11 +16,11 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
 
+	"adaptbot/auth"
+	"adaptbot/auth/oidctest"
 	"adaptbot/cluster"
 	"adaptbot/cluster/clustertest"
 	"adaptbot/identity"
-	"adaptbot/identity/auth"
-	"adaptbot/identity/auth/oidctest"
 	"adaptbot/identity/users"
 	"adaptbot/poll"
 )

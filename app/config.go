@@ -14,10 +14,10 @@ import (
 	"strings"
 	"time"
 
+	"adaptbot/auth"
 	"adaptbot/cluster"
 	"adaptbot/failures"
 	"adaptbot/homelock"
-	"adaptbot/identity/auth"
 	"adaptbot/llm/provider"
 	"adaptbot/sandbox"
 	"adaptbot/service"

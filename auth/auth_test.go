@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot/auth/oidctest"
 	"adaptbot/identity"
-	"adaptbot/identity/auth/oidctest"
 	"adaptbot/identity/users"
 	"adaptbot/service"
 )
