@@ -120,6 +120,7 @@ func newAppEnv(t *testing.T) *appEnv {
 		"ADAPTBOT_REGISTRY=" + filepath.Join(dir, "tools_registry.json"),
 		"ADAPTBOT_BENCHMARKS=" + filepath.Join(dir, "benchmarks.csv"),
 		"ADAPTBOT_MCP_CONFIG=" + filepath.Join(dir, "mcp_servers.json"),
+		"ADAPTBOT_USERS=" + filepath.Join(dir, "users.json"),
 		"ADAPTBOT_SANDBOX=inprocess",
 	}
 	return a
