@@ -280,12 +280,14 @@ func startServer(t *testing.T, ctx context.Context, bin string, a *appEnv) strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr bytes.Buffer
+	var stderr bytes.Buffer // read only once the process has ended
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cancel(); cmd.Wait() })
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() { cancel(); <-exited })
 	addr := make(chan string, 1)
 	go func() {
 		listening := regexp.MustCompile(`listening on (http://\S+)`)
@@ -300,8 +302,14 @@ func startServer(t *testing.T, ctx context.Context, bin string, a *appEnv) strin
 	select {
 	case base := <-addr:
 		return base
+	case err := <-exited:
+		exited <- err // for the cleanup
+		t.Fatalf("the server exited (%v) before it listened:\n%s", err, stderr.String())
 	case <-time.After(30 * time.Second):
-		t.Fatalf("the server did not start:\n%s", stderr.String())
+		cancel()
+		err := <-exited
+		exited <- err
+		t.Fatalf("the server did not start within 30s (%v):\n%s", err, stderr.String())
 	}
 	return ""
 }
