@@ -334,7 +334,7 @@ func openCatalog(cfg Config, getenv func(string) string, path string, timeout ti
 	if path == "" {
 		return c, closeHub, nil
 	}
-	mc, err := loadMCPConfig(path, path != cfg.MCPConfig, getenv)
+	mc, err := mcpconfig.LoadOptional(path, path != cfg.MCPConfig, getenv)
 	if err != nil {
 		return c, nil, err
 	}
@@ -344,24 +344,6 @@ func openCatalog(cfg Config, getenv func(string) string, path string, timeout ti
 		closeHub = func() { c.Hub.Close() }
 	}
 	return c, closeHub, nil
-}
-
-// loadMCPConfig reads the MCP servers file, its ${VAR} references expanded
-// from getenv. A missing file is no servers, unless the user named it
-// (required).
-func loadMCPConfig(path string, required bool, getenv func(string) string) (*mcpconfig.Config, error) {
-	mc, err := mcpconfig.LoadEnv(path, getenv)
-	if errors.Is(err, os.ErrNotExist) && !required {
-		return &mcpconfig.Config{Path: path}, nil
-	}
-	if err != nil {
-		var ce *mcpconfig.Error
-		if errors.As(err, &ce) {
-			return nil, fmt.Errorf("invalid MCP configuration (run `adaptbot mcp validate -c %s`):\n%w", path, err)
-		}
-		return nil, err
-	}
-	return mc, nil
 }
 
 // mcpConfigFlag defines -c and --config, which default to

@@ -22,6 +22,7 @@ import (
 	"adaptbot/llm"
 	"adaptbot/llm/provider"
 	mcpclient "adaptbot/mcp/client"
+	mcpconfig "adaptbot/mcp/config"
 	mcpserver "adaptbot/mcp/server"
 	"adaptbot/registry"
 	"adaptbot/router"
@@ -358,7 +359,7 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout, 
 // openHub is the hub the server keeps: the servers of ADAPTBOT_MCP_CONFIG,
 // not connected yet. It returns nil when no server is configured.
 func openHub(cfg Config, getenv func(string) string, log *slog.Logger) (*mcpclient.Hub, error) {
-	mc, err := loadMCPConfig(cfg.MCPConfig, false, getenv)
+	mc, err := mcpconfig.LoadOptional(cfg.MCPConfig, false, getenv)
 	if err != nil {
 		return nil, err
 	}
