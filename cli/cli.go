@@ -1,17 +1,18 @@
-// Package cli is AdaptBot's command line, but for the server itself:
-// `adaptbot tools ...`, `users ...`, `route`, `report`, `mcp`, `search` and
-// `config`. Commands that change tools or users are clients of the running
-// server (package api), which alone writes tools/, the registry, the users
-// and the CSV; the others only read: the registry opened read-only, the
-// CSV, the MCP servers file. When no server runs, `users` changes the
-// users file under that file's own lock, which a server that starts takes
-// in turn.
+// Package cli is AdaptBot's command line: every command but those that
+// run the server's own wiring (serve, and the fleet worker), which app
+// keeps. `adaptbot tools ...`, `users ...`, `route`, `report`, `mcp`,
+// `search` and `config` are here. Commands that change tools or users are
+// clients of the running server (package api), which alone writes tools/,
+// the registry, the users and the CSV; the others only read: the registry
+// opened read-only, the CSV, the MCP servers file. When no server runs,
+// `users` changes the users file under that file's own lock, which a
+// server that starts takes in turn.
 //
 // Every command parses its flags one way and refuses a bad command line
 // the one way: exit status 2, one line that says what is wrong, then the
 // command's usage (flags.go). What a command needs of the server's wiring
-// (the sandbox, for `tools test` and `mcp`) comes in Env; cli never opens
-// the server's world itself.
+// (the sandbox, for `tools test` and `mcp`) comes in Env: cli never
+// imports app, and opens no server.
 package cli
 
 import (

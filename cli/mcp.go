@@ -11,7 +11,6 @@ import (
 	mcpclient "adaptbot/mcp/client"
 	mcpconfig "adaptbot/mcp/config"
 	mcpserver "adaptbot/mcp/server"
-	"adaptbot/toolbox"
 )
 
 const (
@@ -94,13 +93,11 @@ func mcpServeStdio(ctx context.Context, e Env, args []string) error {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(e.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	reg, runner, err := openReadOnly(ctx, e, log, true)
+	reg, box, runner, err := openToolbox(ctx, e, log)
 	if err != nil {
 		return err
 	}
 	defer runner.Close()
-	box := toolbox.New(reg, runner)
-	box.LimitCallDepth(e.Config.MaxCallDepth)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -67,7 +67,7 @@ func toolsExport(ctx context.Context, e Env, args []string, usage string) error 
 	case *module != "" && *out == "":
 		return UsageError(usage, "tools export: --module goes with --out")
 	}
-	reg, _, err := openReadOnly(ctx, e, slog.New(slog.DiscardHandler), false)
+	reg, err := openReadOnly(ctx, e, slog.New(slog.DiscardHandler), nil)
 	if err != nil {
 		return err
 	}

@@ -267,31 +267,35 @@ func toolsShow(cfg config.Config, name string, show func(v any, text string) err
 	return toolbox.NotFound(name)
 }
 
-// openReadOnly opens the registry for a process that serves or checks tools
-// but does not own the files: it writes nothing (registry.Options.ReadOnly).
-// With compile set it also starts the sandbox (e.Sandbox), which the caller
-// closes.
-func openReadOnly(ctx context.Context, e Env, log *slog.Logger, compile bool) (*registry.Registry, sandbox.Runner, error) {
-	var runner sandbox.Runner
-	opts := registry.Options{ToolsDir: e.Config.ToolsDir, Path: e.Config.Registry, Log: log, ReadOnly: true}
-	if compile {
-		var err error
-		if runner, err = e.Sandbox(log); err != nil {
-			return nil, nil, err
-		}
-		opts.Compiler = runner
+// openReadOnly opens the registry for a process that checks or exports
+// tools but does not own the files: it writes nothing
+// (registry.Options.ReadOnly). compiler, when not nil, compiles its tools.
+func openReadOnly(ctx context.Context, e Env, log *slog.Logger, compiler registry.Compiler) (*registry.Registry, error) {
+	return registry.Open(ctx, registry.Options{ToolsDir: e.Config.ToolsDir, Path: e.Config.Registry, Log: log, ReadOnly: true, Compiler: compiler})
+}
+
+// openToolbox opens the registry read-only with a sandbox of its own
+// (e.Sandbox), and the toolbox over them, with the server's limit on how
+// deep tools call tools. The caller closes the runner.
+func openToolbox(ctx context.Context, e Env, log *slog.Logger) (*registry.Registry, *toolbox.Set, sandbox.Runner, error) {
+	runner, err := e.Sandbox(log)
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	reg, err := registry.Open(ctx, opts)
-	if err != nil && runner != nil {
+	reg, err := openReadOnly(ctx, e, log, runner)
+	if err != nil {
 		runner.Close()
+		return nil, nil, nil, err
 	}
-	return reg, runner, err
+	box := toolbox.New(reg, runner)
+	box.LimitCallDepth(e.Config.MaxCallDepth)
+	return reg, box, runner, nil
 }
 
 // toolsHistory prints a tool's kept versions.
 func toolsHistory(ctx context.Context, e Env, name, format string) error {
 	stdout := e.Stdout
-	reg, _, err := openReadOnly(ctx, e, slog.New(slog.DiscardHandler), false)
+	reg, err := openReadOnly(ctx, e, slog.New(slog.DiscardHandler), nil)
 	if err != nil {
 		return err
 	}
@@ -318,15 +322,13 @@ func toolsHistory(ctx context.Context, e Env, name, format string) error {
 // changes nothing, so it needs no server.
 func toolsTest(ctx context.Context, e Env, name string, show func(v any, text string) error) error {
 	log := slog.New(slog.NewTextHandler(e.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	reg, runner, err := openReadOnly(ctx, e, log, true)
+	// The examples of a tool that calls tools run with the real callees
+	// (the registry's; external MCP tools are not reached from here).
+	reg, box, runner, err := openToolbox(ctx, e, log)
 	if err != nil {
 		return err
 	}
 	defer runner.Close()
-	// The examples of a tool that calls tools run with the real callees
-	// (the registry's; external MCP tools are not reached from here).
-	box := toolbox.New(reg, runner)
-	box.LimitCallDepth(e.Config.MaxCallDepth)
 	gen, err := generator.New(generator.Options{Registry: reg, Runner: runner, Log: log, Tools: box})
 	if err != nil {
 		return err
