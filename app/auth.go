@@ -17,6 +17,7 @@ import (
 
 	"adaptbot/auth"
 	"adaptbot/cluster"
+	"adaptbot/config"
 	"adaptbot/identity"
 	"adaptbot/identity/users"
 	"adaptbot/service"
@@ -35,7 +36,7 @@ type authEdge struct {
 	store  *users.Store
 	auth   *auth.Authenticator
 	secure bool // cookies are Secure: the server listens beyond loopback
-	cfg    IdentityConfig
+	cfg    config.IdentityConfig
 	log    *slog.Logger
 	close  func()
 }
@@ -44,9 +45,9 @@ type authEdge struct {
 // when link is set) and the authenticator, and refuses a server that
 // listens beyond loopback where nobody could sign in. Call Close at
 // shutdown: it releases the users file.
-func openAuth(ctx context.Context, cfg Config, link *cluster.Link, log *slog.Logger) (*authEdge, error) {
+func openAuth(ctx context.Context, cfg config.Config, link *cluster.Link, log *slog.Logger) (*authEdge, error) {
 	if cfg.Identity.Users == "" {
-		// Only a Config built by hand has none; loadConfig has a default.
+		// Only a Config built by hand has none; config.Load has a default.
 		return nil, errors.New("ADAPTBOT_USERS is empty: say where the users file goes")
 	}
 	var backend users.Backend
@@ -109,7 +110,7 @@ func openAuth(ctx context.Context, cfg Config, link *cluster.Link, log *slog.Log
 
 // checkIdentity refuses to serve beyond loopback when nobody could prove
 // who they are: every caller would be anonymous, and refused.
-func checkIdentity(cfg Config, s auth.Settings) error {
+func checkIdentity(cfg config.Config, s auth.Settings) error {
 	if s.Loopback || s.Configured() {
 		return nil
 	}

@@ -20,6 +20,7 @@ import (
 	"adaptbot/auth/oidctest"
 	"adaptbot/cluster"
 	"adaptbot/cluster/clustertest"
+	"adaptbot/config"
 	"adaptbot/identity"
 	"adaptbot/identity/users"
 	"adaptbot/poll"
@@ -46,7 +47,7 @@ func startAuth(t *testing.T, env map[string]string) *authServer {
 	for k, v := range env {
 		full[k] = v
 	}
-	cfg, err := loadConfig(func(k string) string { return full[k] })
+	cfg, err := config.Load(func(k string) string { return full[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,7 +377,7 @@ func TestSingleUserOnLoopbackAndRefusalBeyond(t *testing.T) {
 	}
 
 	// Beyond loopback with nothing configured: refused, saying what to set.
-	cfg, _ := loadConfig(func(k string) string {
+	cfg, _ := config.Load(func(k string) string {
 		return map[string]string{"ADAPTBOT_ADDR": "0.0.0.0:3000", "ADAPTBOT_USERS": filepath.Join(t.TempDir(), "users.json")}[k]
 	})
 	_, err := openAuth(context.Background(), cfg, nil, slog.New(slog.DiscardHandler))
@@ -393,26 +394,6 @@ func TestSingleUserOnLoopbackAndRefusalBeyond(t *testing.T) {
 		t.Fatalf("beyond loopback with a user: %v", err)
 	}
 	e.Close()
-}
-
-func TestIdentitySettings(t *testing.T) {
-	for _, tt := range []struct {
-		env map[string]string
-		err string
-	}{
-		{map[string]string{"ADAPTBOT_OIDC_ISSUER": "https://id.example"}, "also needs ADAPTBOT_OIDC_CLIENT_ID and ADAPTBOT_OIDC_CLIENT_SECRET"},
-		{map[string]string{"ADAPTBOT_TRUSTED_HEADER": "X-Forwarded-User"}, "needs ADAPTBOT_TRUSTED_PROXIES"},
-		{map[string]string{"ADAPTBOT_TRUSTED_PROXIES": "10.0.0.1"}, "ADAPTBOT_TRUSTED_HEADER is not"},
-		{map[string]string{"ADAPTBOT_TRUSTED_PROXIES": "proxy.local", "ADAPTBOT_TRUSTED_HEADER": "X"}, `"proxy.local" is neither an address nor a CIDR`},
-		{map[string]string{"ADAPTBOT_OIDC_ROLES_CLAIM": "groups:x=root"}, `no role named "root"`},
-		{map[string]string{"ADAPTBOT_OIDC_ROLES_CLAIM": "groups"}, "need ADAPTBOT_OIDC_ISSUER"},
-		{map[string]string{"ADAPTBOT_SESSION_TTL": "forever"}, "want a duration"},
-	} {
-		_, err := loadConfig(func(k string) string { return tt.env[k] })
-		if err == nil || !strings.Contains(err.Error(), tt.err) {
-			t.Errorf("%v: %v; want %q", tt.env, err, tt.err)
-		}
-	}
 }
 
 func TestRateKeyIsPerPerson(t *testing.T) {
@@ -507,7 +488,7 @@ func BenchmarkAuthMiddleware(b *testing.B) {
 		for k, v := range env {
 			full[k] = v
 		}
-		cfg, err := loadConfig(func(k string) string { return full[k] })
+		cfg, err := config.Load(func(k string) string { return full[k] })
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -576,7 +557,7 @@ func TestReplicasShareUsers(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
 	open := func(usersFile string) *authEdge {
 		t.Helper()
-		cfg, err := loadConfig(func(k string) string {
+		cfg, err := config.Load(func(k string) string {
 			return map[string]string{"ADAPTBOT_ADDR": "0.0.0.0:3000", "ADAPTBOT_ADMIN_TOKEN": "tok", "ADAPTBOT_NATS_URL": srv.URL(), "ADAPTBOT_USERS": usersFile}[k]
 		})
 		if err != nil {
@@ -632,7 +613,7 @@ func TestReplicasShareUsers(t *testing.T) {
 
 // testAuth opens the identity edge for a server built by hand (NewServer in
 // a test), over a users file in a temporary folder.
-func testAuth(tb testing.TB, cfg Config) *authEdge {
+func testAuth(tb testing.TB, cfg config.Config) *authEdge {
 	tb.Helper()
 	cfg.Identity.Users = filepath.Join(tb.TempDir(), "users.json")
 	e, err := openAuth(context.Background(), cfg, nil, slog.New(slog.DiscardHandler))

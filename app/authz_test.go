@@ -10,6 +10,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"adaptbot/config"
 	"adaptbot/identity"
 	"adaptbot/service"
 	"adaptbot/telemetry"
@@ -109,7 +110,7 @@ func rule(method, path string) (routeRule, bool) {
 // Fiber lists them: every method and path.
 func registeredRoutes(t *testing.T) []fiber.Route {
 	t.Helper()
-	cfg := Config{Addr: "0.0.0.0:3000", AdminToken: "s3cret"}
+	cfg := config.Config{Addr: "0.0.0.0:3000", AdminToken: "s3cret"}
 	s := NewServer(Deps{Config: cfg, Service: service.New(service.Deps{}), Auth: testAuth(t, cfg), Metrics: telemetry.NewMetrics(),
 		MCP: func(c *fiber.Ctx) error { return nil }, Log: slog.New(slog.DiscardHandler)})
 	routes := s.app.GetRoutes(true)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"adaptbot/config"
 	"adaptbot/llm/llmtest"
 	"adaptbot/registry"
 	"adaptbot/service"
@@ -251,7 +252,7 @@ func TestAdminTokenBeyondLoopback(t *testing.T) {
 	}
 	for _, tt := range tests {
 		svc := service.New(service.Deps{Tools: toolbox.New(reg, nil), Registry: reg, Log: log})
-		cfg := Config{Addr: tt.addr, AdminToken: tt.token}
+		cfg := config.Config{Addr: tt.addr, AdminToken: tt.token}
 		s := NewServer(Deps{Config: cfg, Service: svc, Reg: reg, Log: log, Auth: testAuth(t, cfg)})
 		req := httptest.NewRequest("POST", "/api/tools/nope/run", strings.NewReader(`{}`))
 		req.Host = "127.0.0.1:3000"

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"flag"
 	"io"
 	"io/fs"
 	"net"
@@ -15,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot/cli"
+	"adaptbot/config"
 	"adaptbot/homelock"
 	"adaptbot/llm/llmtest"
 	"adaptbot/poll"
@@ -76,7 +77,7 @@ func TestCommandLineThroughServer(t *testing.T) {
 	})
 	env := cliEnv(in.dir, serverAddr(t, in))
 	env["ADAPTBOT_BENCHMARKS"] = in.env["ADAPTBOT_BENCHMARKS"]
-	cli := func(args ...string) (string, error) { return runEnv(t, env, strings.NewReader(""), args...) }
+	command := func(args ...string) (string, error) { return runEnv(t, env, strings.NewReader(""), args...) }
 
 	tests := []struct {
 		args    []string
@@ -115,7 +116,7 @@ func TestCommandLineThroughServer(t *testing.T) {
 		{[]string{"frobnicate"}, "", "unknown command"},
 	}
 	for _, tt := range tests {
-		out, err := cli(tt.args...)
+		out, err := command(tt.args...)
 		switch {
 		case tt.wantErr == "" && err != nil:
 			t.Errorf("%v: %v\n%s", tt.args, err, out)
@@ -195,8 +196,8 @@ func TestHelpDoesNothingElse(t *testing.T) {
 		{}, {"serve"}, {"tools"}, {"route"}, {"report"}, {"config"}, {"mcp"}, {"mcp", "validate"}, {"search"},
 		{"report", "some.csv"}, {"route", "--eval", "nowhere"},
 	}
-	for _, u := range toolsUsages {
-		commands = append(commands, []string{"tools", u.sub}, []string{"tools", u.sub, "some_tool", "1"})
+	for _, sub := range cli.ToolsSubcommands() {
+		commands = append(commands, []string{"tools", sub}, []string{"tools", sub, "some_tool", "1"})
 	}
 	for _, cmd := range commands {
 		for _, help := range []string{"--help", "-h"} {
@@ -206,7 +207,7 @@ func TestHelpDoesNothingElse(t *testing.T) {
 			if err != nil || !strings.Contains(out.String(), "Usage") || errOut.Len() > 0 {
 				t.Errorf("%v: err %v, stdout %q, stderr %q", args, err, out.String(), errOut.String())
 			}
-			if c := exitCode(err, io.Discard); c != 0 {
+			if c := cli.ExitCode(err, io.Discard); c != 0 {
 				t.Errorf("%v: exit status %d", args, c)
 			}
 		}
@@ -222,14 +223,14 @@ func TestHelpDoesNothingElse(t *testing.T) {
 			t.Errorf("help lacks %q", want)
 		}
 	}
-	for _, u := range toolsUsages {
-		if !strings.Contains(out, "adaptbot tools "+u.sub) {
-			t.Errorf("help lacks tools %s", u.sub)
+	for _, sub := range cli.ToolsSubcommands() {
+		if !strings.Contains(out, "adaptbot tools "+sub) {
+			t.Errorf("help lacks tools %s", sub)
 		}
 	}
 	// A usage error is exit status 2.
 	_, err := runEnv(t, env, nil, "tools", "show")
-	if c := exitCode(err, io.Discard); c != 2 {
+	if c := cli.ExitCode(err, io.Discard); c != 2 {
 		t.Errorf("tools show without a NAME: exit status %d, want 2", c)
 	}
 }
@@ -263,38 +264,13 @@ func TestConfigCommand(t *testing.T) {
 	}
 	out, err = runEnv(t, env, nil, "config", "--format", "json")
 	var rows []map[string]any
-	if err != nil || json.Unmarshal([]byte(out), &rows) != nil || len(rows) != len(settings) || strings.Contains(out, "sk-secret-value") || strings.Contains(out, "tok-secret") {
+	if err != nil || json.Unmarshal([]byte(out), &rows) != nil || len(rows) != len(config.JSON(config.Config{})) || strings.Contains(out, "sk-secret-value") || strings.Contains(out, "tok-secret") {
 		t.Errorf("config --format json = %v\n%s", err, out)
 	}
 	// Bad values are listed and fail the command, after the table.
 	out, err = runEnv(t, map[string]string{"ADAPTBOT_SHORTLIST": "many"}, nil, "config")
 	if err == nil || !strings.Contains(err.Error(), `ADAPTBOT_SHORTLIST="many"`) || !strings.Contains(out, "ADAPTBOT_ADDR") {
 		t.Errorf("config with a bad value: %v\n%s", err, out)
-	}
-}
-
-var update = flag.Bool("update", false, "rewrite the README's configuration table")
-
-// TestREADMEConfigTable: the README's configuration table is the settings
-// table. go test ./app -run READMEConfig -update rewrites it.
-func TestREADMEConfigTable(t *testing.T) {
-	raw, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme := string(raw)
-	const begin, end = "<!-- settings: begin -->\n", "<!-- settings: end -->"
-	i, j := strings.Index(readme, begin), strings.Index(readme, end)
-	if i < 0 || j < i {
-		t.Fatalf("README.md has no %q ... %q section", begin, end)
-	}
-	want := markdownTable()
-	if got := readme[i+len(begin) : j]; got != want {
-		if *update {
-			os.WriteFile("../README.md", []byte(readme[:i+len(begin)]+want+readme[j:]), 0o644)
-			return
-		}
-		t.Errorf("README.md's configuration table is not the settings table; run go test ./app -run READMEConfig -update")
 	}
 }
 

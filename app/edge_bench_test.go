@@ -17,6 +17,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
 
+	"adaptbot/config"
 	"adaptbot/llm/llmtest"
 )
 
@@ -26,7 +27,7 @@ import (
 func BenchmarkEdgeHealthz(b *testing.B) {
 	dir := b.TempDir()
 	copyToolsTB(b, dir)
-	cfg, err := loadConfig(func(k string) string {
+	cfg, err := config.Load(func(k string) string {
 		return map[string]string{
 			"ADAPTBOT_TOOLS_DIR": filepath.Join(dir, "tools"),
 			"ADAPTBOT_REGISTRY":  filepath.Join(dir, "tools_registry.json"),
@@ -37,7 +38,7 @@ func BenchmarkEdgeHealthz(b *testing.B) {
 		b.Fatal(err)
 	}
 	log := slog.New(slog.DiscardHandler)
-	w, err := openWorld(context.Background(), cfg, nil, log, nil)
+	w, err := openWorld(context.Background(), cfg, hooks{}, nil, log, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -188,7 +189,7 @@ func startTB(tb testing.TB, env map[string]string) string {
 // headers and the Host, Origin and Content-Type checks) adds to a request:
 // the same trivial handler with and without it, in memory.
 func BenchmarkEdgeMiddleware(b *testing.B) {
-	s := &Server{cfg: Config{Addr: "127.0.0.1:3000"}.edgeDefaults()}
+	s := &Server{cfg: config.Config{Addr: "127.0.0.1:3000", Edge: config.EdgeConfig{}.WithDefaults()}}
 	addr := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 50000}
 	for _, bc := range []struct {
 		name   string
@@ -233,7 +234,7 @@ func BenchmarkEdgeMiddleware(b *testing.B) {
 func BenchmarkEdgeRequests(b *testing.B) {
 	dir := b.TempDir()
 	copyToolsTB(b, dir)
-	cfg, err := loadConfig(func(k string) string {
+	cfg, err := config.Load(func(k string) string {
 		return map[string]string{
 			"ADAPTBOT_TOOLS_DIR":  filepath.Join(dir, "tools"),
 			"ADAPTBOT_REGISTRY":   filepath.Join(dir, "tools_registry.json"),
@@ -246,7 +247,7 @@ func BenchmarkEdgeRequests(b *testing.B) {
 		b.Fatal(err)
 	}
 	log := slog.New(slog.DiscardHandler)
-	w, err := openWorld(context.Background(), cfg, nil, log, nil)
+	w, err := openWorld(context.Background(), cfg, hooks{}, nil, log, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

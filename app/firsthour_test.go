@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot/cli"
 	"adaptbot/homelock"
 	"adaptbot/llm/llmtest"
 	"adaptbot/poll"
@@ -138,7 +139,7 @@ func TestMCPValidate(t *testing.T) {
 	}
 	// A file named with -c must exist.
 	out, err = runEnv(t, env, nil, "mcp", "validate", "-c", filepath.Join(dir, "other.json"))
-	if exitCode(err, io.Discard) != 1 || !strings.Contains(err.Error(), "other.json does not exist") {
+	if cli.ExitCode(err, io.Discard) != 1 || !strings.Contains(err.Error(), "other.json does not exist") {
 		t.Errorf("validate -c of a missing file: %v\n%s", err, out)
 	}
 
@@ -156,8 +157,8 @@ func TestMCPValidate(t *testing.T) {
 
 	write(`{"mcpServers": {"bad": {"url": "ftp://x"}, "nothing": {}}}`)
 	out, err = runEnv(t, env, nil, "mcp", "validate")
-	if exitCode(err, io.Discard) != 1 {
-		t.Errorf("validate a bad file: exit %d, want 1", exitCode(err, io.Discard))
+	if cli.ExitCode(err, io.Discard) != 1 {
+		t.Errorf("validate a bad file: exit %d, want 1", cli.ExitCode(err, io.Discard))
 	}
 	for _, want := range []string{"2 problems", "mcpServers.bad.url", "mcpServers.nothing", `needs "command"`} {
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -168,7 +169,7 @@ func TestMCPValidate(t *testing.T) {
 	// --connect starts each server: one that cannot start is named.
 	write(`{"mcpServers": {"gone": {"command": "` + filepath.Join(dir, "no-such-server") + `"}}}`)
 	out, err = runEnv(t, env, nil, "mcp", "validate", "--connect", "--timeout", "10s")
-	if exitCode(err, io.Discard) != 1 || !strings.Contains(out, "gone") || !strings.Contains(out, "FAILED") {
+	if cli.ExitCode(err, io.Discard) != 1 || !strings.Contains(out, "gone") || !strings.Contains(out, "FAILED") {
 		t.Errorf("validate --connect with a server that cannot start: %v\n%s", err, out)
 	}
 }
@@ -201,7 +202,7 @@ func TestSearch(t *testing.T) {
 	}
 	// No query is a usage error, not a list of everything.
 	_, err := runEnv(t, env, nil, "search")
-	if exitCode(err, io.Discard) != 2 || !strings.Contains(err.Error(), "QUERY") {
+	if cli.ExitCode(err, io.Discard) != 2 || !strings.Contains(err.Error(), "QUERY") {
 		t.Errorf("search without a query: %v", err)
 	}
 }
@@ -225,8 +226,8 @@ func TestToolsModifyAndApproveThroughTheServer(t *testing.T) {
 	env := modelEnv(llmSrv)
 	env["ADAPTBOT_REVIEW"] = "on"
 	in := start(t, env)
-	cli := cliEnv(in.dir, serverAddr(t, in))
-	run := func(args ...string) (string, error) { return runEnv(t, cli, nil, args...) }
+	cmdEnv := cliEnv(in.dir, serverAddr(t, in))
+	run := func(args ...string) (string, error) { return runEnv(t, cmdEnv, nil, args...) }
 
 	// A build under review waits; approve serves it.
 	if out, err := run("tools", "create", "a tool that converts numbers to roman numerals"); err != nil {
@@ -260,7 +261,7 @@ func TestToolsModifyAndApproveThroughTheServer(t *testing.T) {
 		t.Errorf("run version 2 = %d %v", code, r)
 	}
 	// Nothing waits now: approve says so and fails.
-	if out, err := run("tools", "approve", "roman_numerals"); err == nil || exitCode(err, io.Discard) != 1 {
+	if out, err := run("tools", "approve", "roman_numerals"); err == nil || cli.ExitCode(err, io.Discard) != 1 {
 		t.Errorf("approve with nothing waiting: %v\n%s", err, out)
 	}
 	var cats []string

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"adaptbot/agent"
+	"adaptbot/config"
 	"adaptbot/generator"
 	"adaptbot/identity"
 	"adaptbot/llm"
@@ -56,7 +57,7 @@ func TestChatBuildNeedsTheAdminToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	svc := service.New(service.Deps{Agent: a, Tools: box, Registry: reg, Generator: gen, Log: log})
-	cfg := Config{Addr: "0.0.0.0:3000", AdminToken: "s3cret"}
+	cfg := config.Config{Addr: "0.0.0.0:3000", AdminToken: "s3cret"}
 	ae := testAuth(t, cfg)
 	_, builderKey, err := ae.store.Add(context.Background(), "bob", identity.Builder)
 	if err != nil {

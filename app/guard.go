@@ -9,6 +9,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/helmet"
 
+	"adaptbot/api"
 	"adaptbot/benchmarks"
 	"adaptbot/identity"
 	"adaptbot/service"
@@ -130,13 +131,13 @@ func (s *Server) originAllowed(origin, host string) bool {
 }
 
 // door names the door a request came through, for its row (the command
-// line says so in a header, clientHeader; everything else over HTTP is the
+// line says so in a header, api.ClientHeader; everything else over HTTP is the
 // http door, or mcp: mcpDoor), and continues the caller's trace when it
 // sent a traceparent.
 func (s *Server) door() fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		door := benchmarks.DoorHTTP
-		if c.Get(clientHeader) == "cli" {
+		if c.Get(api.ClientHeader) == "cli" {
 			door = benchmarks.DoorCLI
 		}
 		ctx := telemetry.Extract(c.UserContext(), func(k string) string { return c.Get(k) })
@@ -144,10 +145,6 @@ func (s *Server) door() fiber.Handler {
 		return c.Next()
 	}
 }
-
-// clientHeader names the program that sends a request; the command line
-// sends "cli", so its rows say so.
-const clientHeader = "X-AdaptBot-Client"
 
 // need refuses, before anything is decoded or started, a request whose
 // caller may not take action: the route's rule, which the operation checks

@@ -5,32 +5,26 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net/http"
-	"net/url"
 	"path/filepath"
-	"strings"
-	"text/tabwriter"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 
-	"adaptbot/clip"
 	"adaptbot/cluster"
+	"adaptbot/config"
 	"adaptbot/failures"
 	"adaptbot/generator"
 	"adaptbot/service"
 )
 
-// Learning from use at the edge: where failure cases are kept, the
-// handlers of failures, repairs and feedback, and the `adaptbot tools
-// failures|repair` commands. The service does the work (service/learning.go).
+// Learning from use at the edge: where failure cases are kept, and the
+// handlers of failures, repairs and feedback. The service does the work
+// (service/learning.go); `adaptbot tools failures|repair` are cli's.
 
 // failuresDir is where a server on files keeps its tools' failure cases,
 // one JSON file per tool: beside the tools' history, written by the server
 // alone.
-func failuresDir(cfg Config) string { return filepath.Join(cfg.ToolsDir, ".failures") }
+func failuresDir(cfg config.Config) string { return filepath.Join(cfg.ToolsDir, ".failures") }
 
 // learningParts are the failure store and what keeps it: the writer of
 // its changes, and in a cluster the follower of the other replicas'.
@@ -41,7 +35,7 @@ type learningParts struct {
 
 // openFailures opens the failure store: files beside the tools, or with a
 // cluster link, the cluster's bucket.
-func openFailures(ctx context.Context, cfg Config, link *cluster.Link, log *slog.Logger) (*learningParts, error) {
+func openFailures(ctx context.Context, cfg config.Config, link *cluster.Link, log *slog.Logger) (*learningParts, error) {
 	var backend failures.Backend = &failures.Files{Dir: failuresDir(cfg)}
 	parts := &learningParts{}
 	if link != nil {
@@ -63,7 +57,7 @@ func openFailures(ctx context.Context, cfg Config, link *cluster.Link, log *slog
 }
 
 // learning is the service's configuration for learning from use.
-func (p *learningParts) learning(cfg Config) service.Learning {
+func (p *learningParts) learning(cfg config.Config) service.Learning {
 	if p == nil {
 		return service.Learning{}
 	}
@@ -194,117 +188,4 @@ func (s *Server) handleFeedback() fiber.Handler {
 		}
 		return c.JSON(res)
 	}
-}
-
-// toolsLearning is `adaptbot tools failures NAME` and `adaptbot tools
-// repair NAME [CASE...]`, through the server.
-func toolsLearning(ctx context.Context, c *client, sub string, args []string, format string, stdout, stderr io.Writer) error {
-	path := "/api/tools/" + url.PathEscape(args[0])
-	switch sub {
-	case "failures":
-		var rep service.FailureReport
-		if err := c.call(ctx, http.MethodGet, path+"/failures", nil, &rep); err != nil {
-			return err
-		}
-		if format == "json" {
-			return writeJSON(stdout, rep)
-		}
-		return writeFailures(stdout, &rep)
-	case "repair":
-		p := newProgressLine(stderr)
-		res, err := c.stream(ctx, path+"/repair", service.RepairRequest{Cases: args[1:]}, p.show)
-		p.done()
-		if err != nil {
-			return err
-		}
-		if format == "json" {
-			if err := writeJSON(stdout, res); err != nil {
-				return err
-			}
-		} else {
-			if !res.OK {
-				for _, a := range res.Log {
-					fmt.Fprintf(stderr, "attempt %d:\n  %s\n", a.Number, strings.Join(a.Errors, "\n  "))
-				}
-			}
-			fmt.Fprintln(stdout, res.Summary)
-			for _, r := range res.Cases {
-				fmt.Fprintf(stdout, "  case %s %s: %s\n", r.ID, clipLine(string(r.Input), 60), caseOutcome(r))
-			}
-		}
-		if !res.OK {
-			return &exitError{code: 1}
-		}
-		return nil
-	}
-	return usageError(toolsHelp(nil), "tools: unknown subcommand %q", sub)
-}
-
-// writeFailures prints a failure report as a table.
-func writeFailures(w io.Writer, rep *service.FailureReport) error {
-	fmt.Fprintf(w, "%s, version %d serving", rep.Tool, rep.Version)
-	if rep.PendingVersion > 0 {
-		fmt.Fprintf(w, " (version %d waits for approval)", rep.PendingVersion)
-	}
-	fmt.Fprintf(w, ": %d failure case%s, %d open, %d unconfirmed; automatic repair %s after %d (%d since the last change)\n",
-		len(rep.Cases), plural(len(rep.Cases)), rep.Open, rep.Unconfirmed, rep.Auto.Mode, rep.Auto.After, rep.Auto.SinceChange)
-	if len(rep.Cases) > 0 {
-		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "CASE\tVERSION\tKIND\tCOUNT\tLAST SEEN\tSTATUS\tINPUT\tERROR")
-		for _, c := range rep.Cases {
-			status := string(c.Status)
-			if c.FixedIn > 0 {
-				status = fmt.Sprintf("fixed in v%d", c.FixedIn)
-			}
-			fmt.Fprintf(tw, "%s\tv%d\t%s\t%d\t%s\t%s\t%s\t%s\n", c.ID, c.Version, c.Kind, c.Count, c.LastSeen.Format("2006-01-02 15:04:05"),
-				status, clipLine(string(c.Args), 40), clipLine(cmpOr(c.Comment, c.Message), 60))
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-	}
-	for _, r := range rep.Repairs {
-		who := "by a person"
-		if r.Auto {
-			who = "automatic"
-		}
-		outcome := "failed: " + r.Error
-		switch {
-		case r.OK && r.Pending:
-			outcome = fmt.Sprintf("made version %d, waiting for approval; fixed %d of %d cases", r.Version, len(r.Fixed), len(r.Cases))
-		case r.OK:
-			outcome = fmt.Sprintf("made version %d; fixed %d of %d cases", r.Version, len(r.Fixed), len(r.Cases))
-		}
-		fmt.Fprintf(w, "repair %s (%s) of version %d: %s\n", r.At.Format(time.DateTime), who, r.From, outcome)
-	}
-	return nil
-}
-
-func caseOutcome(r generator.CaseResult) string {
-	switch {
-	case r.Outcome == generator.OutcomeResult && r.Example:
-		return "now gives a result, kept as an example"
-	case r.Outcome == generator.OutcomeResult:
-		return "now gives a result"
-	case r.OK:
-		return "now a clear error: " + clipLine(r.Error, 80)
-	}
-	return "still fails (" + r.Outcome + "): " + clipLine(r.Error, 80)
-}
-
-// clipLine shortens s to one line of at most n characters.
-func clipLine(s string, n int) string { return clip.Runes(strings.Join(strings.Fields(s), " "), n) }
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }

@@ -6,9 +6,10 @@ package main
 
 import (
 	"context"
-	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -16,6 +17,8 @@ import (
 	// hosts without /usr/share/zoneinfo (workers run this same binary).
 	_ "time/tzdata"
 
+	"adaptbot/cli"
+	"adaptbot/config"
 	"adaptbot/homelock"
 	"adaptbot/sandbox"
 )
@@ -37,52 +40,7 @@ func main() {
 	defer stop()
 	err := run(ctx, os.Args, os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	stop()
-	os.Exit(exitCode(err, os.Stderr))
-}
-
-// exitError ends the program with its code. Err, if set, is printed, and
-// then usage, if set; a nil Err means the command has already said what
-// went wrong.
-type exitError struct {
-	code  int
-	err   error
-	usage string
-}
-
-func (e *exitError) Error() string {
-	if e.err == nil {
-		return fmt.Sprintf("exit status %d", e.code)
-	}
-	return e.err.Error()
-}
-
-func (e *exitError) Unwrap() error { return e.err }
-
-// usageError is a command line that cannot run: exit status 2, one line
-// that says what is wrong, then the command's usage.
-func usageError(usage, format string, args ...any) error {
-	return &exitError{code: 2, err: fmt.Errorf(format, args...), usage: usage}
-}
-
-// exitCode is the one place that turns run's error into an exit status,
-// printing the error unless the command already has.
-func exitCode(err error, stderr io.Writer) int {
-	if err == nil {
-		return 0
-	}
-	code := 1
-	ee, ok := errors.AsType[*exitError](err)
-	if ok {
-		code = ee.code
-		if ee.err == nil {
-			return code
-		}
-	}
-	fmt.Fprintln(stderr, "adaptbot:", err)
-	if ok && ee.usage != "" {
-		fmt.Fprint(stderr, "\n"+ee.usage)
-	}
-	return code
+	os.Exit(cli.ExitCode(err, os.Stderr))
 }
 
 const usage = `AdaptBot: a chat agent that builds its own tools.
@@ -127,12 +85,6 @@ const (
 Runs the server on ADAPTBOT_ADDR: the chat page, the HTTP API and /mcp. It is
 the one process that writes the tools, the registry and the benchmarks CSV.
 `
-	configUsage = `Usage: adaptbot config [--format text|json]
-
-Prints each setting's value in effect, where it came from (default or
-environment) and what it means. Provider keys, the admin token, ADAPTBOT_KEY
-and the OIDC client secret show as set or unset, never their values.
-`
 	workerUsage = `Usage: adaptbot worker --nats URL [--creds FILE] [--id ID]
        adaptbot worker
 
@@ -160,6 +112,18 @@ func wantsHelp(args []string) bool {
 	return false
 }
 
+// hooks are what tests replace in the wiring: the sandbox worker command
+// (the test binary serves as the worker), host rewrites for the toolkit,
+// and a look at the command line's flags. The binary leaves them zero.
+type hooks struct {
+	workerCommand []string
+	workerEnv     []string
+	toolkitHosts  map[string]string
+	// flags sees each command's flag set and usage before it parses, so a
+	// test can check that the usage and the README name every flag.
+	flags func(fs *flag.FlagSet, usage string)
+}
+
 // run is the whole program but for process concerns, so tests can call it.
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	return runWith(ctx, args, getenv, stdin, stdout, stderr, hooks{})
@@ -167,7 +131,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 
 // runWith is run with the tests' hooks. Help is answered before anything
 // else, so it never opens, writes or starts anything; the configuration is
-// read once, here.
+// read once, here. The server and the fleet worker are this package's;
+// every other command is cli's.
 func runWith(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer, h hooks) error {
 	cmd, rest := "serve", []string(nil)
 	if len(args) > 1 {
@@ -177,71 +142,46 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 		_, err := fmt.Fprint(stdout, usage)
 		return err
 	}
-	help := map[string]string{"serve": serveUsage, "report": reportUsage, "config": configUsage, "route": routeUsage,
-		"tools": toolsHelp(rest), "mcp": mcpHelp(rest), "search": searchUsage, "worker": workerUsage, "users": usersUsage}
-	text, known := help[cmd]
+	text, known := map[string]string{"serve": serveUsage, "worker": workerUsage}[cmd]
 	if !known {
-		return usageError(usage, "unknown command %q", cmd)
+		text, known = cli.Help(cmd, rest)
+	}
+	if !known {
+		return cli.UsageError(usage, "unknown command %q", cmd)
 	}
 	if wantsHelp(rest) {
 		_, err := fmt.Fprint(stdout, text)
 		return err
 	}
-	cfg, err := loadConfig(getenv)
-	if err != nil && cmd != "config" {
+	cfg, err := config.Load(getenv)
+	env := cli.Env{Config: cfg, Getenv: getenv, Stdin: stdin, Stdout: stdout, Stderr: stderr, Flags: h.flags,
+		Sandbox: func(log *slog.Logger) (sandbox.Runner, error) { return newRunner(cfg, h, log) }}
+	if cmd == "config" {
+		// The settings in effect, even when some are bad: err follows the table.
+		return cli.Config(env, rest, err)
+	}
+	if err != nil {
 		return err
 	}
-	cfg.hooks = h
 	switch cmd {
 	case "serve":
-		fs := newFlags("serve")
-		if err := parseFlags(cfg, fs, rest, serveUsage); err != nil {
+		fs := cli.NewFlags("serve")
+		if err := env.Parse(fs, rest, serveUsage); err != nil {
 			return err
 		}
 		if fs.NArg() > 0 {
-			return usageError(serveUsage, "serve takes no arguments, got %q", fs.Args())
+			return cli.UsageError(serveUsage, "serve takes no arguments, got %q", fs.Args())
 		}
 		// One server per folder: a second one would write the same tools,
 		// registry and CSV. Readers (mcp, tools list) take no lock.
-		lock, err := homelock.Acquire(cfg.lockDir(), cfg.Addr)
+		lock, err := homelock.Acquire(cfg.LockDir(), cfg.Addr)
 		if err != nil {
 			return err
 		}
 		defer lock.Release()
-		cfg.lock = lock
-		return explainListen(cfg.Addr, serve(ctx, cfg, getenv, stdout, stderr))
-	case "tools":
-		return toolsCommand(ctx, cfg, rest, getenv, stdin, stdout, stderr)
-	case "route":
-		return routeCommand(ctx, cfg, rest, stdin, stdout)
-	case "report":
-		return reportCommand(cfg, rest, stdout, stderr)
-	case "mcp":
-		return mcpCommand(ctx, cfg, rest, getenv, stdin, stdout, stderr)
-	case "search":
-		return searchCommand(ctx, cfg, rest, getenv, stdout, stderr)
+		return explainListen(cfg.Addr, serve(ctx, cfg, h, lock, getenv, stdout, stderr))
 	case "worker":
-		return fleetWorkerCommand(ctx, cfg, rest, stdout, stderr)
-	case "users":
-		return usersCommand(ctx, cfg, rest, stdin, stdout, stderr)
+		return fleetWorkerCommand(ctx, env, h, rest)
 	}
-	// config: the settings in effect, even when some are bad.
-	fs := newFlags("config")
-	format := formatFlag(fs, "text", "text", "json")
-	if ferr := parseFlags(cfg, fs, rest, configUsage); ferr != nil {
-		return ferr
-	}
-	if ferr := format.check(configUsage); ferr != nil {
-		return ferr
-	}
-	if fs.NArg() > 0 {
-		return usageError(configUsage, "config takes no arguments, got %q", fs.Args())
-	}
-	if format.value == "json" {
-		return writeJSON(stdout, configJSON(cfg))
-	}
-	if werr := writeConfig(stdout, cfg); werr != nil {
-		return werr
-	}
-	return err
+	return cli.Run(ctx, cmd, rest, env)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 
+	"adaptbot/config"
 	"adaptbot/identity"
 	"adaptbot/service"
 	"adaptbot/telemetry"
@@ -23,7 +24,7 @@ import (
 // which every instrumented package counts in from now on. stop flushes
 // the spans still waiting, within a few seconds; call it at exit (once is
 // enough; later calls do nothing).
-func startTelemetry(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer) (m *telemetry.Metrics, stop func(), err error) {
+func startTelemetry(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.Writer) (m *telemetry.Metrics, stop func(), err error) {
 	shutdown, err := telemetry.Setup(ctx, cfg.Telemetry, log)
 	if err != nil {
 		return nil, nil, fmt.Errorf("tracing: %w", err)
@@ -62,7 +63,7 @@ func watchWorld(m *telemetry.Metrics, w *world) error {
 // everything (the admin token, an admin's key or session: the one
 // permission rule) or Authorization: Bearer ADAPTBOT_METRICS_TOKEN, for a
 // scraper that should be able to do nothing else.
-func metricsAllowed(cfg Config, who identity.Identity, auth string) bool {
+func metricsAllowed(cfg config.Config, who identity.Identity, auth string) bool {
 	if cfg.Loopback() || who.Can(identity.ReadAll) {
 		return true
 	}
@@ -74,7 +75,7 @@ func metricsAllowed(cfg Config, who identity.Identity, auth string) bool {
 // metricsAllowed lets in: 401 with WWW-Authenticate for anyone else. The
 // path is public to the sign-in middleware, so that a scraper's token,
 // which is nobody's key, reaches this check.
-func handleMetrics(cfg Config, m *telemetry.Metrics) fiber.Handler {
+func handleMetrics(cfg config.Config, m *telemetry.Metrics) fiber.Handler {
 	serve := adaptor.HTTPHandler(m.Handler())
 	return func(c *fiber.Ctx) error {
 		who := identity.From(c.UserContext())

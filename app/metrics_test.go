@@ -14,6 +14,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"adaptbot/config"
 	"adaptbot/identity"
 	"adaptbot/llm"
 	"adaptbot/llm/llmtest"
@@ -41,7 +42,7 @@ func TestMetricsAllowed(t *testing.T) {
 		{addr: "0.0.0.0:3000", who: admin, want: true},
 		{addr: "0.0.0.0:3000", who: builder, want: false},
 	} {
-		cfg := Config{Addr: tt.addr, MetricsToken: tt.metricsToken}
+		cfg := config.Config{Addr: tt.addr, MetricsToken: tt.metricsToken}
 		if got := metricsAllowed(cfg, tt.who, tt.auth); got != tt.want {
 			t.Errorf("%+v: allowed %v, want %v", tt, got, tt.want)
 		}
@@ -51,7 +52,7 @@ func TestMetricsAllowed(t *testing.T) {
 // TestHandleMetricsStatuses: what a scraper gets beyond loopback.
 func TestHandleMetricsStatuses(t *testing.T) {
 	m := telemetry.NewMetrics()
-	get := func(cfg Config, auth string) (int, string, string) {
+	get := func(cfg config.Config, auth string) (int, string, string) {
 		app := fiber.New(fiber.Config{ErrorHandler: errorHandler(slog.New(slog.DiscardHandler))})
 		app.Get("/metrics", handleMetrics(cfg, m))
 		req := httptest.NewRequest("GET", "/metrics", nil)
@@ -65,45 +66,17 @@ func TestHandleMetricsStatuses(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, resp.Header.Get("WWW-Authenticate"), string(body)
 	}
-	if code, _, body := get(Config{Addr: "127.0.0.1:3000"}, ""); code != 200 || !strings.Contains(body, "go_goroutines") {
+	if code, _, body := get(config.Config{Addr: "127.0.0.1:3000"}, ""); code != 200 || !strings.Contains(body, "go_goroutines") {
 		t.Errorf("loopback: %d %.200s", code, body)
 	}
-	if code, _, body := get(Config{Addr: "0.0.0.0:3000"}, ""); code != 401 || !strings.Contains(body, "ADAPTBOT_METRICS_TOKEN") {
+	if code, _, body := get(config.Config{Addr: "0.0.0.0:3000"}, ""); code != 401 || !strings.Contains(body, "ADAPTBOT_METRICS_TOKEN") {
 		t.Errorf("beyond loopback without tokens: %d %s", code, body)
 	}
-	if code, www, _ := get(Config{Addr: "0.0.0.0:3000", MetricsToken: "m"}, "Bearer x"); code != 401 || www == "" {
+	if code, www, _ := get(config.Config{Addr: "0.0.0.0:3000", MetricsToken: "m"}, "Bearer x"); code != 401 || www == "" {
 		t.Errorf("a wrong token: %d, WWW-Authenticate %q", code, www)
 	}
-	if code, _, body := get(Config{Addr: "0.0.0.0:3000", MetricsToken: "m"}, "Bearer m"); code != 200 || !strings.Contains(body, "go_goroutines") {
+	if code, _, body := get(config.Config{Addr: "0.0.0.0:3000", MetricsToken: "m"}, "Bearer m"); code != 200 || !strings.Contains(body, "go_goroutines") {
 		t.Errorf("the metrics token: %d %.200s", code, body)
-	}
-}
-
-// TestTelemetryConfig: the OTEL_* settings reach the telemetry config
-// through the settings table, a bad one is reported by name, and the
-// headers and metrics token are secrets.
-func TestTelemetryConfig(t *testing.T) {
-	env := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://localhost:4318", "OTEL_EXPORTER_OTLP_HEADERS": "Authorization=Basic%20s3cret",
-		"ADAPTBOT_OTEL_CONTENT": "on", "ADAPTBOT_REPLICA_ID": "r1", "ADAPTBOT_METRICS_TOKEN": "tok3n"}
-	c, err := loadConfig(func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if tc := c.Telemetry; tc.URL != "http://localhost:4318/v1/traces" || tc.Headers["Authorization"] != "Basic s3cret" ||
-		!tc.Content || tc.ServiceName != "adaptbot" || tc.Instance != "r1" || c.MetricsToken != "tok3n" {
-		t.Errorf("telemetry config %+v, metrics token %q", tc, c.MetricsToken)
-	}
-	var out strings.Builder
-	if err := writeConfig(&out, c); err != nil {
-		t.Fatal(err)
-	}
-	if s := out.String(); strings.Contains(s, "s3cret") || strings.Contains(s, "tok3n") || !strings.Contains(s, "OTEL_SERVICE_NAME") {
-		t.Errorf("adaptbot config shows a secret, or lacks the OTEL settings:\n%s", s)
-	}
-	env = map[string]string{"OTEL_TRACES_SAMPLER": "sometimes", "ADAPTBOT_OTEL_CONTENT": "yes"}
-	_, err = loadConfig(func(k string) string { return env[k] })
-	if err == nil || !strings.Contains(err.Error(), `OTEL_TRACES_SAMPLER="sometimes"`) || !strings.Contains(err.Error(), `ADAPTBOT_OTEL_CONTENT="yes"`) {
-		t.Errorf("bad telemetry settings: %v", err)
 	}
 }
 
@@ -122,7 +95,7 @@ func TestTelemetryWiring(t *testing.T) {
 		"ADAPTBOT_SANDBOX": "inprocess", "OPENAI_BASE_URL": llmSrv.BaseURL(), "OPENAI_API_KEY": "test", "ADAPTBOT_MODEL": "scripted",
 		"OTEL_EXPORTER_OTLP_ENDPOINT": rcv.URL,
 	}
-	cfg, err := loadConfig(func(k string) string { return env[k] })
+	cfg, err := config.Load(func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +109,7 @@ func TestTelemetryWiring(t *testing.T) {
 	if !strings.Contains(banner.String(), "tracing: OTLP/HTTP to "+rcv.URL+"/v1/traces") {
 		t.Errorf("banner %q", banner.String())
 	}
-	w, err := openWorld(context.Background(), cfg, nil, log, m)
+	w, err := openWorld(context.Background(), cfg, hooks{}, nil, log, m)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"adaptbot/agent"
 	"adaptbot/benchmarks"
 	"adaptbot/cluster"
+	"adaptbot/config"
 	mcpclient "adaptbot/mcp/client"
 	"adaptbot/registry"
 	"adaptbot/sandbox"
@@ -21,7 +22,7 @@ import (
 // Server is AdaptBot's HTTP edge: it decodes requests, calls the service
 // and encodes its answers. Fiber stays inside package main.
 type Server struct {
-	cfg     Config
+	cfg     config.Config
 	svc     *service.Service
 	agent   *agent.Agent
 	reg     *registry.Registry
@@ -41,7 +42,7 @@ type Server struct {
 // Deps are the server's dependencies; MCP, Hub, Stats, Workspace and
 // Cluster may be nil.
 type Deps struct {
-	Config  Config
+	Config  config.Config
 	Service *service.Service
 	Agent   *agent.Agent // for the model's name on the pages
 	Reg     *registry.Registry
@@ -62,11 +63,12 @@ type Deps struct {
 
 // NewServer wires the HTTP server.
 func NewServer(d Deps) *Server {
-	s := &Server{cfg: d.Config.edgeDefaults(), svc: d.Service, agent: d.Agent, reg: d.Reg, runner: d.Runner, stats: d.Stats, mcp: d.MCP, hub: d.Hub, link: d.Cluster, log: d.Log, ws: d.Workspace, auth: d.Auth, metrics: d.Metrics}
+	s := &Server{cfg: d.Config, svc: d.Service, agent: d.Agent, reg: d.Reg, runner: d.Runner, stats: d.Stats, mcp: d.MCP, hub: d.Hub, link: d.Cluster, log: d.Log, ws: d.Workspace, auth: d.Auth, metrics: d.Metrics}
+	s.cfg.Edge = s.cfg.Edge.WithDefaults() // a Config built by hand has no limits
 	s.limits = newLimits(s.cfg.Edge, rateKey)
 	s.app = fiber.New(fiber.Config{
 		AppName:               "AdaptBot",
-		BodyLimit:             s.cfg.Edge.bodyLimit(),
+		BodyLimit:             s.cfg.Edge.BodyLimit(),
 		Immutable:             true, // handlers may keep strings past the request
 		DisableStartupMessage: true,
 		ErrorHandler:          errorHandler(d.Log),

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"testing"
 
+	"adaptbot/config"
 	"adaptbot/identity"
 	"adaptbot/service"
 	"adaptbot/shipping"
@@ -64,12 +65,12 @@ func shipServer(t *testing.T, dir string, env map[string]string) (*Server, strin
 		t.Fatal(err)
 	}
 	full["ADAPTBOT_ADDR"] = ln.Addr().String()
-	cfg, err := loadConfig(func(k string) string { return full[k] })
+	cfg, err := config.Load(func(k string) string { return full[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.DiscardHandler)
-	w, err := openWorld(context.Background(), cfg, nil, log, nil)
+	w, err := openWorld(context.Background(), cfg, hooks{}, nil, log, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +257,7 @@ func rewriteTar(in io.Reader, out io.Writer, name, data string) error {
 // before the bundle is even read.
 func TestImportNeedsTheBuilderRole(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
-	cfg := Config{Addr: "0.0.0.0:3000", AdminToken: "s3cret"}
+	cfg := config.Config{Addr: "0.0.0.0:3000", AdminToken: "s3cret"}
 	ae := testAuth(t, cfg)
 	_, userKey, err := ae.store.Add(context.Background(), "ann", identity.User)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 
+	"adaptbot/config"
 	"adaptbot/llm/provider"
 	"adaptbot/traces"
 )
@@ -19,7 +20,7 @@ type Workspace struct {
 
 // openWorkspace opens the trace store (unless ADAPTBOT_TRACES=off) and starts
 // checking the model: at once, then every minute.
-func openWorkspace(ctx context.Context, cfg Config, log *slog.Logger) (*Workspace, error) {
+func openWorkspace(ctx context.Context, cfg config.Config, log *slog.Logger) (*Workspace, error) {
 	ws := &Workspace{Model: provider.NewCheck(cfg.LLM)}
 	if cfg.Traces != "" {
 		st, err := traces.Open(cfg.Traces, traces.Options{})

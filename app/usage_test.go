@@ -9,14 +9,16 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"adaptbot/cli"
 )
 
 // everyCommand is every command and subcommand a person can type.
 func everyCommand() [][]string {
 	cmds := [][]string{{"serve"}, {"config"}, {"route"}, {"route", "--eval", "nowhere"}, {"report"},
 		{"mcp"}, {"mcp", "validate"}, {"search"}, {"worker"}}
-	for _, u := range toolsUsages {
-		cmds = append(cmds, []string{"tools", u.sub})
+	for _, sub := range cli.ToolsSubcommands() {
+		cmds = append(cmds, []string{"tools", sub})
 	}
 	return cmds
 }
@@ -40,7 +42,7 @@ func TestUnknownFlagIsAUsageError(t *testing.T) {
 		args := append(append([]string{"adaptbot"}, cmd...), "--no-such-flag")
 		var out, errOut bytes.Buffer
 		err := runWith(t.Context(), args, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errOut, testHooks(nil))
-		code := exitCode(err, &errOut)
+		code := cli.ExitCode(err, &errOut)
 		name := strings.Join(cmd, " ")
 		if name == "route --eval nowhere" {
 			name = "route"
@@ -108,7 +110,10 @@ func TestUsageAndREADMENameEveryFlag(t *testing.T) {
 		}
 		defined := map[string]bool{}
 		s.fs.VisitAll(func(f *flag.Flag) {
-			flagName := dashes(f.Name)
+			flagName := "--" + f.Name // as the usage writes it: -c, --name
+			if len(f.Name) == 1 {
+				flagName = "-" + f.Name
+			}
 			defined[flagName] = true
 			if !hasFlag(s.usage, flagName) {
 				t.Errorf("%s: --help does not mention %s", name, flagName)

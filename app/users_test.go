@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"adaptbot/cli"
 )
 
 // usersCLI runs `adaptbot users ARGS...` with env and returns its output.
@@ -118,8 +120,8 @@ func TestUsersCommandWithoutAServer(t *testing.T) {
 	if _, err := usersCLI(t, env, "add", "third", "--role", "user"); err == nil || !strings.Contains(err.Error(), "in a cluster") {
 		t.Errorf("users add in a cluster with no server: %v", err)
 	}
-	var ue *exitError
-	if _, err := usersCLI(t, env, "frobnicate"); !errors.As(err, &ue) || ue.code != 2 {
+	var ue *cli.ExitError
+	if _, err := usersCLI(t, env, "frobnicate"); !errors.As(err, &ue) || ue.Code != 2 {
 		t.Errorf("an unknown subcommand: %v", err)
 	}
 	if out, err := usersCLI(t, env, "--help"); err != nil || !strings.Contains(out, "adaptbot users add NAME --role") {

@@ -18,10 +18,13 @@ import (
 	"adaptbot/agent"
 	"adaptbot/benchmarks"
 	"adaptbot/cluster"
+	"adaptbot/config"
 	"adaptbot/generator"
+	"adaptbot/homelock"
 	"adaptbot/llm"
 	"adaptbot/llm/provider"
 	mcpclient "adaptbot/mcp/client"
+	mcpconfig "adaptbot/mcp/config"
 	mcpserver "adaptbot/mcp/server"
 	"adaptbot/registry"
 	"adaptbot/router"
@@ -35,7 +38,7 @@ import (
 // world is every long-lived piece of AdaptBot, wired from a Config: the
 // server's.
 type world struct {
-	cfg    Config
+	cfg    config.Config
 	log    *slog.Logger
 	model  llm.Model
 	runner sandbox.Runner
@@ -44,15 +47,15 @@ type world struct {
 	feed   *router.Feed
 	agent  *agent.Agent
 	gen    *generator.Generator
-	hub    *mcpclient.Hub // nil without external MCP servers, and in CLI commands
+	hub    *mcpclient.Hub // nil without external MCP servers
 	link   *cluster.Link  // nil without ADAPTBOT_NATS_URL
-	learn  *learningParts // failure cases (app/learning.go); nil in CLI commands
+	learn  *learningParts // failure cases (learning.go); nil in tests that need none
 }
 
-// openWorld wires AdaptBot. With getenv set (the server), it also connects
-// to the external MCP servers of ADAPTBOT_MCP_CONFIG, whose tools join the
-// router and the agent.
-func openWorld(ctx context.Context, cfg Config, getenv func(string) string, log *slog.Logger, m *telemetry.Metrics) (*world, error) {
+// openWorld wires AdaptBot, its sandbox started with h. With getenv set
+// (the server), it also connects to the external MCP servers of
+// ADAPTBOT_MCP_CONFIG, whose tools join the router and the agent.
+func openWorld(ctx context.Context, cfg config.Config, h hooks, getenv func(string) string, log *slog.Logger, m *telemetry.Metrics) (*world, error) {
 	w := &world{cfg: cfg, log: log}
 	model, err := provider.New(ctx, cfg.LLM)
 	if err != nil {
@@ -68,7 +71,7 @@ func openWorld(ctx context.Context, cfg Config, getenv func(string) string, log 
 	}
 	if cfg.Fleet {
 		w.runner = cluster.NewFleet(w.link.NC, cfg.CallTimeout)
-	} else if w.runner, err = newRunner(cfg, log); err != nil {
+	} else if w.runner, err = newRunner(cfg, h, log); err != nil {
 		w.link.Close()
 		return nil, err
 	}
@@ -147,8 +150,9 @@ func openWorld(ctx context.Context, cfg Config, getenv func(string) string, log 
 	return w, nil
 }
 
-// newRunner starts the sandbox the configuration asks for.
-func newRunner(cfg Config, log *slog.Logger) (sandbox.Runner, error) {
+// newRunner starts the sandbox the configuration asks for, with the tests'
+// worker command and host rewrites.
+func newRunner(cfg config.Config, h hooks, log *slog.Logger) (sandbox.Runner, error) {
 	mode := sandbox.ModeWorkers
 	if cfg.InProcess {
 		mode = sandbox.ModeInProcess
@@ -157,10 +161,10 @@ func newRunner(cfg Config, log *slog.Logger) (sandbox.Runner, error) {
 		Mode:          mode,
 		PoolSize:      cfg.Workers,
 		CallTimeout:   cfg.CallTimeout,
-		Toolkit:       toolkit.Options{Policy: cfg.Egress, Rewrite: cfg.hooks.toolkitHosts},
+		Toolkit:       toolkit.Options{Policy: cfg.Egress, Rewrite: h.toolkitHosts},
 		Landlock:      cfg.Landlock,
-		WorkerCommand: cfg.hooks.workerCommand,
-		WorkerEnv:     cfg.hooks.workerEnv,
+		WorkerCommand: h.workerCommand,
+		WorkerEnv:     h.workerEnv,
 		Log:           log,
 	})
 	if err != nil {
@@ -180,7 +184,7 @@ func (w *world) Close() error {
 
 // openBench opens the benchmarks CSV, and says where an older file went if it
 // had to be moved aside.
-func openBench(cfg Config, log *slog.Logger) (*benchmarks.Logger, error) {
+func openBench(cfg config.Config, log *slog.Logger) (*benchmarks.Logger, error) {
 	bench, err := benchmarks.Open(cfg.Benchmarks)
 	if err != nil {
 		return nil, fmt.Errorf("benchmarks: %w", err)
@@ -221,15 +225,16 @@ func learnFromBenchmarks(f *router.Feed, path string, log *slog.Logger) {
 	}
 }
 
-// serve runs the HTTP server until ctx ends.
-func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout, stderr io.Writer) error {
+// serve runs the HTTP server until ctx ends. lock is its hold on the
+// folder, which learns the address it listens on.
+func serve(ctx context.Context, cfg config.Config, h hooks, lock *homelock.Lock, getenv func(string) string, stdout, stderr io.Writer) error {
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	metrics, stopTelemetry, err := startTelemetry(ctx, cfg, log, stdout)
 	if err != nil {
 		return err
 	}
 	defer stopTelemetry()
-	w, err := openWorld(ctx, cfg, getenv, log, metrics)
+	w, err := openWorld(ctx, cfg, h, getenv, log, metrics)
 	if err != nil {
 		return err
 	}
@@ -318,7 +323,7 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout, 
 	}
 	// A second server in this folder is refused naming this address, the
 	// one it really got (ADAPTBOT_ADDR may ask for port 0).
-	if err := cfg.lock.SetAddr(ln.Addr().String()); err != nil {
+	if err := lock.SetAddr(ln.Addr().String()); err != nil {
 		log.Warn("the folder's lock does not name this server's address", "err", err)
 	}
 	fmt.Fprintf(stdout, "AdaptBot is listening on http://%s\n", ln.Addr())
@@ -357,8 +362,8 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stdout, 
 
 // openHub is the hub the server keeps: the servers of ADAPTBOT_MCP_CONFIG,
 // not connected yet. It returns nil when no server is configured.
-func openHub(cfg Config, getenv func(string) string, log *slog.Logger) (*mcpclient.Hub, error) {
-	mc, err := loadMCPConfig(cfg.MCPConfig, false, getenv)
+func openHub(cfg config.Config, getenv func(string) string, log *slog.Logger) (*mcpclient.Hub, error) {
+	mc, err := mcpconfig.LoadOptional(cfg.MCPConfig, false, getenv)
 	if err != nil {
 		return nil, err
 	}

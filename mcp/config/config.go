@@ -123,6 +123,24 @@ func LoadEnv(path string, getenv func(string) string) (*Config, error) {
 	return ParseEnv(path, data, getenv)
 }
 
+// LoadOptional is LoadEnv for the file AdaptBot reads by default: a
+// missing file is no servers, unless required (the user named it). A file
+// with problems says to check it with `adaptbot mcp validate`.
+func LoadOptional(path string, required bool, getenv func(string) string) (*Config, error) {
+	mc, err := LoadEnv(path, getenv)
+	if errors.Is(err, os.ErrNotExist) && !required {
+		return &Config{Path: path}, nil
+	}
+	if err != nil {
+		var ce *Error
+		if errors.As(err, &ce) {
+			return nil, fmt.Errorf("invalid MCP configuration (run `adaptbot mcp validate -c %s`):\n%w", path, err)
+		}
+		return nil, err
+	}
+	return mc, nil
+}
+
 // Parse parses a configuration in either of its forms:
 //
 //	{"mcpServers": {"NAME": {"command": ..., "args": [...], "env": {...}}

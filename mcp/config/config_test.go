@@ -156,6 +156,26 @@ func TestLoadConfig(t *testing.T) {
 	}
 }
 
+// TestLoadOptional: the default file may be missing (no servers); a file
+// the user named may not; a bad file says how to check it.
+func TestLoadOptional(t *testing.T) {
+	dir := t.TempDir()
+	none := filepath.Join(dir, "none.json")
+	if cfg, err := LoadOptional(none, false, nil); err != nil || len(cfg.Servers) != 0 || cfg.Path != none {
+		t.Errorf("missing, optional: %+v, %v", cfg, err)
+	}
+	if _, err := LoadOptional(none, true, nil); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing, required: %v", err)
+	}
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"mcpServers": {"a": {}}}`), 0o644)
+	_, err := LoadOptional(bad, false, nil)
+	var ce *Error
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "adaptbot mcp validate -c "+bad) {
+		t.Errorf("a bad file: %v", err)
+	}
+}
+
 func TestExpandVars(t *testing.T) {
 	env := map[string]string{"HOME": "/home/x", "TOKEN": "t0k", "EMPTY": ""}
 	getenv := func(k string) string { return env[k] }

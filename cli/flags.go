@@ -1,6 +1,7 @@
-package main
+package cli
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,23 +14,23 @@ import (
 // value, is a usage error (exit status 2) of one line followed by the
 // command's usage, never Go's list of flags.
 
-// newFlags is a command's empty flag set; name is the command as typed
+// NewFlags is a command's empty flag set; name is the command as typed
 // ("tools list"), for messages.
-func newFlags(name string) *flag.FlagSet {
+func NewFlags(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	return fs
 }
 
-// parseFlags parses args into fs. usage is the command's, shown after a
-// usage error; tests see every flag set through cfg.hooks.flags.
-func parseFlags(cfg Config, fs *flag.FlagSet, args []string, usage string) error {
-	if cfg.hooks.flags != nil {
-		cfg.hooks.flags(fs, usage)
+// Parse parses args into fs. usage is the command's, shown after a usage
+// error; tests see every flag set through e.Flags.
+func (e Env) Parse(fs *flag.FlagSet, args []string, usage string) error {
+	if e.Flags != nil {
+		e.Flags(fs, usage)
 	}
 	if err := parseInterspersed(fs, args); err != nil {
-		return usageError(usage, "%s: %s", fs.Name(), flagProblem(err))
+		return UsageError(usage, "%s: %s", fs.Name(), flagProblem(err))
 	}
 	return nil
 }
@@ -108,5 +109,50 @@ func (c *choice) check(usage string) error {
 		return nil
 	}
 	words := strings.Join(c.allowed[:len(c.allowed)-1], ", ") + " or " + c.allowed[len(c.allowed)-1]
-	return usageError(usage, "%s: --%s must be %s, not %q", c.fs.Name(), c.name, words, c.value)
+	return UsageError(usage, "%s: --%s must be %s, not %q", c.fs.Name(), c.name, words, c.value)
+}
+
+// ExitError ends the program with its Code. Err, if set, is printed, and
+// then Usage, if set; a nil Err means the command has already said what
+// went wrong.
+type ExitError struct {
+	Code  int
+	Err   error
+	Usage string
+}
+
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit status %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// UsageError is a command line that cannot run: exit status 2, one line
+// that says what is wrong, then the command's usage.
+func UsageError(usage, format string, args ...any) error {
+	return &ExitError{Code: 2, Err: fmt.Errorf(format, args...), Usage: usage}
+}
+
+// ExitCode is the one place that turns a command's error into an exit
+// status, printing the error unless the command already has.
+func ExitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return 0
+	}
+	code := 1
+	ee, ok := errors.AsType[*ExitError](err)
+	if ok {
+		code = ee.Code
+		if ee.Err == nil {
+			return code
+		}
+	}
+	fmt.Fprintln(stderr, "adaptbot:", err)
+	if ok && ee.Usage != "" {
+		fmt.Fprint(stderr, "\n"+ee.Usage)
+	}
+	return code
 }

@@ -1,9 +1,7 @@
-package main
+package cli
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +14,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"adaptbot/config"
 	"adaptbot/generator"
 	"adaptbot/registry"
 	"adaptbot/sandbox"
@@ -58,32 +57,43 @@ func toolsHelp(args []string) string {
 	return b.String()
 }
 
+// ToolsSubcommands are the subcommands of `adaptbot tools`, in the order
+// its usage lists them.
+func ToolsSubcommands() []string {
+	var subs []string
+	for _, u := range toolsUsages {
+		subs = append(subs, u.sub)
+	}
+	return subs
+}
+
 // toolsCommand is `adaptbot tools ...`.
-func toolsCommand(ctx context.Context, cfg Config, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+func toolsCommand(ctx context.Context, e Env, args []string) error {
 	if len(args) == 0 {
-		return usageError(toolsHelp(nil), "tools: which subcommand?")
+		return UsageError(toolsHelp(nil), "tools: which subcommand?")
 	}
 	sub, args := args[0], args[1:]
 	if !slices.ContainsFunc(toolsUsages, func(u toolUsage) bool { return u.sub == sub }) {
-		return usageError(toolsHelp(nil), "tools: unknown subcommand %q", sub)
+		return UsageError(toolsHelp(nil), "tools: unknown subcommand %q", sub)
 	}
 	usage := toolsHelp([]string{sub})
 	switch sub {
 	case "list":
-		return toolsList(ctx, cfg, getenv, args, usage, stdout, stderr)
+		return toolsList(ctx, e, args, usage)
 	case "export":
-		return toolsExport(ctx, cfg, args, usage, stdout, stderr)
+		return toolsExport(ctx, e, args, usage)
 	case "import":
-		return toolsImport(ctx, cfg, args, usage, stdout)
+		return toolsImport(ctx, e, args, usage)
 	}
-	fs := newFlags("tools " + sub)
+	cfg, stdout, stderr := e.Config, e.Stdout, e.Stderr
+	fs := NewFlags("tools " + sub)
 	format := formatFlag(fs, "text", "text", "json")
 	yes, force := new(bool), new(bool)
 	if sub == "delete" {
 		fs.BoolVar(yes, "yes", false, "delete without asking")
 		fs.BoolVar(force, "force", false, "delete a tool other tools use, leaving them broken")
 	}
-	if err := parseFlags(cfg, fs, args, usage); err != nil {
+	if err := e.Parse(fs, args, usage); err != nil {
 		return err
 	}
 	if err := format.check(usage); err != nil {
@@ -92,7 +102,7 @@ func toolsCommand(ctx context.Context, cfg Config, args []string, getenv func(st
 	args = fs.Args()
 	want := func(n int, what string) error {
 		if len(args) != n {
-			return usageError(usage, "tools %s: want %s", sub, what)
+			return UsageError(usage, "tools %s: want %s", sub, what)
 		}
 		return nil
 	}
@@ -107,7 +117,7 @@ func toolsCommand(ctx context.Context, cfg Config, args []string, getenv func(st
 	c := newClient(cfg)
 	build := func(req generator.Request) error {
 		p := newProgressLine(stderr)
-		res, err := c.build(ctx, req, p.show)
+		res, err := c.Build(ctx, req, p.show)
 		p.done()
 		if err != nil {
 			return err
@@ -122,7 +132,7 @@ func toolsCommand(ctx context.Context, cfg Config, args []string, getenv func(st
 			return err
 		}
 		if !res.OK {
-			return &exitError{code: 1}
+			return &ExitError{Code: 1}
 		}
 		return nil
 	}
@@ -137,12 +147,12 @@ func toolsCommand(ctx context.Context, cfg Config, args []string, getenv func(st
 		if err := want(1, "NAME"); err != nil {
 			return err
 		}
-		return toolsHistory(ctx, cfg, args[0], format.value, stdout)
+		return toolsHistory(ctx, e, args[0], format.value)
 	case "test":
 		if err := want(1, "NAME"); err != nil {
 			return err
 		}
-		return toolsTest(ctx, cfg, args[0], stderr, show)
+		return toolsTest(ctx, e, args[0], show)
 	case "run":
 		if len(args) < 1 || len(args) > 2 {
 			return want(2, "NAME [JSON-ARGS]")
@@ -158,7 +168,7 @@ func toolsCommand(ctx context.Context, cfg Config, args []string, getenv func(st
 			MS      float64 `json:"ms"`
 			ID      string  `json:"request_id"`
 		}
-		if err := c.call(ctx, "POST", "/api/tools/"+url.PathEscape(args[0])+"/run", input, &out); err != nil {
+		if err := c.Call(ctx, "POST", "/api/tools/"+url.PathEscape(args[0])+"/run", input, &out); err != nil {
 			return err
 		}
 		return show(out, out.Output+"\n")
@@ -176,7 +186,7 @@ func toolsCommand(ctx context.Context, cfg Config, args []string, getenv func(st
 		if err := want(1, "NAME"); err != nil {
 			return err
 		}
-		if err := confirm(stdin, stderr, *yes, usage, "tools", "delete", args[0], "Its versions stay in history and rollback brings it back."); err != nil {
+		if err := confirm(e.Stdin, stderr, *yes, usage, "tools", "delete", args[0], "Its versions stay in history and rollback brings it back."); err != nil {
 			return err
 		}
 		path := "/api/tools/" + url.PathEscape(args[0])
@@ -184,7 +194,7 @@ func toolsCommand(ctx context.Context, cfg Config, args []string, getenv func(st
 			path += "?force=true"
 		}
 		var res generator.Result
-		if err := c.call(ctx, "DELETE", path, nil, &res); err != nil {
+		if err := c.Call(ctx, "DELETE", path, nil, &res); err != nil {
 			return err
 		}
 		return show(res, res.Summary+"\n")
@@ -194,14 +204,14 @@ func toolsCommand(ctx context.Context, cfg Config, args []string, getenv func(st
 		}
 		v, err := strconv.Atoi(args[1])
 		if err != nil || v <= 0 {
-			return usageError(usage, "tools rollback: VERSION %q is not a version number", args[1])
+			return UsageError(usage, "tools rollback: VERSION %q is not a version number", args[1])
 		}
 		var out struct {
 			Tool     string `json:"tool"`
 			Version  int    `json:"version"`
 			Restored int    `json:"restored"`
 		}
-		if err := c.call(ctx, "POST", "/api/tools/"+url.PathEscape(args[0])+"/rollback", map[string]int{"version": v}, &out); err != nil {
+		if err := c.Call(ctx, "POST", "/api/tools/"+url.PathEscape(args[0])+"/rollback", map[string]int{"version": v}, &out); err != nil {
 			return err
 		}
 		return show(out, fmt.Sprintf("%s: version %d restored as version %d.\n", out.Tool, out.Restored, out.Version))
@@ -220,35 +230,17 @@ func toolsCommand(ctx context.Context, cfg Config, args []string, getenv func(st
 			return err
 		}
 		var out map[string]any
-		if err := c.call(ctx, "POST", "/api/tools/"+url.PathEscape(args[0])+"/approve", nil, &out); err != nil {
+		if err := c.Call(ctx, "POST", "/api/tools/"+url.PathEscape(args[0])+"/approve", nil, &out); err != nil {
 			return err
 		}
 		return show(out, args[0]+" approved: it serves now.\n")
 	}
-	return usageError(toolsHelp(nil), "tools: unknown subcommand %q", sub)
-}
-
-// confirm asks on a terminal before `cmd verb name` goes ahead, saying
-// what follows; --yes (yes) skips the question, and without a terminal
-// there is no one to ask, so --yes is required.
-func confirm(stdin io.Reader, stderr io.Writer, yes bool, usage, cmd, verb, name, what string) error {
-	if yes {
-		return nil
-	}
-	if !isTerminal(stdin) {
-		return usageError(usage, "%s %s: add --yes to %s %s (standard input is not a terminal, so there is no one to ask)", cmd, verb, verb, name)
-	}
-	fmt.Fprintf(stderr, "%s%s %s? %s [y/N] ", strings.ToUpper(verb[:1]), verb[1:], name, what)
-	answer, _ := bufio.NewReader(stdin).ReadString('\n')
-	if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
-		return fmt.Errorf("%s %s: %s not %sd (--yes %ss without asking)", cmd, verb, name, verb, verb)
-	}
-	return nil
+	return UsageError(toolsHelp(nil), "tools: unknown subcommand %q", sub)
 }
 
 // toolsShow prints a tool's entry and source from the files; it changes
 // nothing.
-func toolsShow(cfg Config, name string, show func(v any, text string) error) error {
+func toolsShow(cfg config.Config, name string, show func(v any, text string) error) error {
 	entries, err := registry.ReadEntries(cfg.Registry)
 	if err != nil {
 		return err
@@ -275,29 +267,35 @@ func toolsShow(cfg Config, name string, show func(v any, text string) error) err
 	return toolbox.NotFound(name)
 }
 
-// openReadOnly opens the registry for a process that serves or checks tools
-// but does not own the files: it writes nothing (registry.Options.ReadOnly).
-// With compile set it also starts the sandbox, which the caller closes.
-func openReadOnly(ctx context.Context, cfg Config, log *slog.Logger, compile bool) (*registry.Registry, sandbox.Runner, error) {
-	var runner sandbox.Runner
-	opts := registry.Options{ToolsDir: cfg.ToolsDir, Path: cfg.Registry, Log: log, ReadOnly: true}
-	if compile {
-		var err error
-		if runner, err = newRunner(cfg, log); err != nil {
-			return nil, nil, err
-		}
-		opts.Compiler = runner
+// openReadOnly opens the registry for a process that checks or exports
+// tools but does not own the files: it writes nothing
+// (registry.Options.ReadOnly). compiler, when not nil, compiles its tools.
+func openReadOnly(ctx context.Context, e Env, log *slog.Logger, compiler registry.Compiler) (*registry.Registry, error) {
+	return registry.Open(ctx, registry.Options{ToolsDir: e.Config.ToolsDir, Path: e.Config.Registry, Log: log, ReadOnly: true, Compiler: compiler})
+}
+
+// openToolbox opens the registry read-only with a sandbox of its own
+// (e.Sandbox), and the toolbox over them, with the server's limit on how
+// deep tools call tools. The caller closes the runner.
+func openToolbox(ctx context.Context, e Env, log *slog.Logger) (*registry.Registry, *toolbox.Set, sandbox.Runner, error) {
+	runner, err := e.Sandbox(log)
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	reg, err := registry.Open(ctx, opts)
-	if err != nil && runner != nil {
+	reg, err := openReadOnly(ctx, e, log, runner)
+	if err != nil {
 		runner.Close()
+		return nil, nil, nil, err
 	}
-	return reg, runner, err
+	box := toolbox.New(reg, runner)
+	box.LimitCallDepth(e.Config.MaxCallDepth)
+	return reg, box, runner, nil
 }
 
 // toolsHistory prints a tool's kept versions.
-func toolsHistory(ctx context.Context, cfg Config, name, format string, stdout io.Writer) error {
-	reg, _, err := openReadOnly(ctx, cfg, slog.New(slog.DiscardHandler), false)
+func toolsHistory(ctx context.Context, e Env, name, format string) error {
+	stdout := e.Stdout
+	reg, err := openReadOnly(ctx, e, slog.New(slog.DiscardHandler), nil)
 	if err != nil {
 		return err
 	}
@@ -322,17 +320,15 @@ func toolsHistory(ctx context.Context, cfg Config, name, format string, stdout i
 
 // toolsTest re-runs a tool's stored examples in a sandbox of its own. It
 // changes nothing, so it needs no server.
-func toolsTest(ctx context.Context, cfg Config, name string, stderr io.Writer, show func(v any, text string) error) error {
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	reg, runner, err := openReadOnly(ctx, cfg, log, true)
+func toolsTest(ctx context.Context, e Env, name string, show func(v any, text string) error) error {
+	log := slog.New(slog.NewTextHandler(e.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	// The examples of a tool that calls tools run with the real callees
+	// (the registry's; external MCP tools are not reached from here).
+	reg, box, runner, err := openToolbox(ctx, e, log)
 	if err != nil {
 		return err
 	}
 	defer runner.Close()
-	// The examples of a tool that calls tools run with the real callees
-	// (the registry's; external MCP tools are not reached from here).
-	box := toolbox.New(reg, runner)
-	box.LimitCallDepth(cfg.MaxCallDepth)
 	gen, err := generator.New(generator.Options{Registry: reg, Runner: runner, Log: log, Tools: box})
 	if err != nil {
 		return err
@@ -357,29 +353,7 @@ func toolsTest(ctx context.Context, cfg Config, name string, stderr io.Writer, s
 		return err
 	}
 	if !rep.OK {
-		return &exitError{code: 1}
+		return &ExitError{Code: 1}
 	}
 	return nil
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
-// configJSON is `adaptbot config --format json`: each setting's value in
-// effect (secrets as set or unset), where it came from, and its help.
-func configJSON(c Config) []map[string]any {
-	var out []map[string]any
-	for _, s := range settings {
-		row := map[string]any{"name": s.name, "from": c.from[s.name], "help": s.help}
-		if s.secret {
-			row["set"] = c.value(s.name) != ""
-		} else {
-			row["value"] = c.value(s.name)
-		}
-		out = append(out, row)
-	}
-	return out
 }

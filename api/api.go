@@ -1,4 +1,12 @@
-package main
+// Package api is AdaptBot's HTTP API as its clients see it: a Client that
+// asks the running server (JSON answers, and builds and repairs streamed as
+// Server-Sent Events), the bodies the server takes, and the header that
+// names the program asking. The command line (package cli) is its client;
+// the server's edge (app) decodes the same bodies, as ollama's server and
+// CLI share its api package.
+//
+// It only sends requests: it reads no configuration, and opens no file.
+package api
 
 import (
 	"bufio"
@@ -10,55 +18,54 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"syscall"
 
 	"adaptbot/generator"
+	"adaptbot/identity"
 )
 
-// client is the CLI's side of the one-writer rule: commands that change
+// ClientHeader names the program that sends a request; the command line
+// sends "cli", so the server's rows of its requests say door cli.
+const ClientHeader = "X-AdaptBot-Client"
+
+// Client is the CLI's side of the one-writer rule: commands that change
 // tools (create, modify, delete, rollback, run, approve) or users ask the
-// running server over its HTTP API, with the caller's key (ADAPTBOT_KEY,
-// else the admin token) when one is set, so the server alone writes
-// tools/, the registry, the users and the CSV, and serves the change at
-// once.
-type client struct {
+// running server over its HTTP API, with the caller's key when one is
+// set, so the server alone writes tools/, the registry, the users and the
+// CSV, and serves the change at once.
+type Client struct {
 	base  string // http://host:port
 	token string
 	http  *http.Client
 }
 
-// newClient sends the caller's own key (ADAPTBOT_KEY), or else the admin
-// token.
-func newClient(cfg Config) *client {
-	token := cfg.Identity.Key
-	if token == "" {
-		token = cfg.AdminToken
-	}
-	return &client{base: cfg.serverURL(), token: token, http: &http.Client{}}
+// New is a client of the server at base (http://host:port) that sends
+// token, when set, as Authorization: Bearer.
+func New(base, token string) *Client {
+	return &Client{base: base, token: token, http: &http.Client{}}
 }
 
-// noServerError says no server answers at the CLI's address.
-type noServerError struct{ base string }
+// NoServerError says no server answers at the client's address.
+type NoServerError struct{ Base string }
 
-func (e *noServerError) Error() string {
-	return fmt.Sprintf("no AdaptBot server answers at %s (ADAPTBOT_ADDR); changes go through the server, so start it first with `adaptbot serve` (same ADAPTBOT_HOME and ADAPTBOT_ADDR), then run this again", e.base)
+func (e *NoServerError) Error() string {
+	return fmt.Sprintf("no AdaptBot server answers at %s (ADAPTBOT_ADDR); changes go through the server, so start it first with `adaptbot serve` (same ADAPTBOT_HOME and ADAPTBOT_ADDR), then run this again", e.Base)
 }
 
-// serverError is the server's answer to a request it refused: its status
+// ServerError is the server's answer to a request it refused: its status
 // and its "error" message.
-type serverError struct {
+type ServerError struct {
 	Status int
 	Msg    string
 }
 
-func (e *serverError) Error() string { return e.Msg }
+func (e *ServerError) Error() string { return e.Msg }
 
 // request sends body (JSON unless it is []byte, sent as it is) and returns
 // the response, or an error that says how to start the server when none
 // answers.
-func (c *client) request(ctx context.Context, method, path string, body any, accept string) (*http.Response, error) {
+func (c *Client) request(ctx context.Context, method, path string, body any, accept string) (*http.Response, error) {
 	var r io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -79,14 +86,14 @@ func (c *client) request(ctx context.Context, method, path string, body any, acc
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", accept)
-	req.Header.Set(clientHeader, "cli") // the rows of its requests say door cli
+	req.Header.Set(ClientHeader, "cli") // the rows of its requests say door cli
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		if errors.Is(err, syscall.ECONNREFUSED) || isNoHost(err) {
-			return nil, &noServerError{base: c.base}
+			return nil, &NoServerError{Base: c.base}
 		}
 		return nil, err
 	}
@@ -99,7 +106,7 @@ func (c *client) request(ctx context.Context, method, path string, body any, acc
 		if json.Unmarshal(raw, &e) != nil || e.Error == "" {
 			e.Error = strings.TrimSpace(string(raw))
 		}
-		return nil, &serverError{Status: resp.StatusCode, Msg: e.Error}
+		return nil, &ServerError{Status: resp.StatusCode, Msg: e.Error}
 	}
 	return resp, nil
 }
@@ -109,8 +116,9 @@ func isNoHost(err error) bool {
 	return errors.As(err, &ue) && strings.Contains(ue.Err.Error(), "connection refused")
 }
 
-// call sends a request and decodes the JSON answer into out.
-func (c *client) call(ctx context.Context, method, path string, body, out any) error {
+// Call sends a request to path, with body as JSON unless it is []byte
+// (sent as it is), and decodes the JSON answer into out.
+func (c *Client) Call(ctx context.Context, method, path string, body, out any) error {
 	resp, err := c.request(ctx, method, path, body, "application/json")
 	if err != nil {
 		return err
@@ -119,16 +127,16 @@ func (c *client) call(ctx context.Context, method, path string, body, out any) e
 	return json.NewDecoder(resp.Body).Decode(out)
 }
 
-// build runs a build on the server, reporting each progress event to
+// Build runs a build on the server, reporting each progress event to
 // progress, and returns its result. The server streams the build as
 // Server-Sent Events (POST /api/tools/build).
-func (c *client) build(ctx context.Context, req generator.Request, progress func(generator.Event)) (*generator.Result, error) {
-	return c.stream(ctx, "/api/tools/build", req, progress)
+func (c *Client) Build(ctx context.Context, req generator.Request, progress func(generator.Event)) (*generator.Result, error) {
+	return c.Stream(ctx, "/api/tools/build", req, progress)
 }
 
-// stream posts body to path, which answers a build's progress as
+// Stream posts body to path, which answers a build's progress as
 // Server-Sent Events (a build, a repair), and returns its result.
-func (c *client) stream(ctx context.Context, path string, body any, progress func(generator.Event)) (*generator.Result, error) {
+func (c *Client) Stream(ctx context.Context, path string, body any, progress func(generator.Event)) (*generator.Result, error) {
 	resp, err := c.request(ctx, http.MethodPost, path, body, "text/event-stream")
 	if err != nil {
 		return nil, err
@@ -190,42 +198,18 @@ func readEvents(r io.Reader, fn func(event string, data []byte) error) error {
 	return sc.Err()
 }
 
-// progressLine shows a build's progress: on one line, rewritten in place,
-// on a terminal; one line per event anywhere else (a log, a pipe, CI).
-type progressLine struct {
-	w     io.Writer
-	tty   bool
-	width int
+// ImportRequest is the body of POST /api/tools/import.
+type ImportRequest struct {
+	// Bundle is the .tar.gz, base64-encoded (JSON carries no bytes).
+	Bundle string            `json:"bundle"`
+	Rename map[string]string `json:"rename,omitempty"`
+	// Replace lets the bundle's tools become the next versions of tools
+	// of the same names.
+	Replace bool `json:"replace,omitempty"`
 }
 
-func newProgressLine(w io.Writer) *progressLine { return &progressLine{w: w, tty: isTerminal(w)} }
-
-func (p *progressLine) show(ev generator.Event) {
-	line := fmt.Sprintf("[%s] %s", ev.Stage, ev.Message)
-	if !p.tty {
-		fmt.Fprintln(p.w, line)
-		return
-	}
-	pad := ""
-	if n := p.width - len(line); n > 0 {
-		pad = strings.Repeat(" ", n)
-	}
-	p.width = len(line)
-	fmt.Fprintf(p.w, "\r%s%s", line, pad)
-}
-
-func (p *progressLine) done() {
-	if p.tty && p.width > 0 {
-		fmt.Fprintln(p.w)
-	}
-}
-
-// isTerminal reports whether v is a terminal (a character device).
-func isTerminal(v any) bool {
-	f, ok := v.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+// UserRequest is the body of POST /api/users and PATCH /api/users/NAME.
+type UserRequest struct {
+	Name string        `json:"name"`
+	Role identity.Role `json:"role"`
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -35,8 +35,9 @@ runs the peer with go run in router/routereval/peer.
 
 // routeCommand is `adaptbot route ...`; without --catalog it routes over the
 // local registry file, which it only reads.
-func routeCommand(ctx context.Context, cfg Config, args []string, stdin io.Reader, stdout io.Writer) error {
-	fs := newFlags("route")
+func routeCommand(ctx context.Context, e Env, args []string) error {
+	cfg, stdin, stdout := e.Config, e.Stdin, e.Stdout
+	fs := NewFlags("route")
 	catalog := fs.String("catalog", "", "catalog FILE: a JSON array of {name, description, tools: [{name, description, inputSchema}]}")
 	topK := fs.Int("top-k", 5, "number of tools to return")
 	format := fs.String("format", "text", "output format: text or json")
@@ -44,26 +45,26 @@ func routeCommand(ctx context.Context, cfg Config, args []string, stdin io.Reade
 	evalDir := fs.String("eval", "", "evaluate on the dataset in DIR instead of routing")
 	latency := fs.Bool("latency", true, "with --eval, also time Route at the catalog's size and at 10,000 tools")
 	flows := fs.Bool("flows", false, "with --eval, also compare the model traffic of a one-tool answer with langchaingo's agent")
-	if err := parseFlags(cfg, fs, args, routeUsage); err != nil {
+	if err := e.Parse(fs, args, routeUsage); err != nil {
 		return err
 	}
 	words := fs.Args()
 	formatSet := false
 	fs.Visit(func(f *flag.Flag) { formatSet = formatSet || f.Name == "format" })
 	if *format != "text" && *format != "json" {
-		return usageError(routeUsage, "route: --format must be text or json, not %q", *format)
+		return UsageError(routeUsage, "route: --format must be text or json, not %q", *format)
 	}
 	if *topK <= 0 {
-		return usageError(routeUsage, "route: --top-k must be positive, not %d", *topK)
+		return UsageError(routeUsage, "route: --top-k must be positive, not %d", *topK)
 	}
 	mode, err := router.ParseMode(*modeName)
 	if err != nil {
-		return usageError(routeUsage, "route: %v", err)
+		return UsageError(routeUsage, "route: %v", err)
 	}
 
 	if *evalDir != "" {
 		if len(words) > 0 || *catalog != "" {
-			return usageError(routeUsage, "route: --eval takes no QUERY and no --catalog")
+			return UsageError(routeUsage, "route: --eval takes no QUERY and no --catalog")
 		}
 		var sizes []int
 		if *latency {

@@ -1,11 +1,10 @@
-package main
+package cli
 
 import (
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"time"
@@ -42,31 +41,32 @@ Flags:
   -h, --help                 this help
 `
 
-// reportCommand is `adaptbot report`; the CSV is cfg.Benchmarks unless one
-// is named.
-func reportCommand(cfg Config, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("report")
+// reportCommand is `adaptbot report`; the CSV is ADAPTBOT_BENCHMARKS unless
+// one is named.
+func reportCommand(e Env, args []string) error {
+	cfg, stdout, stderr := e.Config, e.Stdout, e.Stderr
+	fs := NewFlags("report")
 	format := fs.String("format", "text", "")
 	out := fs.String("out", "", "")
 	values := map[string]*string{}
 	for _, name := range []string{"since", "until", "intent", "tool", "path", "outcome", "user"} {
 		values[name] = fs.String(name, "", "")
 	}
-	if err := parseFlags(cfg, fs, args, reportUsage); err != nil {
+	if err := e.Parse(fs, args, reportUsage); err != nil {
 		return err
 	}
 	if fs.NArg() > 1 {
-		return usageError(reportUsage, "report: one CSV at most, got %q", fs.Args())
+		return UsageError(reportUsage, "report: one CSV at most, got %q", fs.Args())
 	}
 	file := fs.Arg(0)
 	switch *format {
 	case "text", "md", "json", "csv":
 	default:
-		return usageError(reportUsage, "report: --format %q is not text, md, json or csv", *format)
+		return UsageError(reportUsage, "report: --format %q is not text, md, json or csv", *format)
 	}
 	f, err := benchmarks.ParseFilter(func(name string) string { return *values[name] }, time.Now())
 	if err != nil {
-		return usageError(reportUsage, "report: %v", err)
+		return UsageError(reportUsage, "report: %v", err)
 	}
 	path := cmp.Or(file, cfg.Benchmarks, benchmarks.DefaultPath)
 

@@ -1,136 +1,20 @@
-package main
+package config
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
-	"net/netip"
-	"os"
-	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
-	"time"
 
 	"adaptbot/auth"
-	"adaptbot/cluster"
 	"adaptbot/failures"
-	"adaptbot/homelock"
-	"adaptbot/llm/provider"
 	"adaptbot/sandbox"
 	"adaptbot/service"
 	"adaptbot/telemetry"
 	"adaptbot/toolkit"
 )
-
-// Config is everything AdaptBot reads from its environment, read once, in
-// loadConfig, from the settings table.
-type Config struct {
-	// Home is the folder every relative path below resolves against
-	// (ADAPTBOT_HOME); empty is the current directory.
-	Home       string
-	Addr       string
-	ToolsDir   string
-	Registry   string
-	Benchmarks string
-	MCPConfig  string
-	AdminToken string
-
-	LLM provider.Config
-
-	// Sandbox.
-	InProcess   bool
-	Workers     int
-	CallTimeout time.Duration
-	Egress      toolkit.Policy
-	Landlock    sandbox.Landlock
-
-	// Discovery.
-	Learn        bool
-	Passive      bool
-	Shortlist    int
-	MaxDiscovery int
-	// MaxSteps caps the rounds of tool calls per chat message.
-	MaxSteps int
-	// MaxCallDepth caps how deep tools may call tools (toolkit.Call):
-	// toolbox.Set.LimitCallDepth.
-	MaxCallDepth int
-
-	// Generator.
-	BuildAttempts int
-
-	// HistoryKeep is how many versions of each tool the registry keeps.
-	HistoryKeep int
-
-	// Cluster: an empty NATSURL means none (files and local workers).
-	NATSURL   string
-	NATSCreds string
-	ReplicaID string
-	// Fleet says tool calls go to the worker fleet: NATS is set and
-	// ADAPTBOT_WORKERS=0.
-	Fleet bool
-	// Workspace.
-	Review bool   // ADAPTBOT_REVIEW: new and changed tools wait for approval
-	Traces string // ADAPTBOT_TRACES: the store of recent requests; "" is off
-
-	// Learning from use (app/learning.go).
-	FailuresKeep int                // ADAPTBOT_FAILURES_KEEP: failure cases kept per tool
-	AutoRepair   service.AutoRepair // ADAPTBOT_AUTO_REPAIR: off, propose or on
-	RepairAfter  int                // ADAPTBOT_REPAIR_AFTER: distinct cases that start one
-	RepairEvery  time.Duration      // ADAPTBOT_REPAIR_EVERY: the least time between two of a tool
-
-	// The edge's limits and cross-site rules (app/limits.go, app/guard.go).
-	Edge EdgeConfig
-	// Identity is how callers prove who they are (app/auth.go).
-	Identity IdentityConfig
-
-	// Telemetry says whether and where spans go (OTEL_*,
-	// ADAPTBOT_OTEL_CONTENT); MetricsToken opens /metrics beyond loopback.
-	Telemetry    telemetry.Config
-	MetricsToken string
-
-	// values and from are each setting's value in effect and where it came
-	// from ("default" or "environment"), for `adaptbot config`.
-	values, from map[string]string
-	// hooks are set by tests only.
-	hooks hooks
-	// lock is the server's hold on its folder (homelock), nil in every
-	// other command. serve records the address it listens on in it.
-	lock *homelock.Lock
-}
-
-// IdentityConfig is how callers prove who they are: the users file, OIDC,
-// a trusted proxy's header, and the CLI's own key.
-type IdentityConfig struct {
-	// Users is the users file (ADAPTBOT_USERS); the server secret sits
-	// beside it.
-	Users string
-	// Key is the key the CLI sends (ADAPTBOT_KEY).
-	Key string
-	// OIDC sign-in; Issuer "" is none.
-	OIDCIssuer, OIDCClientID, OIDCClientSecret string
-	OIDCRoles                                  *auth.RolesClaim
-	OIDCRedirect                               string
-	// TrustedHeader is honoured from TrustedProxies only.
-	TrustedHeader  string
-	TrustedProxies []netip.Prefix
-	SessionTTL     time.Duration
-}
-
-// hooks are what tests replace in the wiring: the sandbox worker command
-// (the test binary serves as the worker), host rewrites for the toolkit,
-// and a look at the command line's flags.
-// The binary leaves them zero.
-type hooks struct {
-	workerCommand []string
-	workerEnv     []string
-	toolkitHosts  map[string]string
-	// flags sees each command's flag set and usage before it parses, so a
-	// test can check that the usage and the README name every flag.
-	flags func(fs *flag.FlagSet, usage string)
-}
 
 // setting is one environment variable: its name, its default as it would be
 // written in the environment ("" is empty), its help text (for `adaptbot
@@ -319,104 +203,9 @@ var settings = []setting{
 		func(c *Config, v string) error { c.MetricsToken = v; return nil }, true},
 }
 
-// wholeNumber parses a number ≥ 0.
-func wholeNumber(v string) (int, error) {
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 {
-		return 0, errors.New("want a whole number ≥ 0")
-	}
-	return n, nil
-}
-
-// duration parses a duration > 0.
-func duration(v string) (time.Duration, error) {
-	d, err := time.ParseDuration(v)
-	if err != nil || d <= 0 {
-		return 0, errors.New("want a duration such as 10s")
-	}
-	return d, nil
-}
-
-// oneOf returns v in lower case if it is one of choices.
-func oneOf(v string, choices ...string) (string, error) {
-	v = strings.ToLower(v)
-	for _, c := range choices {
-		if v == c {
-			return v, nil
-		}
-	}
-	var named []string
-	for _, c := range choices {
-		if c != "" {
-			named = append(named, c)
-		}
-	}
-	return v, fmt.Errorf("use %s", strings.Join(named, ", "))
-}
-
-// loadConfig reads the configuration from getenv, once: every setting of the
-// table, then the paths resolved against ADAPTBOT_HOME. Every bad value is
-// reported at once.
-func loadConfig(getenv func(string) string) (Config, error) {
-	c := Config{values: map[string]string{}, from: map[string]string{}}
-	var problems []string
-	for _, s := range settings {
-		v, from := strings.TrimSpace(getenv(s.name)), "environment"
-		if v == "" {
-			v, from = s.def, "default"
-		}
-		c.values[s.name], c.from[s.name] = v, from
-		if s.parse == nil {
-			continue
-		}
-		if err := s.parse(&c, v); err != nil {
-			problems = append(problems, fmt.Sprintf("%s=%q: %v", s.name, v, err))
-		}
-	}
-	c.Fleet = c.Fleet && c.NATSURL != ""
-	if c.ReplicaID == "" {
-		c.ReplicaID = cluster.ReplicaID()
-	}
-	tel, err := telemetry.LoadConfig(c.value)
-	if err != nil {
-		problems = append(problems, strings.Split(err.Error(), "\n")...)
-	}
-	c.Telemetry, c.Telemetry.Instance = tel, c.ReplicaID
-	if c.Landlock == sandbox.LandlockRequire && c.InProcess {
-		problems = append(problems, "ADAPTBOT_SANDBOX_LANDLOCK=require confines worker processes: it needs ADAPTBOT_SANDBOX=workers")
-	}
-	if c.Home != "" {
-		if fi, err := os.Stat(c.Home); err != nil || !fi.IsDir() {
-			problems = append(problems, fmt.Sprintf("ADAPTBOT_HOME=%q: not a folder", c.Home))
-		}
-		for _, p := range []*string{&c.ToolsDir, &c.Registry, &c.Benchmarks, &c.MCPConfig, &c.Traces, &c.Identity.Users} {
-			if *p != "" && *p != "off" && !filepath.IsAbs(*p) {
-				*p = filepath.Join(c.Home, *p)
-			}
-		}
-	}
-	problems = append(problems, c.Identity.check()...)
-	switch c.Traces {
-	case "":
-		c.Traces = filepath.Join(filepath.Dir(c.Benchmarks), "requests.jsonl")
-	case "off":
-		c.Traces = ""
-	}
-	if len(problems) > 0 {
-		return c, fmt.Errorf("bad configuration:\n  %s", strings.Join(problems, "\n  "))
-	}
-	return c, nil
-}
-
-// value is a setting's value in effect, as written.
-func (c Config) value(name string) string { return c.values[name] }
-
-// set reports whether the environment set name.
-func (c Config) set(name string) bool { return c.from[name] == "environment" }
-
-// writeConfig prints every setting: its value in effect (secrets as set or
-// unset), where that came from, and its help text.
-func writeConfig(w io.Writer, c Config) error {
+// Write prints every setting, for `adaptbot config`: its value in effect
+// (secrets as set or unset), where that came from, and its help text.
+func Write(w io.Writer, c Config) error {
 	width := 0
 	for _, s := range settings {
 		width = max(width, len(s.name))
@@ -438,8 +227,8 @@ func writeConfig(w io.Writer, c Config) error {
 	return nil
 }
 
-// markdownTable is the README's configuration table, made from settings.
-func markdownTable() string {
+// MarkdownTable is the README's configuration table, made from settings.
+func MarkdownTable() string {
 	var b strings.Builder
 	b.WriteString("| variable | meaning | default |\n|---|---|---|\n")
 	for _, s := range settings {
@@ -452,76 +241,18 @@ func markdownTable() string {
 	return b.String()
 }
 
-// Loopback reports whether the server listens on loopback only; builds are
-// open then, and need ADAPTBOT_ADMIN_TOKEN otherwise.
-func (c Config) Loopback() bool {
-	host, _, err := net.SplitHostPort(c.Addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
-}
-
-// serverURL is where the CLI finds the server: ADAPTBOT_ADDR, with an
-// unspecified host (0.0.0.0, ::) reached on loopback.
-func (c Config) serverURL() string {
-	host, port, _ := net.SplitHostPort(c.Addr)
-	if ip, err := netip.ParseAddr(host); host == "" || (err == nil && ip.IsUnspecified()) {
-		host = "127.0.0.1"
-	}
-	return "http://" + net.JoinHostPort(host, port)
-}
-
-// lockDir is the folder one server at a time may own: the registry's,
-// which is ADAPTBOT_HOME or the working folder unless ADAPTBOT_REGISTRY
-// names another. The tools, the history and the CSV sit beside it by
-// default.
-func (c Config) lockDir() string { return filepath.Dir(c.Registry) }
-
-// checkHome refuses to serve from a folder that holds no tools when
-// ADAPTBOT_HOME does not say where they are: an MCP client starts
-// `adaptbot mcp` in a folder of its own, where it would serve nothing.
-func checkHome(c Config) error {
-	if c.set("ADAPTBOT_HOME") {
-		return nil
-	}
-	dirs, _ := os.ReadDir(c.ToolsDir)
-	for _, d := range dirs {
-		if d.IsDir() && !strings.HasPrefix(d.Name(), ".") {
-			return nil
+// JSON is `adaptbot config --format json`: each setting's value in effect
+// (secrets as set or unset), where it came from, and its help.
+func JSON(c Config) []map[string]any {
+	var out []map[string]any
+	for _, s := range settings {
+		row := map[string]any{"name": s.name, "from": c.from[s.name], "help": s.help}
+		if s.secret {
+			row["set"] = c.value(s.name) != ""
+		} else {
+			row["value"] = c.value(s.name)
 		}
+		out = append(out, row)
 	}
-	abs, _ := filepath.Abs(c.ToolsDir)
-	return fmt.Errorf("no tools in %s: run this in AdaptBot's folder, or set ADAPTBOT_HOME to it (MCP clients start servers in a folder of their own)", abs)
-}
-
-// check says what is missing from the identity settings: OIDC needs all
-// three of issuer, client ID and secret, and a trusted header its proxies.
-func (ic IdentityConfig) check() []string {
-	var problems []string
-	if ic.OIDCIssuer != "" || ic.OIDCClientID != "" || ic.OIDCClientSecret != "" {
-		var missing []string
-		for _, s := range []struct{ name, v string }{{"ADAPTBOT_OIDC_ISSUER", ic.OIDCIssuer}, {"ADAPTBOT_OIDC_CLIENT_ID", ic.OIDCClientID}, {"ADAPTBOT_OIDC_CLIENT_SECRET", ic.OIDCClientSecret}} {
-			if s.v == "" {
-				missing = append(missing, s.name)
-			}
-		}
-		if len(missing) > 0 {
-			problems = append(problems, "sign-in with OIDC also needs "+strings.Join(missing, " and "))
-		}
-	}
-	if ic.OIDCIssuer == "" && (ic.OIDCRoles != nil || ic.OIDCRedirect != "") {
-		problems = append(problems, "ADAPTBOT_OIDC_ROLES_CLAIM and ADAPTBOT_OIDC_REDIRECT_URL need ADAPTBOT_OIDC_ISSUER")
-	}
-	if ic.TrustedHeader != "" && len(ic.TrustedProxies) == 0 {
-		problems = append(problems, "ADAPTBOT_TRUSTED_HEADER needs ADAPTBOT_TRUSTED_PROXIES: the addresses of the proxies that set it (from anywhere else it would let anyone be anyone)")
-	}
-	if ic.TrustedHeader == "" && len(ic.TrustedProxies) > 0 {
-		problems = append(problems, "ADAPTBOT_TRUSTED_PROXIES is set but ADAPTBOT_TRUSTED_HEADER is not: name the header the proxies set")
-	}
-	return problems
+	return out
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"adaptbot/config"
 	"adaptbot/router"
 	"adaptbot/router/routereval"
 )
@@ -19,9 +20,9 @@ var miniDir = filepath.Join("..", "router", "testdata", "mini")
 func route(t *testing.T, stdin string, args ...string) (string, error) {
 	t.Helper()
 	var out strings.Builder
-	cfg, _ := loadConfig(func(string) string { return "" })
+	cfg, _ := config.Load(func(string) string { return "" })
 	cfg.Registry = filepath.Join(t.TempDir(), "none.json")
-	err := routeCommand(t.Context(), cfg, args, strings.NewReader(stdin), &out)
+	err := routeCommand(t.Context(), Env{Config: cfg, Stdin: strings.NewReader(stdin), Stdout: &out}, args)
 	return out.String(), err
 }
 
@@ -94,7 +95,7 @@ func TestRouteErrors(t *testing.T) {
 			if err == nil {
 				t.Fatal("no error")
 			}
-			if code := exitCode(err, io.Discard); code != tt.code {
+			if code := ExitCode(err, io.Discard); code != tt.code {
 				t.Errorf("exit status %d, want %d (%v)", code, tt.code, err)
 			}
 			if !strings.Contains(err.Error(), tt.errSubstr) {
