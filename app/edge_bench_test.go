@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net"
@@ -16,9 +17,15 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"adaptbot/benchmarks"
 	"adaptbot/config"
 	"adaptbot/llm/llmtest"
+	"adaptbot/service"
+	"adaptbot/telemetry"
+	"adaptbot/toolbox"
+	"adaptbot/traces"
 )
 
 // BenchmarkEdgeHealthz measures what one request costs at the edge: GET
@@ -288,6 +295,94 @@ func BenchmarkEdgeRequests(b *testing.B) {
 					b.Fatalf("status %d: %s", ctx.Response.StatusCode(), ctx.Response.Body())
 				}
 			}
+		})
+	}
+}
+
+// instantTool answers at once: what is left of a request for it is the
+// edge's and the service's own work.
+type instantTool struct{}
+
+func (instantTool) Spec() toolbox.Spec {
+	return toolbox.Spec{Name: "instant", Origin: toolbox.Builtin, Version: 1, Parameters: json.RawMessage(`{"type":"object"}`)}
+}
+func (instantTool) Call(context.Context, json.RawMessage) (string, error) { return "ok", nil }
+
+// instantBox offers the instant tool alone.
+type instantBox struct{}
+
+func (instantBox) Tool(name string) (toolbox.Tool, bool) { return instantTool{}, name == "instant" }
+func (instantBox) Serving() []toolbox.Tool               { return []toolbox.Tool{instantTool{}} }
+func (instantBox) Len() int                              { return 1 }
+func (instantBox) OnChange(func(toolbox.Change))         {}
+
+// nowhere takes rows and trace records and keeps nothing: writing them is
+// the logger's and the trace store's cost, measured in their packages.
+type nowhere struct{}
+
+func (nowhere) Log(benchmarks.Row) error          { return nil }
+func (nowhere) Add(traces.Record) error           { return nil }
+func (nowhere) Get(string) (traces.Record, error) { return traces.Record{}, traces.ErrNotFound }
+func (nowhere) Recent(int) []traces.Record        { return nil }
+
+// dropSpans is an exporter that takes batches of spans and drops them.
+type dropSpans struct{}
+
+func (dropSpans) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
+func (dropSpans) Shutdown(context.Context) error                             { return nil }
+
+// BenchmarkEdgeAndService is a direct run of a tool that answers at once,
+// in memory, as a client sends it: POST /api/tools/instant/run through the
+// whole server (security headers, Host and Origin checks, sign-in, door and
+// traceparent, route rule, decoding, the service's lifecycle, encoding),
+// against a bare Fiber handler that calls the tool and encodes its output.
+// The difference is what the edge and the service add to a request; with
+// tracing on, spans go through a batching processor, as to OTLP.
+func BenchmarkEdgeAndService(b *testing.B) {
+	addr := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 50000}
+	var req fasthttp.Request
+	req.Header.SetMethod("POST")
+	req.SetRequestURI("/api/tools/instant/run")
+	req.Header.SetHost("127.0.0.1:3000")
+	req.Header.SetContentType("application/json")
+	req.SetBodyString(`{"x": 1}`)
+	serve := func(b *testing.B, h fasthttp.RequestHandler) {
+		var ctx fasthttp.RequestCtx
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			ctx.Init(&req, addr, nil)
+			h(&ctx)
+			if ctx.Response.StatusCode() != 200 {
+				b.Fatalf("status %d: %s", ctx.Response.StatusCode(), ctx.Response.Body())
+			}
+		}
+	}
+	b.Run("bare handler", func(b *testing.B) {
+		app := fiber.New(fiber.Config{DisableStartupMessage: true})
+		app.Post("/api/tools/:name/run", func(c *fiber.Ctx) error {
+			out, err := instantTool{}.Call(c.UserContext(), c.Body())
+			if err != nil {
+				return err
+			}
+			return c.JSON(fiber.Map{"tool": c.Params("name"), "output": out})
+		})
+		serve(b, app.Handler())
+	})
+	for _, bc := range []struct {
+		name    string
+		tracing bool
+	}{{"edge and service", false}, {"edge and service, traced", true}} {
+		b.Run(bc.name, func(b *testing.B) {
+			if bc.tracing {
+				tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(dropSpans{}))
+				defer tp.Shutdown(context.Background())
+				defer telemetry.Enable(tp, false)()
+			}
+			cfg := config.Config{Addr: "127.0.0.1:3000"}
+			svc := service.New(service.Deps{Tools: instantBox{}, Rows: nowhere{}, Traces: nowhere{}, Metrics: telemetry.NewMetrics()})
+			s := NewServer(Deps{Config: cfg, Service: svc, Log: slog.New(slog.DiscardHandler), Auth: testAuth(b, cfg)})
+			serve(b, s.app.Handler())
 		})
 	}
 }

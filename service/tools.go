@@ -68,17 +68,12 @@ func (s *Service) Run(ctx context.Context, name string, args json.RawMessage) (*
 		}
 	}
 	res := &RunResult{Tool: name, Version: t.Spec().Version, Output: out, Ms: millis(elapsed), RequestID: o.id}
-	kept := map[string]any{"tool": name, "ms": res.Ms, "request_id": o.id}
+	kept := runTrace{Tool: name, Ms: res.Ms, RequestID: o.id, Calls: nested}
 	if json.Valid(args) {
-		kept["arguments"] = json.RawMessage(args)
+		kept.Arguments = json.RawMessage(args)
 	}
 	if err == nil {
-		kept["output"] = clip.String(out, maxTraceOutput)
-	}
-	if len(nested) > 0 {
-		// The tools it called, each with its arguments, output, time and
-		// depth.
-		kept["calls"] = nested
+		kept.Output = clip.String(out, maxTraceOutput)
 	}
 	o.rec.Result = marshal(kept)
 	if err := o.finish(err); err != nil {
@@ -88,6 +83,18 @@ func (s *Service) Run(ctx context.Context, name string, args json.RawMessage) (*
 		return nil, err
 	}
 	return res, nil
+}
+
+// runTrace is what a run's trace keeps as its result.
+type runTrace struct {
+	Tool      string          `json:"tool"`
+	Ms        float64         `json:"ms"`
+	RequestID string          `json:"request_id"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Output    string          `json:"output,omitempty"`
+	// Calls are the tools it called, each with its arguments, output, time
+	// and depth.
+	Calls []toolbox.CallRecord `json:"calls,omitempty"`
 }
 
 // serving returns the tool named name that serves, local or external.
