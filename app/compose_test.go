@@ -1,6 +1,7 @@
 package main
 
 import (
+	"adaptbot/llm/llmtest"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -133,5 +134,36 @@ func TestUsedToolsAreProtected(t *testing.T) {
 	_, r = in.do(t, "GET", "/api/tools/trip_time", "")
 	if r["status"] != "broken" || !strings.Contains(str(r["last_error"]), "unit_converter") {
 		t.Errorf("trip_time after its callee went = %v", r)
+	}
+}
+
+// TestTripTimeFromChat: a chat whose answer comes from a tool that calls
+// two others keeps both nested calls in its trace, under the step that made
+// them, and its CSV row lists all three tools.
+func TestTripTimeFromChat(t *testing.T) {
+	msg := "how long is 100 miles at 80 km/h?"
+	script := newScript(map[string]string{msg: "trip_time"}, map[string]string{msg: `{"miles": 100, "speed_kmh": 80}`})
+	in := start(t, modelEnv(llmtest.New(t, script.reply)), withTripTime(t))
+	code, r := in.chat(t, msg)
+	if code != 200 || r["path"] != "trip_time" || !strings.Contains(str(r["response"]), "2.01168 hours") {
+		t.Fatalf("chat = %d %v", code, r)
+	}
+	var calls []any
+	for _, st := range r["trace"].([]any) {
+		if step, _ := st.(map[string]any); step["tool"] == "trip_time" {
+			calls, _ = step["calls"].([]any)
+		}
+	}
+	if len(calls) != 2 {
+		t.Fatalf("the trip_time step's nested calls = %v", calls)
+	}
+	for i, want := range []string{"unit_converter", "calculator"} {
+		if c, _ := calls[i].(map[string]any); c["tool"] != want || c["depth"] != float64(1) || c["caller"] != "trip_time" {
+			t.Errorf("nested call %d = %v", i, c)
+		}
+	}
+	rows := in.rows(t)
+	if len(rows) != 1 || rows[0]["tools"] != "trip_time;unit_converter;calculator" || rows[0]["category"] != "trip_time" {
+		t.Errorf("rows = %v", rows)
 	}
 }
