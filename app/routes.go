@@ -33,7 +33,7 @@ func (s *Server) routes() {
 	s.app.Get("/api/tools/:name/diff", s.handleToolDiff())
 	s.app.Post("/api/tools/:name/test", s.need(identity.Build), s.cancelOnLeave(), s.handleToolTest())
 	s.app.Post("/api/tools/:name/approve", s.need(identity.Delete), s.handleToolApprove())
-	s.app.Post("/api/tools/import", s.need(identity.Build), s.handleToolImport())
+	s.app.Post("/api/tools/import", s.need(identity.Build), s.limits.rateLimit(), s.limits.admit(), s.handleToolImport())
 	s.app.Post("/api/tools/plan", s.need(identity.Build), s.limits.rateLimit(), s.limits.admit(), s.cancelOnLeave(), s.handleBuildPlan())
 
 	// Learning from use (learning.go): failure cases, repairs, feedback.
