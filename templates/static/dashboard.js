@@ -232,7 +232,13 @@ function drawRecent(s) {
       r.feedback > 0 ? '👍' : r.feedback < 0 ? '👎' : '', r.user || DASH];
     // A refusal for want of a model is not shown as an error.
     const errCls = r.outcome === 'not_configured' ? 'not-configured' : 'error';
-    cells.forEach((text, i) => { const td = el('td', i === 6 ? errCls : '', text); td.dataset.label = labels[i]; tr.appendChild(td); });
+    cells.forEach((text, i) => {
+      // A long error is cut to a few lines; its whole text is the tooltip and in the trace.
+      const td = i === 6 ? el('td', errCls) : el('td', '', text);
+      if (i === 6) { const d = el('div', 'clamp', text); d.title = text; td.appendChild(d); }
+      td.dataset.label = labels[i];
+      tr.appendChild(td);
+    });
     const td = el('td');
     td.dataset.label = labels[9];
     if (r.trace) { const a = el('a', 'trace-link', r.request_id); a.href = r.trace; td.appendChild(a); } else td.textContent = DASH;

@@ -13,7 +13,9 @@
       const res = await api('POST', '/login/key', {key: input.value.trim()});
       input.value = '';
       if (!res.ok) {
-        show(out, res.body.error || ('The server answered ' + res.status), true);
+        const note = el('div', 'notice bad', res.body.error || ('The server answered ' + res.status));
+        note.setAttribute('role', 'alert');
+        out.replaceChildren(note);
         return;
       }
       window.location.assign(next);

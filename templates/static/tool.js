@@ -146,6 +146,8 @@
   const out = document.getElementById('repair-out');
 
   function when(t) { return t ? new Date(t).toLocaleString() : ''; }
+  // The API's word for a failure kind, as a person reads it.
+  const kindWords = {invalid_arguments: 'invalid arguments', bad_output: 'bad output'};
 
   function draw(rep) {
     const cases = rep.cases || [];
@@ -158,7 +160,9 @@
       input.appendChild(el('code', '', typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments)));
       if (!c.exact) input.appendChild(el('div', 'muted', 'cut: ' + c.arguments_bytes + ' bytes sent'));
       const err = el('td', 'err');
-      err.appendChild(el('span', 'badge kind', c.kind));
+      const kind = el('span', 'badge kind', kindWords[c.kind] || c.kind);
+      kind.title = c.kind;
+      err.appendChild(kind);
       err.append(' ' + (c.message || ''));
       if (c.comment) err.appendChild(el('div', 'muted', '“' + c.comment + '”'));
       const seen = el('td', 'when', when(c.last_seen));
