@@ -29,14 +29,10 @@ const noModelText = "no language model is configured"
 // rows without one by the error message), OutcomeError for any other error,
 // else OutcomeOK.
 func (r Row) Outcome() string {
-	return outcomeOf(r.ErrorKind, r.Error)
-}
-
-func outcomeOf(kind, msg string) string {
 	switch {
-	case kind == ErrorKindNotConfigured, kind == "" && strings.Contains(msg, noModelText):
+	case r.ErrorKind == ErrorKindNotConfigured, r.ErrorKind == "" && strings.Contains(r.Error, noModelText):
 		return OutcomeNotConfigured
-	case kind != "" || msg != "":
+	case r.ErrorKind != "" || r.Error != "":
 		return OutcomeError
 	}
 	return OutcomeOK
