@@ -29,21 +29,18 @@ const noModelText = "no language model is configured"
 // rows without one by the error message), OutcomeError for any other error,
 // else OutcomeOK.
 func (r Row) Outcome() string {
-	return outcomeOf(r.ErrorKind, r.Error)
-}
-
-func outcomeOf(kind, msg string) string {
 	switch {
-	case kind == ErrorKindNotConfigured, kind == "" && strings.Contains(msg, noModelText):
+	case r.ErrorKind == ErrorKindNotConfigured, r.ErrorKind == "" && strings.Contains(r.Error, noModelText):
 		return OutcomeNotConfigured
-	case kind != "" || msg != "":
+	case r.ErrorKind != "" || r.Error != "":
 		return OutcomeError
 	}
 	return OutcomeOK
 }
 
-// PathBuild in Filter.Path matches every build row (build_create,
-// build_modify and build_delete).
+// PathBuild in Filter.Path matches every build row: every category of
+// work on a tool (build_create, build_modify, build_delete, build_rollback,
+// build_approve, build_test, build_plan, build_import).
 const PathBuild = "build"
 
 // Filter selects rows. Zero fields select everything.
@@ -171,17 +168,21 @@ func (f Filter) matchFeedback(category string, tools []string) bool {
 }
 
 func isBuildCategory(c string) bool {
-	return c == CategoryBuildCreate || c == CategoryBuildModify || c == CategoryBuildDelete
+	switch c {
+	case CategoryBuildCreate, CategoryBuildModify, CategoryBuildDelete, CategoryBuildRollback,
+		CategoryBuildApprove, CategoryBuildTest, CategoryBuildPlan, CategoryBuildImport:
+		return true
+	}
+	return false
 }
 
 // toolsOf is the tools a row ran: its tools column, or, in files written
 // before that column, the category when it names a tool.
 func toolsOf(category string, tools []string) []string {
-	if len(tools) > 0 {
+	switch {
+	case len(tools) > 0:
 		return tools
-	}
-	switch category {
-	case "", CategoryGeneral, CategoryNeedTool, CategoryBuildCreate, CategoryBuildModify, CategoryBuildDelete:
+	case category == "", category == CategoryGeneral, category == CategoryNeedTool, isBuildCategory(category):
 		return nil
 	}
 	return []string{category}

@@ -222,6 +222,16 @@ func PathLabel(category string) string {
 		return "a tool was changed"
 	case CategoryBuildDelete:
 		return "a tool was deleted"
+	case CategoryBuildRollback:
+		return "an earlier version of a tool was served again"
+	case CategoryBuildApprove:
+		return "a pending version of a tool was approved"
+	case CategoryBuildTest:
+		return "a tool's stored examples were re-run"
+	case CategoryBuildPlan:
+		return "a build was planned"
+	case CategoryBuildImport:
+		return "a bundle of tools was imported"
 	}
 	return "answered with a tool"
 }

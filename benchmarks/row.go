@@ -105,9 +105,9 @@ type NodeTime struct {
 //	timestamp                     Timestamp, RFC 3339 in UTC with milliseconds;
 //	                              Log fills in the current time when zero
 //	query                         Query, the user's text, quoted by CSV as needed
-//	intent                        Intent: CHAT, BUILD or RUN
+//	intent                        Intent: CHAT, BUILD, RUN or FEEDBACK
 //	category                      Category: general, need_tool, a tool name,
-//	                              build_create, build_modify or build_delete
+//	                              or a build_ category (build_create, ...)
 //	tool_generation_time_sec      GenerationTime in seconds; left EMPTY when zero,
 //	                              i.e. for every request that is not a build, so
 //	                              spreadsheet and pandas averages skip it

@@ -614,3 +614,27 @@ func TestFilterByUser(t *testing.T) {
 		t.Errorf("ParseFilter(user) = %+v, %v", f, err)
 	}
 }
+
+// TestEveryBuildCategoryIsABuild: work on a tool that builds nothing new
+// (a rollback, an approval, a test, a plan, an import) is a build like
+// the others: path=build selects it, its path is not labelled as a tool's
+// answer, and its category is not taken for the name of a tool that ran.
+func TestEveryBuildCategoryIsABuild(t *testing.T) {
+	s := benchmarks.NewStore()
+	at := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
+	categories := []string{benchmarks.CategoryBuildCreate, benchmarks.CategoryBuildModify, benchmarks.CategoryBuildDelete,
+		benchmarks.CategoryBuildRollback, benchmarks.CategoryBuildApprove, benchmarks.CategoryBuildTest,
+		benchmarks.CategoryBuildPlan, benchmarks.CategoryBuildImport}
+	for i, c := range categories {
+		s.Add(benchmarks.Row{Timestamp: at.Add(time.Duration(i) * time.Second), Intent: benchmarks.IntentBuild, Category: c, RequestID: c})
+		if got := benchmarks.PathLabel(c); got == benchmarks.PathLabel("calculator") {
+			t.Errorf("PathLabel(%s) = %q, a tool's", c, got)
+		}
+		if n := s.Query(benchmarks.Filter{Tool: c}).Requests; n != 0 {
+			t.Errorf("tool=%s selects %d rows: the category taken for a tool", c, n)
+		}
+	}
+	if n := s.Query(benchmarks.Filter{Path: benchmarks.PathBuild}).Requests; n != len(categories) {
+		t.Errorf("path=build selects %d rows, want %d", n, len(categories))
+	}
+}

@@ -92,10 +92,7 @@ func (m *model) Generate(ctx context.Context, r llm.Request) (llm.Response, erro
 			s.SetAttributes(semconv.GenAIOutputMessagesKey.String(outputJSON(resp)))
 		}
 	}
-	if err == nil {
-		outcome = ""
-	}
-	finish(s, outcome, err)
+	finish(s, "", err)
 	return resp, err
 }
 

@@ -12,8 +12,9 @@
 //
 // It reads no setting from the process environment (the caller hands it a
 // getenv), installs nothing global but the tracer provider Setup makes, and
-// must not import any AdaptBot package but llm: the packages it
-// instruments (toolbox, sandbox, generator, mcp/client) import it.
+// must not import any AdaptBot package but the leaves llm and clip: the
+// packages it instruments (toolbox, sandbox, generator, mcp/client) import
+// it.
 package telemetry
 
 import (

@@ -8,11 +8,8 @@
 // simulated time, evaluates every panel's PromQL query (as the dashboard
 // JSON has it, with its variables set to All, 5m and 1h) with Prometheus's
 // own engine, and writes the results to data.js, which index.html draws
-// with the uPlot AdaptBot vendors:
-//
-//	cd docs/grafana && go run . && chromium --headless --no-sandbox --disable-gpu \
-//	    --disable-background-networking --hide-scrollbars --window-size=1600,2300 \
-//	    --screenshot=../grafana-dashboard.png index.html
+// with the uPlot AdaptBot vendors. README.md has the commands that make
+// the screenshot.
 package main
 
 import (

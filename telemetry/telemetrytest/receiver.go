@@ -7,7 +7,6 @@
 package telemetrytest
 
 import (
-	"compress/gzip"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -32,9 +31,6 @@ type Span struct {
 	Attrs           map[string]any
 	Resource        map[string]any
 	Scope           string
-	StatusError     bool
-	StatusMessage   string
-	Start, End      time.Time
 }
 
 // Receiver is an OTLP/HTTP trace receiver on loopback.
@@ -70,16 +66,7 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "want protobuf", http.StatusUnsupportedMediaType)
 		return
 	}
-	var body io.Reader = req.Body
-	if req.Header.Get("Content-Encoding") == "gzip" {
-		gz, err := gzip.NewReader(req.Body)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		body = gz
-	}
-	raw, err := io.ReadAll(body)
+	raw, err := io.ReadAll(req.Body)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
@@ -96,18 +83,14 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 		for _, ss := range rs.GetScopeSpans() {
 			for _, s := range ss.GetSpans() {
 				got = append(got, Span{
-					Name:          s.GetName(),
-					Kind:          strings.ToLower(strings.TrimPrefix(s.GetKind().String(), "SPAN_KIND_")),
-					TraceID:       hex.EncodeToString(s.GetTraceId()),
-					SpanID:        hex.EncodeToString(s.GetSpanId()),
-					ParentID:      hex.EncodeToString(s.GetParentSpanId()),
-					Attrs:         attrs(s.GetAttributes()),
-					Resource:      res,
-					Scope:         ss.GetScope().GetName(),
-					StatusError:   s.GetStatus().GetCode().String() == "STATUS_CODE_ERROR",
-					StatusMessage: s.GetStatus().GetMessage(),
-					Start:         time.Unix(0, int64(s.GetStartTimeUnixNano())),
-					End:           time.Unix(0, int64(s.GetEndTimeUnixNano())),
+					Name:     s.GetName(),
+					Kind:     strings.ToLower(strings.TrimPrefix(s.GetKind().String(), "SPAN_KIND_")),
+					TraceID:  hex.EncodeToString(s.GetTraceId()),
+					SpanID:   hex.EncodeToString(s.GetSpanId()),
+					ParentID: hex.EncodeToString(s.GetParentSpanId()),
+					Attrs:    attrs(s.GetAttributes()),
+					Resource: res,
+					Scope:    ss.GetScope().GetName(),
 				})
 			}
 		}
