@@ -73,13 +73,6 @@ func describe(desc string) string {
 	return contract.Summary(desc, maxDescription)
 }
 
-// toolFunctions offers tools as offer does, for a fresh message.
-func toolFunctions(tools []toolbox.Tool) []llm.Function {
-	var s state
-	s.offer(tools)
-	return s.functions
-}
-
 // offer adds tools to the functions offered this message, and records
 // under which function name each is offered: calls are decoded by that
 // map, since encoded names do not decode ("a/b" and "a__b" encode alike).

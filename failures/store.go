@@ -169,13 +169,11 @@ type Store struct {
 }
 
 // tool is one tool's state: base as the backend last kept it, and what
-// happened here since (pending), not written yet.
+// happened here since (pending), not written yet: the next flush writes it.
 type tool struct {
 	base    State
 	ids     map[string]bool // the IDs in base
 	pending pending
-	// dirty: pending holds changes the next flush writes.
-	dirty bool
 }
 
 // pending are changes not yet kept by the backend.
@@ -267,7 +265,6 @@ func (s *Store) Record(c Call) (id string, fresh bool) {
 	d.Count++
 	merge(d, Case{Kind: c.Kind, Message: clip.String(c.Message, MaxMessage), Comment: clip.String(c.Comment, MaxComment),
 		LastSeen: at, RequestID: c.RequestID, Status: status})
-	s.markLocked(t)
 	return id, fresh
 }
 
@@ -385,9 +382,6 @@ func (s *Store) toolLocked(name string) *tool {
 	return t
 }
 
-// markLocked leaves t for the next flush.
-func (s *Store) markLocked(t *tool) { t.dirty = true }
-
 // Get returns a tool's state as it stands here: what the backend keeps and
 // what happened since.
 func (s *Store) Get(name string) State {
@@ -458,7 +452,6 @@ func (s *Store) change(name string, o op) error {
 	defer s.mu.Unlock()
 	t := s.toolLocked(name)
 	t.pending.ops = append(t.pending.ops, o)
-	s.markLocked(t)
 	return nil
 }
 
@@ -472,7 +465,6 @@ func (s *Store) AddRepair(name string, r Repair) {
 	defer s.mu.Unlock()
 	t := s.toolLocked(name)
 	t.pending.repairs = append(t.pending.repairs, r)
-	s.markLocked(t)
 }
 
 // Replace sets a tool's state as the backend keeps it now, when another
@@ -587,10 +579,6 @@ func (s *Store) Flush(ctx context.Context) error {
 	}
 	var jobs []job
 	for name, t := range s.tools {
-		if !t.dirty {
-			continue
-		}
-		t.dirty = false
 		if t.pending.empty() {
 			continue
 		}
@@ -609,7 +597,6 @@ func (s *Store) Flush(ctx context.Context) error {
 		t := s.toolLocked(j.name)
 		if err != nil {
 			t.pending = unwrite(j.p, t.pending)
-			s.markLocked(t)
 			errs = append(errs, err)
 		} else {
 			s.replaceLocked(j.name, st)

@@ -677,15 +677,18 @@ func (r *Registry) applyLocked(name string, src []byte, spec *contract.Spec, ori
 	return &Event{Kind: kind, Entry: e}, nil
 }
 
-// check runs a new version's checks: the contract, its calls of other tools
-// (with callees, that they exist and close no cycle), and a compile.
+// check runs a new version's checks: the contract (its calls of other tools
+// included), with callees that the tools it calls exist and close no cycle,
+// and a compile.
 func (r *Registry) check(ctx context.Context, name string, src []byte, callees bool) (*contract.Spec, error) {
 	spec, err := contract.Parse(name, src)
 	if err != nil {
 		return nil, err
 	}
-	if err := r.checkCalls(name, src, callees); err != nil {
-		return nil, err
+	if callees {
+		if err := r.checkCallees(spec, src); err != nil {
+			return nil, err
+		}
 	}
 	if r.opts.Compiler != nil {
 		if err := r.opts.Compiler.Compile(ctx, name, src); err != nil {

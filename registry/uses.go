@@ -154,16 +154,16 @@ func (r *Registry) chainLocked(from, to string) []string {
 	return nil
 }
 
-// checkCalls refuses a version of name whose calls break the rules
-// (contract.Calls), or, when callees is true, that calls a tool that is
+// checkCallees refuses a version, which passed the contract as spec (so
+// its calls keep the rules of contract.Calls), that calls a tool that is
 // not there or would close a cycle. A tool is there if one of the
 // registry's serves, its file waits in the tools folder (the tools of a
 // folder are loaded one by one), or Options.Known knows it. The caller
 // holds r.write.
-func (r *Registry) checkCalls(name string, src []byte, callees bool) error {
-	uses, err := contract.Calls(name, src)
-	if err != nil || !callees || len(uses) == 0 {
-		return err
+func (r *Registry) checkCallees(spec *contract.Spec, src []byte) error {
+	name, uses := spec.Name, spec.Calls
+	if len(uses) == 0 {
+		return nil
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()

@@ -1,6 +1,9 @@
 package router
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestShapeWords(t *testing.T) {
 	for _, tt := range []struct{ q, want string }{
@@ -21,19 +24,8 @@ func TestShapeWords(t *testing.T) {
 		{"Please read the attached report, which runs for pages and pages, and tell me in a few words what it says about the budget for next year, where it says the costs will rise by 12 * 3 percent, and whether that matches what the board agreed last spring when it met to decide the plan", ""}, // long: its words speak for it
 	} {
 		got := shapeWords(tt.q)
-		if tt.want == "" && got != "" || tt.want != "" && !contains(got, tt.want) {
+		if tt.want == "" && got != "" || tt.want != "" && !strings.Contains(got, tt.want) {
 			t.Errorf("shapeWords(%q) = %q, want %q", tt.q, got, tt.want)
 		}
 	}
-}
-
-func contains(s, sub string) bool { return len(sub) == 0 || len(s) >= len(sub) && indexOf(s, sub) >= 0 }
-
-func indexOf(s, sub string) int {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
-			return i
-		}
-	}
-	return -1
 }

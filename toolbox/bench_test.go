@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"adaptbot/registry"
 	"adaptbot/sandbox"
 )
 
@@ -82,7 +81,6 @@ func BenchmarkSyncLocal(b *testing.B) {
 		v++
 		reg.put(localTool("tool_0500", v))
 	}
-	_ = registry.Tool{}
 }
 
 // BenchmarkNestedCall measures what a tool's call of another tool costs,

@@ -18,8 +18,8 @@ import (
 //   - the call log of the request, when its context carries one
 //     (WithCallLog): the calls in the order they began, each with its
 //     depth and its caller, for the request's trace;
-//   - the Set's observers (OnCall), told after every call ends: for
-//     metrics, the benchmarks row and the failure cases a repair reads.
+//   - the Set's observers (OnCall), told after every call ends: for the
+//     failure cases a repair reads.
 
 // MaxRecordedText caps the arguments and output a CallRecord keeps.
 const MaxRecordedText = 2 << 10
@@ -54,19 +54,13 @@ type CallRecord struct {
 type CallEvent struct {
 	Tool    string
 	Version int
-	// Origin is the tool's origin (builtin, generated, manual, or mcp for
-	// an external tool).
-	Origin string
-	// Args are the arguments as sent, whole; Output the whole output.
-	Args   json.RawMessage
-	Output string
-	Err    error
-	Kind   ErrorKind
+	// Args are the arguments as sent, whole.
+	Args json.RawMessage
+	Err  error
 	// Depth and Caller place the call in its chain: 0 and "" for a call
 	// made from outside.
-	Depth    int
-	Caller   string
-	Duration time.Duration
+	Depth  int
+	Caller string
 	// RequestID is the request's ID (reqid) when its context has one.
 	RequestID string
 }
@@ -198,8 +192,7 @@ func (s *Set) invoke(ctx context.Context, spec Spec, args json.RawMessage, run f
 	observers := s.observers
 	s.omu.RUnlock()
 	if len(observers) > 0 {
-		ev := CallEvent{Tool: spec.Name, Version: spec.Version, Origin: spec.Origin, Args: args, Output: out, Err: err, Kind: kind,
-			Depth: f.depth, Duration: took, RequestID: reqid.From(ctx)}
+		ev := CallEvent{Tool: spec.Name, Version: spec.Version, Args: args, Err: err, Depth: f.depth, RequestID: reqid.From(ctx)}
 		if parent != nil {
 			ev.Caller = parent.tool
 		}

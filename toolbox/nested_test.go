@@ -298,7 +298,7 @@ func TestNestedCallsFailClearly(t *testing.T) {
 					continue
 				}
 				// The first call to end is the innermost: the one that failed.
-				if nested := events[0]; nested.Kind != tt.kind || nested.Depth == 0 {
+				if nested := events[0]; KindOf(nested.Err) != tt.kind || nested.Depth == 0 {
 					t.Errorf("%s: the failing nested call was told as %+v, want kind %s", tt.tool, nested, tt.kind)
 				}
 			}

@@ -54,27 +54,14 @@ func NewCheck(c Config) *Check {
 	)
 	switch name {
 	case "openai":
-		base := "https://api.openai.com/v1"
-		if c.OpenAIBaseURL != "" {
-			if b, err := BaseURL(c.OpenAIBaseURL); err == nil {
-				base = b
-			}
-		}
-		url = strings.TrimRight(base, "/") + "/models"
+		url = strings.TrimRight(c.openaiBase(), "/") + "/models"
 		token := c.OpenAIKey
 		if token == "" {
 			token = "unused"
 		}
 		header.Set("Authorization", "Bearer "+token)
 	case "ollama":
-		host := c.OllamaHost
-		if host == "" {
-			host = "http://127.0.0.1:11434"
-		}
-		if !strings.Contains(host, "://") {
-			host = "http://" + host
-		}
-		url = strings.TrimRight(host, "/") + "/api/tags"
+		url = strings.TrimRight(c.ollamaHost(), "/") + "/api/tags"
 	case "anthropic":
 		url = "https://api.anthropic.com/v1/models"
 		header.Set("x-api-key", c.AnthropicKey)

@@ -93,10 +93,7 @@ func New(ctx context.Context, c Config) (llm.Model, error) {
 		if oerr != nil {
 			return nil, oerr
 		}
-		a.url = "https://api.openai.com/v1"
-		if c.OpenAIBaseURL != "" {
-			a.url, _ = BaseURL(c.OpenAIBaseURL)
-		}
+		a.url = c.openaiBase()
 		// The openai client hands function-call deltas to the streaming
 		// function too; they are kept out of the text stream.
 		a.callPieces = true
@@ -157,6 +154,17 @@ func (c Config) openaiOptions() ([]openai.Option, error) {
 		opts = append(opts, openai.WithBaseURL(base))
 	}
 	return opts, nil
+}
+
+// openaiBase is the OpenAI API root in use: OPENAI_BASE_URL's, or
+// OpenAI's own when it is unset (or not a URL, which openaiOptions refuses).
+func (c Config) openaiBase() string {
+	if c.OpenAIBaseURL != "" {
+		if base, err := BaseURL(c.OpenAIBaseURL); err == nil {
+			return base
+		}
+	}
+	return "https://api.openai.com/v1"
 }
 
 // geminiBaseURL is Google's OpenAI-compatible endpoint for Gemini (chat,

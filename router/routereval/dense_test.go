@@ -2,18 +2,14 @@ package routereval
 
 import (
 	"context"
-	"flag"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"adaptbot/router"
 )
-
-var distill = flag.Bool("routereval.distill", false, "TestDenseSignals also distils the static table (about 90 s) and measures it")
 
 // embedServer starts the Node helper, skipping without it on a developer's
 // machine and failing without it under CI=true or
@@ -89,8 +85,7 @@ func (c *cached) EmbedQuery(ctx context.Context, text string) ([]float32, error)
 
 // TestDenseSignals measures the router with Universal Sentence Encoder lite
 // on the endpoint (the full model, served by embedserver/server.js) beside
-// the lexical router, on LiveMCPBench, and with -routereval.distill also the
-// static table distilled from the same model. Run with -v for the table.
+// the lexical router, on LiveMCPBench. Run with -v for the table.
 func TestDenseSignals(t *testing.T) {
 	dir := datasetDir(t)
 	srv := embedServer(t)
@@ -116,20 +111,6 @@ func TestDenseSignals(t *testing.T) {
 		name string
 		e    router.Embedder
 	}{{"Route, lexical (the default)", nil}, {"Route + USE lite on the endpoint (WithEmbedder)", newCached(t, full, append(denseTexts(docs), queries...))}}
-	if *distill {
-		table := filepath.Join(t.TempDir(), "use_lite.bin.gz")
-		if err := Distill(context.Background(), EmbedServerDir, table, 256); err != nil {
-			t.Fatal(err)
-		}
-		st, err := LoadStatic(table)
-		if err != nil {
-			t.Fatal(err)
-		}
-		systems = append(systems, struct {
-			name string
-			e    router.Embedder
-		}{"Route + static table distilled from USE lite (WithEmbedder)", st})
-	}
 	var b strings.Builder
 	b.WriteString("| system | recall@5 | recall@10 | per-step top-3 recall | per-step all found |\n|---|---|---|---|---|\n")
 	var lexical Metrics

@@ -3,8 +3,7 @@
 // recall, Route's latency at scale, and two baselines it must beat (a
 // hierarchical TF-IDF design and plain BM25 over name and description).
 // It also measures the router with a real embedding model (embedserver/, a
-// Node helper that serves Universal Sentence Encoder lite on loopback, and
-// the static table distilled from it), and the model traffic of a one-tool
+// Node helper that serves Universal Sentence Encoder lite on loopback), and the model traffic of a one-tool
 // answer beside langchaingo's agent (the peer, its own module in peer/).
 //
 // It is the router's laboratory, kept beside the product package so that

@@ -17,7 +17,7 @@ import (
 )
 
 // EmbedServerDir is the Node helper that serves Universal Sentence Encoder
-// lite (and distils it), relative to this package's folder.
+// lite, relative to this package's folder.
 const EmbedServerDir = "embedserver"
 
 // EmbedServer is embedserver/server.js running on loopback.
@@ -173,19 +173,4 @@ func (e HTTPEmbedder) embed(ctx context.Context, texts []string) ([][]float32, e
 		out[d.Index] = d.Embedding
 	}
 	return out, nil
-}
-
-// Distill runs embedserver/distill.js in dir, writing the static table to
-// out with dims dimensions. It takes about a minute and a half here.
-func Distill(ctx context.Context, dir, out string, dims int) error {
-	if err := EmbedServerReady(dir); err != nil {
-		return err
-	}
-	cmd := exec.CommandContext(ctx, "node", "distill.js", "--dims", fmt.Sprint(dims), "--out", out)
-	cmd.Dir = dir
-	msg, err := cmd.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("distill: %w: %s", err, msg)
-	}
-	return nil
 }
