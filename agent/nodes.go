@@ -14,6 +14,7 @@ import (
 	"adaptbot/failures"
 	"adaptbot/llm"
 	"adaptbot/reqid"
+	"adaptbot/telemetry"
 	"adaptbot/toolbox"
 )
 
@@ -321,7 +322,9 @@ func (a *Agent) execute(ctx context.Context, s *state) (*state, error) {
 		wg.Wait()
 	}
 	began := time.Now()
-	each(func(i int) { runs[i], steps[i] = a.call(ctx, calls[i].tool, calls[i].FunctionCall.Arguments) })
+	each(func(i int) {
+		runs[i], steps[i] = a.call(telemetry.WithToolCallID(ctx, calls[i].ID), calls[i].tool, calls[i].FunctionCall.Arguments)
+	})
 	// Every call is answered before any is asked again: a provider wants
 	// all the results of one assistant message before the next one.
 	var retry []int
@@ -389,7 +392,7 @@ func (a *Agent) retry(ctx context.Context, s *state, calls []toolCall, idx []int
 				raw = r.args
 			}
 			fixed[j] = llm.FunctionCall{ID: calls[i].ID + "_retry", Name: calls[i].Name, Arguments: raw}
-			again, st := a.call(ctx, calls[i].tool, raw)
+			again, st := a.call(telemetry.WithToolCallID(ctx, fixed[j].ID), calls[i].tool, raw)
 			if again.argsErr != nil {
 				again.err = fmt.Errorf("could not get valid arguments for %s: %w", calls[i].tool, again.err)
 				again.ran = false

@@ -220,6 +220,11 @@ func TestChatIsTracedAndCounted(t *testing.T) {
 	if tool.TraceID != caller || tool.Attrs["gen_ai.tool.name"] != "calculator" {
 		t.Errorf("execute_tool span %+v", tool)
 	}
+	// The span names the call as the model did, so a trace viewer can pair
+	// it with the model's request.
+	if id, _ := tool.Attrs["gen_ai.tool.call.id"].(string); !strings.HasPrefix(id, "call_") {
+		t.Errorf("execute_tool gen_ai.tool.call.id = %v, want the model's call id", tool.Attrs["gen_ai.tool.call.id"])
+	}
 
 	code, metrics := in.raw(t, "GET", "/metrics", "")
 	body := string(metrics)
