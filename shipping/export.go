@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"adaptbot/contract"
+	"adaptbot/sandbox"
 	"adaptbot/toolbox"
 	"adaptbot/toolkit"
 )
@@ -31,7 +32,7 @@ var tmpl = template.Must(template.ParseFS(templates, "templates/*.tmpl"))
 
 // DefaultTimeout is a call's limit in an exported server for a tool that
 // declares none: the sandbox's default.
-const DefaultTimeout = 10 * time.Second
+const DefaultTimeout = sandbox.DefaultCallTimeout
 
 // ExportOptions says where and how to write an exported module.
 type ExportOptions struct {
