@@ -19,6 +19,7 @@ import (
 	"text/template"
 	"time"
 
+	"adaptbot"
 	"adaptbot/contract"
 	"adaptbot/sandbox"
 	"adaptbot/toolbox"
@@ -178,11 +179,14 @@ func moduleFiles(items []Item, opts ExportOptions) (map[string][]byte, error) {
 	for _, it := range items {
 		local[it.Entry.Name] = toolbox.Spec{Name: it.Entry.Name, Network: it.Spec.Network, Calls: it.Spec.Calls}
 	}
-	gomod, gosum, err := goModFiles(opts.Module)
+	m, err := readGoMod(adaptbot.GoMod)
 	if err != nil {
 		return nil, err
 	}
-	m, _ := readGoMod(gomod)
+	gomod, gosum, err := goModFiles(opts.Module, m)
+	if err != nil {
+		return nil, err
+	}
 	now := opts.Now().UTC()
 	d := moduleData{
 		Module:    opts.Module,
