@@ -21,6 +21,7 @@ import (
 
 	"adaptbot"
 	"adaptbot/contract"
+	"adaptbot/generator"
 	"adaptbot/sandbox"
 	"adaptbot/toolbox"
 	"adaptbot/toolkit"
@@ -283,11 +284,7 @@ func examples(it Item) ([]exportExample, error) {
 	if it.Examples == nil {
 		return nil, nil
 	}
-	var raw []struct {
-		Input    json.RawMessage `json:"input"`
-		Contains string          `json:"contains"`
-		Matches  string          `json:"matches"`
-	}
+	var raw []generator.Example
 	if err := json.Unmarshal(it.Examples, &raw); err != nil {
 		return nil, refuse(NotShippable, it.Entry.Name, "", "%s: its examples are not a JSON array of examples: %v", it.Entry.Name, err)
 	}
