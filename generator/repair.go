@@ -221,26 +221,6 @@ func expecting(input json.RawMessage, output string) Example {
 	return Example{Input: input, Contains: out}
 }
 
-// keepAll adds every stored example to sent, unless sent has the very same
-// example: a repair may add examples, never change what an old one expects.
-func keepAll(sent []Example, stored []byte) []Example {
-	var old []Example
-	if json.Unmarshal(stored, &old) != nil {
-		return sent
-	}
-	have := map[string]bool{}
-	for _, e := range sent {
-		have[jsonLine(Example{Input: json.RawMessage(canonical(e.Input)), Contains: e.Contains, Matches: e.Matches})] = true
-	}
-	out := sent
-	for _, e := range old {
-		if !have[jsonLine(Example{Input: json.RawMessage(canonical(e.Input)), Contains: e.Contains, Matches: e.Matches})] {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
 // repairNote is what the version's history says of the repair.
 func repairNote(results []CaseResult) string {
 	var b strings.Builder
