@@ -211,14 +211,11 @@ func fixedExamples(have []Example, results []CaseResult) ([]Example, []CaseResul
 // expecting is an example that expects output: all of it when short, else
 // its start; an empty output only needs the call to succeed.
 func expecting(input json.RawMessage, output string) Example {
-	out := strings.TrimSpace(strings.TrimSuffix(output, "…"))
+	out := strings.TrimSpace(strings.TrimSuffix(output, clip.Marker))
 	if out == "" {
 		return Example{Input: input, Matches: `^\s*$`}
 	}
-	if len(out) > 200 {
-		out = strings.TrimSuffix(clip.String(out, 200), "…")
-	}
-	return Example{Input: input, Contains: out}
+	return Example{Input: input, Contains: clip.Prefix(out, 200)}
 }
 
 // repairNote is what the version's history says of the repair.
