@@ -5,6 +5,8 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -83,18 +85,6 @@ func toolkitImport(f *ast.File) string {
 func (c *checker) callSites(f *ast.File, pkg string) []CallSite {
 	name := c.name
 	consts := stringConsts(f)
-	isCallFunc := func(e ast.Expr) (*ast.SelectorExpr, bool) {
-		sel, ok := e.(*ast.SelectorExpr)
-		if !ok || !isIdent(sel.X, pkg) {
-			return nil, false
-		}
-		for _, fn := range CallFuncs {
-			if sel.Sel.Name == fn {
-				return sel, true
-			}
-		}
-		return nil, false
-	}
 	called := map[*ast.SelectorExpr]bool{}
 	seen := map[string]token.Pos{}
 	ast.Inspect(f, func(n ast.Node) bool {
@@ -102,7 +92,7 @@ func (c *checker) callSites(f *ast.File, pkg string) []CallSite {
 		if !ok {
 			return true
 		}
-		sel, ok := isCallFunc(call.Fun)
+		sel, ok := callFunc(call.Fun, pkg)
 		if !ok {
 			return true
 		}
@@ -128,7 +118,7 @@ func (c *checker) callSites(f *ast.File, pkg string) []CallSite {
 		return true
 	})
 	ast.Inspect(f, func(n ast.Node) bool {
-		if sel, ok := isCallFunc(exprOf(n)); ok && !called[sel] {
+		if sel, ok := callFunc(exprOf(n), pkg); ok && !called[sel] {
 			c.problem(sel.Pos(), "%s.%s may only be called, not used as a value: the tools a tool uses must be known before it runs", pkg, sel.Sel.Name)
 		}
 		return true
@@ -157,6 +147,59 @@ func MissingCallees(name string, src []byte, exists func(tool string) bool) []st
 	return out
 }
 
+// RenameCalls returns src with the tools it calls renamed: each string
+// literal that names, by the rules of Calls, a tool that rename maps to a
+// new name (passed to toolkit.Call or CallJSON, or held by a constant so
+// passed) names the new one. Every other byte stays as it was.
+func RenameCalls(name string, src []byte, rename map[string]string) ([]byte, error) {
+	if len(rename) == 0 {
+		return src, nil
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, name+".go", src, parser.SkipObjectResolution)
+	if err != nil {
+		return nil, err
+	}
+	pkg := toolkitImport(f)
+	if pkg == "" {
+		return src, nil
+	}
+	consts := stringConsts(f)
+	renamed := map[*ast.BasicLit]string{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok || len(call.Args) < 2 {
+			return true
+		}
+		if _, ok := callFunc(call.Fun, pkg); !ok {
+			return true
+		}
+		if lit := calleeLit(call.Args[1], consts); lit != nil {
+			if old, err := strconv.Unquote(lit.Value); err == nil && rename[old] != "" {
+				renamed[lit] = rename[old]
+			}
+		}
+		return true
+	})
+	lits := slices.SortedFunc(maps.Keys(renamed), func(a, b *ast.BasicLit) int { return int(b.Pos() - a.Pos()) })
+	out := slices.Clone(src)
+	for _, lit := range lits { // from the end, so that offsets hold
+		from, to := fset.Position(lit.Pos()).Offset, fset.Position(lit.End()).Offset
+		out = slices.Concat(out[:from], []byte(strconv.Quote(renamed[lit])), out[to:])
+	}
+	return out, nil
+}
+
+// callFunc reports whether e is toolkit.Call or CallJSON, with package
+// toolkit imported as pkg.
+func callFunc(e ast.Expr, pkg string) (*ast.SelectorExpr, bool) {
+	sel, ok := e.(*ast.SelectorExpr)
+	if !ok || !isIdent(sel.X, pkg) || !slices.Contains(CallFuncs, sel.Sel.Name) {
+		return nil, false
+	}
+	return sel, true
+}
+
 func exprOf(n ast.Node) ast.Expr {
 	e, _ := n.(ast.Expr)
 	return e
@@ -164,28 +207,36 @@ func exprOf(n ast.Node) ast.Expr {
 
 // calleeName reads the tool name of a call: a string literal, or a
 // constant of the file holding one.
-func calleeName(e ast.Expr, consts map[string]string) (string, bool) {
+func calleeName(e ast.Expr, consts map[string]*ast.BasicLit) (string, bool) {
+	lit := calleeLit(e, consts)
+	if lit == nil {
+		return "", false
+	}
+	s, err := strconv.Unquote(lit.Value)
+	return s, err == nil
+}
+
+// calleeLit is the string literal that names the tool of a call: the
+// argument itself, or the one a constant of the file holds.
+func calleeLit(e ast.Expr, consts map[string]*ast.BasicLit) *ast.BasicLit {
 	switch e := e.(type) {
 	case *ast.ParenExpr:
-		return calleeName(e.X, consts)
+		return calleeLit(e.X, consts)
 	case *ast.BasicLit:
-		if e.Kind != token.STRING {
-			return "", false
+		if e.Kind == token.STRING {
+			return e
 		}
-		s, err := strconv.Unquote(e.Value)
-		return s, err == nil
 	case *ast.Ident:
-		s, ok := consts[e.Name]
-		return s, ok
+		return consts[e.Name]
 	}
-	return "", false
+	return nil
 }
 
 // stringConsts are the constants of f, at any level, whose value is a
-// string literal. A name declared twice (in two functions) is left out:
-// which one a call means would need scopes.
-func stringConsts(f *ast.File) map[string]string {
-	out := map[string]string{}
+// string literal, with that literal. A name declared twice (in two
+// functions) is left out: which one a call means would need scopes.
+func stringConsts(f *ast.File) map[string]*ast.BasicLit {
+	out := map[string]*ast.BasicLit{}
 	twice := map[string]bool{}
 	ast.Inspect(f, func(n ast.Node) bool {
 		d, ok := n.(*ast.GenDecl)
@@ -202,14 +253,10 @@ func stringConsts(f *ast.File) map[string]string {
 				if !ok || lit.Kind != token.STRING {
 					continue
 				}
-				v, err := strconv.Unquote(lit.Value)
-				if err != nil {
-					continue
-				}
 				if _, dup := out[id.Name]; dup {
 					twice[id.Name] = true
 				}
-				out[id.Name] = v
+				out[id.Name] = lit
 			}
 		}
 		return true

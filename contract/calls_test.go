@@ -115,3 +115,27 @@ func TestMissingCallees(t *testing.T) {
 		t.Errorf("MissingCallees with every tool there = %q", got)
 	}
 }
+
+// TestRenameCalls renames every name Calls reads, however it is written
+// (a literal, in parentheses, a constant of the file or of a function,
+// through an alias), and no other string.
+func TestRenameCalls(t *testing.T) {
+	src := caller("kit", `	const calc = "calculator"
+	kit.Call(ctx, calc, nil)
+	kit.CallJSON(ctx, ("calculator"), nil, nil)
+	kit.Call(ctx, converter, "calculator")
+	kit.Call(ctx, "weather", nil)`)
+	got, err := RenameCalls("trip", []byte(src), map[string]string{"calculator": "calc", "unit_converter": "units"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.NewReplacer(`calc = "calculator"`, `calc = "calc"`, `("calculator")`, `("calc")`,
+		`converter = "unit_converter"`, `converter = "units"`).Replace(src)
+	if string(got) != want {
+		t.Errorf("RenameCalls =\n%s\nwant\n%s", got, want)
+	}
+	uses, err := Calls("trip", got)
+	if err != nil || !slices.Equal(uses, []string{"calc", "units", "weather"}) {
+		t.Errorf("Calls after the rename = %q, %v", uses, err)
+	}
+}

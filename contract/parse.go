@@ -98,7 +98,7 @@ func Parse(name string, src []byte) (*Spec, error) {
 		c.problem(f.Package, "missing package comment: start the file with // Package %s <does what>.", name)
 	}
 
-	contextName, toolkitName := "", ""
+	contextName := ""
 	for _, imp := range f.Imports {
 		path, _ := strconv.Unquote(imp.Path.Value)
 		spec.Imports = append(spec.Imports, path)
@@ -112,12 +112,6 @@ func Parse(name string, src []byte) (*Spec, error) {
 			contextName = "context"
 			if imp.Name != nil {
 				contextName = imp.Name.Name
-			}
-		}
-		if path == ToolkitPath {
-			toolkitName = "toolkit"
-			if imp.Name != nil {
-				toolkitName = imp.Name.Name
 			}
 		}
 	}
@@ -157,8 +151,8 @@ func Parse(name string, src []byte) (*Spec, error) {
 	} else if c.signature(execute, contextName) {
 		spec.Output = c.output(execute.Pos())
 	}
-	if toolkitName != "" {
-		c.toolkit(f, toolkitName, spec)
+	if pkg := toolkitImport(f); pkg != "" {
+		c.toolkit(f, pkg, spec)
 	}
 
 	if len(c.problems) > 0 {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"adaptbot/clip"
 )
 
 // Validate checks args, a JSON object, against a tool's parameters schema and
@@ -67,20 +69,12 @@ func (s *Schema) validate(raw json.RawMessage, is, must, does string) error {
 		return fmt.Errorf("%s not valid JSON: %w", is, err)
 	}
 	if _, ok := instance.(map[string]any); !ok {
-		return fmt.Errorf("%s be a JSON object, got %s", must, clipJSON(bytes.TrimSpace(raw)))
+		return fmt.Errorf("%s be a JSON object, got %s", must, clip.String(string(bytes.TrimSpace(raw)), 200))
 	}
 	if err := s.resolved.Validate(normalize(instance)); err != nil {
 		return fmt.Errorf("%s not match the schema: %w", does, err)
 	}
 	return nil
-}
-
-// clipJSON shortens raw JSON quoted in an error.
-func clipJSON(b []byte) string {
-	if len(b) > 200 {
-		return string(b[:200]) + "…"
-	}
-	return string(b)
 }
 
 // normalize turns json.Number into float64 or int64, which the validator

@@ -196,9 +196,9 @@ func (g *Generator) write(ctx context.Context, b *build, task, stage, doing stri
 func (g *Generator) check(ctx context.Context, b *build) (*build, error) {
 	switch {
 	case b.req.fix != nil:
-		b.cand.Examples = keepAll(b.cand.Examples, g.opts.Registry.Examples(b.name))
+		b.cand.Examples = keepExamples(b.cand.Examples, g.opts.Registry.Examples(b.name), sameExample)
 	case b.op == Modify:
-		b.cand.Examples = keepExamples(b.cand.Examples, g.opts.Registry.Examples(b.name))
+		b.cand.Examples = keepExamples(b.cand.Examples, g.opts.Registry.Examples(b.name), sameInput)
 	}
 	emit := func(ev Event) {
 		ev.Attempt, ev.Of = b.attempt, g.opts.MaxAttempts
@@ -328,24 +328,35 @@ func (g *Generator) reject(_ context.Context, b *build) (*build, error) {
 	return b, nil
 }
 
-// keepExamples adds to sent the stored examples whose input sent does not
-// repeat. Sending an input again is how a model changes what it expects.
-func keepExamples(sent []Example, stored []byte) []Example {
+// keepExamples adds to sent the stored examples that sent does not repeat,
+// as key tells them apart. By input (sameInput), sending an input again is
+// how a model changes what it expects; by the whole example (sameExample),
+// a repair may add examples, never change what an old one expects.
+func keepExamples(sent []Example, stored []byte, key func(Example) string) []Example {
 	var old []Example
 	if json.Unmarshal(stored, &old) != nil {
 		return sent
 	}
 	have := map[string]bool{}
 	for _, e := range sent {
-		have[canonical(e.Input)] = true
+		have[key(e)] = true
 	}
 	out := sent
 	for _, e := range old {
-		if !have[canonical(e.Input)] {
+		if !have[key(e)] {
 			out = append(out, e)
 		}
 	}
 	return out
+}
+
+// sameInput keys an example by its input, however it is written.
+func sameInput(e Example) string { return canonical(e.Input) }
+
+// sameExample keys an example by its input, however it is written, and
+// what it expects.
+func sameExample(e Example) string {
+	return jsonLine(Example{Input: json.RawMessage(canonical(e.Input)), Contains: e.Contains, Matches: e.Matches})
 }
 
 // canonical re-encodes JSON with sorted keys and no spaces, so equal inputs

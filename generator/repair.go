@@ -211,34 +211,11 @@ func fixedExamples(have []Example, results []CaseResult) ([]Example, []CaseResul
 // expecting is an example that expects output: all of it when short, else
 // its start; an empty output only needs the call to succeed.
 func expecting(input json.RawMessage, output string) Example {
-	out := strings.TrimSpace(strings.TrimSuffix(output, "…"))
+	out := strings.TrimSpace(strings.TrimSuffix(output, clip.Marker))
 	if out == "" {
 		return Example{Input: input, Matches: `^\s*$`}
 	}
-	if len(out) > 200 {
-		out = strings.TrimSuffix(clip.String(out, 200), "…")
-	}
-	return Example{Input: input, Contains: out}
-}
-
-// keepAll adds every stored example to sent, unless sent has the very same
-// example: a repair may add examples, never change what an old one expects.
-func keepAll(sent []Example, stored []byte) []Example {
-	var old []Example
-	if json.Unmarshal(stored, &old) != nil {
-		return sent
-	}
-	have := map[string]bool{}
-	for _, e := range sent {
-		have[jsonLine(Example{Input: json.RawMessage(canonical(e.Input)), Contains: e.Contains, Matches: e.Matches})] = true
-	}
-	out := sent
-	for _, e := range old {
-		if !have[jsonLine(Example{Input: json.RawMessage(canonical(e.Input)), Contains: e.Contains, Matches: e.Matches})] {
-			out = append(out, e)
-		}
-	}
-	return out
+	return Example{Input: input, Contains: clip.Prefix(out, 200)}
 }
 
 // repairNote is what the version's history says of the repair.

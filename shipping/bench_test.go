@@ -95,20 +95,18 @@ func BenchmarkCompute(b *testing.B) {
 	defer r.Close()
 	ctx := context.Background()
 	cases := []struct {
-		name   string
-		input  any
-		native func() (any, error)
+		name, tool string
+		input      any
+		native     func() (any, error)
 	}{
-		{"text_stats_100KB", text_stats.Input{Text: longText}, func() (any, error) {
+		{"text_stats_100KB", "text_stats", text_stats.Input{Text: longText}, func() (any, error) {
 			return text_stats.Execute(ctx, text_stats.Input{Text: longText})
 		}},
-		{"calculator_2000B", calculator.Input{Expression: longExpression}, func() (any, error) {
+		{"calculator_2000B", "calculator", calculator.Input{Expression: longExpression}, func() (any, error) {
 			return calculator.Execute(ctx, calculator.Input{Expression: longExpression})
 		}},
 	}
 	for _, c := range cases {
-		tool := strings.Split(c.name, "_1")[0]
-		tool = strings.Split(tool, "_2")[0]
 		b.Run(c.name+"/native", func(b *testing.B) {
 			for b.Loop() {
 				if _, err := c.native(); err != nil {
@@ -118,7 +116,7 @@ func BenchmarkCompute(b *testing.B) {
 		})
 		b.Run(c.name+"/worker", func(b *testing.B) {
 			input, _ := json.Marshal(c.input)
-			call := sandbox.Call{Tool: tool, Source: toolSource(b, tool), Input: input}
+			call := sandbox.Call{Tool: c.tool, Source: toolSource(b, c.tool), Input: input}
 			if _, err := r.Run(ctx, call); err != nil { // compiled and cached before timing
 				b.Fatal(err)
 			}
@@ -143,12 +141,7 @@ func BenchmarkStdioRoundTrip(b *testing.B) {
 		b.Fatal(err)
 	}
 	exported := filepath.Join(b.TempDir(), "bench-tools-bin")
-	cmd := exec.Command("go", "build", "-o", exported, ".")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOPROXY=off", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
+	goIn(b, dir, "build", "-o", exported, ".")
 
 	servers := map[string]func() *exec.Cmd{
 		"exported": func() *exec.Cmd { return exec.Command(exported) },

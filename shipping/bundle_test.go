@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -104,7 +105,7 @@ func TestBundleMovesToolsBetweenHomes(t *testing.T) {
 	if !errors.As(err, &r) || r.Reason != Collision || !strings.Contains(err.Error(), "a tool named calculator exists here already: import with --replace") {
 		t.Errorf("second import: %v, want a collision", err)
 	}
-	if after := snapshot(t, b.dir); !mapsEqual(before, after) {
+	if after := snapshot(t, b.dir); !maps.Equal(before, after) {
 		t.Error("a refused import changed files")
 	}
 	// With --replace, each becomes the next version.
@@ -121,18 +122,6 @@ func TestBundleMovesToolsBetweenHomes(t *testing.T) {
 	if !strings.Contains(string(calc.Code), "\npackage calc\n") || !strings.HasPrefix(calc.Description, "Evaluates") {
 		t.Errorf("renamed calculator: description %q, source starts %.120q", calc.Description, calc.Code)
 	}
-}
-
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 func TestImportUnderReviewIsPending(t *testing.T) {
@@ -273,7 +262,7 @@ func TestImportRefusesHostileBundles(t *testing.T) {
 			if !errors.As(err, &r) || r.Reason != tt.reason || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("import: %v, want a %s refusal saying %q", err, tt.reason, tt.want)
 			}
-			if after := snapshot(t, b.dir); !mapsEqual(before, after) {
+			if after := snapshot(t, b.dir); !maps.Equal(before, after) {
 				t.Errorf("a refused import changed files: %d before, %d after", len(before), len(after))
 			}
 			if names := b.reg.List(); len(names) != 1 {

@@ -19,7 +19,10 @@ import (
 	"text/template"
 	"time"
 
+	"adaptbot"
 	"adaptbot/contract"
+	"adaptbot/generator"
+	"adaptbot/sandbox"
 	"adaptbot/toolbox"
 	"adaptbot/toolkit"
 )
@@ -31,7 +34,7 @@ var tmpl = template.Must(template.ParseFS(templates, "templates/*.tmpl"))
 
 // DefaultTimeout is a call's limit in an exported server for a tool that
 // declares none: the sandbox's default.
-const DefaultTimeout = 10 * time.Second
+const DefaultTimeout = sandbox.DefaultCallTimeout
 
 // ExportOptions says where and how to write an exported module.
 type ExportOptions struct {
@@ -177,11 +180,14 @@ func moduleFiles(items []Item, opts ExportOptions) (map[string][]byte, error) {
 	for _, it := range items {
 		local[it.Entry.Name] = toolbox.Spec{Name: it.Entry.Name, Network: it.Spec.Network, Calls: it.Spec.Calls}
 	}
-	gomod, gosum, err := goModFiles(opts.Module)
+	m, err := readGoMod(adaptbot.GoMod)
 	if err != nil {
 		return nil, err
 	}
-	m, _ := readGoMod(gomod)
+	gomod, gosum, err := goModFiles(opts.Module, m)
+	if err != nil {
+		return nil, err
+	}
 	now := opts.Now().UTC()
 	d := moduleData{
 		Module:    opts.Module,
@@ -278,11 +284,7 @@ func examples(it Item) ([]exportExample, error) {
 	if it.Examples == nil {
 		return nil, nil
 	}
-	var raw []struct {
-		Input    json.RawMessage `json:"input"`
-		Contains string          `json:"contains"`
-		Matches  string          `json:"matches"`
-	}
+	var raw []generator.Example
 	if err := json.Unmarshal(it.Examples, &raw); err != nil {
 		return nil, refuse(NotShippable, it.Entry.Name, "", "%s: its examples are not a JSON array of examples: %v", it.Entry.Name, err)
 	}

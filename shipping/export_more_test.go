@@ -19,9 +19,9 @@ import (
 	"adaptbot/registry"
 )
 
-// Tools written for these tests. quad calls double through the toolkit,
-// which the sandbox on this branch does not offer yet, so they are put in
-// a registry that only checks the contract.
+// Tools written for these tests. quad calls double through the toolkit.
+// They are put in a registry that checks only the contract, with no
+// sandbox: Select and Export read sources and run none of them.
 const (
 	doubleSource = `// Package double doubles a number.
 package double

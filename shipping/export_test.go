@@ -16,7 +16,7 @@ import (
 )
 
 // goTool returns the go command, or skips: the export's own tests need it.
-func goTool(t *testing.T) string {
+func goTool(t testing.TB) string {
 	t.Helper()
 	p, err := exec.LookPath("go")
 	if err != nil {
@@ -27,7 +27,7 @@ func goTool(t *testing.T) string {
 
 // goIn runs the go command in dir as a user would, from the module cache
 // alone: no proxy, no checksum database, no toolchain download.
-func goIn(t *testing.T, dir string, args ...string) string {
+func goIn(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(goTool(t), args...)
 	cmd.Dir = dir

@@ -70,12 +70,8 @@ func readGoMod(data []byte) (goMod, error) {
 }
 
 // goModFiles returns the go.mod and go.sum of an exported module called
-// path, from AdaptBot's own.
-func goModFiles(path string) (gomod, gosum []byte, err error) {
-	m, err := readGoMod(adaptbot.GoMod)
-	if err != nil {
-		return nil, nil, err
-	}
+// path, from AdaptBot's own: m, its go.mod as read, and its go.sum.
+func goModFiles(path string, m goMod) (gomod, gosum []byte, err error) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "module %s\n\ngo %s\n", path, m.goVersion)
 	for _, indirect := range []bool{false, true} {

@@ -5,11 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"go/ast"
 	"go/parser"
 	"go/token"
+	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"adaptbot/contract"
@@ -176,92 +175,27 @@ func renamed(b *Bundle, rename map[string]string) ([]*importTool, error) {
 }
 
 // renameInSource gives the tool called from the name to (its package
-// clause and the lead of its package comment), and rewrites the names of
-// renamed tools it calls with toolkit.Call or CallJSON (string literals or
-// constants). Every other byte stays as it was.
+// clause and the lead of its package comment), and renames the tools it
+// calls that rename renames (contract.RenameCalls). Every other byte stays
+// as it was.
 func renameInSource(from, to string, src []byte, rename map[string]string) ([]byte, error) {
-	if from == to && len(rename) == 0 {
-		return src, nil
+	src, err := contract.RenameCalls(from, src, rename)
+	if err != nil || from == to {
+		return src, err
 	}
 	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, from+".go", src, parser.ParseComments)
+	f, err := parser.ParseFile(fset, from+".go", src, parser.PackageClauseOnly|parser.ParseComments)
 	if err != nil {
 		return nil, err
 	}
-	type edit struct {
-		from, to int
-		text     string
-	}
-	var edits []edit
 	off := func(p token.Pos) int { return fset.Position(p).Offset }
-	if from != to {
-		edits = append(edits, edit{off(f.Name.Pos()), off(f.Name.End()), to})
-		if f.Doc != nil {
-			first := f.Doc.List[0]
-			if lead := "// Package " + from; strings.HasPrefix(first.Text, lead) {
-				edits = append(edits, edit{off(first.Pos()), off(first.Pos()) + len(lead), "// Package " + to})
-			}
+	out := slices.Concat(src[:off(f.Name.Pos())], []byte(to), src[off(f.Name.End()):])
+	if f.Doc != nil {
+		// Before the package clause, so the edit above moved nothing here.
+		first := f.Doc.List[0]
+		if lead := "// Package " + from; strings.HasPrefix(first.Text, lead) {
+			out = slices.Concat(out[:off(first.Pos())], []byte("// Package "+to), out[off(first.Pos())+len(lead):])
 		}
-	}
-	toolkitName := ""
-	for _, imp := range f.Imports {
-		if p, _ := strconv.Unquote(imp.Path.Value); p == contract.ToolkitPath {
-			toolkitName = "toolkit"
-			if imp.Name != nil {
-				toolkitName = imp.Name.Name
-			}
-		}
-	}
-	if toolkitName != "" {
-		consts := map[string]*ast.BasicLit{}
-		for _, d := range f.Decls {
-			if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.CONST {
-				for _, s := range g.Specs {
-					vs := s.(*ast.ValueSpec)
-					for i, n := range vs.Names {
-						if i < len(vs.Values) {
-							if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
-								consts[n.Name] = lit
-							}
-						}
-					}
-				}
-			}
-		}
-		done := map[*ast.BasicLit]bool{}
-		ast.Inspect(f, func(n ast.Node) bool {
-			call, ok := n.(*ast.CallExpr)
-			if !ok || len(call.Args) < 2 {
-				return true
-			}
-			sel, ok := call.Fun.(*ast.SelectorExpr)
-			if !ok || (sel.Sel.Name != "Call" && sel.Sel.Name != "CallJSON") {
-				return true
-			}
-			if x, ok := sel.X.(*ast.Ident); !ok || x.Name != toolkitName {
-				return true
-			}
-			var lit *ast.BasicLit
-			switch a := call.Args[1].(type) {
-			case *ast.BasicLit:
-				lit = a
-			case *ast.Ident:
-				lit = consts[a.Name]
-			}
-			if lit == nil || done[lit] {
-				return true
-			}
-			if name, err := strconv.Unquote(lit.Value); err == nil && rename[name] != "" {
-				edits = append(edits, edit{off(lit.Pos()), off(lit.End()), strconv.Quote(rename[name])})
-				done[lit] = true
-			}
-			return true
-		})
-	}
-	sort.Slice(edits, func(i, j int) bool { return edits[i].from > edits[j].from })
-	out := append([]byte{}, src...)
-	for _, e := range edits {
-		out = append(out[:e.from], append([]byte(e.text), out[e.to:]...)...)
 	}
 	return out, nil
 }

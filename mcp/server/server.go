@@ -197,34 +197,31 @@ func outputSchema(output json.RawMessage) (json.RawMessage, error) {
 	if len(bytes.TrimSpace(output)) == 0 {
 		return nil, nil
 	}
-	var s struct {
-		Type any `json:"type"`
-	}
-	if err := json.Unmarshal(output, &s); err != nil {
-		return nil, fmt.Errorf("output schema: %w", err)
-	}
-	if s.Type != "object" {
-		return nil, fmt.Errorf(`output schema has type %v, MCP needs "object"`, s.Type)
-	}
-	return output, nil
+	return objectSchema("output", output)
 }
 
 // inputSchema checks that a tool's parameters are a JSON object schema, as
 // MCP requires, and returns them for publishing.
 func inputSchema(params json.RawMessage) (json.RawMessage, error) {
-	var s struct {
-		Type any `json:"type"`
-	}
 	if len(bytes.TrimSpace(params)) == 0 {
 		return nil, errors.New("the tool has no parameters schema")
 	}
-	if err := json.Unmarshal(params, &s); err != nil {
-		return nil, fmt.Errorf("parameters schema: %w", err)
+	return objectSchema("parameters", params)
+}
+
+// objectSchema returns raw, a tool's schema of what ("parameters",
+// "output"), if it is a JSON object schema.
+func objectSchema(what string, raw json.RawMessage) (json.RawMessage, error) {
+	var s struct {
+		Type any `json:"type"`
+	}
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("%s schema: %w", what, err)
 	}
 	if s.Type != "object" {
-		return nil, fmt.Errorf(`parameters schema has type %v, MCP needs "object"`, s.Type)
+		return nil, fmt.Errorf(`%s schema has type %v, MCP needs "object"`, what, s.Type)
 	}
-	return params, nil
+	return raw, nil
 }
 
 // handler runs one call of the tool named name. It looks the tool up at call

@@ -67,8 +67,8 @@ func checkPipedAnswers(t *testing.T, out []byte) {
 		t.Errorf("calculator = %s, want 2+3*4 = 14", s)
 	}
 	// The slow tool's own limit ends it: a tool error, answered, not dropped.
-	if s := mustJSON(got[`"slow"`]["result"]); !strings.Contains(s, `"isError":true`) {
-		t.Errorf("slow = %s, want a tool error", s)
+	if s := mustJSON(got[`"slow"`]["result"]); !strings.Contains(s, `"isError":true`) || !strings.Contains(s, "time limit") {
+		t.Errorf("slow = %s, want a tool error saying it ran past its time limit", s)
 	}
 }
 
