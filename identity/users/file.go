@@ -12,6 +12,8 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+
+	"adaptbot/registry"
 )
 
 // SecretFile is the name of the server's secret, in the users file's
@@ -212,44 +214,10 @@ func (b *FileBackend) edit(fn func(map[string]User) error) error {
 	if err != nil {
 		return err
 	}
-	if err := writeAtomic(b.path, append(data, '\n')); err != nil {
+	if err := registry.WriteFileAtomic(b.path, append(data, '\n'), 0o600); err != nil {
 		return fmt.Errorf("users: write %s: %w", b.path, err)
 	}
 	b.users = next
-	return nil
-}
-
-// writeAtomic writes data to path through a temporary file in the same
-// folder, synced and renamed over it, so a crash leaves the old file or
-// the new one, never half of one.
-func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // gone once renamed
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		d.Sync() // the rename itself; not every system can sync a folder
-		d.Close()
-	}
 	return nil
 }
 
