@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"adaptbot/homelock"
 	"adaptbot/registry"
 )
 
@@ -90,12 +91,33 @@ func readFile(path string) ([]User, error) {
 // Path is the users file.
 func (b *FileBackend) Path() string { return b.path }
 
+// lockFile opens path and takes its lock without waiting; the lock goes
+// with the process, so a crash never leaves it held. Where there is no
+// flock there is no lock, and the one-writer rule rests on the commands
+// asking the server first.
+func lockFile(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("users: %w", err)
+	}
+	held, err := homelock.TryLock(f)
+	switch {
+	case held:
+		f.Close()
+		return nil, fmt.Errorf("%w: another process (the server?) holds %s", ErrLocked, path)
+	case err != nil:
+		f.Close()
+		return nil, fmt.Errorf("users: lock %s: %w", path, err)
+	}
+	return f, nil
+}
+
 // Close releases the lock.
 func (b *FileBackend) Close() error {
 	if b.lock == nil {
 		return nil
 	}
-	err := unlockFile(b.lock)
+	err := b.lock.Close() // closing the only descriptor drops the lock
 	b.lock = nil
 	return err
 }
