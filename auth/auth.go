@@ -157,13 +157,13 @@ func (a *Authenticator) Describe() string {
 }
 
 // person is the identity of name, established by method, with the role the
-// user store gives name, or else fallback.
+// user store gives name, or else fallback. A stored user's pseudonym was
+// worked out when the store indexed them; only others' is hashed here.
 func (a *Authenticator) person(name, method string, fallback identity.Role) identity.Identity {
-	role := fallback
 	if u, ok := a.s.Users.Lookup(name); ok {
-		role = u.Role
+		return identity.Identity{Name: name, Role: u.Role, Pseudonym: u.Pseudonym, Method: method}
 	}
-	return identity.Identity{Name: name, Role: role, Pseudonym: a.s.Users.Pseudonym(name), Method: method}
+	return identity.Identity{Name: name, Role: fallback, Pseudonym: a.s.Users.Pseudonym(name), Method: method}
 }
 
 // unauthenticated is the error of a request whose credentials are no good.

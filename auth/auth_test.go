@@ -133,7 +133,7 @@ func TestTrustedHeaderOnlyFromTrustedProxies(t *testing.T) {
 		t.Errorf("from the proxy: %+v, %v", id, err)
 	}
 	// The user store's role applies to a header's name too.
-	if id, _ := a.Authenticate(Request{Remote: netip.MustParseAddr("::ffff:10.0.0.9"), Header: hdr("erin@example.com")}); id.Role != identity.Admin {
+	if id, _ := a.Authenticate(Request{Remote: netip.MustParseAddr("::ffff:10.0.0.9"), Header: hdr("erin@example.com")}); id.Role != identity.Admin || id.Pseudonym != store.Pseudonym("erin@example.com") {
 		t.Errorf("a stored admin through the proxy (IPv4-mapped): %+v", id)
 	}
 	for _, from := range []netip.Addr{other, loop, netip.MustParseAddr("10.0.1.5")} {
@@ -165,7 +165,7 @@ func TestKeySessions(t *testing.T) {
 		t.Fatal("the session cookie holds the key")
 	}
 	got, err := a.Authenticate(Request{Remote: other, Session: cookie})
-	if err != nil || got.Name != "gina" || got.Role != identity.Builder || got.Method != identity.Session {
+	if err != nil || got.Name != "gina" || got.Role != identity.Builder || got.Method != identity.Session || got.Pseudonym != store.Pseudonym("gina") {
 		t.Fatalf("the session: %+v, %v", got, err)
 	}
 	// A role change applies to the session at once.

@@ -120,25 +120,19 @@ func (f *Failures) get(ctx context.Context, tool string) (failures.State, uint64
 // into store until ctx ends; after a reconnect it watches again, and the
 // new watch's first values bring what changed meanwhile.
 func (f *Failures) Follow(ctx context.Context, store *failures.Store) error {
-	w, err := f.kv.WatchAll(ctx)
+	w, err := newWatch(f.nc, func() (jetstream.KeyWatcher, error) { return f.kv.WatchAll(ctx) })
 	if err != nil {
 		return fmt.Errorf("cluster: watch the failure cases: %w", err)
 	}
-	defer func() { w.Stop() }() //nolint:errcheck
+	defer w.stop()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	reconnects := f.nc.Stats().Reconnects
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-tick.C:
-			if r := f.nc.Stats().Reconnects; r != reconnects && f.nc.IsConnected() {
-				if nw, err := f.kv.WatchAll(ctx); err == nil {
-					w.Stop() //nolint:errcheck
-					w, reconnects = nw, r
-				}
-			}
+			w.renew()
 		case u, ok := <-w.Updates():
 			if !ok {
 				return errors.New("cluster: the failure case watch ended")

@@ -334,7 +334,7 @@ func serveOne(ctx context.Context, nc *nats.Conn, runner sandbox.Runner, id stri
 		if rid := m.Header.Get("Adaptbot-Request-Id"); rid != "" {
 			cctx = reqid.With(cctx, rid)
 		}
-		if req.Calls != "" && strings.HasPrefix(req.Calls, FleetNestedPrefix) {
+		if strings.HasPrefix(req.Calls, FleetNestedPrefix) {
 			cctx = toolkit.WithCaller(cctx, &replicaCaller{back: back, subject: req.Calls})
 		}
 		var err error

@@ -209,16 +209,15 @@ func (m *Mirror) push(ctx context.Context, name string) error {
 // is allowed). Tools here that the cluster does not hold are removed then:
 // the cluster is the truth.
 func (m *Mirror) Run(ctx context.Context, ready chan<- struct{}) error {
-	w, err := m.kv.WatchAll(ctx)
+	w, err := newWatch(m.nc, func() (jetstream.KeyWatcher, error) { return m.kv.WatchAll(ctx) })
 	if err != nil {
 		return fmt.Errorf("cluster: watch the tools: %w", err)
 	}
-	defer func() { w.Stop() }() //nolint:errcheck
+	defer w.stop()
 	seen := map[string]bool{}
 	initial := true
 	retry := time.NewTicker(time.Second)
 	defer retry.Stop()
-	reconnects := m.nc.Stats().Reconnects
 	for {
 		select {
 		case <-ctx.Done():
@@ -226,16 +225,7 @@ func (m *Mirror) Run(ctx context.Context, ready chan<- struct{}) error {
 		case <-m.kick:
 		case <-retry.C:
 			m.retryPending(ctx)
-			// After a reconnect the watch would take many seconds to
-			// notice its consumer is gone: watch again at once. The new
-			// watch's first values (deletes included) bring what changed
-			// meanwhile.
-			if r := m.nc.Stats().Reconnects; r != reconnects && m.nc.IsConnected() {
-				if nw, err := m.kv.WatchAll(ctx); err == nil {
-					w.Stop() //nolint:errcheck
-					w, reconnects = nw, r
-				}
-			}
+			w.renew()
 		case u, ok := <-w.Updates():
 			if !ok {
 				return errors.New("cluster: the tool watch ended")

@@ -198,25 +198,19 @@ func (b *UserBackend) Delete(ctx context.Context, name string) error {
 // removed one): first every user, then each change, until ctx ends. After
 // a reconnect it watches anew, so what changed meanwhile arrives too.
 func (b *UserBackend) Watch(ctx context.Context, fn func(name string, u *users.User)) error {
-	w, err := b.kv.Watch(ctx, userKeyPrefix+">")
+	w, err := newWatch(b.nc, func() (jetstream.KeyWatcher, error) { return b.kv.Watch(ctx, userKeyPrefix+">") })
 	if err != nil {
 		return fmt.Errorf("cluster: watch the users: %w", err)
 	}
-	defer func() { w.Stop() }() //nolint:errcheck
+	defer w.stop()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	reconnects := b.nc.Stats().Reconnects
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-tick.C:
-			if r := b.nc.Stats().Reconnects; r != reconnects && b.nc.IsConnected() {
-				if nw, err := b.kv.Watch(ctx, userKeyPrefix+">"); err == nil {
-					w.Stop() //nolint:errcheck
-					w, reconnects = nw, r
-				}
-			}
+			w.renew()
 		case e, ok := <-w.Updates():
 			if !ok {
 				return errors.New("cluster: the user watch ended")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
@@ -88,5 +89,10 @@ func TestUsersAreOneSetAcrossReplicas(t *testing.T) {
 		if _, err := kv.Get(ctx, "secret"); err == nil {
 			t.Error("a worker read the server secret")
 		}
+	}
+	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if _, err := js.Publish(pctx, "$KV."+cluster.UserBucket+".user.ZXZl", []byte(`{"name":"eve","role":"admin"}`)); err == nil {
+		t.Error("a worker published into the user bucket")
 	}
 }

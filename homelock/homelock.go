@@ -73,7 +73,7 @@ func Acquire(dir, addr string) (*Lock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", abs, err)
 	}
-	held, err := tryLock(f)
+	held, err := TryLock(f)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("lock %s: %w", abs, err)
@@ -159,8 +159,8 @@ func Read(dir string) (Holder, bool, error) {
 	if err != nil {
 		return Holder{}, false, err
 	}
-	defer f.Close() // also drops the lock tryLock may take
-	held, err := tryLock(f)
+	defer f.Close() // also drops the lock TryLock may take
+	held, err := TryLock(f)
 	if err != nil || !held {
 		return Holder{}, false, err
 	}

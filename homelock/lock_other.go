@@ -4,6 +4,6 @@ package homelock
 
 import "os"
 
-// tryLock cannot lock on this system: every process gets the folder, as
-// before this package existed.
-func tryLock(*os.File) (bool, error) { return false, nil }
+// TryLock cannot lock on this system: every process gets the file (and
+// the folder), as before this package existed.
+func TryLock(*os.File) (bool, error) { return false, nil }

@@ -90,7 +90,8 @@ const (
 	Token = "token"
 	// Key is a person's API key.
 	Key = "key"
-	// Session is a browser session, signed in with OIDC.
+	// Session is a browser session, signed in with OIDC or with a key
+	// typed into the sign-in page.
 	Session = "session"
 	// Header is a trusted proxy's header.
 	Header = "header"

@@ -12,6 +12,9 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+
+	"adaptbot/homelock"
+	"adaptbot/registry"
 )
 
 // SecretFile is the name of the server's secret, in the users file's
@@ -88,12 +91,33 @@ func readFile(path string) ([]User, error) {
 // Path is the users file.
 func (b *FileBackend) Path() string { return b.path }
 
+// lockFile opens path and takes its lock without waiting; the lock goes
+// with the process, so a crash never leaves it held. Where there is no
+// flock there is no lock, and the one-writer rule rests on the commands
+// asking the server first.
+func lockFile(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("users: %w", err)
+	}
+	held, err := homelock.TryLock(f)
+	switch {
+	case held:
+		f.Close()
+		return nil, fmt.Errorf("%w: another process (the server?) holds %s", ErrLocked, path)
+	case err != nil:
+		f.Close()
+		return nil, fmt.Errorf("users: lock %s: %w", path, err)
+	}
+	return f, nil
+}
+
 // Close releases the lock.
 func (b *FileBackend) Close() error {
 	if b.lock == nil {
 		return nil
 	}
-	err := unlockFile(b.lock)
+	err := b.lock.Close() // closing the only descriptor drops the lock
 	b.lock = nil
 	return err
 }
@@ -212,44 +236,10 @@ func (b *FileBackend) edit(fn func(map[string]User) error) error {
 	if err != nil {
 		return err
 	}
-	if err := writeAtomic(b.path, append(data, '\n')); err != nil {
+	if err := registry.WriteFileAtomic(b.path, append(data, '\n'), 0o600); err != nil {
 		return fmt.Errorf("users: write %s: %w", b.path, err)
 	}
 	b.users = next
-	return nil
-}
-
-// writeAtomic writes data to path through a temporary file in the same
-// folder, synced and renamed over it, so a crash leaves the old file or
-// the new one, never half of one.
-func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // gone once renamed
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		d.Sync() // the rename itself; not every system can sync a folder
-		d.Close()
-	}
 	return nil
 }
 
