@@ -12,6 +12,7 @@ import (
 	"adaptbot/llm"
 	"adaptbot/registry"
 	"adaptbot/sandbox"
+	"adaptbot/shipping"
 	"adaptbot/toolbox"
 )
 
@@ -107,6 +108,25 @@ func classify(err error, deadline time.Duration, fallback Kind) *Error {
 		return e
 	}
 	e := &Error{Err: err}
+	if r, ok := errors.AsType[*shipping.Refused](err); ok {
+		// A refused import: the bundle's fault is Invalid, a name taken a
+		// Conflict, a tool that fails its checks Failed.
+		e.Kind, e.Msg = Failed, r.Msg
+		switch r.Reason {
+		case shipping.Malformed, shipping.UnsafePath, shipping.Tampered:
+			e.Kind = Invalid
+		case shipping.Collision:
+			e.Kind = Conflict
+		}
+		e.Extra = map[string]any{"reason": r.Reason}
+		if r.Tool != "" {
+			e.Extra["tool"] = r.Tool
+		}
+		if r.Path != "" {
+			e.Extra["path"] = r.Path
+		}
+		return e
+	}
 	if le, ok := llm.AsError(err); ok {
 		e.Kind, e.Msg = Upstream, le.Error()
 		switch le.Kind {
