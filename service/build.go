@@ -197,7 +197,7 @@ func (s *Service) CanBuild(ctx context.Context, req generator.Request) error {
 	case strings.TrimSpace(req.Text) == "" && req.Tool == "":
 		err = Errorf(Invalid, `"request" is required: send {"request": "make a tool that ..."}`)
 	case s.d.Generator == nil || (s.d.Agent == nil || s.d.Agent.Model() == nil) && !(req.Op == generator.Delete && req.Tool != ""):
-		err = &Error{Kind: NotConfigured, Err: llm.ErrNoModel, Msg: "Building tools needs a language model, and none is configured: " + llm.ConfigureHint + "."}
+		err = noModel("Building tools", llm.ErrNoModel)
 	default:
 		err = s.writable()
 	}

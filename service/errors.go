@@ -90,6 +90,12 @@ func KindOf(err error) Kind {
 	return Internal
 }
 
+// noModel is the refusal of what ("Chat", "Building tools") for want of a
+// model, naming the settings that configure one.
+func noModel(what string, err error) *Error {
+	return &Error{Kind: NotConfigured, Err: err, Msg: what + " needs a language model, and none is configured: " + llm.ConfigureHint + "."}
+}
+
 // Errorf returns an *Error of kind k with a formatted message.
 func Errorf(k Kind, format string, args ...any) *Error {
 	return &Error{Kind: k, Msg: fmt.Sprintf(format, args...)}
@@ -161,7 +167,7 @@ func classify(err error, deadline time.Duration, fallback Kind) *Error {
 	}
 	switch {
 	case errors.Is(err, llm.ErrNoModel):
-		e.Kind, e.Msg = NotConfigured, "This needs a language model, and none is configured: "+llm.ConfigureHint+"."
+		e = noModel("This", err)
 	case errors.Is(err, agent.ErrForbidden):
 		e.Kind, e.Msg = Forbidden, err.Error()
 	case errors.Is(err, context.DeadlineExceeded):

@@ -69,7 +69,7 @@ func (s *Service) repairable(name string, req RepairRequest) ([]failures.Case, i
 	case s.d.Generator == nil:
 		err = errNoGenerator
 	case !s.d.Generator.HasModel():
-		err = &Error{Kind: NotConfigured, Err: llm.ErrNoModel, Msg: "Repairing tools needs a language model, and none is configured: " + llm.ConfigureHint + "."}
+		err = noModel("Repairing tools", llm.ErrNoModel)
 	default:
 		err = s.writable()
 	}

@@ -291,7 +291,7 @@ func (o *op) classify(err error) *Error {
 	}
 	e := classify(err, o.deadline, o.fallback)
 	if e.Kind == NotConfigured && o.what != "" && errors.Is(err, llm.ErrNoModel) {
-		e = &Error{Kind: NotConfigured, Err: err, Msg: o.what + " needs a language model, and none is configured: " + llm.ConfigureHint + "."}
+		e = noModel(o.what, err)
 	}
 	e.RequestID = o.id
 	if e.Kind == Upstream || e.Kind == Internal {
