@@ -111,7 +111,8 @@ func Errorf(k Kind, format string, args ...any) *Error {
 // Internal otherwise.
 func classify(err error, deadline time.Duration, fallback Kind) *Error {
 	if e, ok := errors.AsType[*Error](err); ok {
-		return e
+		c := *e // a copy: the operation stamps it with its request ID, and e may be shared (errNoFailures)
+		return &c
 	}
 	e := &Error{Err: err}
 	if r, ok := errors.AsType[*shipping.Refused](err); ok {
