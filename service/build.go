@@ -62,7 +62,7 @@ func (s *Service) build(ctx context.Context, req generator.Request, progress fun
 	}
 	// Refused before any model call; when the words decide the operation,
 	// the generator asks again once it is decided.
-	if err := s.permit(who, need); err != nil {
+	if err := Permit(who, need); err != nil {
 		return nil, err
 	}
 	if s.d.Generator == nil {
@@ -73,9 +73,9 @@ func (s *Service) build(ctx context.Context, req generator.Request, progress fun
 	}
 	req.Permit = func(op generator.Op, _ string) error {
 		if op == generator.Delete {
-			return s.permit(who, identity.Delete)
+			return Permit(who, identity.Delete)
 		}
-		return s.permit(who, identity.Build)
+		return Permit(who, identity.Build)
 	}
 	return s.d.Generator.Build(ctx, req, progress)
 }
@@ -191,7 +191,7 @@ func (s *Service) Plan(ctx context.Context, request string) (*generator.Plan, er
 // cannot take changes. It writes no row: a door that streams a build's
 // progress asks first, so that a refusal gets a status of its own.
 func (s *Service) CanBuild(ctx context.Context, req generator.Request) error {
-	err := s.permit(identity.From(ctx), identity.Build)
+	err := Permit(identity.From(ctx), identity.Build)
 	switch {
 	case err != nil:
 	case strings.TrimSpace(req.Text) == "" && req.Tool == "":

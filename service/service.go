@@ -168,20 +168,13 @@ func (s *Service) start(ctx context.Context, operation, tool string, action iden
 	o.ctx = ctx
 	o.row = benchmarks.Row{RequestID: id}
 	o.rec = traces.Record{ID: id}
-	return ctx, o, s.permit(o.who, action)
+	return ctx, o, Permit(o.who, action)
 }
 
 // Permit checks that who may take action, with the error every door
-// answers when not: the same check each operation makes. The edge uses it
-// to refuse a request before decoding it.
-func Permit(who identity.Identity, action identity.Action) error { return permit(who, action) }
-
-// permit is the one permission check of every operation.
-func (s *Service) permit(who identity.Identity, action identity.Action) error {
-	return permit(who, action)
-}
-
-func permit(who identity.Identity, action identity.Action) error {
+// answers when not: the one permission check, which each operation makes.
+// The edge uses it to refuse a request before decoding it.
+func Permit(who identity.Identity, action identity.Action) error {
 	if who.Can(action) {
 		return nil
 	}
