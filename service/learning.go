@@ -191,18 +191,25 @@ func (s *Service) failureReport(name string) *FailureReport {
 	if rep.Repairs == nil {
 		rep.Repairs = []failures.Repair{}
 	}
-	for _, c := range st.Cases {
+	rep.Open, rep.Errors, rep.Unconfirmed = tally(st.Cases)
+	return rep
+}
+
+// tally counts cases as a report shows them: open failures no repair has
+// fixed, clear errors, and unconfirmed thumbs-downs.
+func tally(cs []failures.Case) (open, errs, unconfirmed int) {
+	for _, c := range cs {
 		switch {
 		case c.Status == failures.Unconfirmed:
-			rep.Unconfirmed++
+			unconfirmed++
 		case c.FixedIn > 0:
 		case c.Failing():
-			rep.Open++
+			open++
 		case c.Repairable():
-			rep.Errors++
+			errs++
 		}
 	}
-	return rep
+	return open, errs, unconfirmed
 }
 
 // sinceChange are the failures of version v that no repair has fixed:
@@ -246,16 +253,8 @@ func (s *Service) FailureSummary(ctx context.Context) (map[string]FailureCount, 
 			if c.LastSeen.After(fc.LastSeen) {
 				fc.LastSeen = c.LastSeen
 			}
-			switch {
-			case c.Status == failures.Unconfirmed:
-				fc.Unconfirmed++
-			case c.FixedIn > 0:
-			case c.Failing():
-				fc.Open++
-			case c.Repairable():
-				fc.Errors++
-			}
 		}
+		fc.Open, fc.Errors, fc.Unconfirmed = tally(st.Cases)
 		if len(st.Cases) > 0 {
 			out[name] = fc
 		}
