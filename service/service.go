@@ -92,7 +92,7 @@ func New(d Deps) *Service {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
 	if d.Deadlines == (Deadlines{}) {
-		d.Deadlines = deadlines(d, d.ToolLimit)
+		d.Deadlines = deadlines(d)
 	}
 	d.Deadlines = d.Deadlines.orDefaults()
 	s := &Service{d: d, learn: newLearning(d.Learning)}
