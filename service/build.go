@@ -14,6 +14,9 @@ import (
 	"adaptbot/traces"
 )
 
+// errNoRequest refuses a build or a plan asked for in no words.
+var errNoRequest = &Error{Kind: Invalid, Msg: `"request" is required: send {"request": "make a tool that ..."}`}
+
 // Build creates, modifies or deletes a tool as req asks, streaming its
 // progress to progress (which may be nil). A build the gate refuses is not
 // an error: the Result says OK=false and why, and the row records it as
@@ -25,7 +28,7 @@ func (s *Service) Build(ctx context.Context, req generator.Request, progress fun
 	o.row = buildRow(o.row, req, nil)
 	o.rec.Kind, o.rec.Query, o.rec.Tool = traces.Build, req.Text, req.Tool
 	if err == nil && req.Text == "" && req.Tool == "" {
-		err = Errorf(Invalid, `"request" is required: send {"request": "make a tool that ..."}`)
+		err = errNoRequest
 	}
 	if err != nil {
 		return nil, o.finish(err)
@@ -165,7 +168,7 @@ func (s *Service) Plan(ctx context.Context, request string) (*generator.Plan, er
 	switch {
 	case err != nil:
 	case request == "":
-		err = Errorf(Invalid, `"request" is required: send {"request": "make a tool that ..."}`)
+		err = errNoRequest
 	case s.d.Generator == nil:
 		err = llm.ErrNoModel
 	}
@@ -195,7 +198,7 @@ func (s *Service) CanBuild(ctx context.Context, req generator.Request) error {
 	switch {
 	case err != nil:
 	case strings.TrimSpace(req.Text) == "" && req.Tool == "":
-		err = Errorf(Invalid, `"request" is required: send {"request": "make a tool that ..."}`)
+		err = errNoRequest
 	case s.d.Generator == nil || (s.d.Agent == nil || s.d.Agent.Model() == nil) && !(req.Op == generator.Delete && req.Tool != ""):
 		err = noModel("Building tools", llm.ErrNoModel)
 	default:
