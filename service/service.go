@@ -102,9 +102,6 @@ func New(d Deps) *Service {
 	return s
 }
 
-// Deadlines returns the bounds the service puts on work.
-func (s *Service) Deadlines() Deadlines { return s.d.Deadlines }
-
 type doorKey struct{}
 
 // WithDoor returns ctx saying which door a request came through
