@@ -14,6 +14,9 @@ import (
 	"adaptbot/traces"
 )
 
+// errNoRequest refuses a build or a plan asked for in no words.
+var errNoRequest = &Error{Kind: Invalid, Msg: `"request" is required: send {"request": "make a tool that ..."}`}
+
 // Build creates, modifies or deletes a tool as req asks, streaming its
 // progress to progress (which may be nil). A build the gate refuses is not
 // an error: the Result says OK=false and why, and the row records it as
@@ -25,7 +28,7 @@ func (s *Service) Build(ctx context.Context, req generator.Request, progress fun
 	o.row = buildRow(o.row, req, nil)
 	o.rec.Kind, o.rec.Query, o.rec.Tool = traces.Build, req.Text, req.Tool
 	if err == nil && req.Text == "" && req.Tool == "" {
-		err = Errorf(Invalid, `"request" is required: send {"request": "make a tool that ..."}`)
+		err = errNoRequest
 	}
 	if err != nil {
 		return nil, o.finish(err)
@@ -62,7 +65,7 @@ func (s *Service) build(ctx context.Context, req generator.Request, progress fun
 	}
 	// Refused before any model call; when the words decide the operation,
 	// the generator asks again once it is decided.
-	if err := s.permit(who, need); err != nil {
+	if err := Permit(who, need); err != nil {
 		return nil, err
 	}
 	if s.d.Generator == nil {
@@ -73,9 +76,9 @@ func (s *Service) build(ctx context.Context, req generator.Request, progress fun
 	}
 	req.Permit = func(op generator.Op, _ string) error {
 		if op == generator.Delete {
-			return s.permit(who, identity.Delete)
+			return Permit(who, identity.Delete)
 		}
-		return s.permit(who, identity.Build)
+		return Permit(who, identity.Build)
 	}
 	return s.d.Generator.Build(ctx, req, progress)
 }
@@ -165,7 +168,7 @@ func (s *Service) Plan(ctx context.Context, request string) (*generator.Plan, er
 	switch {
 	case err != nil:
 	case request == "":
-		err = Errorf(Invalid, `"request" is required: send {"request": "make a tool that ..."}`)
+		err = errNoRequest
 	case s.d.Generator == nil:
 		err = llm.ErrNoModel
 	}
@@ -191,13 +194,13 @@ func (s *Service) Plan(ctx context.Context, request string) (*generator.Plan, er
 // cannot take changes. It writes no row: a door that streams a build's
 // progress asks first, so that a refusal gets a status of its own.
 func (s *Service) CanBuild(ctx context.Context, req generator.Request) error {
-	err := s.permit(identity.From(ctx), identity.Build)
+	err := Permit(identity.From(ctx), identity.Build)
 	switch {
 	case err != nil:
 	case strings.TrimSpace(req.Text) == "" && req.Tool == "":
-		err = Errorf(Invalid, `"request" is required: send {"request": "make a tool that ..."}`)
+		err = errNoRequest
 	case s.d.Generator == nil || (s.d.Agent == nil || s.d.Agent.Model() == nil) && !(req.Op == generator.Delete && req.Tool != ""):
-		err = &Error{Kind: NotConfigured, Err: llm.ErrNoModel, Msg: "Building tools needs a language model, and none is configured: " + llm.ConfigureHint + "."}
+		err = noModel("Building tools", llm.ErrNoModel)
 	default:
 		err = s.writable()
 	}

@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 	"time"
@@ -51,9 +50,7 @@ func (s *Service) Chat(ctx context.Context, req agent.Request) (*ChatResult, err
 	}
 	out := &ChatResult{Result: res, RequestID: o.id}
 	o.rec.Tool = res.Tool
-	if b, merr := json.Marshal(out); merr == nil {
-		o.rec.Result = b
-	}
+	o.rec.Result = marshal(out)
 	if errors.Is(err, agent.ErrForbidden) {
 		// The refusal is the answer: the person sees why, in the reply.
 		err = &Error{Kind: Forbidden, Msg: res.Response, Err: err,

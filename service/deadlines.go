@@ -40,8 +40,9 @@ func (d Deadlines) orDefaults() Deadlines {
 // deadlines asks each part how much work it may take, and derives the
 // bounds: the agent (model calls and rounds of tool calls per message), the
 // generator (model calls and example runs per build), the model (one try,
-// one call with retries) and the sandbox (toolLimit, one tool call).
-func deadlines(d Deps, toolLimit time.Duration) Deadlines {
+// one call with retries) and the sandbox (d.ToolLimit, one tool call). A
+// bound it cannot derive is left zero, for orDefaults.
+func deadlines(d Deps) Deadlines {
 	try, call := defaultModelTry, defaultModelTry
 	if d.Agent != nil {
 		if b, ok := d.Agent.Model().(llm.Budgeted); ok {
@@ -50,6 +51,7 @@ func deadlines(d Deps, toolLimit time.Duration) Deadlines {
 			}
 		}
 	}
+	toolLimit := d.ToolLimit
 	if toolLimit <= 0 {
 		toolLimit = defaultToolLimit
 	}
@@ -59,12 +61,12 @@ func deadlines(d Deps, toolLimit time.Duration) Deadlines {
 		calls, runs := d.Generator.Budget()
 		build = time.Duration(calls)*try + time.Duration(runs)*toolLimit + retries
 	}
-	out := Deadlines{Build: build, Test: defaultTest}
+	out := Deadlines{Build: build}
 	if d.Agent != nil {
 		calls, rounds := d.Agent.Budget()
 		chat := time.Duration(calls)*try + time.Duration(rounds)*toolLimit + retries
 		// A chat may also decide on a build and run it.
 		out.Chat = max(chat, try+build)
 	}
-	return out.orDefaults()
+	return out
 }

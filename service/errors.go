@@ -12,6 +12,7 @@ import (
 	"adaptbot/llm"
 	"adaptbot/registry"
 	"adaptbot/sandbox"
+	"adaptbot/shipping"
 	"adaptbot/toolbox"
 )
 
@@ -89,6 +90,12 @@ func KindOf(err error) Kind {
 	return Internal
 }
 
+// noModel is the refusal of what ("Chat", "Building tools") for want of a
+// model, naming the settings that configure one.
+func noModel(what string, err error) *Error {
+	return &Error{Kind: NotConfigured, Err: err, Msg: what + " needs a language model, and none is configured: " + llm.ConfigureHint + "."}
+}
+
 // Errorf returns an *Error of kind k with a formatted message.
 func Errorf(k Kind, format string, args ...any) *Error {
 	return &Error{Kind: k, Msg: fmt.Sprintf(format, args...)}
@@ -104,9 +111,29 @@ func Errorf(k Kind, format string, args ...any) *Error {
 // Internal otherwise.
 func classify(err error, deadline time.Duration, fallback Kind) *Error {
 	if e, ok := errors.AsType[*Error](err); ok {
-		return e
+		c := *e // a copy: the operation stamps it with its request ID, and e may be shared (errNoFailures)
+		return &c
 	}
 	e := &Error{Err: err}
+	if r, ok := errors.AsType[*shipping.Refused](err); ok {
+		// A refused import: the bundle's fault is Invalid, a name taken a
+		// Conflict, a tool that fails its checks Failed.
+		e.Kind, e.Msg = Failed, r.Msg
+		switch r.Reason {
+		case shipping.Malformed, shipping.UnsafePath, shipping.Tampered:
+			e.Kind = Invalid
+		case shipping.Collision:
+			e.Kind = Conflict
+		}
+		e.Extra = map[string]any{"reason": r.Reason}
+		if r.Tool != "" {
+			e.Extra["tool"] = r.Tool
+		}
+		if r.Path != "" {
+			e.Extra["path"] = r.Path
+		}
+		return e
+	}
 	if le, ok := llm.AsError(err); ok {
 		e.Kind, e.Msg = Upstream, le.Error()
 		switch le.Kind {
@@ -141,7 +168,7 @@ func classify(err error, deadline time.Duration, fallback Kind) *Error {
 	}
 	switch {
 	case errors.Is(err, llm.ErrNoModel):
-		e.Kind, e.Msg = NotConfigured, "This needs a language model, and none is configured: "+llm.ConfigureHint+"."
+		e = noModel("This", err)
 	case errors.Is(err, agent.ErrForbidden):
 		e.Kind, e.Msg = Forbidden, err.Error()
 	case errors.Is(err, context.DeadlineExceeded):

@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -65,8 +64,6 @@ func (s *Service) Feedback(ctx context.Context, id string, fb FeedbackRequest) (
 		err = Errorf(Invalid, `"comment" has %d characters; the limit is %d`, utf8.RuneCountInString(fb.Comment), MaxComment)
 	case s.d.Traces == nil:
 		err = Errorf(NotFound, "requests are not stored on this server (ADAPTBOT_TRACES=off), so their answers cannot be rated")
-	case !isRequestID(id):
-		err = Errorf(NotFound, "no stored request with ID %s; request IDs are 16 hexadecimal digits", id)
 	}
 	if err != nil {
 		o.row.Score = 0 // a refused score is not counted
@@ -75,10 +72,8 @@ func (s *Service) Feedback(ctx context.Context, id string, fb FeedbackRequest) (
 	// One at a time, so that an answer is rated once.
 	s.learn.feedback.Lock()
 	defer s.learn.feedback.Unlock()
-	rec, err := s.d.Traces.Get(id)
+	rec, err := s.stored(o.who, id)
 	switch {
-	case errors.Is(err, traces.ErrNotFound) || (err == nil && !o.who.Owns(rec.User)):
-		err = Errorf(NotFound, "no stored request with ID %s; the store keeps the most recent ones", id)
 	case err != nil:
 	case rec.Kind != traces.Chat:
 		err = Errorf(Invalid, "request %s is a %s, not a chat answer: only chat answers take feedback", id, rec.Kind)

@@ -1,7 +1,6 @@
 package service
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -83,19 +82,14 @@ func newLearning(cfg Learning) *learning {
 }
 
 // ToolFailure is one failed call of a tool: what the toolbox's observer
-// reports for every call, nested ones included, and what the service
-// itself sees of the calls it makes.
+// reports for every call, nested ones included.
 type ToolFailure struct {
 	Tool    string
 	Version int
 	Args    json.RawMessage
-	// Err is the call's error; Kind, when set, says how it failed instead
-	// (a chat's trace keeps the kind, not the error).
+	// Err is the call's error; its kind and words make the case.
 	Err       error
-	Kind      failures.Kind
-	Message   string
 	RequestID string
-	At        time.Time
 }
 
 // RecordFailure records a failed call of a local tool as a failure case,
@@ -109,8 +103,8 @@ func (s *Service) RecordFailure(f ToolFailure) {
 	if st == nil {
 		return
 	}
-	kind := cmp.Or(f.Kind, failures.KindOf(f.Err))
-	if !kind.Known() || kind == failures.Feedback {
+	kind := failures.KindOf(f.Err)
+	if !kind.Known() {
 		return
 	}
 	if _, _, remote := toolbox.SplitName(f.Tool); remote || s.d.Registry == nil {
@@ -119,11 +113,7 @@ func (s *Service) RecordFailure(f ToolFailure) {
 	if _, ok := s.d.Registry.Entry(f.Tool); !ok {
 		return
 	}
-	msg := failures.TrimMessage(f.Tool, f.Message)
-	if f.Message == "" && f.Err != nil {
-		msg = failures.Message(f.Err)
-	}
-	_, fresh := st.Record(failures.Call{Tool: f.Tool, Version: f.Version, Args: f.Args, Kind: kind, Message: msg, RequestID: f.RequestID, At: f.At})
+	_, fresh := st.Record(failures.Call{Tool: f.Tool, Version: f.Version, Args: f.Args, Kind: kind, Message: failures.Message(f.Err), RequestID: f.RequestID})
 	if fresh {
 		s.considerRepair(f.Tool, f.Version)
 	}
@@ -201,18 +191,25 @@ func (s *Service) failureReport(name string) *FailureReport {
 	if rep.Repairs == nil {
 		rep.Repairs = []failures.Repair{}
 	}
-	for _, c := range st.Cases {
+	rep.Open, rep.Errors, rep.Unconfirmed = tally(st.Cases)
+	return rep
+}
+
+// tally counts cases as a report shows them: open failures no repair has
+// fixed, clear errors, and unconfirmed thumbs-downs.
+func tally(cs []failures.Case) (open, errs, unconfirmed int) {
+	for _, c := range cs {
 		switch {
 		case c.Status == failures.Unconfirmed:
-			rep.Unconfirmed++
+			unconfirmed++
 		case c.FixedIn > 0:
 		case c.Failing():
-			rep.Open++
+			open++
 		case c.Repairable():
-			rep.Errors++
+			errs++
 		}
 	}
-	return rep
+	return open, errs, unconfirmed
 }
 
 // sinceChange are the failures of version v that no repair has fixed:
@@ -256,16 +253,8 @@ func (s *Service) FailureSummary(ctx context.Context) (map[string]FailureCount, 
 			if c.LastSeen.After(fc.LastSeen) {
 				fc.LastSeen = c.LastSeen
 			}
-			switch {
-			case c.Status == failures.Unconfirmed:
-				fc.Unconfirmed++
-			case c.FixedIn > 0:
-			case c.Failing():
-				fc.Open++
-			case c.Repairable():
-				fc.Errors++
-			}
 		}
+		fc.Open, fc.Errors, fc.Unconfirmed = tally(st.Cases)
 		if len(st.Cases) > 0 {
 			out[name] = fc
 		}

@@ -37,7 +37,7 @@ func (s *Service) Repair(ctx context.Context, name string, req RepairRequest, pr
 // a repair's progress asks first, so that a refusal gets a status of its
 // own.
 func (s *Service) CanRepair(ctx context.Context, name string, req RepairRequest) error {
-	err := s.permit(identity.From(ctx), identity.Build)
+	err := Permit(identity.From(ctx), identity.Build)
 	if err == nil {
 		_, _, err = s.repairable(name, req)
 	}
@@ -69,7 +69,7 @@ func (s *Service) repairable(name string, req RepairRequest) ([]failures.Case, i
 	case s.d.Generator == nil:
 		err = errNoGenerator
 	case !s.d.Generator.HasModel():
-		err = &Error{Kind: NotConfigured, Err: llm.ErrNoModel, Msg: "Repairing tools needs a language model, and none is configured: " + llm.ConfigureHint + "."}
+		err = noModel("Repairing tools", llm.ErrNoModel)
 	default:
 		err = s.writable()
 	}
@@ -111,7 +111,7 @@ func (s *Service) repair(ctx context.Context, name string, req RepairRequest, pr
 	who := identity.From(ctx)
 	res, err := s.d.Generator.Repair(ctx, generator.RepairRequest{
 		Tool: name, Cases: gcases, Hold: auto && s.learn.cfg.AutoRepair == AutoRepairPropose,
-		Permit: func(generator.Op, string) error { return s.permit(who, identity.Build) },
+		Permit: func(generator.Op, string) error { return Permit(who, identity.Build) },
 	}, progress)
 	// A repair that ran is recorded, done or failed (a failed one is not
 	// tried again automatically until a new case arrives); one that never

@@ -16,19 +16,27 @@ func (s *Service) Request(ctx context.Context, id string) (traces.Record, error)
 	case err != nil:
 	case s.d.Traces == nil:
 		err = Errorf(NotFound, "requests are not stored on this server (ADAPTBOT_TRACES=off)")
-	case !isRequestID(id):
-		// Not one of ours (reqid.New's 16 hex digits): answer without
-		// scanning the store's files for it.
-		err = Errorf(NotFound, "no stored request with ID %s; request IDs are 16 hexadecimal digits", id)
 	}
 	if err != nil {
 		return traces.Record{}, o.finish(err)
 	}
-	r, err := s.d.Traces.Get(id)
-	if errors.Is(err, traces.ErrNotFound) || (err == nil && !o.who.Owns(r.User)) {
-		err = Errorf(NotFound, "no stored request with ID %s; the store keeps the most recent ones", id)
-	}
+	r, err := s.stored(o.who, id)
 	return r, o.finish(err)
+}
+
+// stored returns the stored request id if who may read it: for anyone else
+// it does not exist.
+func (s *Service) stored(who identity.Identity, id string) (traces.Record, error) {
+	if !isRequestID(id) {
+		// Not one of ours (reqid.New's 16 hex digits): answer without
+		// scanning the store's files for it.
+		return traces.Record{}, Errorf(NotFound, "no stored request with ID %s; request IDs are 16 hexadecimal digits", id)
+	}
+	r, err := s.d.Traces.Get(id)
+	if errors.Is(err, traces.ErrNotFound) || (err == nil && !who.Owns(r.User)) {
+		return traces.Record{}, Errorf(NotFound, "no stored request with ID %s; the store keeps the most recent ones", id)
+	}
+	return r, err
 }
 
 // Requests lists the newest stored requests the caller may read, newest

@@ -92,7 +92,7 @@ func New(d Deps) *Service {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
 	if d.Deadlines == (Deadlines{}) {
-		d.Deadlines = deadlines(d, d.ToolLimit)
+		d.Deadlines = deadlines(d)
 	}
 	d.Deadlines = d.Deadlines.orDefaults()
 	s := &Service{d: d, learn: newLearning(d.Learning)}
@@ -101,9 +101,6 @@ func New(d Deps) *Service {
 	}
 	return s
 }
-
-// Deadlines returns the bounds the service puts on work.
-func (s *Service) Deadlines() Deadlines { return s.d.Deadlines }
 
 type doorKey struct{}
 
@@ -168,20 +165,13 @@ func (s *Service) start(ctx context.Context, operation, tool string, action iden
 	o.ctx = ctx
 	o.row = benchmarks.Row{RequestID: id}
 	o.rec = traces.Record{ID: id}
-	return ctx, o, s.permit(o.who, action)
+	return ctx, o, Permit(o.who, action)
 }
 
 // Permit checks that who may take action, with the error every door
-// answers when not: the same check each operation makes. The edge uses it
-// to refuse a request before decoding it.
-func Permit(who identity.Identity, action identity.Action) error { return permit(who, action) }
-
-// permit is the one permission check of every operation.
-func (s *Service) permit(who identity.Identity, action identity.Action) error {
-	return permit(who, action)
-}
-
-func permit(who identity.Identity, action identity.Action) error {
+// answers when not: the one permission check, which each operation makes.
+// The edge uses it to refuse a request before decoding it.
+func Permit(who identity.Identity, action identity.Action) error {
 	if who.Can(action) {
 		return nil
 	}
@@ -291,7 +281,7 @@ func (o *op) classify(err error) *Error {
 	}
 	e := classify(err, o.deadline, o.fallback)
 	if e.Kind == NotConfigured && o.what != "" && errors.Is(err, llm.ErrNoModel) {
-		e = &Error{Kind: NotConfigured, Err: err, Msg: o.what + " needs a language model, and none is configured: " + llm.ConfigureHint + "."}
+		e = noModel(o.what, err)
 	}
 	e.RequestID = o.id
 	if e.Kind == Upstream || e.Kind == Internal {

@@ -307,3 +307,21 @@ func TestOneSpanTreePerOperation(t *testing.T) {
 		t.Errorf("chat span attributes %v, run span status %v", spans[0].Attributes, spans[1].Status)
 	}
 }
+
+// TestEachErrorNamesItsOwnRequest: two refusals of the same sort each name
+// the request they answer, even when the service refuses both with one
+// shared error.
+func TestEachErrorNamesItsOwnRequest(t *testing.T) {
+	w := newWorld(t, nil) // keeps no failure cases
+	_, first := w.svc.Failures(reqid.With(as(bob), "00000000000000a1"), "calculator")
+	_, second := w.svc.Failures(reqid.With(as(bob), "00000000000000a2"), "calculator")
+	for _, c := range []struct {
+		err error
+		id  string
+	}{{first, "00000000000000a1"}, {second, "00000000000000a2"}} {
+		se, ok := errors.AsType[*service.Error](c.err)
+		if !ok || se.Kind != service.Unavailable || se.RequestID != c.id {
+			t.Errorf("error %+v, want kind unavailable for request %s", c.err, c.id)
+		}
+	}
+}

@@ -3,7 +3,6 @@ package service
 import (
 	"bytes"
 	"context"
-	"errors"
 	"sort"
 	"strings"
 
@@ -60,7 +59,7 @@ func (s *Service) Import(ctx context.Context, req ImportRequest) ([]shipping.Imp
 		o.row.Tools = append(o.row.Tools, t.Name)
 	}
 	o.rec.Result = marshal(map[string]any{"imported": imported})
-	if err := o.finish(importError(err)); err != nil {
+	if err := o.finish(err); err != nil {
 		return nil, err
 	}
 	return imported, nil
@@ -96,28 +95,4 @@ func (s *Service) lockAll(ctx context.Context, names []string, rename map[string
 		releases = append(releases, r)
 	}
 	return release, nil
-}
-
-// importError gives a refused import its kind: the bundle's fault is
-// Invalid, a name taken a Conflict, a tool that fails its checks Failed.
-func importError(err error) error {
-	r, ok := errors.AsType[*shipping.Refused](err)
-	if !ok {
-		return err
-	}
-	kind := Failed
-	switch r.Reason {
-	case shipping.Malformed, shipping.UnsafePath, shipping.Tampered:
-		kind = Invalid
-	case shipping.Collision:
-		kind = Conflict
-	}
-	extra := map[string]any{"reason": r.Reason}
-	if r.Tool != "" {
-		extra["tool"] = r.Tool
-	}
-	if r.Path != "" {
-		extra["path"] = r.Path
-	}
-	return &Error{Kind: kind, Msg: r.Msg, Extra: extra, Err: err}
 }

@@ -103,8 +103,8 @@ func (s *Service) serving(name string) (toolbox.Tool, error) {
 		return t, nil
 	}
 	if _, _, remote := toolbox.SplitName(name); !remote && s.d.Registry != nil {
-		if err := contract.ValidName(name); err != nil {
-			return nil, &Error{Kind: Invalid, Msg: err.Error()}
+		if err := validName(name); err != nil {
+			return nil, err
 		}
 		if e, ok := s.d.Registry.Entry(name); ok {
 			return nil, Errorf(Conflict, "tool %s has no working version: %s", name, e.LastError)
@@ -113,10 +113,18 @@ func (s *Service) serving(name string) (toolbox.Tool, error) {
 	return nil, &Error{Kind: NotFound, Msg: toolbox.NotFound(name).Error()}
 }
 
+// validName refuses a name no tool can have, as Invalid.
+func validName(name string) error {
+	if err := contract.ValidName(name); err != nil {
+		return &Error{Kind: Invalid, Msg: err.Error()}
+	}
+	return nil
+}
+
 // entry returns the registry entry of the local tool name, or an *Error.
 func (s *Service) entry(name string) (registry.Entry, error) {
-	if err := contract.ValidName(name); err != nil {
-		return registry.Entry{}, &Error{Kind: Invalid, Msg: err.Error()}
+	if err := validName(name); err != nil {
+		return registry.Entry{}, err
 	}
 	e, ok := s.d.Registry.Entry(name)
 	if !ok {
@@ -136,9 +144,7 @@ func (s *Service) change(ctx context.Context, span, name string, action identity
 	o.rec.Kind, o.rec.Query, o.rec.Tool = traces.Change, span+" "+name, name
 	release := func() {}
 	if err == nil {
-		if verr := contract.ValidName(name); verr != nil {
-			err = &Error{Kind: Invalid, Msg: verr.Error()}
-		}
+		err = validName(name)
 	}
 	if err == nil {
 		err = s.writable()
@@ -315,9 +321,7 @@ func (s *Service) Tool(ctx context.Context, name string) (*ToolInfo, error) {
 func (s *Service) Versions(ctx context.Context, name string) ([]registry.Version, error) {
 	_, o, err := s.read(ctx, "versions", identity.ReadTools)
 	if err == nil {
-		if err = contract.ValidName(name); err != nil {
-			err = &Error{Kind: Invalid, Msg: err.Error()}
-		}
+		err = validName(name)
 	}
 	if err != nil {
 		return nil, o.finish(err)
