@@ -22,7 +22,6 @@ package failures
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"adaptbot/sandbox"
 	"adaptbot/toolbox"
@@ -103,18 +102,4 @@ func Message(err error) string {
 		return ae.Reason
 	}
 	return err.Error()
-}
-
-// TrimMessage is Message for an error kept as text, as a chat's trace
-// keeps it: "tool NAME: KIND: words" gives "words".
-func TrimMessage(tool, msg string) string {
-	rest, ok := strings.CutPrefix(msg, "tool "+tool+": ")
-	if !ok {
-		return msg
-	}
-	switch kind, words, _ := strings.Cut(rest, ": "); sandbox.Kind(kind) {
-	case sandbox.KindTool, sandbox.KindPanic, sandbox.KindTimeout, sandbox.KindMemory, sandbox.KindOutput, sandbox.KindCrash, sandbox.KindInput, "invalid arguments":
-		return words
-	}
-	return rest
 }

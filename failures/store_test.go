@@ -319,18 +319,6 @@ func TestMessages(t *testing.T) {
 	if got := Message(&toolbox.ArgsError{Tool: "t", Reason: `"x" is required`}); got != `"x" is required` {
 		t.Errorf("Message(args) = %q", got)
 	}
-	for _, c := range [][2]string{
-		{"tool t: panic: index out of range", "index out of range"},
-		{"tool t: tool_error: no words: give some", "no words: give some"},
-		{"tool t: invalid arguments: bad", "bad"},
-		{"tool t failed: the fleet is away", "tool t failed: the fleet is away"},
-		{"could not get valid arguments for t: tool t: invalid arguments: bad", "could not get valid arguments for t: tool t: invalid arguments: bad"},
-		{"tool other: panic: x", "tool other: panic: x"},
-	} {
-		if got := TrimMessage("t", c[0]); got != c[1] {
-			t.Errorf("TrimMessage(%q) = %q, want %q", c[0], got, c[1])
-		}
-	}
 }
 
 // TestCompactValidMatchesTheStandardLibrary: the fast compaction of
