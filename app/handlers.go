@@ -103,15 +103,10 @@ func (s *Server) handleChat() fiber.Handler {
 			}
 			return c.JSON(out)
 		}
-		s.streamEvents(c, func(ctx context.Context, send func(event string, v any)) {
+		s.streamEvents(c, func(ctx context.Context, send func(event string, v any)) (any, error) {
 			areq.Progress = func(st agent.BuildStep) { send("progress", st) }
 			areq.Stream = func(text string) { send("token", tokenEvent{Text: text}) }
-			out, err := s.svc.Chat(ctx, areq)
-			if err != nil {
-				send("error", eventError(err, s.log))
-				return
-			}
-			send("result", out)
+			return s.svc.Chat(ctx, areq)
 		})
 		return nil
 	}
@@ -127,11 +122,12 @@ func acceptsEvents(c *fiber.Ctx) bool {
 	return strings.Contains(c.Get(fiber.HeaderAccept), "text/event-stream")
 }
 
-// streamEvents answers with Server-Sent Events written by run, which gets
-// the request's context (its identity and door), cancelled when the client
-// goes away. The operation bounds its own time. run executes after the
-// handler has returned, so it must not touch c.
-func (s *Server) streamEvents(c *fiber.Ctx, run func(ctx context.Context, send func(event string, v any))) {
+// streamEvents answers with Server-Sent Events: those run sends as it
+// works, then one "result" event with what it returns, or one "error"
+// event (eventError). run gets the request's context (its identity and
+// door), cancelled when the client goes away. The operation bounds its own
+// time. run executes after the handler has returned, so it must not touch c.
+func (s *Server) streamEvents(c *fiber.Ctx, run func(ctx context.Context, send func(event string, v any)) (any, error)) {
 	c.Set(fiber.HeaderContentType, "text/event-stream")
 	c.Set(fiber.HeaderCacheControl, "no-cache")
 	c.Set("X-Accel-Buffering", "no")
@@ -161,7 +157,12 @@ func (s *Server) streamEvents(c *fiber.Ctx, run func(ctx context.Context, send f
 				cancel() // the client went away: stop working for it
 			}
 		}
-		run(ctx, send)
+		res, err := run(ctx, send)
+		if err != nil {
+			send("error", eventError(err, s.log))
+			return
+		}
+		send("result", res)
 	})
 }
 

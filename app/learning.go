@@ -162,13 +162,8 @@ func (s *Server) handleToolRepair() fiber.Handler {
 		if err := s.svc.CanRepair(c.UserContext(), name, req); err != nil {
 			return err // before any event: a status the client can read
 		}
-		s.streamEvents(c, func(ctx context.Context, send func(event string, v any)) {
-			res, err := s.svc.Repair(ctx, name, req, func(ev generator.Event) { send("progress", ev) })
-			if err != nil {
-				send("error", eventError(err, s.log))
-				return
-			}
-			send("result", res)
+		s.streamEvents(c, func(ctx context.Context, send func(event string, v any)) (any, error) {
+			return s.svc.Repair(ctx, name, req, func(ev generator.Event) { send("progress", ev) })
 		})
 		return nil
 	}
