@@ -112,7 +112,9 @@ func (c *lingerConn) Close() error {
 func (s *Server) Serve(ln net.Listener) error { return s.app.Listener(lingerListener{ln}) }
 
 // cancelOnLeave gives the handler a context (c.UserContext) that ends when
-// the client goes away, for work that answers in one piece.
+// the client goes away, for work that answers in one piece. A stream
+// (streamEvents) keeps that context's values, not its end, and watches the
+// connection itself while it runs.
 func (s *Server) cancelOnLeave() fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		ctx, stop := watchConn(c.UserContext(), c.Context().Conn())

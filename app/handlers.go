@@ -95,9 +95,7 @@ func (s *Server) handleChat() fiber.Handler {
 		}
 		areq := agent.Request{Message: req.Message, History: req.History}
 		if !acceptsEvents(c) {
-			ctx, stop := watchConn(c.UserContext(), c.Context().Conn())
-			defer stop()
-			out, err := s.svc.Chat(ctx, areq)
+			out, err := s.svc.Chat(c.UserContext(), areq)
 			if err != nil {
 				return err
 			}

@@ -151,9 +151,7 @@ func (s *Server) handleToolRepair() fiber.Handler {
 		}
 		name := c.Params("name")
 		if !acceptsEvents(c) {
-			ctx, stop := watchConn(c.UserContext(), c.Context().Conn())
-			defer stop()
-			res, err := s.svc.Repair(ctx, name, req, nil)
+			res, err := s.svc.Repair(c.UserContext(), name, req, nil)
 			if err != nil {
 				return err
 			}
