@@ -34,7 +34,7 @@ func (s *Server) modelName() string {
 func (s *Server) handleIndex() fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		who := identity.From(c.UserContext())
-		return s.page(c, "index.html", map[string]any{
+		return page(c, "index.html", map[string]any{
 			"Model":     s.modelName(),
 			"Hint":      llm.ConfigureHint,
 			"Tools":     s.reg.Len(),
@@ -278,8 +278,8 @@ func (s *Server) handleRequests() fiber.Handler {
 	}
 }
 
-// page renders a template as the response.
-func (s *Server) page(c *fiber.Ctx, name string, data map[string]any) error {
+// page renders a template as the response, with the status already set.
+func page(c *fiber.Ctx, name string, data map[string]any) error {
 	var b bytes.Buffer
 	if err := templates.Pages.ExecuteTemplate(&b, name, data); err != nil {
 		return err
