@@ -82,7 +82,7 @@ func (s *Server) handleToolPage() fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		name := c.Params("name")
 		t, err := s.svc.Tool(c.UserContext(), name)
-		if se, ok := err.(*service.Error); ok && se.Kind == service.NotFound {
+		if service.KindOf(err) == service.NotFound {
 			c.Status(fiber.StatusNotFound)
 			return page(c, "tool.html", map[string]any{"Missing": name, "Model": s.modelName()})
 		}
