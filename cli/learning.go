@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -81,7 +82,7 @@ func writeFailures(w io.Writer, rep *service.FailureReport) error {
 				status = fmt.Sprintf("fixed in v%d", c.FixedIn)
 			}
 			fmt.Fprintf(tw, "%s\tv%d\t%s\t%d\t%s\t%s\t%s\t%s\n", c.ID, c.Version, c.Kind, c.Count, c.LastSeen.Format("2006-01-02 15:04:05"),
-				status, clipLine(string(c.Args), 40), clipLine(cmpOr(c.Comment, c.Message), 60))
+				status, clipLine(string(c.Args), 40), clipLine(cmp.Or(c.Comment, c.Message), 60))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -118,13 +119,6 @@ func caseOutcome(r generator.CaseResult) string {
 
 // clipLine shortens s to one line of at most n characters.
 func clipLine(s string, n int) string { return clip.Runes(strings.Join(strings.Fields(s), " "), n) }
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
 
 func plural(n int) string {
 	if n == 1 {
