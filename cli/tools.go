@@ -219,12 +219,12 @@ func toolsCommand(ctx context.Context, e Env, args []string) error {
 		if err := want(1, "NAME"); err != nil {
 			return err
 		}
-		return toolsLearning(ctx, c, sub, args, format.value, stdout, stderr)
+		return toolsFailures(ctx, c, args[0], format.value, stdout)
 	case "repair":
 		if len(args) < 1 {
 			return want(1, "NAME [CASE...]")
 		}
-		return toolsLearning(ctx, c, sub, args, format.value, stdout, stderr)
+		return toolsRepair(ctx, c, args[0], args[1:], format.value, stdout, stderr)
 	case "approve":
 		if err := want(1, "NAME"); err != nil {
 			return err
