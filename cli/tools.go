@@ -53,7 +53,7 @@ func toolsHelp(args []string) string {
 		}
 		b.WriteString("  " + u.usage + "\n")
 	}
-	b.WriteString("\nChanges go through the server at ADAPTBOT_ADDR, with ADAPTBOT_ADMIN_TOKEN when set;\nstart it with `adaptbot serve`.\n")
+	b.WriteString("\nChanges go through the server at ADAPTBOT_ADDR, with your key (ADAPTBOT_KEY, or else\nADAPTBOT_ADMIN_TOKEN); start it with `adaptbot serve`.\n")
 	return b.String()
 }
 
