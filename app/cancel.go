@@ -58,11 +58,6 @@ func watchConn(parent context.Context, conn net.Conn) (context.Context, context.
 	return ctx, stop
 }
 
-// clientGone reports whether ctx ended because its client went away.
-func clientGone(ctx context.Context) bool {
-	return errors.Is(context.Cause(ctx), errClientGone)
-}
-
 // lingerListener answers the body limit's 413 so that clients can read it.
 // When fasthttp refuses a body that is too large it answers and closes the
 // connection at once, with the body still arriving; a socket closed with
