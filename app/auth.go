@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -21,7 +20,6 @@ import (
 	"adaptbot/identity"
 	"adaptbot/identity/users"
 	"adaptbot/service"
-	"adaptbot/templates"
 )
 
 // This file is the edge's side of identities: it opens the user store (a
@@ -218,13 +216,9 @@ func (e *authEdge) loginPage(c *fiber.Ctx, status int, msg, next string) error {
 	if id := identity.From(c.UserContext()); id.Known() {
 		data["Who"] = id
 	}
-	var b bytes.Buffer
-	if err := templates.Pages.ExecuteTemplate(&b, "login.html", data); err != nil {
-		return err
-	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
-	c.Type("html", "utf-8")
-	return c.Status(status).Send(b.Bytes())
+	c.Status(status)
+	return page(c, "login.html", data)
 }
 
 // handleLoginPage is GET /login: how to sign in, or who is signed in.

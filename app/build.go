@@ -19,13 +19,8 @@ func (s *Server) handleBuild() fiber.Handler {
 		if err := s.svc.CanBuild(c.UserContext(), req); err != nil {
 			return err // before any event: a status the client can read
 		}
-		s.streamEvents(c, func(ctx context.Context, send func(event string, v any)) {
-			res, err := s.svc.Build(ctx, req, func(ev generator.Event) { send("progress", ev) })
-			if err != nil {
-				send("error", eventError(err, s.log))
-				return
-			}
-			send("result", res)
+		s.streamEvents(c, func(ctx context.Context, send func(event string, v any)) (any, error) {
+			return s.svc.Build(ctx, req, func(ev generator.Event) { send("progress", ev) })
 		})
 		return nil
 	}

@@ -58,11 +58,6 @@ func watchConn(parent context.Context, conn net.Conn) (context.Context, context.
 	return ctx, stop
 }
 
-// clientGone reports whether ctx ended because its client went away.
-func clientGone(ctx context.Context) bool {
-	return errors.Is(context.Cause(ctx), errClientGone)
-}
-
 // lingerListener answers the body limit's 413 so that clients can read it.
 // When fasthttp refuses a body that is too large it answers and closes the
 // connection at once, with the body still arriving; a socket closed with
@@ -112,7 +107,9 @@ func (c *lingerConn) Close() error {
 func (s *Server) Serve(ln net.Listener) error { return s.app.Listener(lingerListener{ln}) }
 
 // cancelOnLeave gives the handler a context (c.UserContext) that ends when
-// the client goes away, for work that answers in one piece.
+// the client goes away, for work that answers in one piece. A stream
+// (streamEvents) keeps that context's values, not its end, and watches the
+// connection itself while it runs.
 func (s *Server) cancelOnLeave() fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		ctx, stop := watchConn(c.UserContext(), c.Context().Conn())

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"adaptbot/benchmarks"
-	"adaptbot/templates"
 )
 
 // loadStats builds the benchmark aggregates from the CSV in one streaming
@@ -104,11 +102,6 @@ func (s *Server) handleDashboard() fiber.Handler {
 			intentOpts = append(intentOpts, option{Value: v, Label: cmp.Or(v, "any"), Selected: v == f.Intent})
 		}
 		data["IntentOptions"] = intentOpts
-		var b bytes.Buffer
-		if err := templates.Pages.ExecuteTemplate(&b, "dashboard.html", data); err != nil {
-			return err
-		}
-		c.Type("html", "utf-8")
-		return c.Send(b.Bytes())
+		return page(c, "dashboard.html", data)
 	}
 }

@@ -85,9 +85,6 @@ func errorBody(err error, log *slog.Logger) (int, time.Duration, fiber.Map) {
 	} else if fe, ok := errors.AsType[*fiber.Error](err); ok {
 		status = fe.Code
 		body["error"] = fe.Message
-		if fe.Code == fiber.StatusRequestEntityTooLarge {
-			body["error"] = "request body is too large"
-		}
 	} else {
 		log.Error("internal error", "err", err)
 		body["error"] = "internal error; the server log has the details"
@@ -101,6 +98,8 @@ func errorBody(err error, log *slog.Logger) (int, time.Duration, fiber.Map) {
 func errorHandler(log *slog.Logger) fiber.ErrorHandler {
 	return func(c *fiber.Ctx, err error) error {
 		status, retry, body := errorBody(err, log)
+		// Only here: the body limit refuses a request before any handler,
+		// so an event stream never carries this.
 		if fe, ok := errors.AsType[*fiber.Error](err); ok && fe.Code == fiber.StatusRequestEntityTooLarge {
 			body["error"] = fmt.Sprintf("request body is too large: the limit is %d KiB", c.App().Config().BodyLimit>>10)
 		}

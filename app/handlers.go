@@ -34,7 +34,7 @@ func (s *Server) modelName() string {
 func (s *Server) handleIndex() fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		who := identity.From(c.UserContext())
-		return s.page(c, "index.html", map[string]any{
+		return page(c, "index.html", map[string]any{
 			"Model":     s.modelName(),
 			"Hint":      llm.ConfigureHint,
 			"Tools":     s.reg.Len(),
@@ -95,23 +95,16 @@ func (s *Server) handleChat() fiber.Handler {
 		}
 		areq := agent.Request{Message: req.Message, History: req.History}
 		if !acceptsEvents(c) {
-			ctx, stop := watchConn(c.UserContext(), c.Context().Conn())
-			defer stop()
-			out, err := s.svc.Chat(ctx, areq)
+			out, err := s.svc.Chat(c.UserContext(), areq)
 			if err != nil {
 				return err
 			}
 			return c.JSON(out)
 		}
-		s.streamEvents(c, func(ctx context.Context, send func(event string, v any)) {
+		s.streamEvents(c, func(ctx context.Context, send func(event string, v any)) (any, error) {
 			areq.Progress = func(st agent.BuildStep) { send("progress", st) }
 			areq.Stream = func(text string) { send("token", tokenEvent{Text: text}) }
-			out, err := s.svc.Chat(ctx, areq)
-			if err != nil {
-				send("error", eventError(err, s.log))
-				return
-			}
-			send("result", out)
+			return s.svc.Chat(ctx, areq)
 		})
 		return nil
 	}
@@ -127,11 +120,12 @@ func acceptsEvents(c *fiber.Ctx) bool {
 	return strings.Contains(c.Get(fiber.HeaderAccept), "text/event-stream")
 }
 
-// streamEvents answers with Server-Sent Events written by run, which gets
-// the request's context (its identity and door), cancelled when the client
-// goes away. The operation bounds its own time. run executes after the
-// handler has returned, so it must not touch c.
-func (s *Server) streamEvents(c *fiber.Ctx, run func(ctx context.Context, send func(event string, v any))) {
+// streamEvents answers with Server-Sent Events: those run sends as it
+// works, then one "result" event with what it returns, or one "error"
+// event (eventError). run gets the request's context (its identity and
+// door), cancelled when the client goes away. The operation bounds its own
+// time. run executes after the handler has returned, so it must not touch c.
+func (s *Server) streamEvents(c *fiber.Ctx, run func(ctx context.Context, send func(event string, v any)) (any, error)) {
 	c.Set(fiber.HeaderContentType, "text/event-stream")
 	c.Set(fiber.HeaderCacheControl, "no-cache")
 	c.Set("X-Accel-Buffering", "no")
@@ -161,7 +155,12 @@ func (s *Server) streamEvents(c *fiber.Ctx, run func(ctx context.Context, send f
 				cancel() // the client went away: stop working for it
 			}
 		}
-		run(ctx, send)
+		res, err := run(ctx, send)
+		if err != nil {
+			send("error", eventError(err, s.log))
+			return
+		}
+		send("result", res)
 	})
 }
 
@@ -279,8 +278,8 @@ func (s *Server) handleRequests() fiber.Handler {
 	}
 }
 
-// page renders a template as the response.
-func (s *Server) page(c *fiber.Ctx, name string, data map[string]any) error {
+// page renders a template as the response, with the status already set.
+func page(c *fiber.Ctx, name string, data map[string]any) error {
 	var b bytes.Buffer
 	if err := templates.Pages.ExecuteTemplate(&b, name, data); err != nil {
 		return err

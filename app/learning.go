@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"sync"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -69,24 +70,19 @@ func (p *learningParts) learning(cfg config.Config) service.Learning {
 // changes to be written.
 func (p *learningParts) start(svc *service.Service, log *slog.Logger) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{}, 3)
-	n := 2
-	go func() { p.store.Run(ctx); done <- struct{}{} }()
-	go func() { svc.RunLearning(ctx); done <- struct{}{} }()
+	var wg sync.WaitGroup
+	wg.Go(func() { p.store.Run(ctx) })
+	wg.Go(func() { svc.RunLearning(ctx) })
 	if p.follow != nil {
-		n++
-		go func() {
+		wg.Go(func() {
 			if err := p.follow(ctx, p.store); err != nil && !errors.Is(err, context.Canceled) {
 				log.Error("cluster: stopped following the failure cases", "err", err)
 			}
-			done <- struct{}{}
-		}()
+		})
 	}
 	return func() {
 		cancel()
-		for range n {
-			<-done
-		}
+		wg.Wait()
 	}
 }
 
@@ -151,9 +147,7 @@ func (s *Server) handleToolRepair() fiber.Handler {
 		}
 		name := c.Params("name")
 		if !acceptsEvents(c) {
-			ctx, stop := watchConn(c.UserContext(), c.Context().Conn())
-			defer stop()
-			res, err := s.svc.Repair(ctx, name, req, nil)
+			res, err := s.svc.Repair(c.UserContext(), name, req, nil)
 			if err != nil {
 				return err
 			}
@@ -162,13 +156,8 @@ func (s *Server) handleToolRepair() fiber.Handler {
 		if err := s.svc.CanRepair(c.UserContext(), name, req); err != nil {
 			return err // before any event: a status the client can read
 		}
-		s.streamEvents(c, func(ctx context.Context, send func(event string, v any)) {
-			res, err := s.svc.Repair(ctx, name, req, func(ev generator.Event) { send("progress", ev) })
-			if err != nil {
-				send("error", eventError(err, s.log))
-				return
-			}
-			send("result", res)
+		s.streamEvents(c, func(ctx context.Context, send func(event string, v any)) (any, error) {
+			return s.svc.Repair(ctx, name, req, func(ev generator.Event) { send("progress", ev) })
 		})
 		return nil
 	}

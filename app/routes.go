@@ -20,7 +20,7 @@ func (s *Server) routes() {
 	if s.metrics != nil {
 		s.app.Get("/metrics", handleMetrics(s.cfg, s.metrics))
 	}
-	s.app.Post("/chat", s.limits.rateLimit(), s.limits.admit(), s.handleChat())
+	s.app.Post("/chat", s.limits.rateLimit(), s.limits.admit(), s.cancelOnLeave(), s.handleChat())
 	s.auth.routes(s.app)
 
 	s.app.Get("/api/tools", s.handleToolList())
@@ -41,7 +41,7 @@ func (s *Server) routes() {
 	s.app.Get("/api/tools/:name/failures", s.handleToolFailures())
 	s.app.Post("/api/tools/:name/failures/:id/confirm", s.need(identity.Build), s.handleCaseConfirm())
 	s.app.Delete("/api/tools/:name/failures/:id", s.need(identity.Build), s.handleCaseDismiss())
-	s.app.Post("/api/tools/:name/repair", s.need(identity.Build), s.limits.rateLimit(), s.limits.admit(), s.handleToolRepair())
+	s.app.Post("/api/tools/:name/repair", s.need(identity.Build), s.limits.rateLimit(), s.limits.admit(), s.cancelOnLeave(), s.handleToolRepair())
 	s.app.Post("/api/requests/:id/feedback", s.handleFeedback())
 
 	// Analytics and traces.

@@ -72,7 +72,7 @@ func (s *Server) handleToolsPage() fiber.Handler {
 					Status: "ok", Remote: true, toolUse: use[id]})
 			}
 		}
-		return s.page(c, "tools.html", map[string]any{
+		return page(c, "tools.html", map[string]any{
 			"Tools": rows, "Servers": servers, "Model": s.modelName(), "Review": s.cfg.Review,
 		})
 	}
@@ -82,9 +82,9 @@ func (s *Server) handleToolPage() fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		name := c.Params("name")
 		t, err := s.svc.Tool(c.UserContext(), name)
-		if se, ok := err.(*service.Error); ok && se.Kind == service.NotFound {
+		if service.KindOf(err) == service.NotFound {
 			c.Status(fiber.StatusNotFound)
-			return s.page(c, "tool.html", map[string]any{"Missing": name, "Model": s.modelName()})
+			return page(c, "tool.html", map[string]any{"Missing": name, "Model": s.modelName()})
 		}
 		if err != nil {
 			return err
@@ -106,6 +106,6 @@ func (s *Server) handleToolPage() fiber.Handler {
 		vs, _ := s.svc.Versions(c.UserContext(), e.Name)
 		slices.Reverse(vs) // newest first
 		data["Versions"] = vs
-		return s.page(c, "tool.html", data)
+		return page(c, "tool.html", data)
 	}
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -20,48 +21,47 @@ import (
 // and `adaptbot tools repair NAME [CASE...]`, through the server, which
 // keeps the failure cases and does the repairs (service/learning.go).
 
-// toolsLearning is `adaptbot tools failures NAME` and `adaptbot tools
-// repair NAME [CASE...]`, through the server.
-func toolsLearning(ctx context.Context, c *api.Client, sub string, args []string, format string, stdout, stderr io.Writer) error {
-	path := "/api/tools/" + url.PathEscape(args[0])
-	switch sub {
-	case "failures":
-		var rep service.FailureReport
-		if err := c.Call(ctx, http.MethodGet, path+"/failures", nil, &rep); err != nil {
-			return err
-		}
-		if format == "json" {
-			return writeJSON(stdout, rep)
-		}
-		return writeFailures(stdout, &rep)
-	case "repair":
-		p := newProgressLine(stderr)
-		res, err := c.Stream(ctx, path+"/repair", service.RepairRequest{Cases: args[1:]}, p.show)
-		p.done()
-		if err != nil {
-			return err
-		}
-		if format == "json" {
-			if err := writeJSON(stdout, res); err != nil {
-				return err
-			}
-		} else {
-			if !res.OK {
-				for _, a := range res.Log {
-					fmt.Fprintf(stderr, "attempt %d:\n  %s\n", a.Number, strings.Join(a.Errors, "\n  "))
-				}
-			}
-			fmt.Fprintln(stdout, res.Summary)
-			for _, r := range res.Cases {
-				fmt.Fprintf(stdout, "  case %s %s: %s\n", r.ID, clipLine(string(r.Input), 60), caseOutcome(r))
-			}
-		}
-		if !res.OK {
-			return &ExitError{Code: 1}
-		}
-		return nil
+// toolsFailures is `adaptbot tools failures NAME`: the tool's failure
+// cases and repairs, from the server.
+func toolsFailures(ctx context.Context, c *api.Client, name, format string, stdout io.Writer) error {
+	var rep service.FailureReport
+	if err := c.Call(ctx, http.MethodGet, "/api/tools/"+url.PathEscape(name)+"/failures", nil, &rep); err != nil {
+		return err
 	}
-	return UsageError(toolsHelp(nil), "tools: unknown subcommand %q", sub)
+	if format == "json" {
+		return writeJSON(stdout, rep)
+	}
+	return writeFailures(stdout, &rep)
+}
+
+// toolsRepair is `adaptbot tools repair NAME [CASE...]`: a repair on the
+// server, its progress on stderr.
+func toolsRepair(ctx context.Context, c *api.Client, name string, cases []string, format string, stdout, stderr io.Writer) error {
+	p := newProgressLine(stderr)
+	res, err := c.Stream(ctx, "/api/tools/"+url.PathEscape(name)+"/repair", service.RepairRequest{Cases: cases}, p.show)
+	p.done()
+	if err != nil {
+		return err
+	}
+	if format == "json" {
+		if err := writeJSON(stdout, res); err != nil {
+			return err
+		}
+	} else {
+		if !res.OK {
+			for _, a := range res.Log {
+				fmt.Fprintf(stderr, "attempt %d:\n  %s\n", a.Number, strings.Join(a.Errors, "\n  "))
+			}
+		}
+		fmt.Fprintln(stdout, res.Summary)
+		for _, r := range res.Cases {
+			fmt.Fprintf(stdout, "  case %s %s: %s\n", r.ID, clipLine(string(r.Input), 60), caseOutcome(r))
+		}
+	}
+	if !res.OK {
+		return &ExitError{Code: 1}
+	}
+	return nil
 }
 
 // writeFailures prints a failure report as a table.
@@ -81,7 +81,7 @@ func writeFailures(w io.Writer, rep *service.FailureReport) error {
 				status = fmt.Sprintf("fixed in v%d", c.FixedIn)
 			}
 			fmt.Fprintf(tw, "%s\tv%d\t%s\t%d\t%s\t%s\t%s\t%s\n", c.ID, c.Version, c.Kind, c.Count, c.LastSeen.Format("2006-01-02 15:04:05"),
-				status, clipLine(string(c.Args), 40), clipLine(cmpOr(c.Comment, c.Message), 60))
+				status, clipLine(string(c.Args), 40), clipLine(cmp.Or(c.Comment, c.Message), 60))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -118,13 +118,6 @@ func caseOutcome(r generator.CaseResult) string {
 
 // clipLine shortens s to one line of at most n characters.
 func clipLine(s string, n int) string { return clip.Runes(strings.Join(strings.Fields(s), " "), n) }
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
 
 func plural(n int) string {
 	if n == 1 {

@@ -40,7 +40,7 @@ func routeCommand(ctx context.Context, e Env, args []string) error {
 	fs := NewFlags("route")
 	catalog := fs.String("catalog", "", "catalog FILE: a JSON array of {name, description, tools: [{name, description, inputSchema}]}")
 	topK := fs.Int("top-k", 5, "number of tools to return")
-	format := fs.String("format", "text", "output format: text or json")
+	format := formatFlag(fs, "text", "text", "json")
 	modeName := fs.String("mode", "fused", "ranking: fused, flat or hierarchical")
 	evalDir := fs.String("eval", "", "evaluate on the dataset in DIR instead of routing")
 	latency := fs.Bool("latency", true, "with --eval, also time Route at the catalog's size and at 10,000 tools")
@@ -51,8 +51,8 @@ func routeCommand(ctx context.Context, e Env, args []string) error {
 	words := fs.Args()
 	formatSet := false
 	fs.Visit(func(f *flag.Flag) { formatSet = formatSet || f.Name == "format" })
-	if *format != "text" && *format != "json" {
-		return UsageError(routeUsage, "route: --format must be text or json, not %q", *format)
+	if err := format.check(routeUsage); err != nil {
+		return err
 	}
 	if *topK <= 0 {
 		return UsageError(routeUsage, "route: --top-k must be positive, not %d", *topK)
@@ -79,7 +79,7 @@ func routeCommand(ctx context.Context, e Env, args []string) error {
 				return fmt.Errorf("route --eval --flows: %w", err)
 			}
 		}
-		if *format == "json" {
+		if format.value == "json" {
 			return writeJSON(stdout, r)
 		}
 		return r.WriteText(stdout)
@@ -101,7 +101,7 @@ func routeCommand(ctx context.Context, e Env, args []string) error {
 	if len(words) > 0 {
 		q := strings.Join(words, " ")
 		hits := ix.RouteContext(ctx, q, *topK, mode)
-		if *format == "json" {
+		if format.value == "json" {
 			return writeJSON(stdout, struct {
 				Query string       `json:"query"`
 				Tools []router.Hit `json:"tools"`
@@ -109,7 +109,7 @@ func routeCommand(ctx context.Context, e Env, args []string) error {
 		}
 		return writeHits(stdout, hits)
 	}
-	return routeLines(ctx, ix, stdin, stdout, *topK, mode, formatSet && *format == "text")
+	return routeLines(ctx, ix, stdin, stdout, *topK, mode, formatSet && format.value == "text")
 }
 
 // routeLines answers JSON lines {"id", "query"} from r, one JSON line each

@@ -8,11 +8,11 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"adaptbot/api"
+	"adaptbot/registry"
 	"adaptbot/shipping"
 )
 
@@ -107,7 +107,7 @@ func toolsExport(ctx context.Context, e Env, args []string, usage string) error 
 		if err := shipping.WriteBundle(&b, items, time.Now()); err != nil {
 			return err
 		}
-		if err := writeFileAtomic(*bundle, b.Bytes()); err != nil {
+		if err := registry.WriteFileAtomic(*bundle, b.Bytes(), 0o644); err != nil {
 			return err
 		}
 		text = fmt.Sprintf("bundled %s%s in %s (%d bytes).\n  adaptbot tools import %s   (on another AdaptBot)\n", strings.Join(tools, ", "), also, *bundle, b.Len(), *bundle)
@@ -117,27 +117,6 @@ func toolsExport(ctx context.Context, e Env, args []string, usage string) error 
 	}
 	_, err = io.WriteString(e.Stdout, text)
 	return err
-}
-
-// writeFileAtomic writes data to path through a temp file in its folder.
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // toolsImport is `adaptbot tools import FILE`: it sends the bundle to the

@@ -53,7 +53,7 @@ func toolsHelp(args []string) string {
 		}
 		b.WriteString("  " + u.usage + "\n")
 	}
-	b.WriteString("\nChanges go through the server at ADAPTBOT_ADDR, with ADAPTBOT_ADMIN_TOKEN when set;\nstart it with `adaptbot serve`.\n")
+	b.WriteString("\nChanges go through the server at ADAPTBOT_ADDR, with your key (ADAPTBOT_KEY, or else\nADAPTBOT_ADMIN_TOKEN); start it with `adaptbot serve`.\n")
 	return b.String()
 }
 
@@ -219,12 +219,12 @@ func toolsCommand(ctx context.Context, e Env, args []string) error {
 		if err := want(1, "NAME"); err != nil {
 			return err
 		}
-		return toolsLearning(ctx, c, sub, args, format.value, stdout, stderr)
+		return toolsFailures(ctx, c, args[0], format.value, stdout)
 	case "repair":
 		if len(args) < 1 {
 			return want(1, "NAME [CASE...]")
 		}
-		return toolsLearning(ctx, c, sub, args, format.value, stdout, stderr)
+		return toolsRepair(ctx, c, args[0], args[1:], format.value, stdout, stderr)
 	case "approve":
 		if err := want(1, "NAME"); err != nil {
 			return err

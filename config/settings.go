@@ -137,13 +137,7 @@ var settings = []setting{
 			return err
 		}, false},
 	{"ADAPTBOT_MAX_CALL_DEPTH", "4", "how deep tools may call tools (toolkit.Call): a tool called from outside is at depth 0, a tool it calls at 1; a call deeper fails with an error that names the chain",
-		func(c *Config, v string) (err error) {
-			c.MaxCallDepth, err = wholeNumber(v)
-			if err == nil && c.MaxCallDepth < 1 {
-				err = errors.New("must be at least 1")
-			}
-			return err
-		}, false},
+		func(c *Config, v string) (err error) { c.MaxCallDepth, err = positive(v); return err }, false},
 	{"ADAPTBOT_BUILD_ATTEMPTS", "3", "attempts (first try plus repairs) per tool build",
 		func(c *Config, v string) (err error) {
 			c.BuildAttempts, err = wholeNumber(v)
