@@ -30,8 +30,11 @@ Flags:
                              duration before now (24h, 90m, 7d)
   --intent CHAT|BUILD|RUN    one kind of request
   --tool NAME                requests that ran the tool
-  --path P                   one path: general, need_tool, a tool, build_create,
-                             build_modify, build_delete, or build (any build)
+  --path P                   one path: general, need_tool, a tool, one kind of
+                             work on a tool (build_create, build_modify,
+                             build_delete, build_rollback, build_approve,
+                             build_test, build_plan, build_import), or build
+                             (any of them)
   --outcome O                ok (no error), error, or not_configured (refused
                              because no language model is configured; these
                              are counted apart, never as errors)

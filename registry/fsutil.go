@@ -9,8 +9,8 @@ import (
 
 // WriteFileAtomic replaces path with data so that a reader sees either the
 // old file or the new one, never a torn one, and the new one survives a
-// crash: the one way the server's own files (the registry, history, failure
-// cases) are written.
+// crash: the one way AdaptBot writes the files it keeps (the registry,
+// history, failure cases, users, an exported bundle).
 func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	return writeFileAtomic(path, data, perm)
 }
