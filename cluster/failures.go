@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -124,28 +123,15 @@ func (f *Failures) Follow(ctx context.Context, store *failures.Store) error {
 	if err != nil {
 		return fmt.Errorf("cluster: watch the failure cases: %w", err)
 	}
-	defer w.stop()
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
-			w.renew()
-		case u, ok := <-w.Updates():
-			if !ok {
-				return errors.New("cluster: the failure case watch ended")
-			}
-			if u == nil || u.Operation() != jetstream.KeyValuePut {
-				continue
-			}
-			var st failures.State
-			if err := json.Unmarshal(u.Value(), &st); err != nil {
-				f.log.Warn("cluster: a tool's failure cases are unreadable; skipped", "tool", u.Key(), "err", err)
-				continue
-			}
-			store.Replace(u.Key(), st)
+	return w.each(ctx, "failure case", func(u jetstream.KeyValueEntry) {
+		if u == nil || u.Operation() != jetstream.KeyValuePut {
+			return
 		}
-	}
+		var st failures.State
+		if err := json.Unmarshal(u.Value(), &st); err != nil {
+			f.log.Warn("cluster: a tool's failure cases are unreadable; skipped", "tool", u.Key(), "err", err)
+			return
+		}
+		store.Replace(u.Key(), st)
+	})
 }

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -202,36 +201,23 @@ func (b *UserBackend) Watch(ctx context.Context, fn func(name string, u *users.U
 	if err != nil {
 		return fmt.Errorf("cluster: watch the users: %w", err)
 	}
-	defer w.stop()
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
-			w.renew()
-		case e, ok := <-w.Updates():
-			if !ok {
-				return errors.New("cluster: the user watch ended")
-			}
-			if e == nil {
-				continue // the bucket's state at start is all in
-			}
-			name, ok := userName(e.Key())
-			if !ok {
-				continue
-			}
-			if e.Operation() != jetstream.KeyValuePut {
-				fn(name, nil)
-				continue
-			}
-			var u users.User
-			if err := json.Unmarshal(e.Value(), &u); err != nil || u.Name != name {
-				b.log.Warn("cluster: a user entry is unreadable; skipped", "user", name, "err", err)
-				continue
-			}
-			fn(name, &u)
+	return w.each(ctx, "user", func(e jetstream.KeyValueEntry) {
+		if e == nil {
+			return // the bucket's state at start is all in
 		}
-	}
+		name, ok := userName(e.Key())
+		if !ok {
+			return
+		}
+		if e.Operation() != jetstream.KeyValuePut {
+			fn(name, nil)
+			return
+		}
+		var u users.User
+		if err := json.Unmarshal(e.Value(), &u); err != nil || u.Name != name {
+			b.log.Warn("cluster: a user entry is unreadable; skipped", "user", name, "err", err)
+			return
+		}
+		fn(name, &u)
+	})
 }

@@ -1,6 +1,10 @@
 package cluster
 
 import (
+	"context"
+	"errors"
+	"time"
+
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -41,3 +45,25 @@ func (w *watch) renew() {
 
 // stop ends the current watch.
 func (w *watch) stop() { w.w.Stop() } //nolint:errcheck
+
+// each calls fn with every entry the watch brings (nil once the initial
+// values are all in), renewing it after a reconnect, until ctx ends or the
+// watch does; what names the watch in the error. It stops the watch.
+func (w *watch) each(ctx context.Context, what string, fn func(jetstream.KeyValueEntry)) error {
+	defer w.stop()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+			w.renew()
+		case e, ok := <-w.Updates():
+			if !ok {
+				return errors.New("cluster: the " + what + " watch ended")
+			}
+			fn(e)
+		}
+	}
+}
