@@ -37,6 +37,12 @@ function signIn() {
   window.location.assign('/login?next=' + encodeURIComponent(location.pathname + location.search));
 }
 
+// signOut ends the session and goes to the sign-in page.
+async function signOut() {
+  await api('POST', '/logout');
+  window.location.assign('/login');
+}
+
 // The header says who is signed in, with a way to sign out; the one local
 // user of a single-user server has nothing to sign out of.
 document.addEventListener('DOMContentLoaded', async () => {
@@ -50,7 +56,10 @@ document.addEventListener('DOMContentLoaded', async () => {
   } catch (e) {
     return;
   }
-  if (!me || !me.name || me.method === 'loopback') return;
+  if (!me || !me.name) return;
+  // The dashboard is everyone's requests: offered only to who may read them.
+  if (!(me.can || []).includes('read_all')) document.querySelector('header.top nav a[href="/dashboard"]')?.remove();
+  if (me.method === 'loopback') return;
   const who = el('span', 'who');
   who.id = 'whoami';
   who.append(el('span', null, me.name), el('span', 'badge', me.role));
@@ -58,10 +67,7 @@ document.addEventListener('DOMContentLoaded', async () => {
     const out = el('button', null, 'Sign out');
     out.type = 'button';
     out.id = 'sign-out';
-    out.addEventListener('click', async () => {
-      await api('POST', '/logout');
-      window.location.assign('/login');
-    });
+    out.addEventListener('click', signOut);
     who.append(out);
   }
   header.append(who);

@@ -21,11 +21,5 @@
       window.location.assign(next);
     });
   }
-  const out = document.getElementById('sign-out');
-  if (out) {
-    out.addEventListener('click', async () => {
-      await api('POST', '/logout');
-      window.location.assign('/login');
-    });
-  }
+  document.getElementById('sign-out')?.addEventListener('click', signOut);
 })();
