@@ -623,3 +623,31 @@ func testAuth(tb testing.TB, cfg config.Config) *authEdge {
 	tb.Cleanup(e.Close)
 	return e
 }
+
+// TestRefusalsAPersonSeesArePages: a person whose browser opens a page
+// they may not see, or one that does not exist, reads why on a page, not
+// as JSON; the API still answers JSON, whatever the client accepts.
+func TestRefusalsAPersonSeesArePages(t *testing.T) {
+	in := start(t, map[string]string{"ADAPTBOT_ADDR": "0.0.0.0:0", "ADAPTBOT_ADMIN_TOKEN": "tok-123"})
+	in.url = "http://127.0.0.1:" + in.url[strings.LastIndex(in.url, ":")+1:]
+	code, _, raw := in.send(t, "POST", "/api/users", `{"name": "erin", "role": "builder"}`,
+		map[string]string{"Content-Type": "application/json", "Authorization": "Bearer tok-123"})
+	var added struct{ Key string }
+	if json.Unmarshal(raw, &added); code != 201 || added.Key == "" {
+		t.Fatalf("add a builder: %d %s", code, raw)
+	}
+	browser := map[string]string{"Authorization": "Bearer " + added.Key, "Accept": "text/html,application/xhtml+xml"}
+	code, h, raw := in.send(t, "GET", "/dashboard", "", browser)
+	if body := string(raw); code != 403 || !strings.HasPrefix(h.Get("Content-Type"), "text/html") ||
+		!strings.Contains(body, "Not allowed") || !strings.Contains(body, "admin role") {
+		t.Errorf("the dashboard for a builder: %d %s\n%s", code, h.Get("Content-Type"), body)
+	}
+	code, _, raw = in.send(t, "GET", "/no-such-page", "", browser)
+	if body := string(raw); code != 404 || !strings.Contains(body, "There is no page at /no-such-page.") || strings.Contains(body, "Cannot GET") {
+		t.Errorf("a missing page: %d %s", code, body)
+	}
+	code, h, raw = in.send(t, "GET", "/api/benchmarks", "", browser)
+	if code != 403 || !strings.HasPrefix(h.Get("Content-Type"), "application/json") {
+		t.Errorf("the API for a builder asking for HTML: %d %s %s", code, h.Get("Content-Type"), raw)
+	}
+}

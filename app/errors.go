@@ -106,8 +106,30 @@ func errorHandler(log *slog.Logger) fiber.ErrorHandler {
 		if retry > 0 {
 			c.Set(fiber.HeaderRetryAfter, strconv.Itoa(retryAfterSeconds(retry)))
 		}
+		if c.Method() == fiber.MethodGet && wantsPage(c) && !strings.HasPrefix(c.Path(), "/api/") {
+			// A person navigating to a page reads the error as a page.
+			msg, _ := body["error"].(string)
+			if fe, ok := errors.AsType[*fiber.Error](err); ok && fe.Code == fiber.StatusNotFound {
+				msg = "There is no page at " + c.Path() + "." // not Fiber's "Cannot GET /path"
+			}
+			return page(c.Status(status), "error.html", map[string]any{"Title": pageTitle(status), "Message": msg})
+		}
 		return c.Status(status).JSON(body)
 	}
+}
+
+// pageTitle heads the error page of a status.
+func pageTitle(status int) string {
+	switch status {
+	case fiber.StatusForbidden:
+		return "Not allowed"
+	case fiber.StatusNotFound:
+		return "Not found"
+	}
+	if status >= 500 {
+		return "Something went wrong"
+	}
+	return "This page cannot be shown"
 }
 
 // eventError is the body of an "error" event: what the JSON error body

@@ -18,7 +18,8 @@ var files embed.FS
 var static embed.FS
 
 // Pages are the parsed page templates: index.html (chat), dashboard.html,
-// tools.html (the tool list) and tool.html (one tool).
+// tools.html (the tool list), tool.html (one tool), login.html (sign-in)
+// and error.html (a refusal or a missing page, for a browser).
 var Pages = template.Must(template.New("").Funcs(template.FuncMap{"dict": dict, "minus1": func(n int) int { return n - 1 }}).ParseFS(files, "*.html"))
 
 // dict builds a map from key, value pairs, for passing several values to a
