@@ -120,7 +120,7 @@ type hooks struct {
 	workerEnv     []string
 	toolkitHosts  map[string]string
 	// flags sees each command's flag set and usage before it parses, so a
-	// test can check that the usage and the README name every flag.
+	// test can check that the usage and docs/cli.md name every flag.
 	flags func(fs *flag.FlagSet, usage string)
 }
 

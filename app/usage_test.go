@@ -73,10 +73,10 @@ func TestUnknownFlagIsAUsageError(t *testing.T) {
 	}
 }
 
-// TestUsageAndREADMENameEveryFlag: each command's --help and the README's
-// command block name every flag it takes, and the README names no flag a
+// TestUsageAndDocsNameEveryFlag: each command's --help and docs/cli.md's
+// command block name every flag it takes, and the docs name no flag a
 // command does not take.
-func TestUsageAndREADMENameEveryFlag(t *testing.T) {
+func TestUsageAndDocsNameEveryFlag(t *testing.T) {
 	seen := map[string]seenFlagSet{}
 	h := testHooks(nil)
 	h.flags = func(fs *flag.FlagSet, usage string) { seen[fs.Name()] = seenFlagSet{fs, usage} }
@@ -85,7 +85,7 @@ func TestUsageAndREADMENameEveryFlag(t *testing.T) {
 		args := append(append([]string{"adaptbot"}, cmd...), "--no-such-flag")
 		runWith(t.Context(), args, func(k string) string { return env[k] }, strings.NewReader(""), io.Discard, io.Discard, h)
 	}
-	block := readmeCommandBlock(t)
+	block := cliDocBlock(t)
 	for _, cmd := range everyCommand() {
 		name := strings.Join(cmd, " ")
 		if cmd[0] == "route" {
@@ -106,7 +106,7 @@ func TestUsageAndREADMENameEveryFlag(t *testing.T) {
 		}
 		entry := block[name]
 		if cmd[0] != "serve" && entry == "" {
-			t.Errorf("the README's command block has no line for adaptbot %s", name)
+			t.Errorf("docs/cli.md's command block has no line for adaptbot %s", name)
 		}
 		defined := map[string]bool{}
 		s.fs.VisitAll(func(f *flag.Flag) {
@@ -119,12 +119,12 @@ func TestUsageAndREADMENameEveryFlag(t *testing.T) {
 				t.Errorf("%s: --help does not mention %s", name, flagName)
 			}
 			if !hasFlag(entry, flagName) {
-				t.Errorf("%s: the README's command block does not mention %s", name, flagName)
+				t.Errorf("%s: docs/cli.md's command block does not mention %s", name, flagName)
 			}
 		})
 		for _, m := range flagToken.FindAllStringSubmatch(entry, -1) {
 			if !defined[m[2]] {
-				t.Errorf("%s: the README's command block names %s, which it does not take", name, m[2])
+				t.Errorf("%s: docs/cli.md's command block names %s, which it does not take", name, m[2])
 			}
 		}
 	}
@@ -142,18 +142,18 @@ func hasFlag(text, flag string) bool {
 	return false
 }
 
-// readmeCommandBlock is the first code block of the README's "Command
+// cliDocBlock is the first code block of docs/cli.md's "Command
 // line" section, by command ("tools list", "route"): the lines that start
 // with "adaptbot COMMAND" and those indented under them.
-func readmeCommandBlock(t *testing.T) map[string]string {
+func cliDocBlock(t *testing.T) map[string]string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "README.md"))
+	b, err := os.ReadFile(filepath.Join("..", "docs", "cli.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(b), "\n## Command line\n")
+	_, section, ok := strings.Cut(string(b), "# Command line\n")
 	if !ok {
-		t.Fatal("README has no Command line section")
+		t.Fatal("docs/cli.md has no Command line heading")
 	}
 	_, code, _ := strings.Cut(section, "```\n")
 	code, _, _ = strings.Cut(code, "```")

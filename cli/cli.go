@@ -45,7 +45,7 @@ type Env struct {
 	// commands that run tools themselves (tools test, mcp); they close it.
 	Sandbox func(log *slog.Logger) (sandbox.Runner, error)
 	// Flags, when set, sees each command's flag set and usage before it
-	// parses, so a test can check that the usage and the README name every
+	// parses, so a test can check that the usage and docs/cli.md name every
 	// flag.
 	Flags func(fs *flag.FlagSet, usage string)
 }

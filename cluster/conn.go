@@ -12,7 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
-// Names in NATS that replicas and workers share. The README's security
+// Names in NATS that replicas and workers share. docs/cluster.md's security
 // section lists them with the permissions each role needs.
 const (
 	// FleetRun and FleetCompile are the subjects of tool calls and compile

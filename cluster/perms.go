@@ -1,7 +1,7 @@
 package cluster
 
 // Permissions name what each role may publish and subscribe to in NATS, as
-// the README documents them; the tests run replicas and workers under
+// docs/cluster.md documents them; the tests run replicas and workers under
 // exactly these.
 type Permissions struct {
 	Publish   []string

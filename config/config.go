@@ -1,7 +1,7 @@
 // Package config is AdaptBot's configuration: the one table of settings
 // (each environment variable's name, default, help and parser), read once
 // by Load from the getenv it is given, and what `adaptbot config` and the
-// README's settings table print from it.
+// settings table in docs/configuration.md print from it.
 //
 // It reads the environment it is given and looks at the folder
 // ADAPTBOT_HOME names; it opens, starts and writes nothing, and it holds

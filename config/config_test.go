@@ -10,7 +10,7 @@ import (
 	"adaptbot/sandbox"
 )
 
-var update = flag.Bool("update", false, "rewrite the README's configuration table")
+var update = flag.Bool("update", false, "rewrite docs/configuration.md's settings table")
 
 func TestConfigLandlock(t *testing.T) {
 	for _, tt := range []struct {
@@ -139,10 +139,11 @@ func TestTelemetryConfig(t *testing.T) {
 	}
 }
 
-// TestREADMEConfigTable: the README's configuration table is the settings
-// table. go test ./config -run READMEConfig -update rewrites it.
-func TestREADMEConfigTable(t *testing.T) {
-	raw, err := os.ReadFile("../README.md")
+// TestDocsConfigTable: docs/configuration.md's table is the settings
+// table, so every setting is documented. go test ./config -run DocsConfig
+// -update rewrites it.
+func TestDocsConfigTable(t *testing.T) {
+	raw, err := os.ReadFile("../docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,15 +151,15 @@ func TestREADMEConfigTable(t *testing.T) {
 	const begin, end = "<!-- settings: begin -->\n", "<!-- settings: end -->"
 	i, j := strings.Index(readme, begin), strings.Index(readme, end)
 	if i < 0 || j < i {
-		t.Fatalf("README.md has no %q ... %q section", begin, end)
+		t.Fatalf("docs/configuration.md has no %q ... %q section", begin, end)
 	}
 	want := MarkdownTable()
 	if got := readme[i+len(begin) : j]; got != want {
 		if *update {
-			os.WriteFile("../README.md", []byte(readme[:i+len(begin)]+want+readme[j:]), 0o644)
+			os.WriteFile("../docs/configuration.md", []byte(readme[:i+len(begin)]+want+readme[j:]), 0o644)
 			return
 		}
-		t.Errorf("README.md's configuration table is not the settings table; run go test ./config -run READMEConfig -update")
+		t.Errorf("docs/configuration.md's table is not the settings table; run go test ./config -run DocsConfig -update")
 	}
 }
 

@@ -18,7 +18,7 @@ import (
 
 // setting is one environment variable: its name, its default as it would be
 // written in the environment ("" is empty), its help text (for `adaptbot
-// config` and the README's table), and parse, which stores the value in
+// config` and docs/configuration.md's table), and parse, which stores the value in
 // effect in a Config or says what is wrong with it. A setting with a nil
 // parse is listed and its value is kept for Config.value. secret settings
 // are shown as set or unset, never their value.
@@ -221,7 +221,7 @@ func Write(w io.Writer, c Config) error {
 	return nil
 }
 
-// MarkdownTable is the README's configuration table, made from settings.
+// MarkdownTable is docs/configuration.md's table, made from settings.
 func MarkdownTable() string {
 	var b strings.Builder
 	b.WriteString("| variable | meaning | default |\n|---|---|---|\n")

@@ -11,7 +11,7 @@ import (
 	"adaptbot/sandbox"
 )
 
-// The figures in README.md come from:
+// The figures in docs/measurements.md come from:
 //
 //	go test -run '^$' -bench . -benchtime 2000x ./sandbox/
 
