@@ -255,8 +255,11 @@ func checkBundle(files map[string][]byte) (*Bundle, error) {
 		if !ok {
 			return nil, refuse(Malformed, "", f.Path, "the manifest lists %s, which is not in the bundle", f.Path)
 		}
-		if got := sum(data); got != f.SHA256 || int64(len(data)) != f.Size {
+		if got := sum(data); got != f.SHA256 {
 			return nil, refuse(Tampered, "", f.Path, "%s does not match the manifest: its SHA-256 is %s, the manifest says %s; the bundle was changed after it was made, so nothing was imported", f.Path, got, f.SHA256)
+		}
+		if int64(len(data)) != f.Size {
+			return nil, refuse(Tampered, "", f.Path, "%s does not match the manifest: its size is %d bytes, the manifest says %d; the manifest was changed after the bundle was made, so nothing was imported", f.Path, len(data), f.Size)
 		}
 		listed[f.Path] = true
 	}

@@ -210,6 +210,25 @@ func resum(t *testing.T, files []file) []file {
 	return files
 }
 
+// wrongSize makes the manifest give name a size one byte larger than it is,
+// its SHA-256 unchanged.
+func wrongSize(t *testing.T, files []file, name string) []file {
+	t.Helper()
+	var m Manifest
+	if err := json.Unmarshal([]byte(files[0].data), &m); err != nil {
+		t.Fatal(err)
+	}
+	for i := range m.Files {
+		if m.Files[i].Path == name {
+			m.Files[i].Size++
+		}
+	}
+	raw, _ := json.Marshal(m)
+	out := slices.Clone(files)
+	out[0] = reg(ManifestName, string(raw))
+	return out
+}
+
 func replace(files []file, name, data string) []file {
 	out := slices.Clone(files)
 	for i := range out {
@@ -238,6 +257,7 @@ func TestImportRefusesHostileBundles(t *testing.T) {
 	}{
 		{"not a bundle", []byte("PK\x03\x04 a zip"), Malformed, "not a bundle"},
 		{"tampered source", tarGz(t, replace(good, calc, string(src.Code)+"\n// changed\n")...), Tampered, "tools/calculator/calculator.go does not match the manifest"},
+		{"a size the manifest disagrees with", tarGz(t, wrongSize(t, good, calc)...), Tampered, "its size is"},
 		{"a file the manifest does not list", tarGz(t, append(slices.Clone(good), reg("tools/calculator/extra.go", "package calculator"))...), Tampered, "tools/calculator/extra.go is in the bundle but not in its manifest"},
 		{"climbs out", tarGz(t, append(slices.Clone(good), reg("../../evil.go", "x"))...), UnsafePath, "climbs out"},
 		{"climbs out inside", tarGz(t, append(slices.Clone(good), reg("tools/../../evil.go", "x"))...), UnsafePath, "climbs out"},
