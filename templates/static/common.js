@@ -10,6 +10,26 @@ function el(tag, cls, text) {
 
 // api sends a JSON request and returns {ok, status, body}. The browser's
 // session cookie says who is asking; a 401 sends it to sign in.
+// thumbIcon is a thumbs-up (or, with up false, thumbs-down) icon as inline
+// SVG, so that it shows on machines without an emoji font. It is
+// decorative: the control that holds it carries the label.
+function thumbIcon(up) {
+  const ns = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(ns, 'svg');
+  svg.setAttribute('viewBox', '0 0 24 24');
+  svg.setAttribute('width', '1em');
+  svg.setAttribute('height', '1em');
+  svg.setAttribute('aria-hidden', 'true');
+  svg.setAttribute('class', 'icon');
+  const path = document.createElementNS(ns, 'path');
+  // A hand with the thumb raised: the palm, then the cuff at the wrist.
+  path.setAttribute('d', 'M2 10h4v12H2zM8 21V10l5-8c1.1 0 2 .9 2 2v4h5.5c1.2 0 2.1 1.1 1.9 2.3l-1.6 9c-.2 1-1 1.7-2 1.7z');
+  path.setAttribute('fill', 'currentColor');
+  if (!up) svg.setAttribute('transform', 'rotate(180)');
+  svg.appendChild(path);
+  return svg;
+}
+
 async function api(method, url, body) {
   const headers = {'Accept': 'application/json'};
   if (body !== undefined) headers['Content-Type'] = 'application/json';

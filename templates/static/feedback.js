@@ -15,11 +15,14 @@ function feedbackControls(m, entry, save) {
   m.appendChild(box);
   if (entry.feedback) {
     const f = entry.feedback;
-    box.appendChild(el('span', 'said', (f.score > 0 ? '👍' : '👎') + ' Thanks for the feedback' + (f.comment ? ': “' + f.comment + '”' : '.')));
+    const said = el('span', 'said', ' Thanks for the feedback' + (f.comment ? ': “' + f.comment + '”' : '.'));
+    said.prepend(thumbIcon(f.score > 0));
+    box.appendChild(said);
     return;
   }
-  const thumb = (text, score, label) => {
-    const b = el('button', 'thumb', text);
+  const thumb = (score, label) => {
+    const b = el('button', 'thumb');
+    b.appendChild(thumbIcon(score > 0));
     b.type = 'button';
     b.title = label;
     b.setAttribute('aria-label', label);
@@ -28,8 +31,8 @@ function feedbackControls(m, entry, save) {
     b.addEventListener('click', () => ask(score));
     return b;
   };
-  const up = thumb('👍', 1, 'Good answer');
-  const down = thumb('👎', -1, 'Wrong answer');
+  const up = thumb(1, 'Good answer');
+  const down = thumb(-1, 'Wrong answer');
   box.append(up, down);
 
   // ask opens the comment for a score; Send posts both.
