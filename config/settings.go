@@ -167,7 +167,7 @@ var settings = []setting{
 			c.AutoRepair = service.AutoRepair(v)
 			return err
 		}, false},
-	{"ADAPTBOT_REPAIR_AFTER", "3", "distinct failure cases of a tool's serving version that start an automatic repair",
+	{"ADAPTBOT_REPAIR_AFTER", "3", "distinct failure cases of a tool's serving version, clear errors included (accepted ones never), that start an automatic repair",
 		func(c *Config, v string) (err error) { c.RepairAfter, err = positive(v); return err }, false},
 	{"ADAPTBOT_REPAIR_EVERY", "1h", "least time between two automatic repairs of one tool; one that failed is not tried again until a new failure case arrives",
 		func(c *Config, v string) (err error) { c.RepairEvery, err = duration(v); return err }, false},

@@ -49,6 +49,10 @@ const (
 	// Unconfirmed: a person's thumbs-down made it (Kind Feedback); it
 	// counts for nothing until someone confirms it.
 	Unconfirmed Status = "unconfirmed"
+	// Accepted: a clear error that a repair was given and kept as the right
+	// answer (a division by zero). It counts toward nothing again, and the
+	// same refusal of the same arguments in a later version is accepted too.
+	Accepted Status = "accepted"
 )
 
 // Case is one way a tool failed: the same tool, version and arguments, seen
@@ -88,11 +92,12 @@ func (c Case) Repairable() bool {
 	return c.Exact && c.Status == Open && c.Kind.Repairable()
 }
 
-// Failing reports whether c is a failure a repair must fix: a repairable
+// Failing reports whether c is a failure in the narrow sense: a repairable
 // case that is not a clear error. An Error case is the tool's own answer to
-// input it refuses (a division by zero): what a repair would turn a panic
-// into, so it is shown and may be picked for a repair, but it starts none
-// and a repair does not take it unless asked.
+// input it refuses: sometimes the right answer (a division by zero), often
+// a missing capability. Only the model can tell, so a repair takes clear
+// errors as well (Repairable) and may keep them (Accepted); Failing only
+// tells the two apart for people.
 func (c Case) Failing() bool { return c.Repairable() && c.Kind != Error }
 
 // Repair records one repair of a tool, kept with its cases.
@@ -106,10 +111,12 @@ type Repair struct {
 	Version int  `json:"version,omitempty"`
 	Pending bool `json:"pending,omitempty"`
 	OK      bool `json:"ok"`
-	// Cases are the cases it was given; Fixed those the new version passes.
-	Cases []string `json:"cases"`
-	Fixed []string `json:"fixed,omitempty"`
-	Error string   `json:"error,omitempty"`
+	// Cases are the cases it was given; Fixed those the new version passes;
+	// Accepted the clear errors it kept as the right answer.
+	Cases    []string `json:"cases"`
+	Fixed    []string `json:"fixed,omitempty"`
+	Accepted []string `json:"accepted,omitempty"`
+	Error    string   `json:"error,omitempty"`
 }
 
 // State is everything kept of one tool: its cases, most recently seen
@@ -199,6 +206,7 @@ const (
 	opConfirm opKind = iota + 1
 	opDismiss
 	opFixed
+	opAccept
 )
 
 // Load returns a Store over backend, with every tool's state it keeps. A
@@ -251,6 +259,11 @@ func (s *Store) Record(c Call) (id string, fresh bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t := s.toolLocked(c.Tool)
+	if c.Kind == Error && exact && t.accepted(args) {
+		// A refusal a repair kept, seen again (in a later version): it
+		// is still the right answer.
+		status = Accepted
+	}
 	d, ok := t.pending.deltas[id]
 	if !ok {
 		fresh = !t.ids[id]
@@ -284,7 +297,12 @@ func merge(c *Case, later Case) {
 	if later.Comment != "" {
 		c.Comment = later.Comment
 	}
-	if later.Status == Open {
+	switch {
+	case later.Status == Accepted:
+		c.Status = Accepted
+	case later.Status == Open && !(c.Status == Accepted && later.Kind == Error):
+		// A failure reopens a case; the same refusal of an accepted
+		// one does not.
 		c.Status = Open
 	}
 	if !later.LastSeen.Before(c.LastSeen) {
@@ -382,6 +400,44 @@ func (s *Store) toolLocked(name string) *tool {
 	return t
 }
 
+// accepted reports whether a clear error with these arguments (compact, as
+// cases keep them) was accepted in any version of the tool, kept or about
+// to be.
+func (t *tool) accepted(args []byte) bool {
+	find := func(id string) *Case {
+		if d := t.pending.deltas[id]; d != nil {
+			return d
+		}
+		for i := range t.base.Cases {
+			if t.base.Cases[i].ID == id {
+				return &t.base.Cases[i]
+			}
+		}
+		return nil
+	}
+	for _, c := range t.base.Cases {
+		if c.Status == Accepted && bytes.Equal(c.Args, args) {
+			return true
+		}
+	}
+	for _, d := range t.pending.deltas {
+		if d.Status == Accepted && bytes.Equal(d.Args, args) {
+			return true
+		}
+	}
+	for _, o := range t.pending.ops {
+		if o.what != opAccept {
+			continue
+		}
+		for _, id := range o.ids {
+			if c := find(id); c != nil && c.Kind == Error && bytes.Equal(c.Args, args) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Get returns a tool's state as it stands here: what the backend keeps and
 // what happened since.
 func (s *Store) Get(name string) State {
@@ -432,6 +488,12 @@ func (s *Store) Dismiss(name string, ids ...string) error {
 // Fixed marks cases as passed by version v, which a repair made.
 func (s *Store) Fixed(name string, v int, ids ...string) error {
 	return s.change(name, op{what: opFixed, ids: ids, version: v})
+}
+
+// Accept marks the cases (clear errors) that the repair making version v
+// kept as the right answer: they count toward nothing again.
+func (s *Store) Accept(name string, v int, ids ...string) error {
+	return s.change(name, op{what: opAccept, ids: ids, version: v})
 }
 
 func (s *Store) change(name string, o op) error {
@@ -523,6 +585,10 @@ func apply(base State, p pending, keep int) State {
 				}
 			case opFixed:
 				c.FixedIn = max(c.FixedIn, o.version)
+			case opAccept:
+				if c.Kind == Error {
+					c.Status, c.FixedIn = Accepted, max(c.FixedIn, o.version)
+				}
 			}
 		}
 	}

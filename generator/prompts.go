@@ -246,6 +246,7 @@ Current source:
 func repairCasesTask(t registry.Tool, cases []Case, examples []byte) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `Repair the tool %q. In real use it failed on the inputs below. Change it so that every one of them either gives the right result or makes Execute return an error that says clearly what is wrong with the input. It must never panic, loop, or run past its time or memory on them. Keep its name, its inputs and everything it already does: its current examples are run again as they are, and must still pass.
+An input that "failed (error)" is one the tool refused with its own error message. A refusal may be the right answer (a division by zero, a date that does not exist): then keep it, with its clear message. But often it means the tool lacks a capability a person asked for: then make it give the right result. Judge each one.
 Every failing input below is run against your version before it is saved. Add an example for each of them that should now give a result, with what its output must contain.
 Current category: %s
 Current source:

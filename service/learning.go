@@ -138,10 +138,12 @@ type FailureReport struct {
 	PendingVersion int `json:"pending_version,omitempty"`
 	// Open counts the failures a repair must fix and none has (panics,
 	// timeouts, ... and confirmed thumbs-downs); Errors the clear errors
-	// the tool answered with, which a repair takes only when asked;
+	// the tool answered with, which a repair takes too and may keep;
+	// Accepted the clear errors a repair kept as the right answer;
 	// Unconfirmed the thumbs-downs waiting for a person.
 	Open        int               `json:"open"`
 	Errors      int               `json:"errors"`
+	Accepted    int               `json:"accepted"`
 	Unconfirmed int               `json:"unconfirmed"`
 	Cases       []failures.Case   `json:"cases"`
 	Repairs     []failures.Repair `json:"repairs"`
@@ -192,17 +194,22 @@ func (s *Service) failureReport(name string) *FailureReport {
 		rep.Repairs = []failures.Repair{}
 	}
 	rep.Open, rep.Errors, rep.Unconfirmed = tally(st.Cases)
+	for _, c := range st.Cases {
+		if c.Status == failures.Accepted {
+			rep.Accepted++
+		}
+	}
 	return rep
 }
 
 // tally counts cases as a report shows them: open failures no repair has
-// fixed, clear errors, and unconfirmed thumbs-downs.
+// fixed, clear errors none has judged, and unconfirmed thumbs-downs.
 func tally(cs []failures.Case) (open, errs, unconfirmed int) {
 	for _, c := range cs {
 		switch {
 		case c.Status == failures.Unconfirmed:
 			unconfirmed++
-		case c.FixedIn > 0:
+		case c.FixedIn > 0, c.Status == failures.Accepted:
 		case c.Failing():
 			open++
 		case c.Repairable():
@@ -212,12 +219,14 @@ func tally(cs []failures.Case) (open, errs, unconfirmed int) {
 	return open, errs, unconfirmed
 }
 
-// sinceChange are the failures of version v that no repair has fixed:
-// what counts toward an automatic repair.
+// sinceChange are the cases of version v that no repair has judged:
+// failures and clear errors alike (a tool that refuses three distinct
+// inputs may lack a capability; the repair's model decides), never an
+// accepted refusal. They count toward an automatic repair.
 func sinceChange(st failures.State, v int) []failures.Case {
 	var out []failures.Case
 	for _, c := range st.Cases {
-		if c.Version == v && c.Failing() && c.FixedIn == 0 {
+		if c.Version == v && c.Repairable() && c.FixedIn == 0 {
 			out = append(out, c)
 		}
 	}
@@ -297,19 +306,19 @@ func (s *Service) triage(ctx context.Context, span, name, id string, change func
 	return s.failureReport(name), o.finish(nil)
 }
 
-// casesOf picks the cases a repair of name takes: those asked for by ID
-// (clear errors too), or else every failure no repair has fixed, newest
-// first, at most generator.MaxRepairCases.
+// casesOf picks the cases a repair of name takes: those asked for by ID,
+// or else every case no repair has judged, failures and clear errors
+// alike, newest first, at most generator.MaxRepairCases.
 func casesOf(st failures.State, name string, ids []string, most int) ([]failures.Case, error) {
 	if len(ids) == 0 {
 		var out []failures.Case
 		for _, c := range st.Cases {
-			if c.Failing() && c.FixedIn == 0 && len(out) < most {
+			if c.Repairable() && c.FixedIn == 0 && len(out) < most {
 				out = append(out, c)
 			}
 		}
 		if len(out) == 0 {
-			return nil, Errorf(Conflict, "%s has no open failure cases to repair: a repair starts from the ways a tool failed in use; to have one change a clear error, name its case (GET /api/tools/%s/failures lists them)", name, name)
+			return nil, Errorf(Conflict, "%s has no open failure cases to repair: a repair starts from the ways a tool failed or refused in use (GET /api/tools/%s/failures lists them)", name, name)
 		}
 		return out, nil
 	}

@@ -116,12 +116,25 @@ type lworld struct {
 
 func newLearningWorld(t testing.TB, model *learner, cfg service.Learning) *lworld {
 	t.Helper()
+	var m llm.Model
+	if model != nil {
+		m = model
+	}
+	w := newWorldOf(t, m, cfg, "first_word", firstWord, firstWordExamples)
+	w.model = model
+	return w
+}
+
+// newWorldOf is a learning world over one tool, name, with its source and
+// examples, and model m (nil: none).
+func newWorldOf(t testing.TB, m llm.Model, cfg service.Learning, name, source, examples string) *lworld {
+	t.Helper()
 	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "tools", "first_word"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, "tools", name), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(dir, "tools", "first_word", "first_word.go"), []byte(firstWord), 0o644)
-	os.WriteFile(filepath.Join(dir, "tools", "first_word", "examples.json"), []byte(firstWordExamples), 0o644)
+	os.WriteFile(filepath.Join(dir, "tools", name, name+".go"), []byte(source), 0o644)
+	os.WriteFile(filepath.Join(dir, "tools", name, "examples.json"), []byte(examples), 0o644)
 	runner, err := sandbox.New(sandbox.Options{Mode: sandbox.ModeInProcess, CallTimeout: 2 * time.Second, Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -130,10 +143,6 @@ func newLearningWorld(t testing.TB, model *learner, cfg service.Learning) *lworl
 	reg, err := registry.Open(context.Background(), registry.Options{ToolsDir: filepath.Join(dir, "tools"), Path: filepath.Join(dir, "r.json"), Compiler: runner})
 	if err != nil {
 		t.Fatal(err)
-	}
-	var m llm.Model
-	if model != nil {
-		m = model
 	}
 	box := toolbox.New(reg, runner)
 	a, err := agent.New(agent.Deps{Model: m, Tools: box}, agent.Config{})
@@ -155,7 +164,7 @@ func newLearningWorld(t testing.TB, model *learner, cfg service.Learning) *lworl
 	}
 	cfg.Failures = store
 	sw := &syncWriter{w: &bytes.Buffer{}}
-	w := &lworld{reg: reg, store: store, rows: &rows{}, traces: tr, model: model, box: box, log: sw.w, logMu: &sw.mu}
+	w := &lworld{reg: reg, store: store, rows: &rows{}, traces: tr, box: box, log: sw.w, logMu: &sw.mu}
 	w.svc = service.New(service.Deps{Agent: a, Tools: box, Registry: reg, Generator: gen, Rows: w.rows, Traces: tr,
 		Learning: cfg, Log: slog.New(slog.NewTextHandler(sw, nil))})
 	return w
@@ -339,11 +348,10 @@ func TestAutomaticRepairProposes(t *testing.T) {
 	w.run(t, as(bob), "")
 	w.run(t, as(bob), "   ")
 	w.run(t, as(bob), "   ") // not a new case
-	w.run(t, as(bob), "bad") // a clear error: not a failure to fix
 	if n := w.model.repairs.Load(); n != 0 {
 		t.Fatalf("a repair started after 2 failures (%d model calls)", n)
 	}
-	w.run(t, as(bob), "\t")
+	w.run(t, as(bob), "bad") // a clear error counts too: the repair judges it
 	poll.Until(t, "the proposed version", func() bool { e, _ := w.reg.Entry("first_word"); return e.PendingVersion == 2 })
 	if tool, _ := w.reg.Tool("first_word"); tool.Version != 1 {
 		t.Fatalf("version %d serves before approval", tool.Version)

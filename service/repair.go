@@ -118,16 +118,11 @@ func (s *Service) repair(ctx context.Context, name string, req RepairRequest, pr
 	// started (another build of the tool, a client gone) is not.
 	if err == nil || !errors.Is(err, context.Canceled) && classify(err, 0, Internal).Kind != Conflict {
 		rec := failures.Repair{At: time.Now(), RequestID: o.id, Auto: auto, From: from, Cases: ids}
+		if res != nil && res.OK {
+			rec.Fixed, rec.Accepted = judged(cases, res.Cases)
+		}
 		if res != nil {
 			rec.Version, rec.Pending, rec.OK, rec.Error = res.Version, res.Pending, res.OK, res.Error
-			for _, c := range res.Cases {
-				if c.OK {
-					rec.Fixed = append(rec.Fixed, c.ID)
-				}
-			}
-			if !res.OK {
-				rec.Fixed = nil // nothing was saved
-			}
 		}
 		if err != nil && rec.Error == "" {
 			rec.Error = classify(err, o.deadline, Upstream).Msg
@@ -135,6 +130,9 @@ func (s *Service) repair(ctx context.Context, name string, req RepairRequest, pr
 		store.AddRepair(name, rec)
 		if rec.OK && len(rec.Fixed) > 0 {
 			store.Fixed(name, rec.Version, rec.Fixed...) //nolint:errcheck // the cases were just read; one dropped since is no loss
+		}
+		if rec.OK && len(rec.Accepted) > 0 {
+			store.Accept(name, rec.Version, rec.Accepted...) //nolint:errcheck // as above
 		}
 	}
 	if errors.Is(err, generator.ErrNoCases) {
@@ -144,4 +142,27 @@ func (s *Service) repair(ctx context.Context, name string, req RepairRequest, pr
 		return nil, err
 	}
 	return res, nil
+}
+
+// judged splits the cases a saved repair was given by how its version did
+// on them: fixed (a result now, or a clear error where it failed before)
+// and accepted (a clear error it was given and kept: the model judged the
+// refusal right). A case it still fails is neither.
+func judged(cases []failures.Case, results []generator.CaseResult) (fixed, accepted []string) {
+	refused := map[string]bool{}
+	for _, c := range cases {
+		if c.Kind == failures.Error {
+			refused[c.ID] = true
+		}
+	}
+	for _, r := range results {
+		switch {
+		case !r.OK:
+		case refused[r.ID] && r.Outcome == generator.OutcomeError:
+			accepted = append(accepted, r.ID)
+		default:
+			fixed = append(fixed, r.ID)
+		}
+	}
+	return fixed, accepted
 }

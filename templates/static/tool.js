@@ -173,7 +173,8 @@
         seen.append(' ', a);
       }
       const status = el('td', 'status');
-      if (c.fixed_in) status.textContent = 'fixed in v' + c.fixed_in + (c.fixed_in === rep.pending_version ? ' (waiting for approval)' : '');
+      if (c.status === 'accepted') status.textContent = 'accepted: a repair kept this refusal as the right answer' + (c.fixed_in ? ' (v' + c.fixed_in + ')' : '');
+      else if (c.fixed_in) status.textContent = 'fixed in v' + c.fixed_in + (c.fixed_in === rep.pending_version ? ' (waiting for approval)' : '');
       else if (c.status === 'unconfirmed') {
         status.append('a thumbs-down: ');
         status.appendChild(triage('Confirm', 'POST', '/confirm', c.id));
@@ -181,15 +182,16 @@
       } else if (c.kind === 'invalid_arguments' || !c.exact) {
         status.textContent = c.exact ? 'the caller’s arguments' : 'cannot be run again';
       } else {
-        // A failure is in the next repair; a clear error only if picked.
+        // Failures and clear errors alike are in the next repair, which
+        // may keep a refusal as the right answer.
         const label = el('label');
         const pick = el('input');
         pick.type = 'checkbox';
         pick.className = 'pick';
         pick.value = c.id;
-        pick.checked = c.kind !== 'error';
+        pick.checked = true;
         pick.addEventListener('change', count);
-        label.append(pick, c.kind === 'error' ? ' a clear error; repair it too' : ' open: in the repair');
+        label.append(pick, c.kind === 'error' ? ' a refusal: the repair judges it' : ' open: in the repair');
         status.appendChild(label);
       }
       const times = el('td', 'num', String(c.count));
@@ -203,7 +205,7 @@
     table.hidden = cases.length === 0;
     const auto = rep.auto_repair || {};
     let text = cases.length
-      ? cases.length + ' way' + (cases.length === 1 ? '' : 's') + ' this tool failed in use (at most ' + rep.keep + ' are kept): ' + rep.open + ' open for a repair' + (rep.errors ? ', ' + rep.errors + ' clear error' + (rep.errors === 1 ? '' : 's') + ' (a repair takes those you tick)' : '') + (rep.unconfirmed ? ', ' + rep.unconfirmed + ' thumbs-down to check' : '') + '.'
+      ? cases.length + ' way' + (cases.length === 1 ? '' : 's') + ' this tool failed in use (at most ' + rep.keep + ' are kept): ' + rep.open + ' open for a repair' + (rep.errors ? ', ' + rep.errors + ' clear error' + (rep.errors === 1 ? '' : 's') + ' for a repair to judge' : '') + (rep.accepted ? ', ' + rep.accepted + ' refusal' + (rep.accepted === 1 ? '' : 's') + ' accepted' : '') + (rep.unconfirmed ? ', ' + rep.unconfirmed + ' thumbs-down to check' : '') + '.'
       : 'No failure in use so far.';
     if (auto.mode && auto.mode !== 'off') text += ' Automatic repair (' + auto.mode + ') starts after ' + auto.after + ' distinct cases of the serving version; ' + auto.since_change + ' so far.';
     summary.textContent = text;

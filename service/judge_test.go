@@ -1,0 +1,187 @@
+package service_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"adaptbot/failures"
+	"adaptbot/generator"
+	"adaptbot/llm"
+	"adaptbot/poll"
+	"adaptbot/service"
+)
+
+// shout refuses questions and digits; shoutFixed, its repair, answers
+// questions and keeps refusing digits, as the model judged right.
+const (
+	shout = `// Package shout says a text in capitals.
+package shout
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+)
+
+// Input is the text to shout.
+type Input struct {
+	Text string ` + "`json:\"text\" jsonschema:\"the text\"`" + `
+}
+
+// Execute shouts in.Text.
+func Execute(ctx context.Context, in Input) (string, error) {
+	if strings.ContainsAny(in.Text, "?0123456789") {
+		return "", errors.New("questions and digits are not supported")
+	}
+	return strings.ToUpper(in.Text), nil
+}
+`
+	shoutFixed = `// Package shout says a text in capitals.
+package shout
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+)
+
+// Input is the text to shout.
+type Input struct {
+	Text string ` + "`json:\"text\" jsonschema:\"the text\"`" + `
+}
+
+// Execute shouts in.Text.
+func Execute(ctx context.Context, in Input) (string, error) {
+	if strings.ContainsAny(in.Text, "0123456789") {
+		return "", errors.New("digits are not supported: a number has no capitals")
+	}
+	return strings.ToUpper(in.Text), nil
+}
+`
+	shoutExamples = `[{"input": {"text": "hi"}, "contains": "HI"}, {"input": {"text": "a b"}, "contains": "A B"}]`
+)
+
+// judge is the model of a repair that judges clear errors: it writes
+// shoutFixed and keeps the prompts it was given.
+type judge struct {
+	mu      sync.Mutex
+	prompts []string
+	repairs atomic.Int32
+}
+
+func (m *judge) Name() string { return "judge/test" }
+
+func (m *judge) Generate(ctx context.Context, r llm.Request) (llm.Response, error) {
+	if r.Force != "write_tool" {
+		return llm.Response{Content: "ok"}, nil
+	}
+	m.repairs.Add(1)
+	m.mu.Lock()
+	for _, msg := range r.Messages {
+		m.prompts = append(m.prompts, msg.Content)
+	}
+	m.mu.Unlock()
+	args, _ := json.Marshal(map[string]any{"source": shoutFixed, "description": "Says a text in capitals.", "category": "text",
+		"examples": json.RawMessage(shoutExamples)})
+	return llm.Response{Calls: []llm.FunctionCall{{Name: "write_tool", Arguments: args}}}, nil
+}
+
+func (m *judge) prompt() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return strings.Join(m.prompts, "\n")
+}
+
+// TestRefusalsAreJudgedOnce: a tool that refuses three distinct inputs
+// gets a proposed repair on its own, given the three cases, and the model
+// is told a refusal may be right. Once approved, the inputs it now answers
+// are stored examples; the refusal it kept is accepted, counted no more,
+// and the same refusal in the new version starts nothing.
+func TestRefusalsAreJudgedOnce(t *testing.T) {
+	m := &judge{}
+	w := newWorldOf(t, m, service.Learning{AutoRepair: service.AutoRepairPropose}, "shout", shout, shoutExamples)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go w.svc.RunLearning(ctx)
+	say := func(text string) error {
+		args, _ := json.Marshal(map[string]string{"text": text})
+		_, err := w.svc.Run(as(bob), "shout", args)
+		return err
+	}
+	for _, text := range []string{"a?", "b?"} {
+		if err := say(text); service.KindOf(err) != service.Failed {
+			t.Fatalf("%q: %v, want the tool's refusal", text, err)
+		}
+	}
+	if n := m.repairs.Load(); n != 0 {
+		t.Fatalf("a repair started after 2 refusals")
+	}
+	say("abc 123")
+	poll.Until(t, "the proposed repair", func() bool {
+		e, _ := w.reg.Entry("shout")
+		return e.PendingVersion == 2 && len(w.store.Get("shout").Repairs) == 1
+	})
+
+	rep, _ := w.svc.Failures(as(bob), "shout")
+	if len(rep.Repairs) != 1 || !rep.Repairs[0].Auto || len(rep.Repairs[0].Cases) != 3 {
+		t.Fatalf("repairs = %+v, want one automatic repair given the 3 cases", rep.Repairs)
+	}
+	p := m.prompt()
+	for _, in := range []string{`{"text":"a?"}`, `{"text":"b?"}`, `{"text":"abc 123"}`, "A refusal may be the right answer"} {
+		if !strings.Contains(p, in) {
+			t.Errorf("the repair's prompt lacks %s", in)
+		}
+	}
+	if _, err := w.svc.Approve(as(admin), "shout"); err != nil {
+		t.Fatal(err)
+	}
+
+	var ex []generator.Example
+	json.Unmarshal(w.reg.Examples("shout"), &ex)
+	stored := map[string]string{}
+	for _, e := range ex {
+		var in bytes.Buffer
+		json.Compact(&in, e.Input)
+		stored[in.String()] = e.Contains
+	}
+	if stored[`{"text":"a?"}`] != "A?" || stored[`{"text":"b?"}`] != "B?" {
+		t.Errorf("the answered refusals are not stored examples: %+v", ex)
+	}
+	if _, ok := stored[`{"text":"abc 123"}`]; ok {
+		t.Errorf("the kept refusal became an example: %+v", ex)
+	}
+	rep, _ = w.svc.Failures(as(bob), "shout")
+	kept, _ := caseByArgs(rep, `{"text":"abc 123"}`)
+	if kept.Status != failures.Accepted || rep.Accepted != 1 || rep.Errors != 0 || rep.Open != 0 {
+		t.Errorf("the kept refusal = %+v; report open %d errors %d accepted %d", kept, rep.Open, rep.Errors, rep.Accepted)
+	}
+	if len(rep.Repairs[0].Accepted) != 1 || len(rep.Repairs[0].Fixed) != 2 {
+		t.Errorf("the repair record = %+v", rep.Repairs[0])
+	}
+
+	// Version 2 still refuses digits: the same refusal is accepted at
+	// once and counts toward nothing.
+	if err := say("abc 123"); service.KindOf(err) != service.Failed {
+		t.Fatalf("version 2 on digits: %v", err)
+	}
+	w.store.Flush(context.Background())
+	rep, _ = w.svc.Failures(as(bob), "shout")
+	for _, c := range rep.Cases {
+		if c.Version == 2 && c.Status != failures.Accepted {
+			t.Errorf("version 2's refusal of %s is %s, want accepted", c.Args, c.Status)
+		}
+	}
+	if rep.Auto.SinceChange != 0 || rep.Errors != 0 {
+		t.Errorf("the accepted refusal counts: since change %d, errors %d", rep.Auto.SinceChange, rep.Errors)
+	}
+	if n := m.repairs.Load(); n != 1 {
+		t.Errorf("%d repairs, want 1", n)
+	}
+}
