@@ -255,3 +255,43 @@ func TestTenConcurrentBuildsOfOneNameHaveOneWinner(t *testing.T) {
 		})
 	}
 }
+
+// TestTwoReplicasShareTracesAndRatings: a chat answered through replica A
+// is read, and rated, through replica B, with no sticky session; A sees the
+// rating too.
+func TestTwoReplicasShareTracesAndRatings(t *testing.T) {
+	srv := clustertest.Start(t)
+	model := llmtest.New(t, llmtest.Always(llmtest.Say("Paris.")))
+	env := func(id string) map[string]string {
+		e := modelEnv(model)
+		e["ADAPTBOT_NATS_URL"], e["ADAPTBOT_REPLICA_ID"] = srv.URL(), id
+		return e
+	}
+	a := start(t, env("a"))
+	b := start(t, env("b"))
+	code, chat := a.do(t, "POST", "/chat", `{"message": "the capital of France?"}`)
+	if code != 200 || chat["response"] != "Paris." {
+		t.Fatalf("chat on A: %d %v", code, chat)
+	}
+	id := str(chat["request_id"])
+	if code, tr := b.do(t, "GET", "/api/requests/"+id, ""); code != 200 || tr["query"] != "the capital of France?" {
+		t.Fatalf("A's trace read through B: %d %v", code, tr)
+	}
+	if code, r := b.do(t, "POST", "/api/requests/"+id+"/feedback", `{"score": -1, "comment": "too short"}`); code != 200 {
+		t.Fatalf("a rating through B of A's answer: %d %v", code, r)
+	}
+	for name, in := range map[string]*instance{"A": a, "B": b} {
+		_, tr := in.do(t, "GET", "/api/requests/"+id, "")
+		if fb, _ := tr["feedback"].(map[string]any); fb == nil || fb["comment"] != "too short" {
+			t.Errorf("%s's trace lacks the rating given through B: %v", name, tr["feedback"])
+		}
+	}
+	_, recent := b.do(t, "GET", "/api/requests?limit=10", "")
+	found := false
+	for _, r := range recent["requests"].([]any) {
+		found = found || r.(map[string]any)["request_id"] == id
+	}
+	if !found {
+		t.Errorf("B's recent requests lack A's chat: %v", recent)
+	}
+}

@@ -286,7 +286,7 @@ func serve(ctx context.Context, cfg config.Config, h hooks, lock *homelock.Lock,
 			}
 		}()
 	}
-	ws, err := openWorkspace(ctx, cfg, log)
+	ws, err := openWorkspace(ctx, cfg, w.link, log)
 	if err != nil {
 		return err
 	}

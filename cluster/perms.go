@@ -34,7 +34,8 @@ func jsAPI(stream string) []string {
 
 // ReplicaPermissions is what a replica needs: to send fleet calls, publish
 // its rows and read everyone's, and read and write the registry's bucket,
-// lock bucket, failure case bucket and source store, and the user bucket.
+// lock bucket, failure case bucket and source store, the user bucket, and
+// the trace stream.
 func ReplicaPermissions() Permissions {
 	pub := []string{
 		FleetRun, FleetCompile,
@@ -44,11 +45,12 @@ func ReplicaPermissions() Permissions {
 		"$KV." + LockBucket + ".>",
 		"$KV." + UserBucket + ".>",
 		"$KV." + FailureBucket + ".>",
+		traceSubjects,
 		"$O." + SourceStore + ".>",
 		"$JS.API.INFO",
 		"$JS.FC.>", // flow control of the watches' push consumers
 	}
-	for _, s := range []string{RowStream, "KV_" + ToolBucket, "KV_" + LockBucket, "KV_" + UserBucket, "KV_" + FailureBucket, "OBJ_" + SourceStore} {
+	for _, s := range []string{RowStream, TraceStream, "KV_" + ToolBucket, "KV_" + LockBucket, "KV_" + UserBucket, "KV_" + FailureBucket, "OBJ_" + SourceStore} {
 		pub = append(pub, jsAPI(s)...)
 	}
 	return Permissions{Publish: pub, Subscribe: []string{"_INBOX.>", FleetNestedPrefix + ">"}}

@@ -13,6 +13,7 @@ import (
 	"adaptbot/cluster"
 	"adaptbot/cluster/clustertest"
 	"adaptbot/failures"
+	"adaptbot/traces"
 )
 
 func serverPerms(p cluster.Permissions) *server.Permissions {
@@ -68,6 +69,13 @@ func TestDocumentedPermissionsAreEnough(t *testing.T) {
 	fa.Record(failures.Call{Tool: "echo", Version: 1, Kind: failures.Panic})
 	if err := fa.Flush(context.Background()); err != nil {
 		t.Errorf("failure cases under the documented permissions: %v", err)
+	}
+	tr := openTraces(t, replicaURL, "a", traces.Options{})
+	if err := tr.Add(traces.Record{ID: "p1", Kind: traces.Chat}); err != nil {
+		t.Errorf("a trace under the documented permissions: %v", err)
+	}
+	if _, err := openTraces(t, replicaURL, "b", traces.Options{}).Get("p1"); err != nil || len(tr.Recent(5)) != 1 {
+		t.Errorf("traces read under the documented permissions: %v, %d recent", err, len(tr.Recent(5)))
 	}
 	rows := openRows(t, replicaURL, "a")
 	sink := follow(t, replicaURL)

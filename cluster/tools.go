@@ -32,6 +32,7 @@ type Local interface {
 	List() []registry.Entry
 	Tool(name string) (registry.Tool, bool)
 	Examples(name string) []byte
+	Versions(name string) ([]registry.Version, error)
 	Put(ctx context.Context, name string, src []byte, o registry.PutOptions) (registry.Entry, error)
 	Delete(ctx context.Context, name string) (registry.Entry, error)
 	OnChange(fn func(registry.Event))
@@ -47,8 +48,11 @@ type toolRecord struct {
 	Category string          `json:"category"`
 	Origin   registry.Origin `json:"origin"`
 	Examples json.RawMessage `json:"examples,omitempty"`
-	Replica  string          `json:"replica"`
-	At       time.Time       `json:"at"`
+	// Note is what the serving version's maker said of it (a repair lists
+	// the cases it fixed), so that every replica's history says it too.
+	Note    string    `json:"note,omitempty"`
+	Replica string    `json:"replica"`
+	At      time.Time `json:"at"`
 }
 
 func sourceName(tool, sha string) string { return tool + "/" + sha }
@@ -192,7 +196,7 @@ func (m *Mirror) push(ctx context.Context, name string) error {
 	} else if err != nil {
 		return err
 	}
-	rec := toolRecord{Name: name, SHA256: t.SHA256, Category: t.Category, Origin: t.Origin, Examples: m.local.Examples(name), Replica: m.replica, At: time.Now().UTC()}
+	rec := toolRecord{Name: name, SHA256: t.SHA256, Category: t.Category, Origin: t.Origin, Examples: m.local.Examples(name), Note: m.note(name, t.Version), Replica: m.replica, At: time.Now().UTC()}
 	if !json.Valid(rec.Examples) {
 		rec.Examples = nil
 	}
@@ -202,6 +206,17 @@ func (m *Mirror) push(ctx context.Context, name string) error {
 	}
 	_, err = m.kv.Put(ctx, name, b)
 	return err
+}
+
+// note is what the local history says of version v of name, if anything.
+func (m *Mirror) note(name string, v int) string {
+	vs, _ := m.local.Versions(name)
+	for _, x := range vs {
+		if x.Version == v {
+			return x.Note
+		}
+	}
+	return ""
 }
 
 // Run follows the cluster's changes into the local registry until ctx
@@ -292,6 +307,7 @@ func (m *Mirror) apply(ctx context.Context, name string, rec *toolRecord) {
 	if len(rec.Examples) > 0 {
 		o.Examples = rec.Examples
 	}
+	o.Note = rec.Note
 	if _, err := m.local.Put(ctx, name, src, o); err != nil {
 		m.log.Warn("cluster: a tool from the cluster fails its checks here", "tool", name, "replica", rec.Replica, "err", err)
 	}

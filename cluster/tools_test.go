@@ -81,15 +81,18 @@ func TestTwoReplicasServeOneSetOfTools(t *testing.T) {
 		got, ok := b.reg.Tool("shout")
 		return ok && string(got.Code) == shout && got.Origin == registry.Generated
 	})
-	// A new version too.
+	// A new version too, with its note (what a repair says it fixed).
 	shout2 := strings.ReplaceAll(shout, "return in.Text, nil", `return in.Text + "!", nil`)
-	if _, err := a.reg.Put(context.Background(), "shout", []byte(shout2), registry.PutOptions{}); err != nil {
+	if _, err := a.reg.Put(context.Background(), "shout", []byte(shout2), registry.PutOptions{Note: "Repair of 1 failure case: 1 result."}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "B serves A's new version", func() bool {
 		got, ok := b.reg.Tool("shout")
 		return ok && string(got.Code) == shout2
 	})
+	if vs, _ := b.reg.Versions("shout"); len(vs) == 0 || vs[len(vs)-1].Note != "Repair of 1 failure case: 1 result." {
+		t.Errorf("B's history of the version made on A lacks its note: %+v", vs)
+	}
 
 	// A delete on B is gone from A.
 	if _, err := b.reg.Delete(context.Background(), "echo"); err != nil {

@@ -76,6 +76,25 @@ type Options struct {
 	Keep int
 }
 
+// The bounds a Store takes unless told otherwise.
+const (
+	DefaultMaxBytes = 8 << 20
+	DefaultKeep     = 1000
+)
+
+// WithDefaults fills the zero values of o with the defaults: the bounds of
+// a store here, and of one elsewhere that keeps as much (a cluster's
+// stream keeps about twice MaxBytes, as the file and the one before it do).
+func (o Options) WithDefaults() Options {
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = DefaultMaxBytes
+	}
+	if o.Keep <= 0 {
+		o.Keep = DefaultKeep
+	}
+	return o
+}
+
 // Store is the bounded store of recent requests. It is safe for concurrent
 // use.
 type Store struct {
@@ -95,12 +114,7 @@ var ErrNotFound = errors.New("no stored request with that ID")
 
 // Open opens (or creates) the store at path and indexes its newest records.
 func Open(path string, opts Options) (*Store, error) {
-	if opts.MaxBytes <= 0 {
-		opts.MaxBytes = 8 << 20
-	}
-	if opts.Keep <= 0 {
-		opts.Keep = 1000
-	}
+	opts = opts.WithDefaults()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("traces: %w", err)
 	}
@@ -129,18 +143,9 @@ func (s *Store) Path() string { return s.path }
 // Add stores r, with one write of one line. A record without an ID is
 // refused; one without a time gets the current time.
 func (s *Store) Add(r Record) error {
-	if r.ID == "" {
-		return errors.New("traces: a record needs a request ID")
-	}
-	if r.Time.IsZero() {
-		r.Time = time.Now().UTC()
-	}
-	if len(r.Result) > 0 && !json.Valid(r.Result) {
-		return fmt.Errorf("traces: the result of %s is not valid JSON", r.ID)
-	}
-	line, err := json.Marshal(r)
+	line, err := Encode(&r)
 	if err != nil {
-		return fmt.Errorf("traces: %w", err)
+		return err
 	}
 	line = append(line, '\n')
 	s.mu.Lock()
@@ -160,6 +165,26 @@ func (s *Store) Add(r Record) error {
 	}
 	s.remember(r)
 	return nil
+}
+
+// Encode checks r as every store does before keeping it, gives it the
+// current time if it has none, and returns its JSON: a record without an
+// ID, or whose result is not JSON, is refused.
+func Encode(r *Record) ([]byte, error) {
+	if r.ID == "" {
+		return nil, errors.New("traces: a record needs a request ID")
+	}
+	if r.Time.IsZero() {
+		r.Time = time.Now().UTC()
+	}
+	if len(r.Result) > 0 && !json.Valid(r.Result) {
+		return nil, fmt.Errorf("traces: the result of %s is not valid JSON", r.ID)
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, fmt.Errorf("traces: %w", err)
+	}
+	return b, nil
 }
 
 // rotate moves the file to path.1, replacing the older one, and starts a new
