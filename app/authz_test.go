@@ -71,6 +71,7 @@ var routeRules = map[string]routeRule{
 	"POST /api/tools/import":                     {identity.Build, `{"bundle": "AAAA"}`},
 	"POST /api/tools/plan":                       {identity.Build, `{"request": "make a tool that adds one"}`},
 	"GET /api/failures":                          {identity.ReadTools, ""},
+	"GET /api/skills":                            {identity.ReadTools, ""},
 	"GET /api/tools/:name/failures":              {identity.ReadTools, ""},
 	"POST /api/tools/:name/failures/:id/confirm": {identity.Build, ""},
 	"DELETE /api/tools/:name/failures/:id":       {identity.Build, ""},

@@ -62,7 +62,8 @@ func (p *learningParts) learning(cfg config.Config) service.Learning {
 	if p == nil {
 		return service.Learning{}
 	}
-	return service.Learning{Failures: p.store, AutoRepair: cfg.AutoRepair, RepairAfter: cfg.RepairAfter, RepairEvery: cfg.RepairEvery}
+	return service.Learning{Failures: p.store, AutoRepair: cfg.AutoRepair, RepairAfter: cfg.RepairAfter, RepairEvery: cfg.RepairEvery,
+		Skills: cfg.Skills, SkillAfter: cfg.SkillAfter}
 }
 
 // start writes the store's changes, follows the cluster's, and runs the
@@ -107,6 +108,18 @@ func (s *Server) handleFailureSummary() fiber.Handler {
 			return err
 		}
 		return c.JSON(fiber.Map{"tools": sum})
+	}
+}
+
+// handleSkills lists the chains of tools that recur in chats and the
+// skills proposed for them: GET /api/skills.
+func (s *Server) handleSkills() fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		skills, err := s.svc.Skills(c.UserContext())
+		if err != nil {
+			return err
+		}
+		return c.JSON(fiber.Map{"skills": skills})
 	}
 }
 

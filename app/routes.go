@@ -43,6 +43,7 @@ func (s *Server) routes() {
 	s.app.Delete("/api/tools/:name/failures/:id", s.need(identity.Build), s.handleCaseDismiss())
 	s.app.Post("/api/tools/:name/repair", s.need(identity.Build), s.limits.rateLimit(), s.limits.admit(), s.cancelOnLeave(), s.handleToolRepair())
 	s.app.Post("/api/requests/:id/feedback", s.handleFeedback())
+	s.app.Get("/api/skills", s.handleSkills())
 
 	// Analytics and traces.
 	s.app.Get("/api/benchmarks", s.need(identity.ReadAll), s.handleBenchmarks())

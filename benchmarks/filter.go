@@ -40,7 +40,7 @@ func (r Row) Outcome() string {
 
 // PathBuild in Filter.Path matches every build row: every category of
 // work on a tool (build_create, build_modify, build_delete, build_rollback,
-// build_approve, build_test, build_plan, build_import).
+// build_approve, build_test, build_plan, build_import, build_skill).
 const PathBuild = "build"
 
 // Filter selects rows. Zero fields select everything.
@@ -170,7 +170,7 @@ func (f Filter) matchFeedback(category string, tools []string) bool {
 func isBuildCategory(c string) bool {
 	switch c {
 	case CategoryBuildCreate, CategoryBuildModify, CategoryBuildDelete, CategoryBuildRollback,
-		CategoryBuildApprove, CategoryBuildTest, CategoryBuildPlan, CategoryBuildImport:
+		CategoryBuildApprove, CategoryBuildTest, CategoryBuildPlan, CategoryBuildImport, CategoryBuildSkill:
 		return true
 	}
 	return false

@@ -232,6 +232,8 @@ func PathLabel(category string) string {
 		return "a build was planned"
 	case CategoryBuildImport:
 		return "a bundle of tools was imported"
+	case CategoryBuildSkill:
+		return "a skill was proposed from a chain of tools that recurs in chats"
 	}
 	return "answered with a tool"
 }

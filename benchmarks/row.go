@@ -43,6 +43,8 @@ const (
 	CategoryBuildPlan     = "build_plan"
 	// A bundle of tools imported (adaptbot tools import).
 	CategoryBuildImport = "build_import"
+	// A skill proposed from a chain of tools that recurs in chats.
+	CategoryBuildSkill = "build_skill"
 )
 
 // Tri is a success flag that may not apply to a request. Its zero value is

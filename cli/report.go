@@ -33,7 +33,7 @@ Flags:
   --path P                   one path: general, need_tool, a tool, one kind of
                              work on a tool (build_create, build_modify,
                              build_delete, build_rollback, build_approve,
-                             build_test, build_plan, build_import), or build
+                             build_test, build_plan, build_import, build_skill), or build
                              (any of them)
   --outcome O                ok (no error), error, or not_configured (refused
                              because no language model is configured; these

@@ -81,6 +81,8 @@ type Config struct {
 	FailuresKeep int                // ADAPTBOT_FAILURES_KEEP: failure cases kept per tool
 	AutoRepair   service.AutoRepair // ADAPTBOT_AUTO_REPAIR: off, propose or on
 	RepairAfter  int                // ADAPTBOT_REPAIR_AFTER: distinct cases that start one
+	Skills       service.SkillMode  // ADAPTBOT_SKILLS: off, propose or on
+	SkillAfter   int                // ADAPTBOT_SKILL_AFTER: recurrences that propose a skill
 	RepairEvery  time.Duration      // ADAPTBOT_REPAIR_EVERY: the least time between two of a tool
 
 	// The edge's limits and cross-site rules (app/limits.go, app/guard.go).

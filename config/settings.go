@@ -171,6 +171,14 @@ var settings = []setting{
 		func(c *Config, v string) (err error) { c.RepairAfter, err = positive(v); return err }, false},
 	{"ADAPTBOT_REPAIR_EVERY", "1h", "least time between two automatic repairs of one tool; one that failed is not tried again until a new failure case arrives",
 		func(c *Config, v string) (err error) { c.RepairEvery, err = duration(v); return err }, false},
+	{"ADAPTBOT_SKILLS", "propose", "off, propose (a chain of tools that recurs in chats gets one new tool for it, which waits for approval) or on (it serves once it passes the gate); needs a model",
+		func(c *Config, v string) error {
+			v, err := oneOf(v, "off", "propose", "on")
+			c.Skills = service.SkillMode(v)
+			return err
+		}, false},
+	{"ADAPTBOT_SKILL_AFTER", "3", "how many chats must follow the same chain of tools before a skill is proposed for it",
+		func(c *Config, v string) (err error) { c.SkillAfter, err = positive(v); return err }, false},
 	{"ADAPTBOT_MAX_MESSAGE", "32KiB", "longest chat message in bytes (a number, or with KiB or MiB); a longer one gets 413",
 		func(c *Config, v string) (err error) { c.Edge.MaxMessage, err = parseSize(v); return err }, false},
 	{"ADAPTBOT_MAX_INFLIGHT", "64", "chats and builds served at once; past it 503 with Retry-After",

@@ -258,14 +258,14 @@ func (g *Generator) register(ctx context.Context, b *build) (*build, error) {
 	if category == "" {
 		category = b.current.Category // a modify keeps its category unless changed
 	}
-	o := registry.PutOptions{Origin: registry.Generated, Category: category, Examples: encodeExamples(tool.examples)}
+	o := registry.PutOptions{Origin: registry.Generated, Category: category, Examples: encodeExamples(tool.examples), Hold: b.req.Hold, Note: b.req.Note}
 	if fix := b.req.fix; fix != nil {
 		// The cases that now give a result are regression tests from now
 		// on; the version's note says what the repair fixed.
 		var more []Example
 		more, fix.results = fixedExamples(tool.examples, fix.results)
 		o.Examples = encodeExamples(append(tool.examples, more...))
-		o.Hold, o.Note = fix.hold, repairNote(fix.results)
+		o.Hold, o.Note = o.Hold || fix.hold, repairNote(fix.results)
 	}
 	e, err := g.opts.Registry.Put(ctx, b.name, tool.source, o)
 	if err != nil {

@@ -38,6 +38,12 @@ type Request struct {
 	// build and Build returns it. The service layer sets it, so that a
 	// request whose words decide on a delete needs the right to delete.
 	Permit func(op Op, tool string) error `json:"-"`
+	// Hold keeps the new version waiting for approval whatever the
+	// registry's review setting (a skill the server proposes on its own).
+	Hold bool `json:"-"`
+	// Note, when set, is kept with the version in history (a proposed
+	// skill names the chats it came from).
+	Note string `json:"-"`
 	// fix, set by Repair, makes the modify a repair from failure cases.
 	fix *caseFix
 }

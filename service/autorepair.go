@@ -112,8 +112,8 @@ func (s *Service) holdOff(st failures.State, cases []failures.Case) string {
 	return ""
 }
 
-// RunLearning runs the automatic repairs considered, one at a time, until
-// ctx ends. Without it running, none starts.
+// RunLearning runs the automatic repairs considered and the skills due,
+// one at a time, until ctx ends. Without it running, none starts.
 func (s *Service) RunLearning(ctx context.Context) {
 	l := s.learn
 	for {
@@ -125,6 +125,10 @@ func (s *Service) RunLearning(ctx context.Context) {
 			l.auto.mu.Lock()
 			delete(l.auto.busy, tool)
 			l.auto.mu.Unlock()
+		case c := <-l.skills.queue:
+			if key, due := s.seeChat(c); due {
+				s.proposeSkill(ctx, key)
+			}
 		}
 	}
 }

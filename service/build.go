@@ -43,6 +43,9 @@ func (s *Service) Build(ctx context.Context, req generator.Request, progress fun
 // operation.
 func (o *op) finishBuild(req generator.Request, res *generator.Result, err error) error {
 	o.row = buildRow(o.row, req, res)
+	if o.category != "" {
+		o.row.Category = o.category
+	}
 	if res != nil {
 		o.rec.Tool = res.Tool
 		o.rec.Result = marshal(res)

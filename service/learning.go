@@ -58,6 +58,11 @@ type Learning struct {
 	// RepairEvery is the least time between automatic repairs of one tool
 	// (DefaultRepairEvery).
 	RepairEvery time.Duration
+	// Skills is the mode of skills proposed from recurring chains of
+	// tools; empty is off. SkillAfter is how often a chain recurs before
+	// one is proposed (DefaultSkillAfter).
+	Skills     SkillMode
+	SkillAfter int
 }
 
 // learning is the service's state for learning from use.
@@ -66,6 +71,7 @@ type learning struct {
 	// feedback serializes ratings, so an answer is rated once.
 	feedback sync.Mutex
 	auto     autoState
+	skills   skillState
 }
 
 func newLearning(cfg Learning) *learning {
@@ -78,7 +84,13 @@ func newLearning(cfg Learning) *learning {
 	if cfg.RepairEvery <= 0 {
 		cfg.RepairEvery = DefaultRepairEvery
 	}
-	return &learning{cfg: cfg, auto: newAutoState()}
+	if cfg.Skills == "" {
+		cfg.Skills = SkillsOff
+	}
+	if cfg.SkillAfter <= 0 {
+		cfg.SkillAfter = DefaultSkillAfter
+	}
+	return &learning{cfg: cfg, auto: newAutoState(), skills: newSkillState()}
 }
 
 // ToolFailure is one failed call of a tool: what the toolbox's observer

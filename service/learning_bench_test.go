@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"adaptbot/agent"
 	"adaptbot/sandbox"
 	"adaptbot/service"
 )
@@ -60,6 +61,23 @@ func BenchmarkRunSucceeds(b *testing.B) {
 				if _, err := svc.Run(as(bob), "first_word", args); err != nil {
 					b.Fatal(errors.Unwrap(err))
 				}
+			}
+		})
+	}
+}
+
+// BenchmarkNoteChat is what watching for recurring chains adds to a chat
+// that ran two tools: a length check and a send to a bounded queue, which
+// the learning goroutine drains (here, nobody does: the queue stays full,
+// the worst case, and the chat is dropped without waiting).
+func BenchmarkNoteChat(b *testing.B) {
+	for _, mode := range []service.SkillMode{service.SkillsOff, service.SkillsPropose} {
+		b.Run(string(mode), func(b *testing.B) {
+			svc := service.New(service.Deps{Learning: service.Learning{Skills: mode}})
+			res := &agent.Result{Tools: []string{"unit_converter", "calculator"}}
+			b.ReportAllocs()
+			for b.Loop() {
+				service.NoteChat(svc, "r1", "convert 5 miles to km, then multiply by 3", res)
 			}
 		})
 	}

@@ -141,6 +141,9 @@ type op struct {
 	what string
 	// quiet ops (reads) write no row and no trace.
 	quiet bool
+	// category, when set, is a build row's category in place of
+	// "build_<op>" (a proposed skill's build_skill).
+	category string
 }
 
 // start begins an operation: it stamps the request ID (keeping one the

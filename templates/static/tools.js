@@ -43,3 +43,42 @@
     }
   });
 })();
+
+// Skills from traffic: the chains of tools that recur in chats, the skill
+// proposed for each and the chats it came from (their traces).
+(function () {
+  const box = document.getElementById('skills');
+  if (!box) return;
+  api('GET', '/api/skills').then(r => {
+    const skills = (r.ok && r.body.skills) || [];
+    if (!skills.length) return;
+    const tbody = box.querySelector('tbody');
+    for (const s of skills) {
+      const tr = el('tr', 'skill ' + s.status);
+      const chain = el('td');
+      chain.appendChild(el('code', '', s.chain.join(' → ')));
+      const seen = el('td', 'num', String(s.seen));
+      seen.dataset.label = 'seen';
+      const skill = el('td');
+      skill.dataset.label = 'skill';
+      if (s.tool) {
+        const a = el('a', 'name', s.tool);
+        a.href = '/tools/' + encodeURIComponent(s.tool);
+        skill.append(a, ' ');
+      }
+      skill.appendChild(el('span', 'badge ' + s.status, s.status));
+      if (s.error) skill.appendChild(el('div', 'lasterr', s.error));
+      const from = el('td');
+      from.dataset.label = 'from the chats';
+      for (const id of s.requests || []) {
+        const a = el('a', '', id);
+        a.href = '/api/requests/' + encodeURIComponent(id);
+        a.target = '_blank';
+        from.append(a, ' ');
+      }
+      tr.append(chain, seen, skill, from);
+      tbody.appendChild(tr);
+    }
+    box.hidden = false;
+  });
+})();

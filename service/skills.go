@@ -1,0 +1,382 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"adaptbot/agent"
+	"adaptbot/benchmarks"
+	"adaptbot/clip"
+	"adaptbot/generator"
+	"adaptbot/identity"
+	"adaptbot/registry"
+	"adaptbot/traces"
+)
+
+// Skills from traffic (ADAPTBOT_SKILLS, ADAPTBOT_SKILL_AFTER). A chat that
+// runs two or more tools in turn, an output feeding a later input, follows
+// a chain ("unit_converter>calculator"). When the same chain recurs
+// SkillAfter times, the server proposes one new tool for it: written by the
+// model, calling the chain's tools through toolkit.Call, with the recorded
+// calls as its material, through the gate like any build; in propose mode
+// it waits for approval. Once it serves, the same question costs one model
+// round trip fewer.
+//
+// Watching costs a chat nothing measurable: the chat's result goes to a
+// bounded queue without waiting (dropped when full), and the learning
+// goroutine does the rest. At most one proposal is made per chain; a chain
+// whose proposal was rejected (its tool deleted before it served) is
+// proposed again only once it has recurred as often again.
+
+// SkillMode is ADAPTBOT_SKILLS: off, propose (the default: the skill waits
+// for approval), or on (it serves once it passes the gate, unless review is
+// on).
+type SkillMode string
+
+// The skill modes.
+const (
+	SkillsOff     SkillMode = "off"
+	SkillsPropose SkillMode = "propose"
+	SkillsOn      SkillMode = "on"
+)
+
+// DefaultSkillAfter is how many times a chain recurs before a skill is
+// proposed for it.
+const DefaultSkillAfter = 3
+
+// Bounds on what is watched.
+const (
+	// skillQueue bounds the chats waiting to be looked at.
+	skillQueue = 64
+	// maxChains bounds the chains counted; the least recently seen goes.
+	maxChains = 256
+	// maxSamples bounds the recorded chats kept per chain.
+	maxSamples = 5
+)
+
+// Skill is a chain of tools that recurs in chats, and what became of it.
+type Skill struct {
+	// Chain is the tools in the order they ran.
+	Chain []string `json:"chain"`
+	// Seen counts the chats that followed it; Requests are the latest of
+	// them (their traces are GET /api/requests/<id>).
+	Seen     int      `json:"seen"`
+	Requests []string `json:"requests"`
+	// Tool is the skill proposed for it, once there is one; Status says
+	// where it stands: counting, building, proposed (waiting for
+	// approval), serving, rejected, or failed (the proposal did not pass
+	// the gate; Error says why).
+	Tool   string    `json:"tool,omitempty"`
+	Status string    `json:"status"`
+	Error  string    `json:"error,omitempty"`
+	At     time.Time `json:"proposed_at,omitzero"`
+}
+
+// chainCall is one call of a chain as a chat recorded it.
+type chainCall struct {
+	Tool   string          `json:"tool"`
+	Args   json.RawMessage `json:"arguments"`
+	Output string          `json:"output"`
+}
+
+// sample is one chat that followed a chain.
+type sample struct {
+	RequestID string
+	Query     string
+	Calls     []chainCall
+	Answer    string
+}
+
+// chainState is one chain's count and proposal.
+type chainState struct {
+	tools   []string
+	seen    int
+	since   int // chats since the last proposal was rejected (or ever)
+	samples []sample
+	last    time.Time
+	// tool names the proposal (building while it is written); failed
+	// says the gate refused it.
+	tool     string
+	building bool
+	proposed time.Time
+	failed   string
+	rejected bool
+}
+
+// skillState is the service's watch of chains.
+type skillState struct {
+	queue chan chatSeen
+	mu    sync.Mutex
+	// chains by key ("a>b").
+	chains map[string]*chainState
+}
+
+type chatSeen struct {
+	id, query string
+	res       *agent.Result
+}
+
+func newSkillState() skillState {
+	return skillState{queue: make(chan chatSeen, skillQueue), chains: map[string]*chainState{}}
+}
+
+// noteChat hands a chat that ran two or more tools to the learning
+// goroutine, without waiting.
+func (s *Service) noteChat(id, query string, res *agent.Result) {
+	if s.learn.cfg.Skills == SkillsOff || res == nil || len(res.Tools) < 2 {
+		return
+	}
+	select {
+	case s.learn.skills.queue <- chatSeen{id: id, query: query, res: res}:
+	default: // busy: this one is not counted
+	}
+}
+
+// chainOf is the chain a chat followed, if its tool calls form one: two or
+// more successful calls of at least two different tools, each after the
+// first fed by an earlier output.
+func chainOf(res *agent.Result) []chainCall {
+	var calls []chainCall
+	for _, st := range res.Trace {
+		if st.Tool == "" || st.Error != "" {
+			continue
+		}
+		calls = append(calls, chainCall{Tool: st.Tool, Args: st.Arguments, Output: st.Output})
+	}
+	if len(calls) < 2 {
+		return nil
+	}
+	distinct := map[string]bool{}
+	for i, c := range calls {
+		distinct[c.Tool] = true
+		if i > 0 && !fed(calls[:i], c) {
+			return nil
+		}
+	}
+	if len(distinct) < 2 {
+		return nil
+	}
+	return calls
+}
+
+// valueRE finds the values an output may hand on: numbers, and words of
+// four or more letters.
+var valueRE = regexp.MustCompile(`-?[0-9]+(?:\.[0-9]+)?|[\p{L}_]{4,}`)
+
+// fed reports whether some value in an earlier call's output, not already
+// in that call's own arguments, appears in c's arguments.
+func fed(earlier []chainCall, c chainCall) bool {
+	args := string(c.Args)
+	for _, e := range earlier {
+		own := string(e.Args)
+		for _, v := range valueRE.FindAllString(e.Output, 50) {
+			if len(v) > 1 && strings.Contains(args, v) && !strings.Contains(own, v) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func chainKey(calls []chainCall) (string, []string) {
+	tools := make([]string, len(calls))
+	for i, c := range calls {
+		tools[i] = c.Tool
+	}
+	return strings.Join(tools, ">"), tools
+}
+
+// seeChat counts the chain a chat followed and says whether a skill is due
+// for it.
+func (s *Service) seeChat(c chatSeen) (key string, due bool) {
+	calls := chainOf(c.res)
+	if calls == nil {
+		return "", false
+	}
+	key, tools := chainKey(calls)
+	st := &s.learn.skills
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	ch := st.chains[key]
+	if ch == nil {
+		if len(st.chains) >= maxChains {
+			delete(st.chains, leastRecent(st.chains))
+		}
+		ch = &chainState{tools: tools}
+		st.chains[key] = ch
+	}
+	ch.seen++
+	ch.since++
+	ch.last = time.Now()
+	ch.samples = append(ch.samples, sample{RequestID: c.id, Query: c.query, Calls: calls, Answer: c.res.Response})
+	if len(ch.samples) > maxSamples {
+		ch.samples = ch.samples[len(ch.samples)-maxSamples:]
+	}
+	s.refreshLocked(key, ch)
+	due = ch.tool == "" && ch.since >= s.learn.cfg.SkillAfter
+	return key, due
+}
+
+// refreshLocked notices a proposal that was rejected: its tool is gone
+// before it ever served. The chain is then counted from zero again.
+func (s *Service) refreshLocked(key string, ch *chainState) {
+	if ch.tool == "" || ch.building || ch.failed != "" || s.d.Registry == nil {
+		return
+	}
+	if _, ok := s.d.Registry.Entry(ch.tool); !ok {
+		ch.tool, ch.rejected, ch.since = "", true, 0
+	}
+}
+
+func leastRecent(m map[string]*chainState) string {
+	var key string
+	var at time.Time
+	for k, c := range m {
+		if key == "" || c.last.Before(at) {
+			key, at = k, c.last
+		}
+	}
+	return key
+}
+
+// proposeSkill has the model write one tool for the chain key, as the
+// server, through the internal door: one BUILD row of category
+// build_skill, one trace. In propose mode the tool waits for approval.
+func (s *Service) proposeSkill(ctx context.Context, key string) {
+	st := &s.learn.skills
+	st.mu.Lock()
+	ch := st.chains[key]
+	if ch == nil || ch.tool != "" {
+		st.mu.Unlock()
+		return
+	}
+	name := skillName(ch.tools)
+	samples := slices.Clone(ch.samples)
+	tools := slices.Clone(ch.tools)
+	ch.tool, ch.proposed, ch.failed, ch.since, ch.building = name, time.Now(), "", 0, true
+	st.mu.Unlock()
+	defer func() {
+		st.mu.Lock()
+		ch.building = false
+		st.mu.Unlock()
+	}()
+
+	if s.d.Registry != nil {
+		if _, taken := s.d.Registry.Entry(name); taken {
+			s.d.Log.Info("skill not proposed: a tool of its name exists", "chain", key, "tool", name)
+			return
+		}
+	}
+	ctx = identity.With(WithDoor(ctx, benchmarks.DoorInternal), identity.System)
+	req := generator.Request{Op: generator.Create, Tool: name,
+		Text:    skillTask(tools, samples),
+		Summary: fmt.Sprintf("One tool that does what %s do in turn, calling them through toolkit.Call.", strings.Join(tools, " then ")),
+		Hold:    s.learn.cfg.Skills != SkillsOn, Note: skillNote(key, samples)}
+	ctx, o, err := s.start(ctx, "build", name, identity.Build)
+	o.fallback, o.deadline, o.what, o.category = Upstream, s.d.Deadlines.Build, "Proposing skills", benchmarks.CategoryBuildSkill
+	o.rec.Kind, o.rec.Query, o.rec.Tool = traces.Build, "skill "+name+": "+key, name
+	req.Text = strings.TrimSpace(req.Text)
+	var res *generator.Result
+	if err == nil {
+		release, lerr := s.lock(ctx, name)
+		if lerr != nil {
+			err = lerr
+		} else {
+			bctx, cancel := context.WithTimeout(ctx, o.deadline)
+			res, err = s.build(bctx, req, nil)
+			cancel()
+			release()
+		}
+	}
+	row := req
+	row.Text = "skill " + name + ": " + key
+	ferr := o.finishBuild(row, res, err)
+	st.mu.Lock()
+	if res == nil || !res.OK {
+		ch.failed = "the proposal did not pass its checks"
+		if res != nil && res.Error != "" {
+			ch.failed = res.Error
+		} else if ferr != nil {
+			ch.failed = ferr.Error()
+		}
+	}
+	st.mu.Unlock()
+	if ferr != nil || res == nil || !res.OK {
+		s.d.Log.Warn("skill proposal failed", "chain", key, "tool", name, "err", ferr)
+		return
+	}
+	s.d.Log.Info("skill proposed", "chain", key, "tool", name, "pending", res.Pending)
+}
+
+// skillName is the proposed tool's name: its tools joined, as a valid tool
+// name (at most 64 characters).
+func skillName(tools []string) string {
+	return clip.String(strings.Join(tools, "_then_"), 64)
+}
+
+// skillTask is what the model is asked to write: the chain, and the chats
+// that followed it with their calls and outputs, from which it takes the
+// examples.
+func skillTask(tools []string, samples []sample) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "People keep asking questions that need these tools in turn: %s, the output of one feeding the next. Write ONE tool that does the whole chain in a single call. It must call those tools through toolkit.Call (never reimplement them), in that order, passing each output on as the chats below did, and return the final result. Its Input holds what a person gives at the start (the first call's values and the values used later).\n", strings.Join(tools, ", then "))
+	b.WriteString("Recorded chats (the question, each call with its arguments and output, and the answer):\n")
+	for i, s := range samples {
+		fmt.Fprintf(&b, "%d. question: %q\n", i+1, clip.String(s.Query, 300))
+		for _, c := range s.Calls {
+			fmt.Fprintf(&b, "   %s %s → %q\n", c.Tool, clip.String(string(c.Args), 300), clip.String(c.Output, 300))
+		}
+	}
+	b.WriteString("Make each recorded chat an example: its input is what the question gave, and what its output must contain is the last call's output.\n")
+	return b.String()
+}
+
+// skillNote is the proposed version's note in history: why it exists.
+func skillNote(key string, samples []sample) string {
+	ids := make([]string, len(samples))
+	for i, s := range samples {
+		ids[i] = s.RequestID
+	}
+	return fmt.Sprintf("A skill proposed from traffic: the chain %s recurred in chats %s.", key, strings.Join(ids, ", "))
+}
+
+// Skills lists the chains of tools seen in chats, most seen first, and
+// what became of each. Reading the tools suffices.
+func (s *Service) Skills(ctx context.Context) ([]Skill, error) {
+	if err := Permit(identity.From(ctx), identity.ReadTools); err != nil {
+		return nil, err
+	}
+	st := &s.learn.skills
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	out := make([]Skill, 0, len(st.chains))
+	for key, ch := range st.chains {
+		s.refreshLocked(key, ch)
+		sk := Skill{Chain: slices.Clone(ch.tools), Seen: ch.seen, Tool: ch.tool, At: ch.proposed, Status: "counting"}
+		for _, x := range ch.samples {
+			sk.Requests = append(sk.Requests, x.RequestID)
+		}
+		switch {
+		case ch.failed != "":
+			sk.Status, sk.Error = "failed", ch.failed
+		case ch.building:
+			sk.Status = "building"
+		case ch.tool != "":
+			sk.Status = "proposed"
+			if e, ok := s.d.Registry.Entry(ch.tool); ok && e.Status != registry.Pending && e.Version > 0 {
+				sk.Status = "serving"
+			}
+		case ch.rejected:
+			sk.Status = "rejected"
+		}
+		out = append(out, sk)
+	}
+	slices.SortFunc(out, func(a, b Skill) int { return b.Seen - a.Seen })
+	return out, nil
+}
