@@ -116,6 +116,7 @@ func (s *Service) holdOff(st failures.State, cases []failures.Case) string {
 // one at a time, until ctx ends. Without it running, none starts.
 func (s *Service) RunLearning(ctx context.Context) {
 	l := s.learn
+	s.seedSkills(ctx)
 	for {
 		select {
 		case <-ctx.Done():

@@ -4,16 +4,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
+	"adaptbot/agent"
 	"adaptbot/failures"
 	"adaptbot/generator"
 	"adaptbot/llm"
 	"adaptbot/poll"
 	"adaptbot/service"
+	"adaptbot/traces"
 )
 
 // shout refuses questions and digits; shoutFixed, its repair, answers
@@ -183,5 +186,46 @@ func TestRefusalsAreJudgedOnce(t *testing.T) {
 	}
 	if n := m.repairs.Load(); n != 1 {
 		t.Errorf("%d repairs, want 1", n)
+	}
+}
+
+// TestSkillsCountTheKeptTraces: chains are counted from the chats the trace
+// store still keeps when learning starts (a restart, another replica's
+// chats), and one that recurred often enough is proposed; here without a
+// generator, so the proposal fails and says why. A chat whose calls do not
+// feed each other is no chain.
+func TestSkillsCountTheKeptTraces(t *testing.T) {
+	tr := &records{}
+	chat := func(id, miles, km, factor string) {
+		res := service.ChatResult{Result: &agent.Result{Tools: []string{"unit_converter", "calculator"}, Trace: []agent.Step{
+			{Node: "classifier"},
+			{Node: "execute", Tool: "unit_converter", Arguments: json.RawMessage(`{"value":` + miles + `,"from":"miles","to":"km"}`), Output: miles + " miles (mi) = " + km + " kilometers (km)"},
+			{Node: "execute", Tool: "calculator", Arguments: json.RawMessage(`{"expression":"` + km + ` * ` + factor + `"}`), Output: "done"},
+		}}, RequestID: id}
+		b, _ := json.Marshal(res)
+		tr.Add(traces.Record{ID: id, Kind: traces.Chat, Query: "convert " + miles + " miles, times " + factor, Result: b})
+	}
+	chat("r1", "5", "8.04672", "3")
+	chat("r2", "10", "16.09344", "2")
+	chat("r3", "7", "11.265408", "4")
+	// Not a chain: the second call takes nothing from the first.
+	b, _ := json.Marshal(service.ChatResult{Result: &agent.Result{Tools: []string{"current_time", "calculator"}, Trace: []agent.Step{
+		{Node: "execute", Tool: "current_time", Arguments: json.RawMessage(`{}`), Output: "Saturday 10:00"},
+		{Node: "execute", Tool: "calculator", Arguments: json.RawMessage(`{"expression":"2+2"}`), Output: "4"},
+	}}})
+	tr.Add(traces.Record{ID: "r4", Kind: traces.Chat, Result: b})
+
+	svc := service.New(service.Deps{Traces: tr, Rows: &rows{}, Learning: service.Learning{Skills: service.SkillsPropose}, Log: slog.New(slog.DiscardHandler)})
+	ctx, cancel := context.WithCancel(context.Background())
+	go svc.RunLearning(ctx)
+	defer cancel()
+	var skills []service.Skill
+	poll.Until(t, "the chain counted from the kept traces", func() bool {
+		skills, _ = svc.Skills(as(admin))
+		return len(skills) == 1 && skills[0].Status == "failed"
+	})
+	s := skills[0]
+	if strings.Join(s.Chain, ">") != "unit_converter>calculator" || s.Seen != 3 || strings.Join(s.Requests, " ") != "r1 r2 r3" || s.Tool != "unit_converter_then_calculator" {
+		t.Errorf("skill = %+v", s)
 	}
 }

@@ -245,6 +245,29 @@ func leastRecent(m map[string]*chainState) string {
 	return key
 }
 
+// seedSkills counts the chains of the chats the trace store still keeps,
+// oldest first, so that what recurs is counted across restarts (and, in a
+// cluster, across replicas) within the kept traces.
+func (s *Service) seedSkills(ctx context.Context) {
+	if s.learn.cfg.Skills == SkillsOff || s.d.Traces == nil {
+		return
+	}
+	recs := s.d.Traces.Recent(traces.DefaultKeep)
+	for i := len(recs) - 1; i >= 0 && ctx.Err() == nil; i-- {
+		r := recs[i]
+		if r.Kind != traces.Chat || r.Error != "" || len(r.Result) == 0 {
+			continue
+		}
+		var res ChatResult
+		if json.Unmarshal(r.Result, &res) != nil || res.Result == nil || len(res.Tools) < 2 {
+			continue
+		}
+		if key, due := s.seeChat(chatSeen{id: r.ID, query: r.Query, res: res.Result}); due {
+			s.proposeSkill(ctx, key)
+		}
+	}
+}
+
 // proposeSkill has the model write one tool for the chain key, as the
 // server, through the internal door: one BUILD row of category
 // build_skill, one trace. In propose mode the tool waits for approval.
