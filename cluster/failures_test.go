@@ -9,6 +9,7 @@ import (
 	"adaptbot/cluster"
 	"adaptbot/cluster/clustertest"
 	"adaptbot/failures"
+	"adaptbot/poll"
 )
 
 // openFailureStore is one replica's failure store over the cluster's
@@ -63,7 +64,7 @@ func TestFailureCasesAreSharedAndNoCountIsLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, st := range map[string]*failures.Store{"a": a, "b": b} {
-		eventually(t, name+" sees every case, each failure once", func() bool {
+		poll.Until(t, name+" sees every case, each failure once", func() bool {
 			s := st.Get("echo")
 			return len(s.Cases) == 2 && s.Cases[1].Count+s.Cases[0].Count == 61 && len(s.Repairs) == 1
 		})

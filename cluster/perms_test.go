@@ -13,6 +13,7 @@ import (
 	"adaptbot/cluster"
 	"adaptbot/cluster/clustertest"
 	"adaptbot/failures"
+	"adaptbot/poll"
 	"adaptbot/traces"
 )
 
@@ -64,7 +65,7 @@ func TestDocumentedPermissionsAreEnough(t *testing.T) {
 	if _, err := a.reg.Delete(context.Background(), "echo"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the delete reaches B", func() bool { _, ok := b.reg.Tool("echo"); return !ok })
+	poll.Until(t, "the delete reaches B", func() bool { _, ok := b.reg.Tool("echo"); return !ok })
 	fa := openFailureStore(t, replicaURL, "a")
 	fa.Record(failures.Call{Tool: "echo", Version: 1, Kind: failures.Panic})
 	if err := fa.Flush(context.Background()); err != nil {
@@ -80,7 +81,7 @@ func TestDocumentedPermissionsAreEnough(t *testing.T) {
 	rows := openRows(t, replicaURL, "a")
 	sink := follow(t, replicaURL)
 	rows.Add(row("r1"))
-	eventually(t, "the row is read back", func() bool { n, _ := sink.count(); return n == 1 })
+	poll.Until(t, "the row is read back", func() bool { n, _ := sink.count(); return n == 1 })
 	if _, err := cluster.ReadRows(context.Background(), connect(t, replicaURL, "report"), func(benchmarks.Row) {}); err != nil {
 		t.Errorf("report under the documented permissions: %v", err)
 	}

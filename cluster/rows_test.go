@@ -12,6 +12,7 @@ import (
 	"adaptbot/benchmarks"
 	"adaptbot/cluster"
 	"adaptbot/cluster/clustertest"
+	"adaptbot/poll"
 )
 
 // tally is a Sink that counts rows by request id.
@@ -68,18 +69,6 @@ func row(id string) benchmarks.Row {
 	return benchmarks.Row{Timestamp: time.Now().UTC(), Query: "q " + id, Intent: benchmarks.IntentChat, RequestID: id, Latency: time.Millisecond}
 }
 
-// eventually waits for cond, or fails the test after a while.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting: %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func TestRowsFromTwoReplicasAreCountedOnce(t *testing.T) {
 	srv := clustertest.Start(t)
 	a, b := openRows(t, srv.URL(), "replica-a"), openRows(t, srv.URL(), "replica.b") // a dot must not split the subject
@@ -96,7 +85,7 @@ func TestRowsFromTwoReplicasAreCountedOnce(t *testing.T) {
 	b.Add(row("a0"))
 	const want = 2*n + 1
 	for name, sink := range map[string]*tally{"A": sinkA, "B": sinkB} {
-		eventually(t, "replica "+name+" sees every row", func() bool { got, _ := sink.count(); return got >= want })
+		poll.Until(t, "replica "+name+" sees every row", func() bool { got, _ := sink.count(); return got >= want })
 	}
 	time.Sleep(100 * time.Millisecond) // room for a duplicate to show up
 	for name, sink := range map[string]*tally{"A": sinkA, "B": sinkB} {
@@ -120,7 +109,7 @@ func TestNATSRestartLosesNoRow(t *testing.T) {
 	for i := range 10 {
 		rows.Add(row(fmt.Sprintf("before%d", i)))
 	}
-	eventually(t, "the first rows are published", func() bool { return rows.Spooled() == 0 })
+	poll.Until(t, "the first rows are published", func() bool { return rows.Spooled() == 0 })
 
 	srv.Stop()
 	for i := range 10 {
@@ -133,8 +122,8 @@ func TestNATSRestartLosesNoRow(t *testing.T) {
 	for i := range 10 {
 		rows.Add(row(fmt.Sprintf("after%d", i)))
 	}
-	eventually(t, "the spool drains", func() bool { return rows.Spooled() == 0 })
-	eventually(t, "the follower sees every row", func() bool { got, _ := sink.count(); return got >= 30 })
+	poll.Until(t, "the spool drains", func() bool { return rows.Spooled() == 0 })
+	poll.Until(t, "the follower sees every row", func() bool { got, _ := sink.count(); return got >= 30 })
 
 	nc := connect(t, srv.URL(), "reader")
 	byID := map[string]int{}
@@ -177,7 +166,7 @@ func TestSpooledRowsSurviveAReplicaRestart(t *testing.T) {
 	if got := r.Spooled(); got != 5 && got != 0 {
 		t.Errorf("spooled at start: %d, want 5 (or 0 once sent)", got)
 	}
-	eventually(t, "the spool drains", func() bool { return r.Spooled() == 0 })
+	poll.Until(t, "the spool drains", func() bool { return r.Spooled() == 0 })
 	n, err := cluster.ReadRows(context.Background(), connect(t, srv.URL(), "reader"), func(benchmarks.Row) {})
 	if err != nil || n != 5 {
 		t.Errorf("the stream holds %d rows (%v), want 5", n, err)
@@ -209,7 +198,7 @@ func TestUnreadableSpoolFileIsSetAside(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the spool drains past the unreadable file", func() bool { return r.Spooled() == 0 })
+	poll.Until(t, "the spool drains past the unreadable file", func() bool { return r.Spooled() == 0 })
 	closed := make(chan struct{})
 	go func() { r.Close(); close(closed) }()
 	select {

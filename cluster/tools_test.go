@@ -14,6 +14,7 @@ import (
 
 	"adaptbot/cluster"
 	"adaptbot/cluster/clustertest"
+	"adaptbot/poll"
 	"adaptbot/registry"
 )
 
@@ -77,7 +78,7 @@ func TestTwoReplicasServeOneSetOfTools(t *testing.T) {
 	if _, err := a.reg.Put(context.Background(), "shout", []byte(shout), registry.PutOptions{Origin: registry.Generated}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "B serves the tool put on A", func() bool {
+	poll.Until(t, "B serves the tool put on A", func() bool {
 		got, ok := b.reg.Tool("shout")
 		return ok && string(got.Code) == shout && got.Origin == registry.Generated
 	})
@@ -86,7 +87,7 @@ func TestTwoReplicasServeOneSetOfTools(t *testing.T) {
 	if _, err := a.reg.Put(context.Background(), "shout", []byte(shout2), registry.PutOptions{Note: "Repair of 1 failure case: 1 result."}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "B serves A's new version", func() bool {
+	poll.Until(t, "B serves A's new version", func() bool {
 		got, ok := b.reg.Tool("shout")
 		return ok && string(got.Code) == shout2
 	})
@@ -98,7 +99,7 @@ func TestTwoReplicasServeOneSetOfTools(t *testing.T) {
 	if _, err := b.reg.Delete(context.Background(), "echo"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the tool deleted on B is gone from A", func() bool {
+	poll.Until(t, "the tool deleted on B is gone from A", func() bool {
 		_, ok := a.reg.Tool("echo")
 		return !ok
 	})
@@ -180,7 +181,7 @@ func TestAChangeWhileNATSIsAwayReachesTheClusterWhenItReturns(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv.Restart()
-	eventually(t, "B serves the tool A accepted while NATS was away", func() bool {
+	poll.Until(t, "B serves the tool A accepted while NATS was away", func() bool {
 		got, ok := b.reg.Tool("late")
 		return ok && string(got.Code) == late
 	})

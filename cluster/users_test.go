@@ -14,6 +14,7 @@ import (
 	"adaptbot/cluster/clustertest"
 	"adaptbot/identity"
 	"adaptbot/identity/users"
+	"adaptbot/poll"
 )
 
 // openUserStore opens a replica's user store on the bucket and follows it.
@@ -59,7 +60,7 @@ func TestUsersAreOneSetAcrossReplicas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "A's new key works on B", func() bool { _, ok := b.Verify(key); return ok })
+	poll.Until(t, "A's new key works on B", func() bool { _, ok := b.Verify(key); return ok })
 	if _, _, err := b.Add(ctx, "alice", identity.Admin); !errors.Is(err, users.ErrExists) {
 		t.Errorf("a duplicate added on the other replica: %v", err)
 	}
@@ -67,7 +68,7 @@ func TestUsersAreOneSetAcrossReplicas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "B's rotation reaches A", func() bool {
+	poll.Until(t, "B's rotation reaches A", func() bool {
 		_, oldOK := a.Verify(key)
 		_, newOK := a.Verify(key2)
 		return !oldOK && newOK
@@ -75,7 +76,7 @@ func TestUsersAreOneSetAcrossReplicas(t *testing.T) {
 	if _, err := a.Remove(ctx, "alice"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "A's removal reaches B", func() bool { _, ok := b.Verify(key2); return !ok && b.Len() == 1 })
+	poll.Until(t, "A's removal reaches B", func() bool { _, ok := b.Verify(key2); return !ok && b.Len() == 1 })
 	if _, err := b.Remove(ctx, "alice"); !errors.Is(err, users.ErrNotFound) {
 		t.Errorf("removing a removed user: %v", err)
 	}

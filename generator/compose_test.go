@@ -9,9 +9,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"adaptbot/llm"
+	"adaptbot/poll"
 	"adaptbot/registry"
 )
 
@@ -231,7 +231,7 @@ func TestHandEditOfAUsedTool(t *testing.T) {
 		trip, _ := f.reg.Entry("trip_time")
 		return uc.Warning, trip.Warning
 	}
-	eventually(t, "the warnings", func() bool { a, b := warnings(); return a != "" && b != "" })
+	poll.Until(t, "the warnings", func() bool { a, b := warnings(); return a != "" && b != "" })
 	uc, trip := warnings()
 	if !strings.HasPrefix(uc, "version 2 breaks the tools that use it: trip_time (") {
 		t.Errorf("unit_converter's warning = %q", uc)
@@ -249,7 +249,7 @@ func TestHandEditOfAUsedTool(t *testing.T) {
 	if _, err := f.reg.Put(t.Context(), "unit_converter", []byte(repoFile(t, "tools/unit_converter/unit_converter.go")), registry.PutOptions{Origin: registry.Manual}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the warnings to clear", func() bool { a, b := warnings(); return a == "" && b == "" })
+	poll.Until(t, "the warnings to clear", func() bool { a, b := warnings(); return a == "" && b == "" })
 	stop()
 	wait() // the last run may still be saving
 }
@@ -274,16 +274,5 @@ func TestDeleteAUsedTool(t *testing.T) {
 	}
 	if trip, _ := f.reg.Entry("trip_time"); trip.Status != registry.Broken || !strings.Contains(trip.LastError, "calls unit_converter") {
 		t.Errorf("trip_time after the forced delete: %s %q", trip.Status, trip.LastError)
-	}
-}
-
-func eventually(t *testing.T, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
