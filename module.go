@@ -1,11 +1,12 @@
-// Package adaptbot carries the module's go.mod and go.sum into the binary.
-// A tool exported as a standalone Go module (package shipping) requires the
-// same versions of the MCP SDK and its dependencies that AdaptBot is built
-// and tested with, and takes their checksums from here, so the module
-// builds from a Go module cache alone, offline.
+// Package adaptbot holds the words every room of AdaptBot shares, and
+// imports nothing but the standard library: Digest, the one name of content
+// by its SHA-256; and the module's go.mod and go.sum, carried into the
+// binary. A tool exported as a standalone Go module (package shipping)
+// requires the same versions of the MCP SDK and its dependencies that
+// AdaptBot is built and tested with, and takes their checksums from here,
+// so the module builds from a Go module cache alone, offline.
 //
-// It holds nothing else and imports nothing but embed; the rest of
-// AdaptBot lives in the folders below.
+// The rest of AdaptBot lives in the folders below.
 package adaptbot
 
 import _ "embed"

@@ -2,13 +2,12 @@ package generator
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 
+	"adaptbot"
 	"adaptbot/contract"
 	"adaptbot/registry"
 	"adaptbot/toolbox"
@@ -136,8 +135,7 @@ func (g *Generator) checkDependents(ctx context.Context, name string, src []byte
 		return nil, nil
 	}
 	cand, _ := g.opts.Registry.Tool(name)
-	sum := sha256.Sum256(src)
-	if sha := hex.EncodeToString(sum[:]); sha != cand.SHA256 {
+	if sha := adaptbot.Digest(src); sha != cand.SHA256 {
 		cand.Name, cand.Code, cand.SHA256, cand.Version = name, src, sha, 0 // a candidate: no version yet
 	}
 	if spec != nil {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot"
 	"adaptbot/poll"
 )
 
@@ -203,7 +204,7 @@ func TestReadOnlyFollowsReview(t *testing.T) {
 			t.Errorf("reader %d serves the pending new tool: %+v", i, tool.Entry)
 		}
 		tool, ok := r.Tool("echo")
-		if !ok || tool.Version != 1 || tool.Description != "Echoes text." || tool.SHA256 != hash([]byte(toolSource("echo", "echoes text."))) {
+		if !ok || tool.Version != 1 || tool.Description != "Echoes text." || tool.SHA256 != adaptbot.Digest([]byte(toolSource("echo", "echoes text."))) {
 			t.Errorf("reader %d serves echo %v v%d %q, want v1 as approved", i, ok, tool.Version, tool.Description)
 		}
 		if e, _ := r.Entry("echo"); e.Status != Pending || e.PendingVersion != 2 {

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"adaptbot"
 	"adaptbot/contract"
 )
 
@@ -230,7 +231,7 @@ func (r *Registry) readFile() ([]Entry, error) {
 	}
 	entries, perr := parseFile(data)
 	if perr == nil {
-		r.seen = hash(data)
+		r.seen = adaptbot.Digest(data)
 		return entries, nil
 	}
 	if r.opts.ReadOnly {
@@ -295,7 +296,7 @@ func (r *Registry) fromHistory(entries []Entry) []Entry {
 		if err != nil {
 			continue
 		}
-		sum := hash(src)
+		sum := adaptbot.Digest(src)
 		if i, ok := byName[name]; ok && entries[i].SHA256 == sum {
 			continue // the copy already describes the file on disk
 		}
@@ -304,7 +305,7 @@ func (r *Registry) fromHistory(entries []Entry) []Entry {
 			continue
 		}
 		kept, err := os.ReadFile(r.versionPath(name, v))
-		if err != nil || hash(kept) != sum {
+		if err != nil || adaptbot.Digest(kept) != sum {
 			continue
 		}
 		var e Entry
@@ -561,7 +562,7 @@ func (r *Registry) syncLocked(ctx context.Context, name string, origin Origin, t
 	if err != nil {
 		return nil, fmt.Errorf("registry: %w", err)
 	}
-	sum := hash(src)
+	sum := adaptbot.Digest(src)
 	if rec != nil && rec.entry.PendingSHA256 == sum {
 		// The version waiting for approval: nothing to do but make sure the
 		// previous one serves.
@@ -656,7 +657,7 @@ func (r *Registry) applyLocked(name string, src []byte, spec *contract.Spec, ori
 	e.describe(spec)
 	e.Category = category
 	e.Source = r.relSource(name)
-	e.SHA256 = hash(src)
+	e.SHA256 = adaptbot.Digest(src)
 	e.Origin = origin
 	e.Status, e.LastError = OK, ""
 	e.Warning = "" // about the version before; the checks of this one say anew
@@ -705,7 +706,7 @@ func (r *Registry) restoreLocked(rec *record) {
 		return
 	}
 	src, err := os.ReadFile(r.versionPath(rec.entry.Name, rec.entry.Version))
-	if err == nil && hash(src) == rec.entry.SHA256 {
+	if err == nil && adaptbot.Digest(src) == rec.entry.SHA256 {
 		rec.code = src
 	}
 }
@@ -737,7 +738,7 @@ func (r *Registry) saveLocked() error {
 	data = append(data, '\n')
 	old, rerr := os.ReadFile(r.opts.Path)
 	if rerr == nil && bytes.Equal(old, data) {
-		r.seen, r.diskBad = hash(data), false
+		r.seen, r.diskBad = adaptbot.Digest(data), false
 		return nil
 	}
 	if rerr == nil {
@@ -754,7 +755,7 @@ func (r *Registry) saveLocked() error {
 	if err := writeFileAtomic(r.opts.Path, data, 0o644); err != nil {
 		return fmt.Errorf("registry: save: %w", err)
 	}
-	r.seen, r.diskBad = hash(data), false
+	r.seen, r.diskBad = adaptbot.Digest(data), false
 	return nil
 }
 

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"os"
 	"sort"
+
+	"adaptbot"
 )
 
 // refreshLocked merges into memory what changed in the registry file since
@@ -25,7 +27,7 @@ func (r *Registry) refreshLocked() []Event {
 		// unreadable (the save will say so): there is nothing to merge.
 		return nil
 	}
-	sum := hash(data)
+	sum := adaptbot.Digest(data)
 	if sum == r.seen {
 		return nil
 	}
@@ -131,11 +133,11 @@ func (r *Registry) mergeEntry(e Entry) *Event {
 // tool's file if that holds the same source; nil if neither matches e.SHA256.
 func (r *Registry) codeFor(e Entry) []byte {
 	if e.Version > 0 {
-		if src, err := os.ReadFile(r.versionPath(e.Name, e.Version)); err == nil && hash(src) == e.SHA256 {
+		if src, err := os.ReadFile(r.versionPath(e.Name, e.Version)); err == nil && adaptbot.Digest(src) == e.SHA256 {
 			return src
 		}
 	}
-	if src, err := os.ReadFile(r.SourcePath(e.Name)); err == nil && hash(src) == e.SHA256 {
+	if src, err := os.ReadFile(r.SourcePath(e.Name)); err == nil && adaptbot.Digest(src) == e.SHA256 {
 		return src
 	}
 	return nil

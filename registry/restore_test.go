@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"adaptbot"
 )
 
 // TestMissingRegistryRestoredFromBak deletes the registry file and checks
@@ -197,7 +199,7 @@ func TestRestoreKeepsPendingVersionsPending(t *testing.T) {
 		for _, name := range []string{"echo", "upper"} {
 			e, _ := r.Entry(name)
 			tool, ok := r.Tool(name)
-			if e.Status != Pending || e.PendingVersion != 2 || !ok || tool.Version != 1 || tool.SHA256 != hash([]byte(v1[name])) {
+			if e.Status != Pending || e.PendingVersion != 2 || !ok || tool.Version != 1 || tool.SHA256 != adaptbot.Digest([]byte(v1[name])) {
 				t.Errorf("%s = %+v, serving %v v%d; want v1 serving and v2 pending", name, e, ok, tool.Version)
 			}
 		}

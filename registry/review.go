@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"adaptbot"
 	"adaptbot/contract"
 )
 
@@ -72,7 +73,7 @@ func (r *Registry) Approve(ctx context.Context, name string) (Entry, error) {
 			return nil, fmt.Errorf("%s: %w", name, ErrNotPending)
 		}
 		src, err := os.ReadFile(r.versionPath(name, v))
-		if err != nil || hash(src) != rec.entry.PendingSHA256 {
+		if err != nil || adaptbot.Digest(src) != rec.entry.PendingSHA256 {
 			return nil, fmt.Errorf("registry: %s version %d is not in %s as it was checked; build or edit it again", name, v, r.opts.HistoryDir)
 		}
 		var e Entry

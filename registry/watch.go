@@ -11,6 +11,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"adaptbot"
 	"adaptbot/contract"
 )
 
@@ -141,7 +142,7 @@ func (r *Registry) reloadFile(ctx context.Context) {
 	}
 	r.write.Lock()
 	defer r.write.Unlock()
-	if hash(data) == r.seen {
+	if adaptbot.Digest(data) == r.seen {
 		return // our own save, or one we have merged already
 	}
 	err = r.apply(func() ([]Event, error) {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"adaptbot"
 	"adaptbot/contract"
 )
 
@@ -184,7 +185,7 @@ func (r *Registry) Versions(name string) ([]Version, error) {
 			continue
 		}
 		info, _ := os.Stat(p)
-		sum := hash(src)
+		sum := adaptbot.Digest(src)
 		note, _ := os.ReadFile(filepath.Join(filepath.Dir(p), NoteFile))
 		out = append(out, Version{Version: v, SHA256: sum, SavedAt: info.ModTime().UTC(), Current: serving && cur.Version == v,
 			Pending: e.PendingVersion == v && e.PendingSHA256 == sum, Note: string(note)})

@@ -4,8 +4,6 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -14,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"adaptbot"
 	"adaptbot/contract"
 	"adaptbot/registry"
 )
@@ -110,7 +109,7 @@ func WriteBundle(w io.Writer, items []Item, now time.Time) error {
 	}
 	sort.Strings(paths)
 	for _, p := range paths {
-		m.Files = append(m.Files, ManifestFile{Path: p, SHA256: sum(files[p]), Size: int64(len(files[p]))})
+		m.Files = append(m.Files, ManifestFile{Path: p, SHA256: adaptbot.Digest(files[p]), Size: int64(len(files[p]))})
 	}
 	manifest, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
@@ -146,11 +145,6 @@ func countExamples(raw []byte) int {
 		return 0
 	}
 	return len(ex)
-}
-
-func sum(b []byte) string {
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:])
 }
 
 // ReadBundle reads a bundle it does not trust. It refuses (a *Refused) a
@@ -255,7 +249,7 @@ func checkBundle(files map[string][]byte) (*Bundle, error) {
 		if !ok {
 			return nil, refuse(Malformed, "", f.Path, "the manifest lists %s, which is not in the bundle", f.Path)
 		}
-		if got := sum(data); got != f.SHA256 {
+		if got := adaptbot.Digest(data); got != f.SHA256 {
 			return nil, refuse(Tampered, "", f.Path, "%s does not match the manifest: its SHA-256 is %s, the manifest says %s; the bundle was changed after it was made, so nothing was imported", f.Path, got, f.SHA256)
 		}
 		if int64(len(data)) != f.Size {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot"
 	"adaptbot/generator"
 	"adaptbot/registry"
 	"adaptbot/toolbox"
@@ -201,7 +202,7 @@ func resum(t *testing.T, files []file) []file {
 	for i := range m.Files {
 		for _, f := range files {
 			if f.hdr.Name == m.Files[i].Path {
-				m.Files[i].SHA256, m.Files[i].Size = sum([]byte(f.data)), int64(len(f.data))
+				m.Files[i].SHA256, m.Files[i].Size = adaptbot.Digest([]byte(f.data)), int64(len(f.data))
 			}
 		}
 	}
