@@ -11,8 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -198,12 +196,6 @@ func Open(ctx context.Context, opts Options) (*Registry, error) {
 	return r, nil
 }
 
-// firstStart reports whether no owner has saved a registry here yet: no
-// registry file and no last good copy.
-func (r *Registry) firstStart() bool {
-	return !exists(r.opts.Path) && !exists(r.opts.Path+".bak")
-}
-
 // apply runs fn, one change made under r.write, and then announces the
 // events it returns.
 func (r *Registry) apply(fn func() ([]Event, error)) error {
@@ -212,174 +204,6 @@ func (r *Registry) apply(fn func() ([]Event, error)) error {
 		r.emit(ev)
 	}
 	return err
-}
-
-// readFile loads the registry file, falling back as Open describes. The
-// caller holds r.write.
-func (r *Registry) readFile() ([]Entry, error) {
-	data, err := os.ReadFile(r.opts.Path)
-	if errors.Is(err, os.ErrNotExist) {
-		if entries, ok := r.readBak(); ok {
-			r.warn("registry %s is missing; restored the last good copy from %s.bak and reconciled it with %s", r.opts.Path, r.opts.Path, r.opts.ToolsDir)
-			return r.fromHistory(entries), nil
-		}
-		r.warn("registry %s is missing and has no good .bak; rebuilding it from %s and its history", r.opts.Path, r.opts.ToolsDir)
-		return r.fromHistory(nil), nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("registry: %w", err)
-	}
-	entries, perr := parseFile(data)
-	if perr == nil {
-		r.seen = adaptbot.Digest(data)
-		return entries, nil
-	}
-	if r.opts.ReadOnly {
-		r.warn("registry %s is corrupt (%v); the server that owns it will move it aside", r.opts.Path, perr)
-	} else {
-		aside := r.opts.Path + ".corrupt-" + r.opts.Now().UTC().Format("20060102T150405")
-		if err := os.Rename(r.opts.Path, aside); err != nil {
-			return nil, fmt.Errorf("registry %s is corrupt (%v) and could not be moved aside: %w", r.opts.Path, perr, err)
-		}
-		r.warn("registry %s is corrupt (%v); moved it to %s", r.opts.Path, perr, aside)
-	}
-	if data, err := os.ReadFile(r.opts.Path + ".bak"); err == nil {
-		if entries, err := parseFile(data); err == nil {
-			r.warn("restored the last good copy from %s.bak", r.opts.Path)
-			return r.fromHistory(entries), nil
-		}
-	}
-	r.warn("no good copy of the registry; rebuilding it from %s", r.opts.ToolsDir)
-	return r.fromHistory(nil), nil
-}
-
-// readBak reads the last good copy of the registry file, if there is one.
-func (r *Registry) readBak() ([]Entry, bool) {
-	data, err := os.ReadFile(r.opts.Path + ".bak")
-	if err != nil {
-		return nil, false
-	}
-	entries, err := parseFile(data)
-	if err != nil {
-		r.warn("%s.bak is not a good copy either (%v); not used", r.opts.Path, err)
-		return nil, false
-	}
-	return entries, true
-}
-
-// fromHistory reconciles entries recovered from a copy (or none) with the
-// tools folder before the usual sync: the .bak is one save behind, so a tool
-// changed by that last save, or added since, would otherwise come back as a
-// new manual version. For each tool whose source on disk is the newest
-// version kept in history, that version's recorded entry is used instead,
-// with its origin, created_at and version number. Everything else is left
-// to the sync: entries whose file is gone are dropped, and tools found only
-// in the folder are added as manual.
-//
-// A version that was held for review (the copy records it as pending, or
-// its entry.json in history says Pending; see snapshot) stays pending: the
-// version the copy names keeps serving, and a new tool serves nothing until
-// approved. An approval made by the very save that was lost is therefore
-// asked again.
-func (r *Registry) fromHistory(entries []Entry) []Entry {
-	byName := make(map[string]int, len(entries))
-	for i, e := range entries {
-		byName[e.Name] = i
-	}
-	dirs, _ := os.ReadDir(r.opts.ToolsDir) // Open's scan reports bad folders
-	for _, d := range dirs {
-		name := d.Name()
-		if !d.IsDir() || contract.ValidName(name) != nil {
-			continue
-		}
-		src, err := os.ReadFile(r.SourcePath(name))
-		if err != nil {
-			continue
-		}
-		sum := adaptbot.Digest(src)
-		if i, ok := byName[name]; ok && entries[i].SHA256 == sum {
-			continue // the copy already describes the file on disk
-		}
-		v := r.latestVersion(name)
-		if v == 0 {
-			continue
-		}
-		kept, err := os.ReadFile(r.versionPath(name, v))
-		if err != nil || adaptbot.Digest(kept) != sum {
-			continue
-		}
-		var e Entry
-		meta, err := os.ReadFile(filepath.Join(filepath.Dir(r.versionPath(name, v)), "entry.json"))
-		if err != nil || json.Unmarshal(meta, &e) != nil || e.Name != name || e.SHA256 != sum || e.Version != v {
-			continue
-		}
-		i, listed := byName[name]
-		if listed && entries[i].PendingVersion == v && entries[i].PendingSHA256 == sum {
-			continue // the copy already holds it for review
-		}
-		if e.Status == Pending {
-			// Held for review: not approved by anything we know of.
-			var held Entry
-			if listed {
-				held = entries[i]
-			} else {
-				held = e
-				held.Version, held.SHA256 = 0, "" // a new tool: nothing serves
-			}
-			held.Status, held.LastError = Pending, ""
-			held.PendingVersion, held.PendingSHA256 = v, sum
-			e = held
-		} else {
-			e.Status, e.LastError = OK, ""
-			e.PendingVersion, e.PendingSHA256 = 0, ""
-		}
-		if listed {
-			entries[i] = e
-		} else {
-			byName[name] = len(entries)
-			entries = append(entries, e)
-		}
-	}
-	return entries
-}
-
-func parseFile(data []byte) ([]Entry, error) {
-	var f file
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&f); err != nil {
-		return nil, err
-	}
-	seen := map[string]bool{}
-	for i, e := range f.Tools {
-		if err := contract.ValidName(e.Name); err != nil {
-			return nil, fmt.Errorf("tools[%d]: %w", i, err)
-		}
-		if seen[e.Name] {
-			return nil, fmt.Errorf("tools[%d]: %s is listed twice", i, e.Name)
-		}
-		seen[e.Name] = true
-	}
-	return f.Tools, nil
-}
-
-// scan lists the tool folders.
-func (r *Registry) scan() ([]string, error) {
-	dirs, err := os.ReadDir(r.opts.ToolsDir)
-	if err != nil {
-		return nil, fmt.Errorf("registry: %w", err)
-	}
-	var names []string
-	for _, d := range dirs {
-		if !d.IsDir() || strings.HasPrefix(d.Name(), ".") || strings.HasPrefix(d.Name(), "_") {
-			continue
-		}
-		if err := contract.ValidName(d.Name()); err != nil {
-			r.warn("skipping folder %s: %v", filepath.Join(r.opts.ToolsDir, d.Name()), err)
-			continue
-		}
-		names = append(names, d.Name())
-	}
-	return names, nil
 }
 
 func (r *Registry) warn(format string, args ...any) {
@@ -699,18 +523,6 @@ func (r *Registry) check(ctx context.Context, name string, src []byte, callees b
 	return spec, nil
 }
 
-// restoreLocked loads the entry's recorded version from history, so a tool
-// whose file broke while the server was down still serves its last good code.
-func (r *Registry) restoreLocked(rec *record) {
-	if rec.entry.Version == 0 {
-		return
-	}
-	src, err := os.ReadFile(r.versionPath(rec.entry.Name, rec.entry.Version))
-	if err == nil && adaptbot.Digest(src) == rec.entry.SHA256 {
-		rec.code = src
-	}
-}
-
 // relSource is the tool's source path as the registry file records it:
 // relative to the file's folder, so the file reads the same wherever the
 // folder is (ADAPTBOT_HOME, a checkout, a test's temporary folder).
@@ -757,112 +569,4 @@ func (r *Registry) saveLocked() error {
 	}
 	r.seen, r.diskBad = adaptbot.Digest(data), false
 	return nil
-}
-
-// versionPath is where version v of a tool is kept.
-func (r *Registry) versionPath(name string, v int) string {
-	return filepath.Join(r.opts.HistoryDir, name, "v"+strconv.Itoa(v), name+".go")
-}
-
-// snapshot keeps version e.Version of the tool (and its examples, if any) in
-// history, once. Its entry.json records the version's own entry, with
-// Status Pending if held (waiting for review), else OK; Approve rewrites it
-// as OK, so a registry restored from history knows what was approved.
-func (r *Registry) snapshot(e Entry, src []byte, held bool) error {
-	if e.Version == 0 || r.opts.ReadOnly {
-		return nil
-	}
-	p := r.versionPath(e.Name, e.Version)
-	if _, err := os.Stat(p); err == nil {
-		return nil
-	}
-	if err := writeFileAtomic(p, src, 0o644); err != nil {
-		return fmt.Errorf("registry: history: %w", err)
-	}
-	if err := r.writeVersionEntry(e, held); err != nil {
-		return fmt.Errorf("registry: history: %w", err)
-	}
-	if ex, err := os.ReadFile(filepath.Join(r.Dir(e.Name), ExamplesFile)); err == nil {
-		if err := writeFileAtomic(filepath.Join(filepath.Dir(p), ExamplesFile), ex, 0o644); err != nil {
-			return fmt.Errorf("registry: history: %w", err)
-		}
-	}
-	r.prune(e.Name, e.Version)
-	return nil
-}
-
-// writeVersionEntry writes entry.json beside version e.Version in history:
-// e describes that version, Status Pending if held, else OK.
-func (r *Registry) writeVersionEntry(e Entry, held bool) error {
-	e.Status, e.LastError = OK, ""
-	if held {
-		e.Status = Pending
-	}
-	e.PendingVersion, e.PendingSHA256 = 0, ""
-	meta, err := json.MarshalIndent(e, "", "  ")
-	if err != nil {
-		return err
-	}
-	return writeFileAtomic(filepath.Join(filepath.Dir(r.versionPath(e.Name, e.Version)), "entry.json"), meta, 0o644)
-}
-
-// prune removes the oldest versions of name from history, keeping the
-// newest Options.HistoryKeep and always keep (the version just saved), the
-// version that serves and the version waiting for approval, whatever their
-// age. A version that cannot be removed is reported and left for the next
-// prune. The caller holds r.write.
-func (r *Registry) prune(name string, keep int) {
-	protect := map[int]bool{keep: true}
-	r.mu.RLock()
-	if rec := r.tools[name]; rec != nil {
-		protect[rec.entry.Version] = true
-		protect[rec.entry.PendingVersion] = true
-	}
-	r.mu.RUnlock()
-	dirs, _ := os.ReadDir(filepath.Join(r.opts.HistoryDir, name))
-	var versions []int
-	for _, d := range dirs {
-		v, err := strconv.Atoi(strings.TrimPrefix(d.Name(), "v"))
-		if d.IsDir() && strings.HasPrefix(d.Name(), "v") && err == nil {
-			versions = append(versions, v)
-		}
-	}
-	if len(versions) <= r.opts.HistoryKeep {
-		return
-	}
-	slices.Sort(versions)
-	for _, v := range versions[:len(versions)-r.opts.HistoryKeep] {
-		if protect[v] {
-			continue
-		}
-		if err := os.RemoveAll(filepath.Dir(r.versionPath(name, v))); err != nil {
-			r.opts.Log.Warn("registry: prune history", "tool", name, "version", v, "err", err)
-		}
-	}
-}
-
-// latestVersion is the highest version of name kept in history, or 0.
-func (r *Registry) latestVersion(name string) int {
-	dirs, _ := os.ReadDir(filepath.Join(r.opts.HistoryDir, name))
-	latest := 0
-	for _, d := range dirs {
-		if v, err := strconv.Atoi(strings.TrimPrefix(d.Name(), "v")); err == nil && strings.HasPrefix(d.Name(), "v") {
-			latest = max(latest, v)
-		}
-	}
-	return latest
-}
-
-// ReadEntries reads a registry file without opening a Registry: no checks,
-// no writes. It is for read-only commands.
-func ReadEntries(path string) ([]Entry, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("registry: %w", err)
-	}
-	entries, err := parseFile(data)
-	if err != nil {
-		return nil, fmt.Errorf("registry %s is corrupt: %w", path, err)
-	}
-	return entries, nil
 }

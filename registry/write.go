@@ -7,12 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
-	"strconv"
-	"strings"
-	"time"
 
-	"adaptbot"
 	"adaptbot/contract"
 )
 
@@ -143,55 +138,6 @@ func (r *Registry) deleteLocked(name string) (Entry, error) {
 		return []Event{{Kind: Removed, Entry: rec.entry}}, nil
 	})
 	return e, err
-}
-
-// Version is one kept version of a tool.
-type Version struct {
-	Version int       `json:"version"`
-	SHA256  string    `json:"sha256"`
-	SavedAt time.Time `json:"saved_at"`
-	Current bool      `json:"current"`
-	// Pending: this version waits for approval (Options.Review).
-	Pending bool `json:"pending,omitempty"`
-	// Note says what the version changed, when whoever made it said
-	// (PutOptions.Note): a repair lists the failure cases it fixed.
-	Note string `json:"note,omitempty"`
-}
-
-// Versions lists the kept versions of name, oldest first. It works for a
-// deleted tool too.
-func (r *Registry) Versions(name string) ([]Version, error) {
-	if err := contract.ValidName(name); err != nil {
-		return nil, err
-	}
-	dirs, err := os.ReadDir(filepath.Join(r.opts.HistoryDir, name))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, NotFound(name)
-	}
-	if err != nil {
-		return nil, err
-	}
-	cur, serving := r.Tool(name)
-	e, _ := r.Entry(name)
-	var out []Version
-	for _, d := range dirs {
-		v, err := strconv.Atoi(strings.TrimPrefix(d.Name(), "v"))
-		if !d.IsDir() || !strings.HasPrefix(d.Name(), "v") || err != nil {
-			continue
-		}
-		p := r.versionPath(name, v)
-		src, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		info, _ := os.Stat(p)
-		sum := adaptbot.Digest(src)
-		note, _ := os.ReadFile(filepath.Join(filepath.Dir(p), NoteFile))
-		out = append(out, Version{Version: v, SHA256: sum, SavedAt: info.ModTime().UTC(), Current: serving && cur.Version == v,
-			Pending: e.PendingVersion == v && e.PendingSHA256 == sum, Note: string(note)})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
-	return out, nil
 }
 
 // Rollback makes version v serve again, as a new version (history only grows).
