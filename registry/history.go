@@ -1,19 +1,19 @@
 package registry
 
 import (
-	"errors"
-	"sort"
-	"time"
-
-	"adaptbot"
-	"adaptbot/contract"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
+	"time"
+
+	"adaptbot"
+	"adaptbot/contract"
 )
 
 // versionPath is where version v of a tool is kept.
