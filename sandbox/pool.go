@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"adaptbot/clip"
 	"adaptbot/telemetry"
 	"adaptbot/toolkit"
 )
@@ -152,35 +151,6 @@ func NewPool(opts Options) (*Pool, error) {
 	return p, nil
 }
 
-// openWatch starts watching the files workers may read if workers are about
-// to be confined (Landlock not off, and the kernel has it); nil otherwise, or
-// if the watch cannot be set up.
-func (p *Pool) openWatch() *fileWatch {
-	if p.opts.Landlock == LandlockOff {
-		return nil
-	}
-	if _, err := landlockABI(); err != nil {
-		return nil
-	}
-	return openFileWatch(p.opts.watchPaths, p.log)
-}
-
-// startWatch acts on fw's events from now on if the workers that started are
-// confined, and otherwise closes it: an unconfined worker opens files by
-// name, so it reads a replaced file without being replaced itself.
-func (p *Pool) startWatch(fw *fileWatch) {
-	if fw == nil {
-		return
-	}
-	if !p.Stats().Confined {
-		fw.close()
-		return
-	}
-	p.watch = fw
-	p.wg.Add(1)
-	go p.watchFiles(fw)
-}
-
 // workerEnv is all a worker gets of an environment: none of the server's
 // variables, which may hold secrets, only the Go runtime's settings and the
 // Landlock setting.
@@ -318,118 +288,6 @@ func (p *Pool) do(ctx context.Context, op string, c Call) (Result, error) {
 		}
 		return resp.outcome.result(c.Tool)
 	}
-}
-
-// errNotSent says a request never reached its worker.
-var errNotSent = errors.New("request not sent")
-
-// roundTrip sends req and waits for the worker's answer, its death, the
-// call's limit plus grace, or the caller's cancellation. Meanwhile it serves
-// the call's nested calls with host (nil: the call may make none). An error
-// means the worker is no longer usable.
-func (p *Pool) roundTrip(ctx context.Context, w *proc, req request, source []byte, limit time.Duration, host toolkit.Caller) (response, error) {
-	w.calls++
-	began := time.Now()
-	if err := w.send(req); err != nil {
-		return response{}, fmt.Errorf("%w: %v", errNotSent, err)
-	}
-	hard := time.NewTimer(limit + cancelGrace + killSlack)
-	defer hard.Stop()
-	cancelled := ctx.Done()
-	var afterCancel <-chan time.Time
-	// At most one nested call runs at a time: the worker sends one and waits.
-	var nested chan nestedReturn
-	var stopNested context.CancelFunc
-	defer func() {
-		if stopNested != nil {
-			stopNested()
-		}
-	}()
-	for {
-		select {
-		case r, ok := <-w.resps:
-			if !ok {
-				return response{}, w.died(req.Tool, p.cfg)
-			}
-			if r.ID != req.ID {
-				continue // the answer to a call given up on
-			}
-			if r.Call != nil {
-				if nested != nil || host == nil {
-					// A worker never sends two at once; a call made
-					// without a host may make none.
-					ret := nestedReturn{Seq: r.Call.Seq, Failed: true, Error: fmt.Sprintf("calling %s: %v", r.Call.Tool, toolkit.ErrNoCaller)}
-					if nested != nil {
-						ret.Error = fmt.Sprintf("calling %s: a tool's calls run one at a time", r.Call.Tool)
-					}
-					w.send(request{ID: req.ID, Op: opReturn, Return: &ret}) //nolint:errcheck // a dead worker is seen above
-					continue
-				}
-				// The callee gets what is left of the caller's limit; it
-				// ends when the call does.
-				nested, stopNested = startNested(ctx, began.Add(limit), host, *r.Call, p.cfg.MaxOutput)
-				continue
-			}
-			if r.NeedSource && req.Source == nil {
-				req.Source = source
-				if err := w.send(req); err != nil {
-					return response{}, w.died(req.Tool, p.cfg)
-				}
-				continue
-			}
-			return r, nil
-		case <-cancelled:
-			// Ask the worker to cancel; kill it if the tool does not notice.
-			cancelled = nil
-			w.send(request{ID: req.ID, Op: opCancel}) //nolint:errcheck // a dead worker is seen below
-			t := time.NewTimer(cancelGrace + killSlack)
-			defer t.Stop()
-			afterCancel = t.C
-		case ret := <-nested:
-			nested = nil
-			stopNested()
-			stopNested = nil
-			w.send(request{ID: req.ID, Op: opReturn, Return: &ret}) //nolint:errcheck // a dead worker is seen above
-		case <-afterCancel:
-			w.kill()
-			return response{}, fmt.Errorf("tool %s: %w", req.Tool, ctx.Err())
-		case <-hard.C:
-			w.kill()
-			return response{}, &Error{Tool: req.Tool, Kind: KindTimeout, Msg: fmt.Sprintf("ran past its %v time limit; the worker was killed", limit)}
-		}
-	}
-}
-
-// startNested runs a tool's call of another tool on the host, until
-// deadline or stop, and puts the answer in done.
-func startNested(ctx context.Context, deadline time.Time, host toolkit.Caller, call nestedCall, maxOutput int) (done chan nestedReturn, stop context.CancelFunc) {
-	ctx, stop = context.WithDeadline(ctx, deadline)
-	done = make(chan nestedReturn, 1)
-	go func() {
-		ret := nestedReturn{Seq: call.Seq}
-		out, err := host.CallTool(ctx, call.Tool, call.Args)
-		if err != nil {
-			ret.Failed, ret.Error = true, clip.String(err.Error(), maxOutput)
-		} else {
-			ret.Output = out
-		}
-		done <- ret
-	}()
-	return done, stop
-}
-
-// nestedLimit cuts a nested call's limit to what is left of its caller's
-// (ctx's deadline), or fails at once when nothing is.
-func nestedLimit(ctx context.Context, tool string, limit time.Duration) (time.Duration, error) {
-	dl, ok := ctx.Deadline()
-	if !ok {
-		return limit, nil
-	}
-	left := time.Until(dl)
-	if left <= 0 {
-		return 0, &Error{Tool: tool, Kind: KindTimeout, Msg: "its caller had no time left to run it"}
-	}
-	return min(limit, left), nil
 }
 
 // callError turns a failed round trip into the call's error.

@@ -230,3 +230,32 @@ func (s watchSet) matters(ev fsnotify.Event) bool {
 	name := filepath.Clean(ev.Name)
 	return s.names[name] || s.folders[filepath.Dir(name)]
 }
+
+// openWatch starts watching the files workers may read if workers are about
+// to be confined (Landlock not off, and the kernel has it); nil otherwise, or
+// if the watch cannot be set up.
+func (p *Pool) openWatch() *fileWatch {
+	if p.opts.Landlock == LandlockOff {
+		return nil
+	}
+	if _, err := landlockABI(); err != nil {
+		return nil
+	}
+	return openFileWatch(p.opts.watchPaths, p.log)
+}
+
+// startWatch acts on fw's events from now on if the workers that started are
+// confined, and otherwise closes it: an unconfined worker opens files by
+// name, so it reads a replaced file without being replaced itself.
+func (p *Pool) startWatch(fw *fileWatch) {
+	if fw == nil {
+		return
+	}
+	if !p.Stats().Confined {
+		fw.close()
+		return
+	}
+	p.watch = fw
+	p.wg.Add(1)
+	go p.watchFiles(fw)
+}
