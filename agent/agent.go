@@ -38,9 +38,16 @@ const (
 	IntentBuild = "BUILD"
 )
 
-// DefaultMaxSteps is how many rounds of tool calls a message may make when
-// Config.MaxSteps is zero.
-const DefaultMaxSteps = 5
+// Defaults of Config's limits left at zero.
+const (
+	// DefaultMaxSteps is how many rounds of tool calls a message may make.
+	DefaultMaxSteps = 5
+	// DefaultShortlist is how many tools the classifier sees at first.
+	DefaultShortlist = 5
+	// DefaultMaxDiscovery is how often the classifier may ask for more
+	// tools in one message.
+	DefaultMaxDiscovery = 5
+)
 
 // Tools is where the agent finds tools; toolbox.Box is one.
 type Tools interface {
@@ -140,12 +147,12 @@ type Deps struct {
 // (request_tools) loop inside it.
 func New(d Deps, cfg Config) (*Agent, error) {
 	if cfg.Shortlist <= 0 {
-		cfg.Shortlist = 5
+		cfg.Shortlist = DefaultShortlist
 	}
 	if cfg.MaxDiscovery < 0 {
 		cfg.MaxDiscovery = 0
 	} else if cfg.MaxDiscovery == 0 {
-		cfg.MaxDiscovery = 5
+		cfg.MaxDiscovery = DefaultMaxDiscovery
 	}
 	if cfg.MaxSteps <= 0 {
 		cfg.MaxSteps = DefaultMaxSteps

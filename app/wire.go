@@ -70,7 +70,7 @@ func openWorld(ctx context.Context, cfg config.Config, h hooks, getenv func(stri
 		return nil, err
 	}
 	if cfg.Fleet {
-		w.runner = cluster.NewFleet(w.link.NC, cfg.CallTimeout)
+		w.runner = cluster.NewFleet(w.link.NC, cfg.ToolTimeout)
 	} else if w.runner, err = newRunner(cfg, h, log); err != nil {
 		w.link.Close()
 		return nil, err
@@ -160,7 +160,7 @@ func newRunner(cfg config.Config, h hooks, log *slog.Logger) (sandbox.Runner, er
 	runner, err := sandbox.New(sandbox.Options{
 		Mode:          mode,
 		PoolSize:      cfg.Workers,
-		CallTimeout:   cfg.CallTimeout,
+		CallTimeout:   cfg.ToolTimeout,
 		Toolkit:       toolkit.Options{Policy: cfg.Egress, Rewrite: h.toolkitHosts},
 		Landlock:      cfg.Landlock,
 		WorkerCommand: h.workerCommand,
@@ -392,7 +392,7 @@ func connectHub(ctx context.Context, hub *mcpclient.Hub, log *slog.Logger) {
 // parts: every door of the server goes through it.
 func (w *world) service(bench *benchmarks.Logger, ws *Workspace, m *telemetry.Metrics) *service.Service {
 	d := service.Deps{Agent: w.agent, Tools: w.box, Registry: w.reg, Generator: w.gen, Log: w.log,
-		ToolLimit: w.cfg.CallTimeout, Review: w.cfg.Review, Learning: w.learn.learning(w.cfg)}
+		ToolTimeout: w.cfg.ToolTimeout, Review: w.cfg.Review, Learning: w.learn.learning(w.cfg)}
 	if m != nil {
 		d.Metrics = m
 	}

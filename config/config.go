@@ -45,7 +45,7 @@ type Config struct {
 	// Sandbox.
 	InProcess   bool
 	Workers     int
-	CallTimeout time.Duration
+	ToolTimeout time.Duration
 	Egress      toolkit.Policy
 	Landlock    sandbox.Landlock
 

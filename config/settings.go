@@ -6,13 +6,20 @@ import (
 	"io"
 	"net"
 	"runtime"
+	"strconv"
 	"strings"
+	"time"
 
+	"adaptbot/agent"
 	"adaptbot/auth"
 	"adaptbot/failures"
+	"adaptbot/generator"
+	"adaptbot/llm"
+	"adaptbot/registry"
 	"adaptbot/sandbox"
 	"adaptbot/service"
 	"adaptbot/telemetry"
+	"adaptbot/toolbox"
 	"adaptbot/toolkit"
 )
 
@@ -42,7 +49,7 @@ var settings = []setting{
 		}, false},
 	{"ADAPTBOT_TOOLS_DIR", "tools", "tool sources", func(c *Config, v string) error { c.ToolsDir = v; return nil }, false},
 	{"ADAPTBOT_REGISTRY", "tools_registry.json", "registry file", func(c *Config, v string) error { c.Registry = v; return nil }, false},
-	{"ADAPTBOT_HISTORY_KEEP", "20", "versions of each tool kept in tools/.history for rollback; older ones are pruned",
+	{"ADAPTBOT_HISTORY_KEEP", strconv.Itoa(registry.DefaultHistoryKeep), "versions of each tool kept in tools/.history for rollback; older ones are pruned",
 		func(c *Config, v string) (err error) {
 			c.HistoryKeep, err = wholeNumber(v)
 			c.HistoryKeep = max(c.HistoryKeep, 1) // the serving version is always kept
@@ -56,9 +63,9 @@ var settings = []setting{
 			return err
 		}, false},
 	{"ADAPTBOT_MODEL", "", "model name; empty means the provider's usual default", func(c *Config, v string) error { c.LLM.Model = v; return nil }, false},
-	{"ADAPTBOT_MODEL_TIMEOUT", "60s", "limit of one model call (one try); the chat deadline is derived from it",
+	{"ADAPTBOT_MODEL_TIMEOUT", dur(llm.DefaultTimeout), "limit of one model call (one try); the chat deadline is derived from it",
 		func(c *Config, v string) (err error) { c.LLM.Timeout, err = duration(v); return err }, false},
-	{"ADAPTBOT_MODEL_RETRIES", "2", "retries of a model call after a 429, a 5xx, a connection error or a timeout before any output",
+	{"ADAPTBOT_MODEL_RETRIES", strconv.Itoa(llm.DefaultRetries), "retries of a model call after a 429, a 5xx, a connection error or a timeout before any output",
 		func(c *Config, v string) (err error) { c.LLM.Retries, err = wholeNumber(v); return err }, false},
 	{"ADAPTBOT_EMBEDDING_MODEL", "", "embedding model of the provider; when set, tool routing fuses dense scores with the lexical ones",
 		func(c *Config, v string) error { c.LLM.EmbeddingModel = v; return nil }, false},
@@ -88,7 +95,7 @@ var settings = []setting{
 			c.Identity.TrustedProxies, err = auth.ParseProxies(v)
 			return err
 		}, false},
-	{"ADAPTBOT_SESSION_TTL", "12h", "how long a browser sign-in lasts",
+	{"ADAPTBOT_SESSION_TTL", dur(auth.DefaultSessionTTL), "how long a browser sign-in lasts",
 		func(c *Config, v string) (err error) { c.Identity.SessionTTL, err = duration(v); return err }, false},
 	{"ADAPTBOT_SANDBOX", "workers", "workers (tools run in supervised worker processes) or inprocess (development only)",
 		func(c *Config, v string) error {
@@ -114,8 +121,8 @@ var settings = []setting{
 			}
 			return nil
 		}, false},
-	{"ADAPTBOT_TOOL_TIMEOUT", "10s", "wall-clock limit of one tool call; a tool may declare a lower one",
-		func(c *Config, v string) (err error) { c.CallTimeout, err = duration(v); return err }, false},
+	{"ADAPTBOT_TOOL_TIMEOUT", dur(sandbox.DefaultCallTimeout), "wall-clock limit of one tool call; a tool may declare a lower one",
+		func(c *Config, v string) (err error) { c.ToolTimeout, err = duration(v); return err }, false},
 	{"ADAPTBOT_EGRESS_ALLOW", "", "hosts or CIDRs tools may reach even though they are private (comma-separated)",
 		func(c *Config, v string) (err error) { c.Egress, err = toolkit.ParsePolicy(v); return err }, false},
 	{"ADAPTBOT_LEARN", "on", "on (requests like one a tool served before, in this server or in the benchmarks CSV, route to that tool) or off (route on the tools' own text alone)",
@@ -126,19 +133,19 @@ var settings = []setting{
 			c.Passive = v == "passive"
 			return err
 		}, false},
-	{"ADAPTBOT_SHORTLIST", "5", "tools the classifier sees at first",
+	{"ADAPTBOT_SHORTLIST", strconv.Itoa(agent.DefaultShortlist), "tools the classifier sees at first",
 		func(c *Config, v string) (err error) { c.Shortlist, err = wholeNumber(v); return err }, false},
-	{"ADAPTBOT_MAX_DISCOVERY", "5", "requests for more tools per message",
+	{"ADAPTBOT_MAX_DISCOVERY", strconv.Itoa(agent.DefaultMaxDiscovery), "requests for more tools per message",
 		func(c *Config, v string) (err error) { c.MaxDiscovery, err = wholeNumber(v); return err }, false},
-	{"ADAPTBOT_MAX_STEPS", "5", "rounds of tool calls per message (a task that needs two tools in turn takes two)",
+	{"ADAPTBOT_MAX_STEPS", strconv.Itoa(agent.DefaultMaxSteps), "rounds of tool calls per message (a task that needs two tools in turn takes two)",
 		func(c *Config, v string) (err error) {
 			c.MaxSteps, err = wholeNumber(v)
 			c.MaxSteps = max(c.MaxSteps, 1)
 			return err
 		}, false},
-	{"ADAPTBOT_MAX_CALL_DEPTH", "4", "how deep tools may call tools (toolkit.Call): a tool called from outside is at depth 0, a tool it calls at 1; a call deeper fails with an error that names the chain",
+	{"ADAPTBOT_MAX_CALL_DEPTH", strconv.Itoa(toolbox.DefaultMaxCallDepth), "how deep tools may call tools (toolkit.Call): a tool called from outside is at depth 0, a tool it calls at 1; a call deeper fails with an error that names the chain",
 		func(c *Config, v string) (err error) { c.MaxCallDepth, err = positive(v); return err }, false},
-	{"ADAPTBOT_BUILD_ATTEMPTS", "3", "attempts (first try plus repairs) per tool build",
+	{"ADAPTBOT_BUILD_ATTEMPTS", strconv.Itoa(generator.DefaultMaxAttempts), "attempts (first try plus repairs) per tool build",
 		func(c *Config, v string) (err error) {
 			c.BuildAttempts, err = wholeNumber(v)
 			c.BuildAttempts = max(c.BuildAttempts, 1)
@@ -153,7 +160,7 @@ var settings = []setting{
 		func(c *Config, v string) error { v, err := oneOf(v, "on", "off"); c.Review = v == "on"; return err }, false},
 	{"ADAPTBOT_TRACES", "", "recent requests' traces for GET /api/requests/ID (JSON lines, rotated at 8 MiB, one old file kept); empty is requests.jsonl beside the benchmark CSV, off turns it off",
 		func(c *Config, v string) error { c.Traces = v; return nil }, false},
-	{"ADAPTBOT_FAILURES_KEEP", "50", "failure cases kept per tool (1 to 200): every failed call of a tool, de-duplicated by version and arguments; the least recently seen go first",
+	{"ADAPTBOT_FAILURES_KEEP", strconv.Itoa(failures.DefaultKeep), "failure cases kept per tool (1 to 200): every failed call of a tool, de-duplicated by version and arguments; the least recently seen go first",
 		func(c *Config, v string) (err error) {
 			c.FailuresKeep, err = positive(v)
 			if err == nil && c.FailuresKeep > failures.MaxKeep {
@@ -167,9 +174,9 @@ var settings = []setting{
 			c.AutoRepair = service.AutoRepair(v)
 			return err
 		}, false},
-	{"ADAPTBOT_REPAIR_AFTER", "3", "distinct failure cases of a tool's serving version, clear errors included (accepted ones never), that start an automatic repair",
+	{"ADAPTBOT_REPAIR_AFTER", strconv.Itoa(service.DefaultRepairAfter), "distinct failure cases of a tool's serving version, clear errors included (accepted ones never), that start an automatic repair",
 		func(c *Config, v string) (err error) { c.RepairAfter, err = positive(v); return err }, false},
-	{"ADAPTBOT_REPAIR_EVERY", "1h", "least time between two automatic repairs of one tool; one that failed is not tried again until a new failure case arrives",
+	{"ADAPTBOT_REPAIR_EVERY", dur(service.DefaultRepairEvery), "least time between two automatic repairs of one tool; one that failed is not tried again until a new failure case arrives",
 		func(c *Config, v string) (err error) { c.RepairEvery, err = duration(v); return err }, false},
 	{"ADAPTBOT_SKILLS", "propose", "off, propose (a chain of tools that recurs in chats gets one new tool for it, which waits for approval) or on (it serves once it passes the gate); needs a model",
 		func(c *Config, v string) error {
@@ -177,11 +184,11 @@ var settings = []setting{
 			c.Skills = service.SkillMode(v)
 			return err
 		}, false},
-	{"ADAPTBOT_SKILL_AFTER", "3", "how many chats must follow the same chain of tools before a skill is proposed for it",
+	{"ADAPTBOT_SKILL_AFTER", strconv.Itoa(service.DefaultSkillAfter), "how many chats must follow the same chain of tools before a skill is proposed for it",
 		func(c *Config, v string) (err error) { c.SkillAfter, err = positive(v); return err }, false},
-	{"ADAPTBOT_MAX_MESSAGE", "32KiB", "longest chat message in bytes (a number, or with KiB or MiB); a longer one gets 413",
+	{"ADAPTBOT_MAX_MESSAGE", strconv.Itoa(defaultMaxMessage>>10) + "KiB", "longest chat message in bytes (a number, or with KiB or MiB); a longer one gets 413",
 		func(c *Config, v string) (err error) { c.Edge.MaxMessage, err = parseSize(v); return err }, false},
-	{"ADAPTBOT_MAX_INFLIGHT", "64", "chats and builds served at once; past it 503 with Retry-After",
+	{"ADAPTBOT_MAX_INFLIGHT", strconv.Itoa(defaultMaxInflight), "chats and builds served at once; past it 503 with Retry-After",
 		func(c *Config, v string) (err error) { c.Edge.MaxInflight, err = positive(v); return err }, false},
 	{"ADAPTBOT_RATE_LIMIT", "60/min", "chats and builds per person (per client address for callers not signed in) (N/s, N/min or N/hour, or off); past it 429 with Retry-After",
 		func(c *Config, v string) (err error) { c.Edge.Rate, c.Edge.Per, err = parseRate(v); return err }, false},
@@ -257,4 +264,18 @@ func JSON(c Config) []map[string]any {
 		out = append(out, row)
 	}
 	return out
+}
+
+// dur writes a default duration as people write it: 12h, 1m, 10s (not
+// 12h0m0s).
+func dur(d time.Duration) string {
+	s := d.String()
+	s, _ = strings.CutSuffix(s, "m0s")
+	if strings.HasSuffix(d.String(), "m0s") {
+		s += "m"
+	}
+	if t, ok := strings.CutSuffix(s, "h0m"); ok {
+		s = t + "h"
+	}
+	return s
 }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"adaptbot/llm"
+	"adaptbot/sandbox"
 )
 
 // Deadlines bound each kind of work end to end. Every model call is bounded
@@ -17,10 +18,11 @@ type Deadlines struct {
 	Test time.Duration
 }
 
-// Defaults when a part cannot say (no model configured, tests).
+// Defaults when a part cannot say (no model configured, tests): the
+// owners' own.
 const (
-	defaultModelTry  = 60 * time.Second
-	defaultToolLimit = 10 * time.Second
+	defaultModelTry  = llm.DefaultTimeout
+	defaultToolLimit = sandbox.DefaultCallTimeout
 	defaultTest      = 2 * time.Minute
 )
 
@@ -40,7 +42,7 @@ func (d Deadlines) orDefaults() Deadlines {
 // deadlines asks each part how much work it may take, and derives the
 // bounds: the agent (model calls and rounds of tool calls per message), the
 // generator (model calls and example runs per build), the model (one try,
-// one call with retries) and the sandbox (d.ToolLimit, one tool call). A
+// one call with retries) and the sandbox (d.ToolTimeout, one tool call). A
 // bound it cannot derive is left zero, for orDefaults.
 func deadlines(d Deps) Deadlines {
 	try, call := defaultModelTry, defaultModelTry
@@ -51,7 +53,7 @@ func deadlines(d Deps) Deadlines {
 			}
 		}
 	}
-	toolLimit := d.ToolLimit
+	toolLimit := d.ToolTimeout
 	if toolLimit <= 0 {
 		toolLimit = defaultToolLimit
 	}

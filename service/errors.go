@@ -173,9 +173,9 @@ func classify(err error, deadline time.Duration, fallback Kind) *Error {
 		e.Kind, e.Msg = Forbidden, err.Error()
 	case errors.Is(err, context.DeadlineExceeded):
 		e.Kind = Timeout
-		e.Msg = "this did not finish within its deadline (derived from ADAPTBOT_MODEL_TIMEOUT, ADAPTBOT_MODEL_RETRIES and ADAPTBOT_CALL_TIMEOUT); try again, or raise those settings for a slow model"
+		e.Msg = "this did not finish within its deadline (derived from ADAPTBOT_MODEL_TIMEOUT, ADAPTBOT_MODEL_RETRIES and ADAPTBOT_TOOL_TIMEOUT); try again, or raise those settings for a slow model"
 		if deadline > 0 {
-			e.Msg = fmt.Sprintf("this did not finish within its deadline of %s (derived from ADAPTBOT_MODEL_TIMEOUT, ADAPTBOT_MODEL_RETRIES and ADAPTBOT_CALL_TIMEOUT); try again, or raise those settings for a slow model", deadline.Round(time.Second))
+			e.Msg = fmt.Sprintf("this did not finish within its deadline of %s (derived from ADAPTBOT_MODEL_TIMEOUT, ADAPTBOT_MODEL_RETRIES and ADAPTBOT_TOOL_TIMEOUT); try again, or raise those settings for a slow model", deadline.Round(time.Second))
 		}
 	case errors.Is(err, context.Canceled):
 		e.Kind, e.Msg = Cancelled, "the request was cancelled: the client went away"

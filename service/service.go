@@ -62,11 +62,11 @@ type Deps struct {
 	Cluster   Cluster
 	Metrics   Metrics
 	Log       *slog.Logger
-	// ToolLimit is one tool call's limit in the sandbox
-	// (ADAPTBOT_CALL_TIMEOUT); the deadlines allow for it.
-	ToolLimit time.Duration
+	// ToolTimeout is one tool call's limit in the sandbox
+	// (ADAPTBOT_TOOL_TIMEOUT); the deadlines allow for it.
+	ToolTimeout time.Duration
 	// Deadlines, when set, replace the bounds the service derives from the
-	// agent, the generator, the model and ToolLimit (tests).
+	// agent, the generator, the model and ToolTimeout (tests).
 	Deadlines Deadlines
 	// Review says that new versions wait for approval (ADAPTBOT_REVIEW).
 	Review bool

@@ -17,7 +17,7 @@ import (
 // a Retry-After from the provider is honoured but never past maxWait, and no
 // wait runs past the caller's deadline.
 const (
-	defaultTimeout = 60 * time.Second
+	defaultTimeout = llm.DefaultTimeout
 	firstWait      = 500 * time.Millisecond
 	maxWait        = 30 * time.Second
 )
