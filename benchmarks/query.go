@@ -304,143 +304,41 @@ func (s *Store) Query(f Filter) Summary {
 		Filter: f, ByIntent: map[string]int{}, Scope: scope, ByModelNote: noModel,
 		RecentNote: "the latest matching requests among the last 1000 the server saw",
 	}
-	match := make([]bool, len(s.kinds))
-	for i := range s.kinds {
-		k := &s.kinds[i]
-		match[i] = f.matchKind(k.intent, k.category, k.toolList, k.outcome, k.user)
-	}
-
-	t := s.pick(f.Since)
-	sum.BucketSec = t.width * 60
-	var keys []int64
-	for _, k := range t.sortedKeys() {
-		start := time.Unix(k*t.width*60, 0)
-		end := start.Add(time.Duration(t.width) * time.Minute)
-		if (!f.Since.IsZero() && !end.After(f.Since)) || (!f.Until.IsZero() && !start.Before(f.Until)) {
-			continue
-		}
-		keys = append(keys, k)
-	}
-	wholeRange := f.Since.IsZero() && f.Until.IsZero()
-	fast := wholeRange && f.Tool == "" && f.Path == "" && f.User == ""
-	// Leading and trailing buckets without a selected row are left out, so
-	// the series spans the selected rows (or the filter's range, below).
-	has := func(b *bucket) bool {
-		if fast {
-			for i, c := range b.byIntent {
-				if intent, outcome := intentOf(i); c != nil && f.matchKind(intent, "", nil, outcome, "") {
-					return true
-				}
-			}
-			return b.feedback != nil && f.matchFeedback("", nil)
-		}
-		for k, c := range b.cells {
-			if c != nil && match[k] {
-				return true
-			}
-		}
-		return false
-	}
-	for len(keys) > 0 && !has(t.buckets[keys[0]]) {
-		keys = keys[1:]
-	}
-	for len(keys) > 0 && !has(t.buckets[keys[len(keys)-1]]) {
-		keys = keys[:len(keys)-1]
-	}
-
-	// The series spans the filter's range when it has one, else the data's.
-	var series []Point
-	var group, first int64
-	if len(keys) > 0 {
-		first = keys[0]
-		last := keys[len(keys)-1]
-		if !f.Since.IsZero() {
-			first = min(first, floorDiv(f.Since.Unix()/60, t.width))
-		}
-		if !f.Until.IsZero() {
-			last = max(last, floorDiv((f.Until.Unix()-1)/60, t.width))
-		}
-		n := last - first + 1
-		group = (n + MaxPoints - 1) / MaxPoints
-		series = make([]Point, (n+group-1)/group)
-		for i := range series {
-			series[i].T = time.Unix((first+int64(i)*group)*t.width*60, 0).UTC()
-		}
-	}
-	points := make([]pointAcc, len(series))
-	var from, to time.Time
-
-	// perKind sums the selected cells of each kind; breakdowns are computed
-	// per kind after, so the work per cell is a few additions.
-	perKind := make([]*cell, len(s.kinds))
-	if fast {
-		// Every row of the selected kinds: the running totals per kind, and
-		// the series from each bucket's totals per intent, so the work does
-		// not grow with the number of cells.
-		for k, c := range s.allTime {
-			if match[k] {
-				perKind[k] = c
-			}
-		}
-		for _, key := range keys {
-			b := t.buckets[key]
-			pi := int((key - first) / group)
-			for i, c := range b.byIntent {
-				intent, outcome := intentOf(i)
-				if c == nil || !f.matchKind(intent, "", nil, outcome, "") {
-					continue
-				}
-				points[pi].add(&series[pi], c, intent, outcome, scope)
-				from, to = earlier(from, c.first), later(to, c.last)
-			}
-			if b.feedback != nil && f.matchFeedback("", nil) {
-				points[pi].add(&series[pi], b.feedback, IntentFeedback, "", scope)
-			}
-		}
-	} else {
-		buckets := make([]*bucket, 0, len(keys)+1)
-		for _, k := range keys {
-			buckets = append(buckets, t.buckets[k])
-		}
-		if wholeRange {
-			buckets = append(buckets, s.undated)
-		}
-		for bi, b := range buckets {
-			pi := -1
-			if bi < len(keys) {
-				pi = int((keys[bi] - first) / group)
-			}
-			for k, c := range b.cells {
-				if c == nil || !match[k] {
-					continue
-				}
-				if perKind[k] == nil {
-					perKind[k] = &cell{}
-				}
-				perKind[k].merge(c)
-				if pi >= 0 {
-					kd := &s.kinds[k]
-					points[pi].add(&series[pi], c, kd.intent, kd.outcome, scope)
-					if kd.intent != IntentFeedback {
-						from, to = earlier(from, c.first), later(to, c.last)
-					}
-				}
-			}
-		}
-	}
+	p := s.plan(f, scope)
+	sum.BucketSec = p.t.width * 60
+	perKind, from, to := s.gather(p)
 	if !from.IsZero() {
 		sum.From, sum.To = &from, &to
 	}
+	var t totals
+	t.fold(s, perKind, scope, &sum)
+	t.finish(s, &sum)
+	for i := range p.series {
+		p.points[i].finish(&p.series[i])
+	}
+	sum.Series = p.series
+	sum.Recent = s.recentRows(f)
+	return sum
+}
 
-	var total, builds acc
-	var steps [maxSteps]stepAcc
-	paths := map[string]*pathAcc{}
-	tools := map[string]*ToolStat{}
-	var gen histogram
-	var attempts [maxAttempts + 1]int64
-	errs := map[string]int64{}
-	var otherErrs int64
-	feedback := map[string]*ToolFeedback{}
+// totals accumulates the selected cells of every kind into the summary's
+// breakdowns.
+type totals struct {
+	total, builds acc
+	steps         [maxSteps]stepAcc
+	paths         map[string]*pathAcc
+	tools         map[string]*ToolStat
+	gen           histogram
+	attempts      [maxAttempts + 1]int64
+	errs          map[string]int64
+	otherErrs     int64
+	feedback      map[string]*ToolFeedback
+}
+
+// fold adds each kind's selected cell (perKind) to the totals, and the
+// counts that need no more work straight to sum.
+func (t *totals) fold(s *Store, perKind []*cell, scope string, sum *Summary) {
+	t.paths, t.tools, t.errs, t.feedback = map[string]*pathAcc{}, map[string]*ToolStat{}, map[string]int64{}, map[string]*ToolFeedback{}
 	for k, c := range perKind {
 		if c == nil {
 			continue
@@ -450,10 +348,10 @@ func (s *Store) Query(f Filter) Summary {
 			sum.Feedback.Up += c.up
 			sum.Feedback.Down += c.down
 			for _, name := range kd.toolList {
-				tf := feedback[name]
+				tf := t.feedback[name]
 				if tf == nil {
 					tf = &ToolFeedback{Tool: name}
-					feedback[name] = tf
+					t.feedback[name] = tf
 				}
 				tf.Up += c.up
 				tf.Down += c.down
@@ -466,72 +364,65 @@ func (s *Store) Query(f Filter) Summary {
 		case OutcomeError:
 			sum.Errors += int(c.n)
 			for msg, n := range c.errors {
-				errs[msg] += n
+				t.errs[msg] += n
 			}
-			otherErrs += c.otherErrors
+			t.otherErrs += c.otherErrors
 		case OutcomeNotConfigured:
 			sum.NotConfigured += int(c.n)
 		}
 		if kd.intent == scope {
-			total.add(c, kd)
+			t.total.add(c, kd)
 			for i := range c.steps {
-				steps[i].n += c.steps[i].n
-				steps[i].sum += c.steps[i].sum
+				t.steps[i].n += c.steps[i].n
+				t.steps[i].sum += c.steps[i].sum
 			}
 		}
 		if kd.intent != IntentRun {
-			pa := paths[kd.category]
+			pa := t.paths[kd.category]
 			if pa == nil {
 				pa = &pathAcc{intent: kd.intent}
-				paths[kd.category] = pa
+				t.paths[kd.category] = pa
 			}
 			pa.add(c, kd)
 		}
 		if kd.intent == IntentChat || kd.intent == IntentRun {
-			for _, name := range kd.toolList {
-				ts := tools[name]
-				if ts == nil {
-					ts = &ToolStat{Tool: name}
-					tools[name] = ts
-				}
-				calls := &ts.Chat
-				if kd.intent == IntentRun {
-					calls = &ts.Run
-				}
-				calls.Requests += c.n
-				calls.OK += c.execOK
-				calls.Failed += c.execN - c.execOK
-			}
+			t.addTools(c, kd)
 		}
 		if kd.intent == IntentBuild {
-			builds.add(c, kd)
+			t.builds.add(c, kd)
 			if c.generation != nil {
-				gen.merge(c.generation)
+				t.gen.merge(c.generation)
 			}
 			for i, n := range c.attempts {
-				attempts[i] += n
+				t.attempts[i] += n
 			}
 		}
 	}
+}
 
-	var stepTime time.Duration
-	for _, st := range steps {
-		stepTime += st.sum
-	}
-	for i, st := range steps {
-		if st.n == 0 || i >= len(s.steps) {
-			continue
+// addTools counts a chat's or a direct run's cell for each tool it ran.
+func (t *totals) addTools(c *cell, kd *kind) {
+	for _, name := range kd.toolList {
+		ts := t.tools[name]
+		if ts == nil {
+			ts = &ToolStat{Tool: name}
+			t.tools[name] = ts
 		}
-		sum.Steps = append(sum.Steps, StepStat{
-			Step: s.steps[i], Runs: st.n, PerRequest: round(float64(st.n) / float64(total.n)),
-			MeanSec:    ptr(round(st.sum.Seconds()/float64(st.n)), true),
-			TotalShare: ratio(int64(st.sum), int64(stepTime)),
-		})
+		calls := &ts.Chat
+		if kd.intent == IntentRun {
+			calls = &ts.Run
+		}
+		calls.Requests += c.n
+		calls.OK += c.execOK
+		calls.Failed += c.execN - c.execOK
 	}
-	// Most time first: the step to look at.
-	slices.SortFunc(sum.Steps, func(a, b StepStat) int {
-		return cmp.Or(cmp.Compare(float64(b.Runs)**b.MeanSec, float64(a.Runs)**a.MeanSec), cmp.Compare(a.Step, b.Step))
-	})
+}
+
+// finish turns the totals into the summary's figures, sorted as people
+// read them.
+func (t *totals) finish(s *Store, sum *Summary) {
+	t.finishSteps(s, sum)
+	total := &t.total
 	sum.ScopeRequests = int(total.n)
 	sum.Latency = total.quantiles()
 	if total.n > 0 {
@@ -546,7 +437,7 @@ func (s *Store) Query(f Filter) Summary {
 	sum.Extraction = Ratio{Success: total.paramOK, Total: total.paramN, Rate: ratio(total.paramOK, total.paramN)}
 	sum.Execution = Ratio{Success: total.execOK, Total: total.execN, Rate: ratio(total.execOK, total.execN)}
 
-	for cat, pa := range paths {
+	for cat, pa := range t.paths {
 		sum.Paths = append(sum.Paths, PathStat{
 			Path: cmp.Or(cat, none), Label: PathLabel(cat), Intent: pa.intent,
 			Requests: pa.n, Errors: pa.errors, NotConfigured: pa.notConfigured,
@@ -554,7 +445,7 @@ func (s *Store) Query(f Filter) Summary {
 		})
 	}
 	sortByCount(sum.Paths, func(p PathStat) int64 { return p.Requests }, func(p PathStat) string { return p.Path })
-	for _, ts := range tools {
+	for _, ts := range t.tools {
 		ts.Chat.Rate = ratio(ts.Chat.OK, ts.Chat.OK+ts.Chat.Failed)
 		ts.Run.Rate = ratio(ts.Run.OK, ts.Run.OK+ts.Run.Failed)
 		sum.Tools = append(sum.Tools, *ts)
@@ -563,38 +454,60 @@ func (s *Store) Query(f Filter) Summary {
 
 	sum.Feedback.Satisfaction = ratio(sum.Feedback.Up, sum.Feedback.Up+sum.Feedback.Down)
 	sum.Feedback.Tools = []ToolFeedback{}
-	for _, tf := range feedback {
+	for _, tf := range t.feedback {
 		tf.Satisfaction = ratio(tf.Up, tf.Up+tf.Down)
 		sum.Feedback.Tools = append(sum.Feedback.Tools, *tf)
 	}
 	sortByCount(sum.Feedback.Tools, func(t ToolFeedback) int64 { return t.Up + t.Down }, func(t ToolFeedback) string { return t.Tool })
 
-	sum.Builds = BuildStat{Requests: builds.n, Failed: builds.errors}
-	for i, n := range attempts {
+	sum.Builds = BuildStat{Requests: t.builds.n, Failed: t.builds.errors}
+	for i, n := range t.attempts {
 		if n > 0 {
 			sum.Builds.Attempts = append(sum.Builds.Attempts, AttemptsCount{Attempts: i, Builds: n})
 		}
 	}
-	sum.Builds.Generation = Quantiles{P50: ptr(gen.quantile(.5)), P95: ptr(gen.quantile(.95)), P99: ptr(gen.quantile(.99))}
-	if gen.n > 0 {
-		sum.Builds.Generation.Mean = ptr(round(gen.sum().Seconds()/float64(gen.n)), true)
+	sum.Builds.Generation = Quantiles{P50: ptr(t.gen.quantile(.5)), P95: ptr(t.gen.quantile(.95)), P99: ptr(t.gen.quantile(.99))}
+	if t.gen.n > 0 {
+		sum.Builds.Generation.Mean = ptr(round(t.gen.sum().Seconds()/float64(t.gen.n)), true)
 	}
 
-	for i := range series {
-		points[i].finish(&series[i])
-	}
-	sum.Series = series
-
-	for _, msg := range slices.Sorted(maps.Keys(errs)) {
-		sum.TopErrors = append(sum.TopErrors, ErrorRow{Message: msg, Count: errs[msg]})
+	for _, msg := range slices.Sorted(maps.Keys(t.errs)) {
+		sum.TopErrors = append(sum.TopErrors, ErrorRow{Message: msg, Count: t.errs[msg]})
 	}
 	slices.SortStableFunc(sum.TopErrors, func(a, b ErrorRow) int { return cmp.Compare(b.Count, a.Count) })
 	sum.TopErrors = sum.TopErrors[:min(len(sum.TopErrors), topErrors)]
-	if otherErrs > 0 {
-		sum.TopErrors = append(sum.TopErrors, ErrorRow{Message: "(other messages)", Count: otherErrs})
+	if t.otherErrs > 0 {
+		sum.TopErrors = append(sum.TopErrors, ErrorRow{Message: "(other messages)", Count: t.otherErrs})
 	}
+}
 
-	for i := len(s.recent) - 1; i >= 0 && len(sum.Recent) < maxRecent; i-- {
+// finishSteps is the time each step of the scope's requests took, the
+// step that took most first.
+func (t *totals) finishSteps(s *Store, sum *Summary) {
+	var stepTime time.Duration
+	for _, st := range t.steps {
+		stepTime += st.sum
+	}
+	for i, st := range t.steps {
+		if st.n == 0 || i >= len(s.steps) {
+			continue
+		}
+		sum.Steps = append(sum.Steps, StepStat{
+			Step: s.steps[i], Runs: st.n, PerRequest: round(float64(st.n) / float64(t.total.n)),
+			MeanSec:    ptr(round(st.sum.Seconds()/float64(st.n)), true),
+			TotalShare: ratio(int64(st.sum), int64(stepTime)),
+		})
+	}
+	// Most time first: the step to look at.
+	slices.SortFunc(sum.Steps, func(a, b StepStat) int {
+		return cmp.Or(cmp.Compare(float64(b.Runs)**b.MeanSec, float64(a.Runs)**a.MeanSec), cmp.Compare(a.Step, b.Step))
+	})
+}
+
+// recentRows are the latest rows the filter selects, newest first.
+func (s *Store) recentRows(f Filter) []Recent {
+	var out []Recent
+	for i := len(s.recent) - 1; i >= 0 && len(out) < maxRecent; i-- {
 		r := s.recent[(s.next+i)%len(s.recent)]
 		if !f.Since.IsZero() && r.Timestamp.Before(f.Since) || !f.Until.IsZero() && !r.Timestamp.Before(f.Until) ||
 			!f.matchKind(r.Intent, r.Path, r.Tools, r.Outcome, r.User) {
@@ -603,9 +516,9 @@ func (s *Store) Query(f Filter) Summary {
 		if r.RequestID != "" {
 			r.Trace = "/api/requests/" + r.RequestID
 		}
-		sum.Recent = append(sum.Recent, r)
+		out = append(out, r)
 	}
-	return sum
+	return out
 }
 
 type pathAcc struct {
