@@ -51,12 +51,16 @@ var (
 )
 
 // toolFunction offers a tool to the model with its real schema, under a
-// name providers accept.
+// name providers accept; a local tool's schema gets DirectFlag, unless the
+// tool opted out.
 func toolFunction(t toolbox.Tool) llm.Function {
 	spec := t.Spec()
 	params := spec.Parameters
 	if len(params) == 0 {
 		params = json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	if !spec.Remote() && !spec.NoDirect {
+		params, _ = withFlag(params)
 	}
 	return llm.Function{Name: toolbox.FunctionName(spec.Name), Description: describe(spec.Description), Parameters: params}
 }
