@@ -23,6 +23,9 @@ const (
 	NodeSynthesizer = "synthesizer"
 	NodeNeedTool    = "need_tool"
 	NodeBuild       = "build"
+	// NodeDirect answers with the tools' output when the model marked it
+	// as the answer (DirectFlag), without another model call.
+	NodeDirect = "direct"
 )
 
 // Paths a message can take, besides the name of the tool it ran.
@@ -137,14 +140,19 @@ type Deps struct {
 // message travels:
 //
 //	classifier ─┬─ (text) ────────── general ─────────────── end
-//	            ├─ (tool calls) ──── execute ── synthesizer ─┬─ end
-//	            │                       ▲                    │ (more calls)
-//	            │                       └────────────────────┘
+//	            ├─ (tool calls) ──── execute ─┬─ synthesizer ─┬─ end
+//	            │                       ▲     │               │ (more calls)
+//	            │                       └─────┼───────────────┘
+//	            │                             └─ direct ──────── end
+//	            │                          (output marked as the answer)
 //	            ├─ (build request) ─ build ───────────────── end
 //	            └─ (no tool fits) ── need_tool ───────────── end
 //
 // The classifier makes one model call; its requests for more tools
-// (request_tools) loop inside it.
+// (request_tools) loop inside it. The tool calls of one reply run at once.
+// When the model marked every call of a round as the answer (DirectFlag)
+// and each returned text, direct answers with it and no model is asked
+// again.
 func New(d Deps, cfg Config) (*Agent, error) {
 	if cfg.Shortlist <= 0 {
 		cfg.Shortlist = DefaultShortlist
@@ -169,6 +177,7 @@ func New(d Deps, cfg Config) (*Agent, error) {
 	g.AddNode(NodeSynthesizer, a.synthesize)
 	g.AddNode(NodeNeedTool, a.needTool)
 	g.AddNode(NodeBuild, a.build)
+	g.AddNode(NodeDirect, a.direct)
 
 	g.AddEdge(graph.Start, NodeClassifier)
 	g.AddBranch(NodeClassifier, func(_ context.Context, s *state) (string, error) {
@@ -183,7 +192,13 @@ func New(d Deps, cfg Config) (*Agent, error) {
 		return NodeExecute, nil
 	}, NodeGeneral, NodeExecute, NodeNeedTool, NodeBuild)
 	g.AddEdge(NodeGeneral, graph.End)
-	g.AddEdge(NodeExecute, NodeSynthesizer)
+	g.AddBranch(NodeExecute, func(_ context.Context, s *state) (string, error) {
+		if s.answer != "" {
+			return NodeDirect, nil
+		}
+		return NodeSynthesizer, nil
+	}, NodeDirect, NodeSynthesizer)
+	g.AddEdge(NodeDirect, graph.End)
 	g.AddBranch(NodeSynthesizer, func(_ context.Context, s *state) (string, error) {
 		if len(s.pending) > 0 {
 			return NodeExecute, nil
@@ -261,8 +276,19 @@ type Step struct {
 	// timeout, ...); Version is the version of the tool that ran.
 	ErrorKind string `json:"error_kind,omitempty"`
 	Version   int    `json:"version,omitempty"`
-	// Duration is Ms, for code.
+	// Round is the round of tool calls a tool step belongs to, from 1: the
+	// calls of one round ran at once. StartMs and EndMs are when the call
+	// began and ended, in milliseconds since the message began, so the
+	// calls of a round show side by side.
+	Round   int     `json:"round,omitempty"`
+	StartMs float64 `json:"start_ms,omitempty"`
+	EndMs   float64 `json:"end_ms,omitempty"`
+	// Direct says the model marked the call's output as the answer
+	// (DirectFlag).
+	Direct bool `json:"direct,omitempty"`
+	// Duration is Ms, and Start when the step began, for code.
 	Duration time.Duration `json:"-"`
+	Start    time.Time     `json:"-"`
 }
 
 // Result is the answer to a message and how it was reached.
@@ -290,6 +316,10 @@ type Result struct {
 	ToolsLoaded []string    `json:"tools_loaded"`
 	LLMCalls    int         `json:"llm_calls"`
 	Usage       llm.Usage   `json:"usage"`
+	// Direct says the answer is the tools' output, shown as it is because
+	// the model marked it so (DirectFlag): no model call followed the
+	// tools.
+	Direct bool `json:"direct,omitempty"`
 }
 
 // Chat answers one message. A failure of the model or the graph comes back as
@@ -312,7 +342,7 @@ func (a *Agent) Chat(ctx context.Context, req Request) (*Result, error) {
 		res.TotalMs = millis(time.Since(began))
 	}()
 
-	s := &state{req: req, model: meter}
+	s := &state{req: req, model: meter, began: began}
 	var last llm.Usage
 	var lastCalls int
 	hook := func(st graph.Step) {
@@ -336,6 +366,7 @@ func (a *Agent) Chat(ctx context.Context, req Request) (*Result, error) {
 	res.NeedTool = s.needTool
 	res.Response = s.response
 	res.ToolBuild = s.built
+	res.Direct = s.directed
 	switch s.decision {
 	case PathGeneral, PathNeedTool:
 		res.Path = s.decision

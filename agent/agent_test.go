@@ -540,6 +540,12 @@ func TestParallelCallsRunTogether(t *testing.T) {
 	if got := strings.Join(nodes, ","); got != "classifier::,execute:paris_time:10:00,execute:tokyo_time:18:00,synthesizer::" {
 		t.Errorf("trace = %s", got)
 	}
+	// Side by side: one round, and each call began before the other
+	// ended (each waited for the other to start).
+	p, k := res.Trace[1], res.Trace[2]
+	if p.Round != 1 || k.Round != 1 || p.StartMs <= 0 || p.StartMs > k.EndMs || k.StartMs > p.EndMs || p.EndMs < p.StartMs || k.EndMs < k.StartMs {
+		t.Errorf("the calls' times do not overlap: %+v, %+v", p, k)
+	}
 }
 
 // TestMaxSteps checks that a model that keeps calling tools is stopped:

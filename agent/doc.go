@@ -2,9 +2,11 @@
 // one graph compiled once, in New:
 //
 //	classifier ─┬─ (text) ────────── general ─────────────── end
-//	            ├─ (tool calls) ──── execute ── synthesizer ─┬─ end
-//	            │                       ▲                    │ (more calls)
-//	            │                       └────────────────────┘
+//	            ├─ (tool calls) ──── execute ─┬─ synthesizer ─┬─ end
+//	            │                       ▲     │               │ (more calls)
+//	            │                       └─────┼───────────────┘
+//	            │                             └─ direct ──────── end
+//	            │                          (output marked as the answer)
 //	            ├─ (build request) ─ build ───────────────── end
 //	            └─ (no tool fits) ── need_tool ───────────── end
 //
@@ -16,7 +18,11 @@
 // system prompt, the same functions in a stable order (the agent's three,
 // then the tools as offered) and everything said so far, calls and results
 // as native tool messages, so each call's prompt begins with the previous
-// one and a provider's prompt cache can serve it. Tools are looked up live at every step, so adding, editing or
+// one and a provider's prompt cache can serve it. The tool calls of one
+// reply run at once, each under its own limits. A local tool is offered
+// with one more argument, DirectFlag, by which the model says the call's
+// output alone is the answer: then it is the answer, with no further model
+// call. Tools are looked up live at every step, so adding, editing or
 // removing one changes nothing here. The agent never runs tool code itself:
 // it calls toolbox.Tool, which validates and runs it in the sandbox or on
 // its MCP server.

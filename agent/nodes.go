@@ -42,6 +42,7 @@ type state struct {
 	said    string     // text the model sent with them
 	rounds  int        // rounds of tool calls so far
 	runs    []run      // every tool call, in order
+	round   []run      // the calls of the last round
 
 	build    BuildRequest
 	built    *BuildResult
@@ -49,7 +50,12 @@ type state struct {
 
 	response string
 	needTool bool
-	err      error // returned by Chat with the Result (ErrForbidden)
+	// answer is the round's outputs when the model marked every call as
+	// the answer (directAnswer); directed says the direct node gave it.
+	answer   string
+	directed bool
+	began    time.Time // when the message began, for the trace's times
+	err      error     // returned by Chat with the Result (ErrForbidden)
 
 	// detail, when a node sets it, replaces the node's one trace step
 	// (execute: a step per tool call); note is the step's detail text.
@@ -74,6 +80,10 @@ type run struct {
 	nested []string // the tools it called (toolkit.Call), in the order they began
 	// argsErr is why the tool refused the arguments; it did not run.
 	argsErr *toolbox.ArgsError
+	// direct says the model marked the call's output as the answer
+	// (DirectFlag); text says the output is text, fit to show as it is.
+	direct bool
+	text   bool
 }
 
 // shortlist returns the tools the classifier starts with, and whether they
@@ -344,12 +354,21 @@ func (a *Agent) execute(ctx context.Context, s *state) (*state, error) {
 	}
 	for i := range steps {
 		if steps[i].Duration == 0 {
-			steps[i].Duration = time.Since(began)
+			steps[i].Start, steps[i].Duration = began, time.Since(began)
 		}
 		steps[i].Ms = millis(steps[i].Duration)
+		// The calls of a round ran at once: the trace shows them side by
+		// side, with when each began and ended.
+		steps[i].Round = s.rounds
+		steps[i].StartMs = millis(steps[i].Start.Sub(s.began))
+		steps[i].EndMs = millis(steps[i].Start.Add(steps[i].Duration).Sub(s.began))
 	}
 	s.runs = append(s.runs, runs...)
+	s.round = runs
 	s.detail = steps
+	if len(errs) == 0 {
+		s.answer, _ = directAnswer(runs)
+	}
 	return s, errors.Join(errs...)
 }
 
@@ -401,7 +420,7 @@ func (a *Agent) retry(ctx context.Context, s *state, calls []toolCall, idx []int
 				again.valid = true
 			}
 			st.LLMCalls, st.PromptTokens, st.CompletionTokens, st.Detail = step.LLMCalls, step.PromptTokens, step.CompletionTokens, step.Detail
-			st.Duration = step.Duration + time.Since(began)
+			st.Start, st.Duration = step.Start, step.Duration+time.Since(began)
 			*r, *step = again, st
 		}()
 	}
@@ -440,6 +459,7 @@ func (a *Agent) call(ctx context.Context, name string, raw json.RawMessage) (r r
 	step = Step{Node: NodeExecute, Tool: name, Arguments: jsonOrString(r.args)}
 	// The calls the tool makes of other tools go under its step.
 	ctx, log := toolbox.WithCallLog(ctx)
+	step.Start = began
 	defer func() {
 		step.Duration = time.Since(began)
 		step.Calls = log.Nested()
@@ -454,7 +474,12 @@ func (a *Agent) call(ctx context.Context, name string, raw json.RawMessage) (r r
 		step.Error = r.err.Error()
 		return r, step
 	}
-	step.Version = t.Spec().Version
+	spec := t.Spec()
+	step.Version = spec.Version
+	if flagged(spec) {
+		r.args, r.direct = stripFlag(r.args)
+		step.Arguments, step.Direct = jsonOrString(r.args), r.direct
+	}
 	defer func() {
 		if step.Error != "" {
 			step.ErrorKind = string(failures.KindOf(r.err))
@@ -466,6 +491,7 @@ func (a *Agent) call(ctx context.Context, name string, raw json.RawMessage) (r r
 		return r, step
 	}
 	r.valid, r.ran = true, true
+	r.text = r.err == nil && !structured(spec, r.output)
 	step.Output = clip.String(r.output, maxTraceOutput)
 	if r.err != nil {
 		step.Error = r.err.Error()
@@ -493,14 +519,24 @@ func jsonOrString(raw json.RawMessage) json.RawMessage {
 // holds, with the same system prompt and functions as every call before:
 // the model answers (streamed) or calls more tools, which go back to
 // execute, until MaxSteps rounds have run; after that it is asked for text.
-// A failed tool is reported as a failure, in plain words, without asking the
-// model to dress it up.
+// When every call of the round failed, the failure is reported in plain
+// words, without asking the model to dress it up. When only some failed
+// (calls of one round run at once, and one failing cancels none of the
+// others), the model answers from what worked, and sees what failed.
 func (a *Agent) synthesize(ctx context.Context, s *state) (*state, error) {
-	for _, r := range s.runs {
-		if r.err != nil {
-			s.response = fmt.Sprintf("Sorry, that did not work: %v", r.err)
-			return s, nil
+	var failed error
+	for _, r := range s.round {
+		if r.err == nil {
+			failed = nil
+			break
 		}
+		if failed == nil {
+			failed = r.err
+		}
+	}
+	if failed != nil {
+		s.response = fmt.Sprintf("Sorry, that did not work: %v", failed)
+		return s, nil
 	}
 	more := s.rounds < a.cfg.MaxSteps
 	resp, err := s.model.Generate(ctx, llm.Request{Messages: s.msgs, Functions: s.offers(), NoCalls: !more, Stream: s.req.Stream})

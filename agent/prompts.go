@@ -51,12 +51,16 @@ var (
 )
 
 // toolFunction offers a tool to the model with its real schema, under a
-// name providers accept.
+// name providers accept; a local tool's schema gets DirectFlag, unless the
+// tool opted out.
 func toolFunction(t toolbox.Tool) llm.Function {
 	spec := t.Spec()
 	params := spec.Parameters
 	if len(params) == 0 {
 		params = json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	if !spec.Remote() && !spec.NoDirect {
+		params, _ = withFlag(params)
 	}
 	return llm.Function{Name: toolbox.FunctionName(spec.Name), Description: describe(spec.Description), Parameters: params}
 }
@@ -132,6 +136,7 @@ const systemPrompt = `You are AdaptBot, a helpful and concise assistant with too
 - or call ` + fnBuild + ` if the user asks to create, change or delete a tool;
 - or call ` + fnNeedTool + ` if the message needs a capability no tool provides;
 - or call ` + fnRequestTools + ` if no tool offered fits but one may exist.
+Set ` + DirectFlag + `: true on a call when its output alone, shown as it is, answers the message (a calculation, a conversion): the user then sees it at once and you are not asked again. Leave it out when you need to read, combine or explain the output.
 When the tools' results arrive, answer from them: use only what they say, do not invent or change numbers, and answer in the user's language, short and friendly. If the question needs another step, call the tool for it instead of answering.`
 
 func toolLine(t toolbox.Tool) string {

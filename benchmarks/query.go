@@ -43,7 +43,12 @@ type Summary struct {
 	ByModelNote string     `json:"by_model_note"`
 	Builds      BuildStat  `json:"builds"`
 	Steps       []StepStat `json:"steps"` // the flow's steps, over the scope
-	TopErrors   []ErrorRow `json:"top_errors"`
+	// DirectAnswers counts the scope's chats answered with a tool's output
+	// as it is, because the model marked it as the answer: no model call
+	// followed the tools. They are the rows whose node_times hold the
+	// agent's "direct" step.
+	DirectAnswers int64      `json:"direct_answers"`
+	TopErrors     []ErrorRow `json:"top_errors"`
 	// Feedback is what people said of the selected chat answers, from the
 	// FEEDBACK rows, which are counted here and in the series only, never
 	// as requests.
@@ -197,6 +202,10 @@ type Recent struct {
 	// Feedback is a person's score of the answer: 1, -1, or 0 for none.
 	Feedback int `json:"feedback,omitempty"`
 }
+
+// StepDirect is the step (node_times) of a chat answered directly with a
+// tool's output: the agent's node of that name.
+const StepDirect = "direct"
 
 // MaxPoints bounds the points of a series; buckets are merged to fit.
 const MaxPoints = 120
@@ -491,6 +500,9 @@ func (t *totals) finishSteps(s *Store, sum *Summary) {
 	for i, st := range t.steps {
 		if st.n == 0 || i >= len(s.steps) {
 			continue
+		}
+		if s.steps[i] == StepDirect {
+			sum.DirectAnswers = st.n
 		}
 		sum.Steps = append(sum.Steps, StepStat{
 			Step: s.steps[i], Runs: st.n, PerRequest: round(float64(st.n) / float64(t.total.n)),

@@ -83,6 +83,7 @@ func TestParseProblems(t *testing.T) {
 		{"input not a struct", "t", "// Package t does.\npackage t\nimport \"context\"\ntype Input string\nfunc Execute(ctx context.Context, in Input) (string, error) { return \"\", nil }", []string{"Input must be a struct"}},
 		{"unsupported field", "t", "// Package t does.\npackage t\nimport (\"context\"; \"time\")\ntype Input struct{ When time.Time }\nfunc Execute(ctx context.Context, in Input) (string, error) { return \"\", nil }", []string{"cannot describe"}},
 		{"bad timeout", "t", "// Package t does.\npackage t\nimport \"context\"\nconst Timeout = \"soon\"\ntype Input struct{}\nfunc Execute(ctx context.Context, in Input) (string, error) { return \"\", nil }", []string{"Timeout must be a positive duration"}},
+		{"bad direct", "t", "// Package t does.\npackage t\nimport \"context\"\nconst Direct = 0\ntype Input struct{}\nfunc Execute(ctx context.Context, in Input) (string, error) { return \"\", nil }", []string{"Direct must be true or false"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -167,6 +168,21 @@ func TestSummary(t *testing.T) {
 	for _, tt := range tests {
 		if got := Summary(tt.desc, tt.max); got != tt.want {
 			t.Errorf("Summary(%q, %d) = %q, want %q", tt.desc, tt.max, got, tt.want)
+		}
+	}
+}
+
+// TestDirectOptOut checks that `const Direct = false` opts a tool out of
+// direct answers, and that without it, or with true, the tool is in.
+func TestDirectOptOut(t *testing.T) {
+	for decl, want := range map[string]bool{"": false, "const Direct = true\n": false, "const Direct = false\n": true, "const (\n\tCategory = \"x\"\n\tDirect = false\n)\n": true} {
+		src := "// Package t does.\npackage t\nimport \"context\"\n" + decl + "type Input struct{}\nfunc Execute(ctx context.Context, in Input) (string, error) { return \"\", nil }"
+		spec, err := Parse("t", []byte(src))
+		if err != nil {
+			t.Fatalf("%q: %v", decl, err)
+		}
+		if spec.NoDirect != want {
+			t.Errorf("%q: NoDirect = %v, want %v", decl, spec.NoDirect, want)
 		}
 	}
 }

@@ -55,6 +55,10 @@ type Spec struct {
 	// Calls lists the tools the tool calls by name through toolkit.Call or
 	// toolkit.CallJSON, sorted.
 	Calls []string `json:"calls,omitempty"`
+	// NoDirect says the tool opted out of direct answers with `const
+	// Direct = false`: its output is never fit to show a person as it is,
+	// so the chat never offers the model to answer with it.
+	NoDirect bool `json:"no_direct,omitempty"`
 	// Source is the gofmt'ed source.
 	Source []byte `json:"-"`
 }
@@ -191,7 +195,8 @@ func (c *checker) problem(pos token.Pos, format string, args ...any) {
 	c.problems = append(c.problems, fmt.Sprintf("%d:%d: %s", p.Line, p.Column, fmt.Sprintf(format, args...)))
 }
 
-// constant reads the optional metadata constants Category and Timeout.
+// constant reads the optional metadata constants Category, Timeout and
+// Direct.
 func (c *checker) constant(s *ast.ValueSpec, spec *Spec) {
 	for i, n := range s.Names {
 		if i >= len(s.Values) {
@@ -212,6 +217,13 @@ func (c *checker) constant(s *ast.ValueSpec, spec *Spec) {
 				continue
 			}
 			spec.Timeout = d
+		case "Direct":
+			id, ok := s.Values[i].(*ast.Ident)
+			if !ok || (id.Name != "true" && id.Name != "false") {
+				c.problem(n.Pos(), "Direct must be true or false (false: the tool's output is never shown as the answer)")
+				continue
+			}
+			spec.NoDirect = id.Name == "false"
 		}
 	}
 }

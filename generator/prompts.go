@@ -145,6 +145,7 @@ func writeSystem(categories []string) string {
 - ` + "`type Input struct { ... }`" + ` holds the parameters. Give every exported field a json tag and a ` + "`jsonschema:\"...\"`" + ` tag that describes it (units, formats, examples). Use string, bool, int, float64, slices, maps with string keys and structs declared in the file. Fields without omitempty are required; make a field optional with ` + "`json:\"x,omitempty\"`" + ` when it has a sensible default.
 - ` + "`func Execute(ctx context.Context, in Input) (T, error)`" + ` does the work. T is usually string (returned as is) or a struct (returned as JSON).
 - Optionally ` + "`const Timeout = 5 * time.Second`" + ` lowers the tool's call limit.
+- A string result is written for a person: when it alone answers the question (` + "`17 * 23 + 4 = 395`" + `), the chat shows it as it is, without asking the model to rephrase it. Make it a complete, readable sentence or line. Add ` + "`const Direct = false`" + ` only when the output is never fit to show a person as it is (raw data, IDs, internal codes) and must always be explained.
 - Make the tool generic: take the specifics of the request (numbers, places, currencies) as Input fields, never hard-wire the question you were given.
 
 A complete tool:

@@ -69,6 +69,10 @@ type Entry struct {
 	// derived when an entry is read (List, Entry), never stored.
 	Uses   []string `json:"uses,omitempty"`
 	UsedBy []string `json:"used_by,omitempty"`
+
+	// NoDirect says the tool opted out of direct answers (`const Direct =
+	// false`, contract.Spec.NoDirect).
+	NoDirect bool `json:"no_direct,omitempty"`
 }
 
 // describe sets what e says about the source's own declarations from spec,
@@ -76,13 +80,14 @@ type Entry struct {
 func (e *Entry) describe(spec *contract.Spec) bool {
 	changed := e.Description != spec.Description || !bytes.Equal(e.Parameters, spec.Schema) ||
 		!bytes.Equal(e.Output, spec.Output) || e.TimeoutMS != spec.Timeout.Milliseconds() ||
-		e.Network != spec.Network || !slices.Equal(e.Calls, spec.Calls)
+		e.Network != spec.Network || !slices.Equal(e.Calls, spec.Calls) || e.NoDirect != spec.NoDirect
 	e.Description = spec.Description
 	e.Parameters = spec.Schema
 	e.Output = spec.Output
 	e.TimeoutMS = spec.Timeout.Milliseconds()
 	e.Network = spec.Network
 	e.Calls = spec.Calls
+	e.NoDirect = spec.NoDirect
 	return changed
 }
 

@@ -43,6 +43,7 @@ func NewLocal(t registry.Tool, runner Runner) *Local {
 		Version:     t.Version,
 		Network:     t.Network,
 		Calls:       t.Calls,
+		NoDirect:    t.NoDirect,
 	}, schema: sync.OnceValues(func() (*contract.Schema, error) { return contract.CompileSchema(t.Parameters) })}
 }
 
@@ -118,7 +119,7 @@ func (l *Local) same(m *Local) bool {
 		l.spec.Description == m.spec.Description && l.spec.Domain == m.spec.Domain &&
 		l.spec.Origin == m.spec.Origin && string(l.spec.Parameters) == string(m.spec.Parameters) &&
 		string(l.spec.Output) == string(m.spec.Output) && l.spec.Network == m.spec.Network &&
-		slices.Equal(l.spec.Calls, m.spec.Calls)
+		slices.Equal(l.spec.Calls, m.spec.Calls) && l.spec.NoDirect == m.spec.NoDirect
 }
 
 var _ Tool = (*Local)(nil)

@@ -48,6 +48,10 @@ type Spec struct {
 	// (contract.Spec): the network itself, and other tools by name.
 	Network bool     `json:"network,omitempty"`
 	Calls   []string `json:"calls,omitempty"`
+	// NoDirect says a local tool opted out of direct answers (`const
+	// Direct = false`, contract.Spec.NoDirect): its output is never fit to
+	// show a person as it is, so the chat never offers to.
+	NoDirect bool `json:"no_direct,omitempty"`
 }
 
 // Remote reports whether the spec is an external MCP server's tool.

@@ -149,6 +149,9 @@
       if (s.prompt_tokens || s.completion_tokens) calls.push((s.prompt_tokens || 0) + ' + ' + (s.completion_tokens || 0) + ' tokens');
       if (calls.length) d.appendChild(el('div', 'muted', calls.join(', ')));
       if (s.detail) d.appendChild(el('div', 'muted', s.detail));
+      // The calls of one round ran at once: when each began and ended.
+      if (s.round) d.appendChild(el('div', 'muted', 'round ' + s.round + ' · ran from ' + fmtMs(s.start_ms || 0) + ' to ' + fmtMs(s.end_ms || 0)));
+      if (s.direct) d.appendChild(el('div', 'muted', 'the model marked this output as the answer'));
       tr.appendChild(d);
       table.appendChild(tr);
     }

@@ -63,6 +63,7 @@ function cards(s) {
     [scope + ' p50 latency s', secs(s.latency.p50_sec)],
     [scope + ' p95 latency s', secs(s.latency.p95_sec)],
     ['model calls / ' + scope, num(s.per_request.llm_calls, 2)],
+    ['answered directly by a tool', s.direct_answers || 0],
     ['tokens / ' + scope, s.per_request.prompt_tokens === null ? DASH : num(s.per_request.prompt_tokens + s.per_request.completion_tokens, 0)],
     ['tool execution ok' + (s.tool_execution.total ? ' (of ' + s.tool_execution.total + ')' : ''), pct(s.tool_execution.rate)],
     ['builds' + (s.builds.failed ? ' (' + s.builds.failed + ' failed)' : ''), s.builds.requests || DASH],
