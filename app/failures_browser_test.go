@@ -142,7 +142,7 @@ func TestBrowserFeedbackFailuresAndRepair(t *testing.T) {
 	}
 	cards, _ := chromedp.Run(ctx, chromedp.Text(chromedp.ID("cards")))
 	sat, _ := chromedp.Run(ctx, chromedp.Text(chromedp.ID("chart-satisfaction")))
-	if !strings.Contains(cards, "👎 1") || !strings.Contains(sat, "first_word") {
+	if !strings.Contains(cards, "1 down") || !strings.Contains(sat, "first_word") {
 		t.Errorf("dashboard: cards %q, satisfaction %q", cards, sat)
 	}
 	screenshot(t, ctx, "dashboard-feedback")

@@ -63,11 +63,11 @@ function cards(s) {
     [scope + ' p50 latency s', secs(s.latency.p50_sec)],
     [scope + ' p95 latency s', secs(s.latency.p95_sec)],
     ['model calls / ' + scope, num(s.per_request.llm_calls, 2)],
-    ['answered directly by a tool', s.direct_answers || 0],
+    ['answered directly by a tool', s.scope_requests ? (s.direct_answers || 0) : DASH],
     ['tokens / ' + scope, s.per_request.prompt_tokens === null ? DASH : num(s.per_request.prompt_tokens + s.per_request.completion_tokens, 0)],
     ['tool execution ok' + (s.tool_execution.total ? ' (of ' + s.tool_execution.total + ')' : ''), pct(s.tool_execution.rate)],
     ['builds' + (s.builds.failed ? ' (' + s.builds.failed + ' failed)' : ''), s.builds.requests || DASH],
-    ['satisfaction' + (s.feedback.up + s.feedback.down ? ' (👍 ' + s.feedback.up + ' · 👎 ' + s.feedback.down + ')' : ''), pct(s.feedback.satisfaction)]);
+    ['satisfaction' + (s.feedback.up + s.feedback.down ? ' (' + s.feedback.up + ' up · ' + s.feedback.down + ' down)' : ''), pct(s.feedback.satisfaction)]);
   for (const [label, value] of list) {
     const c = el('div', 'card');
     c.append(el('b', '', String(value)), el('span', '', label));
@@ -186,7 +186,7 @@ function drawBreakdowns(s) {
 
   bars('chart-satisfaction', (s.feedback.tools || []).map(t => ({
     label: t.tool, href: withFilter('tool', t.tool),
-    bars: [{pct: t.satisfaction === null ? 0 : 100 * t.satisfaction, cls: t.satisfaction !== null && t.satisfaction < 0.5 ? 'bad' : '', text: pct(t.satisfaction) + ' · 👍 ' + t.up + ' · 👎 ' + t.down}],
+    bars: [{pct: t.satisfaction === null ? 0 : 100 * t.satisfaction, cls: t.satisfaction !== null && t.satisfaction < 0.5 ? 'bad' : '', text: pct(t.satisfaction) + ' · ' + t.up + ' up · ' + t.down + ' down'}],
   })), 'No feedback on answers that ran a tool in this selection.');
 
   const errs = s.top_errors || [];
@@ -216,8 +216,8 @@ function drawSeries(s) {
     {label: 'mean build s', get: p => p.build_sec_mean, color: '#e67e22', scale: 'sec', decimals: 1},
   ], [{label: 'builds'}, {scale: 'sec', side: 1, label: 's', grid: {show: false}}], 'No builds in this selection.');
   timeChart('chart-feedback', s, s.feedback.up + s.feedback.down > 0, [
-    {label: '👍', get: p => p.feedback_up, color: '#1e7e50', bars: true},
-    {label: '👎', get: p => p.feedback_down, color: '#c0392b', bars: true},
+    {label: 'thumbs up', get: p => p.feedback_up, color: '#1e7e50', bars: true},
+    {label: 'thumbs down', get: p => p.feedback_down, color: '#c0392b', bars: true},
     {label: 'satisfaction %', get: p => p.satisfaction === null ? null : 100 * p.satisfaction, color: '#2f6fed', scale: 'pct', decimals: 0},
   ], [{label: 'ratings'}, {scale: 'pct', side: 1, label: '%', grid: {show: false}}], 'No feedback in this selection.');
 }
@@ -230,7 +230,7 @@ function drawRecent(s) {
     const tr = el('tr');
     const cells = [r.timestamp ? r.timestamp.replace('T', ' ').replace(/\.\d+Z$|Z$/, '') : DASH, r.intent || DASH,
       r.path || DASH, (r.tools || []).join(', ') || DASH, secs(r.latency_sec), r.query || '', r.error || '',
-      r.feedback > 0 ? '👍' : r.feedback < 0 ? '👎' : '', r.user || DASH];
+      r.feedback > 0 ? 'up' : r.feedback < 0 ? 'down' : '', r.user || DASH];
     // A refusal for want of a model is not shown as an error.
     const errCls = r.outcome === 'not_configured' ? 'not-configured' : 'error';
     cells.forEach((text, i) => {
