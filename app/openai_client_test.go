@@ -279,3 +279,51 @@ type sdkError struct {
 	Code    any
 	Message string
 }
+
+// TestOpenAIRefusals checks the door's refusals that need no client
+// library, in OpenAI's error shape: no key beyond loopback (401), the rate
+// limit (429, with Retry-After), and a page of another site (403: CORS
+// stays closed unless ADAPTBOT_ALLOWED_ORIGINS lists it).
+func TestOpenAIRefusals(t *testing.T) {
+	in, builder, _ := openAIServer(t, map[string]string{"ADAPTBOT_RATE_LIMIT": "2/min"})
+	body := `{"model": "adaptbot", "messages": [{"role": "user", "content": "hello"}]}`
+	shape := func(raw []byte) map[string]any {
+		t.Helper()
+		e, _ := jsonBody(t, raw)["error"].(map[string]any)
+		if e == nil || e["message"] == "" || e["type"] == nil {
+			t.Errorf("not OpenAI's error shape: %s", raw)
+		}
+		for _, k := range []string{"message", "type", "param", "code"} {
+			if _, ok := e[k]; !ok {
+				t.Errorf("error without %q: %s", k, raw)
+			}
+		}
+		return e
+	}
+	code, _, raw := in.send(t, "POST", "/v1/chat/completions", body, map[string]string{"Content-Type": "application/json"})
+	if e := shape(raw); code != 401 || e["type"] != "authentication_error" {
+		t.Errorf("no key = %d %s", code, raw)
+	}
+	if code, _, raw := in.send(t, "GET", "/v1/models", "", nil); code != 401 {
+		t.Errorf("models without a key = %d %s", code, raw)
+	}
+	cross := bearer(builder)
+	cross["Origin"] = "https://evil.example"
+	code, h, raw := in.send(t, "POST", "/v1/chat/completions", body, cross)
+	if e := shape(raw); code != 403 || e["type"] != "permission_error" || h.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("another site's page = %d %v %s", code, h, raw)
+	}
+	for i := range 2 {
+		if code, _, raw := in.send(t, "POST", "/v1/chat/completions", body, bearer(builder)); code != 200 {
+			t.Fatalf("chat %d = %d %s", i, code, raw)
+		}
+	}
+	code, h, raw = in.send(t, "POST", "/v1/chat/completions", body, bearer(builder))
+	if e := shape(raw); code != 429 || e["type"] != "rate_limit_error" || e["code"] != "rate_limit_exceeded" || h.Get("Retry-After") == "" {
+		t.Errorf("over the rate = %d %v %s", code, h, raw)
+	}
+	rows := in.rows(t)
+	if len(rows) != 2 || rows[0]["door"] != "openai" || rows[1]["door"] != "openai" {
+		t.Errorf("rows = %v", rows)
+	}
+}
