@@ -319,21 +319,32 @@ func (s *Server) openAIStream(c *fiber.Ctx, ctx context.Context, enc completionE
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		var mu sync.Mutex // progress may be reported from other goroutines
+		write := func(data []byte) {
+			mu.Lock()
+			defer mu.Unlock()
+			w.WriteString("data: ")
+			w.Write(data)
+			w.WriteString("\n\n")
+			if err := w.Flush(); err != nil {
+				cancel() // the client went away: stop working for it
+			}
+		}
 		send := func(v any) {
 			data, err := json.Marshal(v)
 			if err != nil {
 				s.log.Error("openai chunk not encoded", "err", err)
 				return
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			fmt.Fprintf(w, "data: %s\n\n", data)
-			if err := w.Flush(); err != nil {
-				cancel() // the client went away: stop working for it
-			}
+			write(data)
 		}
 		send(enc.chunk(fiber.Map{"role": "assistant", "content": ""}, nil))
-		conv.Stream = func(text string) { send(enc.chunk(fiber.Map{"content": text}, nil)) }
+		// A piece of text is the chunk most sent: its frame is made once.
+		head, _ := json.Marshal(enc.chunk(fiber.Map{"content": ""}, nil))
+		before, after, _ := bytes.Cut(head, []byte(`""`))
+		conv.Stream = func(text string) {
+			piece, _ := json.Marshal(text)
+			write(append(append(append(make([]byte, 0, len(head)+len(piece)), before...), piece...), after...))
+		}
 		res, err := s.svc.Converse(ctx, conv)
 		if err != nil {
 			status, _, body := errorBody(err, s.log)
