@@ -242,6 +242,17 @@ type Request struct {
 	// (who may not be allowed: then it returns an error that is
 	// ErrForbidden). Nil: building is not available here.
 	Builder Builder `json:"-"`
+	// Client are functions the caller runs itself (the OpenAI-compatible
+	// door's tools), offered beside AdaptBot's: a call of one ends the
+	// message, and comes back in Result.Calls.
+	Client []llm.Function `json:"-"`
+	// After are the messages that follow Message: the caller's calls of
+	// its Client functions and their results, from which the chat goes on.
+	After []llm.Message `json:"-"`
+	// MaxTokens and Temperature, when set, bound and tune the model calls
+	// that write the answer.
+	MaxTokens   int      `json:"-"`
+	Temperature *float64 `json:"-"`
 }
 
 // Discovery is one request the classifier made for more tools.
@@ -320,6 +331,9 @@ type Result struct {
 	// the model marked it so (DirectFlag): no model call followed the
 	// tools.
 	Direct bool `json:"direct,omitempty"`
+	// Calls are the calls of the caller's Client functions the model made:
+	// the caller runs them and goes on with their results.
+	Calls []llm.FunctionCall `json:"client_calls,omitempty"`
 }
 
 // Chat answers one message. A failure of the model or the graph comes back as
@@ -342,7 +356,7 @@ func (a *Agent) Chat(ctx context.Context, req Request) (*Result, error) {
 		res.TotalMs = millis(time.Since(began))
 	}()
 
-	s := &state{req: req, model: meter, began: began}
+	s := &state{req: req, model: a.newClientModel(meter, req), began: began}
 	var last llm.Usage
 	var lastCalls int
 	hook := func(st graph.Step) {
@@ -374,6 +388,9 @@ func (a *Agent) Chat(ctx context.Context, req Request) (*Result, error) {
 		res.Intent = IntentBuild
 	}
 	a.summarizeRuns(res, s.runs)
+	if res.Calls = clientCalls(s.model); len(res.Calls) > 0 {
+		res.Path = PathClientTools
+	}
 	if res.Error == "" && s.buildErr != "" {
 		res.Error = s.buildErr
 	}

@@ -184,5 +184,6 @@ func conversation(req Request) []llm.Message {
 			msgs = append(msgs, llm.Message{Role: m.Role, Content: m.Content})
 		}
 	}
-	return append(msgs, llm.Message{Role: llm.User, Content: req.Message, Cache: true})
+	msgs = append(msgs, llm.Message{Role: llm.User, Content: req.Message, Cache: true})
+	return append(msgs, afterMessages(req)...)
 }

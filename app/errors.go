@@ -106,6 +106,9 @@ func errorHandler(log *slog.Logger) fiber.ErrorHandler {
 		if retry > 0 {
 			c.Set(fiber.HeaderRetryAfter, strconv.Itoa(retryAfterSeconds(retry)))
 		}
+		if strings.HasPrefix(c.Path(), openAIPrefix) {
+			return c.Status(status).JSON(openAIError(status, body)) // openai.go
+		}
 		if c.Method() == fiber.MethodGet && wantsPage(c) && !strings.HasPrefix(c.Path(), "/api/") {
 			// A person navigating to a page reads the error as a page.
 			msg, _ := body["error"].(string)

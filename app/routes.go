@@ -50,6 +50,10 @@ func (s *Server) routes() {
 	s.app.Get("/api/requests", s.handleRequests())
 	s.app.Get("/api/requests/:id", s.handleRequest())
 
+	// The OpenAI-compatible door (openai.go): a chat, and the models.
+	s.app.Post("/v1/chat/completions", s.openAIDoor(), s.limits.rateLimit(), s.limits.admit(), s.cancelOnLeave(), s.handleCompletions())
+	s.app.Get("/v1/models", s.openAIDoor(), s.handleModels())
+
 	if s.mcp != nil {
 		// Listing is a read; each tools/call is a run, checked by the
 		// service (builder role), as a direct run is.

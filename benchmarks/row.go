@@ -25,6 +25,7 @@ const (
 	DoorMCP      = "mcp"      // /mcp and adaptbot mcp
 	DoorCLI      = "cli"      // the command line, through the server
 	DoorInternal = "internal" // the server on its own (an automatic repair)
+	DoorOpenAI   = "openai"   // /v1, the OpenAI-compatible API (issue 32)
 )
 
 // Categories that are not tool names, the values of Row.Category. A chat
@@ -133,7 +134,8 @@ type NodeTime struct {
 //	                              weather;unit_converter; empty when none ran.
 //	                              Category stays the first of them
 //	door                          Door, where the request came in: http, chat
-//	                              page and API alike; mcp; cli; internal (the
+//	                              page and API alike; mcp; cli; openai (/v1,
+//	                              the OpenAI-compatible API); internal (the
 //	                              server on its own, such as an automatic
 //	                              repair). Empty in rows written before it
 //	user                          User, the caller's pseudonym (a keyed hash,

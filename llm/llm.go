@@ -72,6 +72,9 @@ type Request struct {
 	// told so may still call one, which the caller must then ignore.
 	NoCalls   bool
 	MaxTokens int
+	// Temperature, when set, is the sampling temperature the caller asked
+	// for; nil leaves the provider's default.
+	Temperature *float64
 	// Stream, when set, hears the reply's text as it arrives, piece by
 	// piece (never the function calls). The Response still carries the
 	// whole reply.

@@ -368,6 +368,9 @@ func request(provider string, r llm.Request) ([]llms.MessageContent, []llms.Call
 	if r.MaxTokens > 0 {
 		opts = append(opts, llms.WithMaxTokens(r.MaxTokens))
 	}
+	if r.Temperature != nil {
+		opts = append(opts, llms.WithTemperature(*r.Temperature))
+	}
 	return msgs, opts
 }
 
