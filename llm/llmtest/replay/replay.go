@@ -17,6 +17,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
 	"net/textproto"
 	"net/url"
 	"os"
@@ -110,6 +111,12 @@ func exchange(req, resp []byte) (Exchange, error) {
 	if err != nil {
 		return Exchange{}, fmt.Errorf("status line %q", status)
 	}
+	if strings.EqualFold(header.Get("Transfer-Encoding"), "chunked") {
+		// Recorded as sent on the wire: take the chunks' contents.
+		if b, err := io.ReadAll(httputil.NewChunkedReader(bytes.NewReader(body))); err == nil {
+			body = b
+		}
+	}
 	for _, k := range []string{"Content-Length", "Transfer-Encoding", "Content-Encoding", "Connection"} {
 		header.Del(k)
 	}
@@ -174,8 +181,9 @@ type Got struct {
 }
 
 // New starts a server that answers with exs, in order, and stops it when
-// the test ends. A request no unused exchange matches fails the test and
-// gets a 599, so a test never passes on a reply that was not recorded.
+// the test ends. A request to a recorded endpoint that no unused exchange
+// matches fails the test and gets a 599, so a test never passes on a reply
+// that was not recorded; an endpoint never recorded gets a 404.
 func New(t testing.TB, exs ...Exchange) *Server {
 	t.Helper()
 	s := &Server{t: t, todo: exs, used: make([]bool, len(exs))}
@@ -217,7 +225,17 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 	}
+	recorded := false
+	for i := range s.todo {
+		recorded = recorded || s.todo[i].Method == r.Method && sameEndpoint(s.todo[i].Path, r.URL.Path)
+	}
 	s.mu.Unlock()
+	if ex == nil && !recorded {
+		// An endpoint the recording never saw (a model list at start-up):
+		// not found, as a server without it would say.
+		http.NotFound(w, r)
+		return
+	}
 	if ex == nil {
 		s.t.Errorf("replay: no recorded exchange left for %s %s", r.Method, r.URL.Path)
 		http.Error(w, "replay: no recorded exchange left for this request", 599)
