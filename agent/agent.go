@@ -280,6 +280,9 @@ type Step struct {
 	PromptTokens     int             `json:"prompt_tokens,omitempty"`
 	CompletionTokens int             `json:"completion_tokens,omitempty"`
 	Detail           string          `json:"detail,omitempty"`
+	// Reasoning is what the model thought in this step's calls, where the
+	// provider sent it as text; it is never part of the answer.
+	Reasoning string `json:"reasoning,omitempty"`
 	// Calls are the calls the tool made of other tools (toolkit.Call),
 	// nested ones included, in the order they began.
 	Calls []toolbox.CallRecord `json:"calls,omitempty"`
@@ -366,7 +369,8 @@ func (a *Agent) Chat(ctx context.Context, req Request) (*Result, error) {
 			s.detail = nil
 		} else {
 			res.Trace = append(res.Trace, Step{Node: st.Node, Ms: st.Millis(), Duration: st.Duration, Error: st.Err, Detail: s.note,
-				LLMCalls: calls - lastCalls, PromptTokens: u.PromptTokens - last.PromptTokens, CompletionTokens: u.CompletionTokens - last.CompletionTokens})
+				LLMCalls: calls - lastCalls, PromptTokens: u.PromptTokens - last.PromptTokens, CompletionTokens: u.CompletionTokens - last.CompletionTokens,
+				Reasoning: meter.TakeReasoning()})
 		}
 		s.note = ""
 		lastCalls, last = calls, u

@@ -210,6 +210,11 @@ var settings = []setting{
 	{telemetry.EnvContent, "off", "on: spans carry tool arguments and results, and the messages sent to and received from the model (personal data may be in them)", nil, false},
 	{"ADAPTBOT_METRICS_TOKEN", "", "lets a scraper read GET /metrics beyond loopback (Authorization: Bearer <token>) without the admin token; on loopback /metrics is open",
 		func(c *Config, v string) error { c.MetricsToken = v; return nil }, true},
+	// Issue 29: every provider takes a base URL through its standard variable.
+	{"ANTHROPIC_BASE_URL", "", "a gateway or proxy in front of Anthropic's Messages API, as Anthropic's SDKs read it (https://host; /v1 is added to a bare host); empty is Anthropic's own",
+		func(c *Config, v string) error { c.LLM.AnthropicBaseURL = v; return nil }, false},
+	{"GOOGLE_GEMINI_BASE_URL", "", "where Gemini is reached, as Google's SDKs read it (https://host; /v1beta/openai is added to a bare host); empty is Google's own",
+		func(c *Config, v string) error { c.LLM.GeminiBaseURL = v; return nil }, false},
 }
 
 // Write prints every setting, for `adaptbot config`: its value in effect

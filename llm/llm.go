@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -92,6 +93,10 @@ type Response struct {
 	Content string
 	Calls   []FunctionCall
 	Usage   Usage
+	// Reasoning is what the model thought before it answered (reasoning,
+	// reasoning_content, thinking), where the provider sends it as text. It
+	// is never part of Content: it belongs in the trace, not the answer.
+	Reasoning string
 }
 
 // Model is a chat model.
@@ -124,6 +129,9 @@ var ErrNoModel = errors.New("no language model is configured: " + ConfigureHint)
 type Meter struct {
 	Model
 	calls, prompt, completion atomic.Int64
+
+	mu        sync.Mutex
+	reasoning []string
 }
 
 // NewMeter returns a Meter around m.
@@ -135,7 +143,22 @@ func (m *Meter) Generate(ctx context.Context, r Request) (Response, error) {
 	m.calls.Add(1)
 	m.prompt.Add(int64(resp.Usage.PromptTokens))
 	m.completion.Add(int64(resp.Usage.CompletionTokens))
+	if resp.Reasoning != "" {
+		m.mu.Lock()
+		m.reasoning = append(m.reasoning, resp.Reasoning)
+		m.mu.Unlock()
+	}
 	return resp, err
+}
+
+// TakeReasoning returns the reasoning of the calls since the last take, one
+// paragraph per call, and forgets it.
+func (m *Meter) TakeReasoning() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := strings.Join(m.reasoning, "\n\n")
+	m.reasoning = nil
+	return s
 }
 
 // Counts returns the calls and tokens so far.

@@ -34,7 +34,13 @@ type Config struct {
 	OpenAIKey, OpenAIBaseURL string
 	OllamaHost               string
 	AnthropicKey             string
-	GoogleKey                string
+	// AnthropicBaseURL is ANTHROPIC_BASE_URL: a gateway or proxy in front
+	// of Anthropic's Messages API; empty is Anthropic's own.
+	AnthropicBaseURL string
+	GoogleKey        string
+	// GeminiBaseURL is GOOGLE_GEMINI_BASE_URL: where Gemini's API is
+	// reached; empty is Google's own.
+	GeminiBaseURL string
 
 	// Timeout bounds one model call (one try); zero means 60s.
 	Timeout time.Duration
@@ -100,13 +106,18 @@ func New(ctx context.Context, c Config) (llm.Model, error) {
 		m, err = openai.New(append(opts, openai.WithModel(model))...)
 	case "ollama":
 		a.url = c.ollamaHost()
-		m, err = ollama.New(append(c.ollamaOptions(), ollama.WithModel(model))...)
+		// Our own client of /api/chat: this langchaingo's offers no tools.
+		m = &ollamaChat{base: a.url, model: model, client: httpClient()}
 	case "anthropic":
 		if c.AnthropicKey == "" {
 			return nil, fmt.Errorf("ADAPTBOT_LLM_PROVIDER=anthropic needs ANTHROPIC_API_KEY")
 		}
-		a.url = "https://api.anthropic.com/v1"
-		m, err = anthropic.New(anthropic.WithToken(c.AnthropicKey), anthropic.WithModel(model), anthropic.WithHTTPClient(httpClient()))
+		base, berr := c.anthropicBase()
+		if berr != nil {
+			return nil, berr
+		}
+		a.url = base
+		m, err = anthropic.New(anthropic.WithToken(c.AnthropicKey), anthropic.WithModel(model), anthropic.WithBaseURL(base), anthropic.WithHTTPClient(httpClient()))
 	case "googleai":
 		if c.GoogleKey == "" {
 			return nil, fmt.Errorf("ADAPTBOT_LLM_PROVIDER=googleai needs GOOGLE_API_KEY")
@@ -114,9 +125,13 @@ func New(ctx context.Context, c Config) (llm.Model, error) {
 		// Gemini through Google's OpenAI-compatible endpoint: the same
 		// client, retries and failure sorting as OpenAI, without the
 		// gRPC SDK (and its few hundred packages) in the binary.
-		a.url = geminiBaseURL
+		opts, gerr := c.geminiOptions()
+		if gerr != nil {
+			return nil, gerr
+		}
+		a.url, _ = c.geminiBase()
 		a.callPieces = true
-		m, err = openai.New(append(c.geminiOptions(), openai.WithModel(model))...)
+		m, err = openai.New(append(opts, openai.WithModel(model))...)
 	default:
 		return nil, fmt.Errorf("unknown ADAPTBOT_LLM_PROVIDER %q: use openai, ollama, anthropic or googleai", c.Provider)
 	}
@@ -172,9 +187,46 @@ func (c Config) openaiBase() string {
 // bearer token. Tests point it at a scripted server.
 var geminiBaseURL = "https://generativelanguage.googleapis.com/v1beta/openai"
 
+// geminiBase is the Gemini endpoint in use. GOOGLE_GEMINI_BASE_URL is the
+// variable Google's SDKs read; like theirs it names the API's host, to
+// which the OpenAI-compatible path /v1beta/openai is added. A URL with a
+// path is taken as the endpoint itself.
+func (c Config) geminiBase() (string, error) {
+	if c.GeminiBaseURL == "" {
+		return geminiBaseURL, nil
+	}
+	return apiRoot("GOOGLE_GEMINI_BASE_URL", c.GeminiBaseURL, "/v1beta/openai")
+}
+
 // geminiOptions are the client options for Gemini, chat and embeddings.
-func (c Config) geminiOptions() []openai.Option {
-	return []openai.Option{openai.WithToken(c.GoogleKey), openai.WithHTTPClient(httpClient()), openai.WithBaseURL(geminiBaseURL)}
+func (c Config) geminiOptions() ([]openai.Option, error) {
+	base, err := c.geminiBase()
+	if err != nil {
+		return nil, err
+	}
+	return []openai.Option{openai.WithToken(c.GoogleKey), openai.WithHTTPClient(httpClient()), openai.WithBaseURL(base)}, nil
+}
+
+// anthropicBase is the Messages API root in use. ANTHROPIC_BASE_URL, as
+// Anthropic's SDKs read it, names the host (https://api.anthropic.com);
+// the client wants the root that ends in /v1, which a bare host gets.
+func (c Config) anthropicBase() (string, error) {
+	if c.AnthropicBaseURL == "" {
+		return "https://api.anthropic.com/v1", nil
+	}
+	return apiRoot("ANTHROPIC_BASE_URL", c.AnthropicBaseURL, "/v1")
+}
+
+// apiRoot checks a base URL setting and gives a bare host the API's path.
+func apiRoot(name, raw, path string) (string, error) {
+	u, err := url.Parse(strings.TrimRight(raw, "/"))
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return "", fmt.Errorf("%s %q is not an absolute URL", name, raw)
+	}
+	if u.Path == "" {
+		u.Path = path
+	}
+	return u.String(), nil
 }
 
 // ollamaOptions are the client options shared by chat and embeddings.
@@ -247,7 +299,7 @@ func (a *adapter) Generate(ctx context.Context, r llm.Request) (llm.Response, er
 		}))
 	}
 	for try := 0; ; try++ {
-		at := &attempt{}
+		at := &attempt{keep: a.callPieces}
 		tryCtx, cancel := context.WithTimeout(context.WithValue(ctx, attemptKey{}, at), a.timeout)
 		resp, err := a.m.GenerateContent(tryCtx, msgs, opts...)
 		timedOut := tryCtx.Err() != nil
@@ -261,7 +313,11 @@ func (a *adapter) Generate(ctx context.Context, r llm.Request) (llm.Response, er
 			err = errDeadline // the SDK returned what it had when the timeout hit
 		}
 		if err == nil {
-			return response(resp), nil
+			out := response(resp)
+			if a.callPieces {
+				repair(&out, at.kept(), r.Stream != nil)
+			}
+			return out, nil
 		}
 		f := classify(err, at, timedOut)
 		wait := backoff(try, f.retryAfter)
@@ -285,28 +341,17 @@ func (a *adapter) Generate(ctx context.Context, r llm.Request) (llm.Response, er
 // request turns an llm.Request into langchaingo's messages and options, for
 // the named provider. Function calls and their results go as langchaingo's
 // tool-call parts, which each provider's client turns into its own
-// messages; the exceptions are what this langchaingo version cannot carry:
-//   - its Anthropic client reads only the first part of an assistant or tool
-//     message, so each call and each result gets a message of its own
-//     (Anthropic merges consecutive turns of one role);
-//   - its Ollama client takes only text, so calls are written out as text
-//     and results go as tool-role text.
+// messages (Ollama's is ours, ollamaChat); the exception is what this
+// langchaingo version cannot carry: its Anthropic client reads only the
+// first part of an assistant or tool message, so each call and each result
+// gets a message of its own (Anthropic merges consecutive turns of one role).
 func request(provider string, r llm.Request) ([]llms.MessageContent, []llms.CallOption) {
 	msgs := make([]llms.MessageContent, 0, len(r.Messages))
 	for _, m := range r.Messages {
 		switch {
-		case m.Role == llm.Tool && provider == "ollama":
-			msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeTool, m.Content))
 		case m.Role == llm.Tool:
 			msgs = append(msgs, llms.MessageContent{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{
 				llms.ToolCallResponse{ToolCallID: m.CallID, Name: m.Name, Content: m.Content}}})
-		case m.Role == llm.Assistant && len(m.Calls) > 0 && provider == "ollama":
-			var b strings.Builder
-			b.WriteString(m.Content)
-			for _, c := range m.Calls {
-				fmt.Fprintf(&b, "\n%s(%s)", c.Name, c.Arguments)
-			}
-			msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeAI, strings.TrimSpace(b.String())))
 		case m.Role == llm.Assistant && len(m.Calls) > 0:
 			var parts []llms.ContentPart
 			if m.Content != "" && provider != "anthropic" {
@@ -388,6 +433,9 @@ func response(resp *llms.ContentResponse) llm.Response {
 		if ch.FuncCall != nil && len(ch.ToolCalls) == 0 {
 			out.Calls = append(out.Calls, llm.FunctionCall{Name: ch.FuncCall.Name, Arguments: json.RawMessage(ch.FuncCall.Arguments)})
 		}
+		if th, _ := ch.GenerationInfo["ThinkingContent"].(string); th != "" {
+			out.Reasoning = joinReasoning(out.Reasoning, th)
+		}
 		out.Usage.PromptTokens += intInfo(ch.GenerationInfo, "PromptTokens", "InputTokens")
 		out.Usage.CompletionTokens += intInfo(ch.GenerationInfo, "CompletionTokens", "OutputTokens")
 	}
@@ -451,7 +499,11 @@ func NewEmbedder(ctx context.Context, c Config) (llm.Embedder, error) {
 	case "ollama":
 		client, err = ollama.New(append(c.ollamaOptions(), ollama.WithModel(c.EmbeddingModel))...)
 	case "googleai":
-		client, err = openai.New(append(c.geminiOptions(), openai.WithEmbeddingModel(c.EmbeddingModel))...)
+		opts, gerr := c.geminiOptions()
+		if gerr != nil {
+			return nil, gerr
+		}
+		client, err = openai.New(append(opts, openai.WithEmbeddingModel(c.EmbeddingModel))...)
 	case "":
 		return nil, fmt.Errorf("ADAPTBOT_EMBEDDING_MODEL is set but no provider is configured")
 	default:

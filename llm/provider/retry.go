@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -31,6 +32,8 @@ type attempt struct {
 	status     int           // the response status, 0 before headers
 	retryAfter time.Duration // the response's Retry-After, 0 if none
 	connErr    error         // a transport or body read error
+	keep       bool          // keep the reply's bytes (see repair)
+	body       bytes.Buffer  // the reply's bytes, when keep
 }
 
 func (a *attempt) facts() (int, time.Duration, error) {
@@ -68,6 +71,9 @@ func (o observer) RoundTrip(req *http.Request) (*http.Response, error) {
 	a.status = resp.StatusCode
 	a.retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	resp.Body = &watchedBody{ReadCloser: resp.Body, a: a}
+	if a.keep && resp.StatusCode == http.StatusOK {
+		resp.Body = &keptBody{ReadCloser: resp.Body, a: a}
+	}
 	return resp, nil
 }
 
