@@ -154,7 +154,7 @@ When the result is a struct, name it Output, as Input names the parameters, and 
 
 # Allowed imports
 Only these packages may be imported: ` + strings.Join(contract.AllowedImports(), ", ") + `.
-Anything else is rejected before it runs: no os, os/exec, net, net/http, io/ioutil, syscall, unsafe, reflect, slices, maps or iter.
+Anything else is rejected before it runs: no os, os/exec, net, net/http, io/ioutil, syscall, unsafe, reflect or iter.
 
 # Network
 A tool has no network access except through package toolkit, imported as "` + contract.ToolkitPath + `":
@@ -174,7 +174,7 @@ Name the tool with a string literal, exactly as listed (toolkit.Call(ctx, "unit_
 Yaegi runs Go as Go 1.22 means it, with a few gaps:
 - min, max, clear, range over an integer (` + "`for i := range n`" + `) and per-iteration loop variables work as in Go 1.22; ranging over a string is fast;
 - no range over a function (iterators): write a plain loop;
-- no imports of slices or maps; generic functions you declare yourself work when they take plain slice and map types;
+- slices offers Contains, ContainsFunc, Index, IndexFunc, Equal, Reverse, Max, Min, Sort, SortFunc, SortStableFunc, IsSorted, Clone, Compact and BinarySearch; maps offers Equal, Clone, Copy and DeleteFunc (no Keys, Values or All: range over the map); generic functions you declare yourself work when they take plain slice and map types;
 - a three-clause loop whose body both changes the loop variable and captures it in a closure (or takes its address) is refused: capture a copy made in the body instead;
 - declare one package-level variable per statement (` + "`var a, b = f()`" + ` fails);
 - everything stays in the one file; no init functions and no package-level variables whose initialisation does work; no goroutines are needed.

@@ -142,6 +142,21 @@ func TestGoSemanticsCanaries(t *testing.T) {
 		rs = append(rs, c)
 	}
 	return fmt.Sprint(idx, rs, only, n), nil`, "[0 1 3 4 0 3] [97 233 65533 98 26085 26412] [0 1 3 4] 4"},
+		{"slices and maps", `"maps"
+	"slices"
+	"strings"`, "", `xs := []int{3, 1, 2, 3}
+	ys := slices.Clone(xs)
+	slices.Sort(ys)
+	words := []string{"pear", "Fig", "apple"}
+	slices.SortFunc(words, func(a, b string) int { return strings.Compare(strings.ToLower(a), strings.ToLower(b)) })
+	r := []int{1, 2, 3}
+	slices.Reverse(r)
+	m := map[string]int{"a": 1}
+	m2 := maps.Clone(m)
+	m2["b"] = 2
+	i, found := slices.BinarySearch(ys, 2)
+	return fmt.Sprint(slices.Contains(xs, 2), slices.Index(xs, 2), slices.Max(xs), slices.Min(xs), ys, words, r,
+		slices.Equal(xs, ys), slices.Compact(ys), len(m), maps.Equal(m, m2), i, found), nil`, "true 2 3 1 [1 2 3 0] [apple Fig pear] [3 2 1] false [1 2 3] 1 false 1 true"},
 	}
 	for name, r := range runners(t, testOptions(t)) {
 		t.Run(name, func(t *testing.T) {
