@@ -30,6 +30,7 @@ var allowed = map[string]bool{
 	"hash/crc32":      true,
 	"hash/fnv":        true,
 	"html":            true,
+	"maps":            true, // issue 29: Yaegi source, third_party/yaegi/stdlib/generic
 	"io":              true,
 	"math":            true,
 	"math/big":        true,
@@ -39,6 +40,7 @@ var allowed = map[string]bool{
 	"net/url":         true,
 	"path":            true,
 	"regexp":          true,
+	"slices":          true, // issue 29: Yaegi source, third_party/yaegi/stdlib/generic
 	"sort":            true,
 	"strconv":         true,
 	"strings":         true,

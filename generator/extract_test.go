@@ -185,17 +185,17 @@ func TestInterpreterLint(t *testing.T) {
 	tests := []struct {
 		name, code, want string
 	}{
-		{"max builtin", "return max(1, len(s))", "builtin max"},
-		{"clear builtin", "m := map[int]int{}\nclear(m)\nreturn 0", "builtin clear"},
-		{"range over literal", "n := 0\nfor i := range 10 {\nn += i\n}\nreturn n", "range over an integer"},
-		{"range over len", "n := 0\nfor i := range len(s) {\nn += i\n}\nreturn n", "range over an integer"},
+		{"max builtin works", "return max(1, len(s))", ""},
+		{"clear builtin works", "m := map[int]int{}\nclear(m)\nreturn 0", ""},
+		{"range over literal works", "n := 0\nfor i := range 10 {\nn += i\n}\nreturn n", ""},
+		{"loop variable changed and captured", "var fs []func() int\nfor i := 0; i < 3; i++ {\nfs = append(fs, func() int { return i })\ni++\n}\nreturn len(fs)", "both changed in the loop body and captured"},
 		{"range over func", "for v := range func(yield func(int) bool) {} {\n_ = v\n}\nreturn 0", "range over a function"},
 		{"plain loop", "n := 0\nfor i := range s {\nn += i\n}\nreturn n", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := strings.Join(interpreterLint("x", body(tt.code)), "\n")
-			if tt.want == "" && got != "" || !strings.Contains(got, tt.want) {
+			if tt.want == "" && got != "" || tt.want != "" && !strings.Contains(got, tt.want) {
 				t.Errorf("lint = %q, want %q", got, tt.want)
 			}
 		})

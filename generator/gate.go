@@ -258,34 +258,20 @@ func parseProblems(err error) []string {
 	return out
 }
 
-// interpreterLint finds what the interpreter (Yaegi, Go ≤ 1.21 semantics)
-// does not support but a Go compiler would accept, so the model gets a clear
-// message instead of "undefined: max" or an interpreter panic.
+// interpreterLint finds what the sandbox cannot run with the meaning Go
+// gives it, so the model gets a clear message instead of an interpreter's
+// error or, worse, a different answer: a loop variable that a closure
+// captures and the body changes (sandbox.CheckSemantics), and a range over
+// a function literal. min, max, clear and range over an integer work.
 func interpreterLint(name string, src []byte) []string {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, name+".go", src, 0)
 	if err != nil {
 		return nil
 	}
-	declared := map[string]bool{}
-	for _, d := range f.Decls {
-		if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil {
-			declared[fn.Name.Name] = true
-		}
-	}
-	var out []string
+	out := sandbox.CheckSemantics(src)
 	ast.Inspect(f, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.CallExpr:
-			if id, ok := n.Fun.(*ast.Ident); ok && !declared[id.Name] && (id.Name == "min" || id.Name == "max" || id.Name == "clear") {
-				p := fset.Position(n.Pos())
-				out = append(out, fmt.Sprintf("%d:%d: the builtin %s is not available in the interpreter: write a small helper function instead", p.Line, p.Column, id.Name))
-			}
-		case *ast.RangeStmt:
-			if rangesOverInt(n.X) {
-				p := fset.Position(n.Pos())
-				out = append(out, fmt.Sprintf("%d:%d: range over an integer is not supported by the interpreter: use for i := 0; i < n; i++", p.Line, p.Column))
-			}
+		if n, ok := n.(*ast.RangeStmt); ok {
 			if _, ok := n.X.(*ast.FuncLit); ok {
 				p := fset.Position(n.Pos())
 				out = append(out, fmt.Sprintf("%d:%d: range over a function is not supported by the interpreter: use a plain loop", p.Line, p.Column))
@@ -294,23 +280,6 @@ func interpreterLint(name string, src []byte) []string {
 		return true
 	})
 	return out
-}
-
-// rangesOverInt spots the shapes of `range n` that need no type checker:
-// an integer literal, len(x), and arithmetic on either.
-func rangesOverInt(e ast.Expr) bool {
-	switch e := e.(type) {
-	case *ast.BasicLit:
-		return e.Kind == token.INT
-	case *ast.CallExpr:
-		id, ok := e.Fun.(*ast.Ident)
-		return ok && (id.Name == "len" || id.Name == "cap" || id.Name == "int")
-	case *ast.BinaryExpr:
-		return rangesOverInt(e.X) || rangesOverInt(e.Y)
-	case *ast.ParenExpr:
-		return rangesOverInt(e.X)
-	}
-	return false
 }
 
 // checkExamples checks the examples before anything runs: enough of them,

@@ -155,7 +155,7 @@ When the result is a struct, name it Output, as Input names the parameters, and 
 
 # Allowed imports
 Only these packages may be imported: ` + strings.Join(contract.AllowedImports(), ", ") + `.
-Anything else is rejected before it runs: no os, os/exec, net, net/http, io/ioutil, syscall, unsafe, reflect, slices or maps.
+Anything else is rejected before it runs: no os, os/exec, net, net/http, io/ioutil, syscall, unsafe, reflect or iter.
 
 # Network
 A tool has no network access except through package toolkit, imported as "` + contract.ToolkitPath + `":
@@ -172,12 +172,11 @@ A tool may call the tools listed in the request, through the same package:
 Name the tool with a string literal, exactly as listed (toolkit.Call(ctx, "unit_converter", map[string]any{"value": 5, "from": "mi", "to": "km"})): a tool that names a tool that does not exist is refused. Give the arguments its schema asks for, pass ctx along, and return the error of a failed call with what you were doing (fmt.Errorf("converting: %w", err)). A tool may not call itself, nor a tool that calls it. Calls run one at a time and share the tool's time limit, so make as few as the job needs; a tool's output text is for people, so read the number or field you need from it carefully.
 
 # The Go the interpreter runs
-Yaegi supports the Go language only up to 1.22, and not all of it:
-- no builtins min, max or clear: write a small helper function;
-- no range over an integer (` + "`for i := range 10`" + `) or over a function: write ` + "`for i := 0; i < n; i++`" + `;
-- no generic helper functions from slices or maps (they cannot be imported); avoid declaring generic functions;
-- loop variables follow the pre-1.22 rule, one variable for the whole loop: copy it (` + "`v := v`" + `) before a closure captures it;
-- ranging over a string (` + "`for _, r := range s`" + `) is slow in the interpreter on long text: range over ` + "`[]rune(s)`" + `, or better leave per-character work to strings, unicode/utf8 and regexp, which run natively;
+Yaegi runs Go as Go 1.22 means it, with a few gaps:
+- min, max, clear, range over an integer (` + "`for i := range n`" + `) and per-iteration loop variables work as in Go 1.22; ranging over a string is fast;
+- no range over a function (iterators): write a plain loop;
+- slices offers Contains, ContainsFunc, Index, IndexFunc, Equal, Reverse, Max, Min, Sort, SortFunc, SortStableFunc, IsSorted, Clone, Compact and BinarySearch; maps offers Equal, Clone, Copy and DeleteFunc (no Keys, Values or All: range over the map); generic functions you declare yourself work when they take plain slice and map types;
+- a three-clause loop whose body both changes the loop variable and captures it in a closure (or takes its address) is refused: capture a copy made in the body instead;
 - declare one package-level variable per statement (` + "`var a, b = f()`" + ` fails);
 - everything stays in the one file; no init functions and no package-level variables whose initialisation does work; no goroutines are needed.
 

@@ -113,7 +113,7 @@ func TestWriteSystemStatesTheRules(t *testing.T) {
 		"func Execute(ctx context.Context, in Input) (T, error)", "type Input struct",
 		`"adaptbot/toolkit"`, "toolkit.Get(", "toolkit.GetJSON(", "toolkit.QueryEscape(",
 		"encoding/json, errors, fmt", "os/exec",
-		"up to 1.22", "min, max or clear", "range over an integer", "pre-1.22", "one file", "no init functions", "no goroutines",
+		"as Go 1.22 means it", "min, max, clear", "range over an integer", "per-iteration loop variables", "no range over a function", "one file", "no init functions", "no goroutines",
 		"Return errors, never panic", "Existing categories: finance",
 		"toolkit.Call(ctx context.Context, name string, args any) (string, error)", "toolkit.CallJSON(", "string literal", "may not call itself",
 		"write_tool", "at least 2", `"contains"`, `"matches"`,

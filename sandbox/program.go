@@ -122,6 +122,10 @@ func load(ctx context.Context, tool string, src []byte, limit time.Duration, std
 	if _, err := checkSource(tool, src); err != nil {
 		return nil, err
 	}
+	src, err := rewriteSemantics(src)
+	if err != nil {
+		return nil, &Error{Tool: tool, Kind: KindCompile, Msg: err.Error()}
+	}
 	s := &slot{}
 	in := interp.New(interp.Options{
 		Stdin:                strings.NewReader(""),
@@ -139,6 +143,8 @@ func load(ctx context.Context, tool string, src []byte, limit time.Duration, std
 		"Decode":  reflect.ValueOf(s.decode),
 		"Return":  reflect.ValueOf(func(v any) { s.out, s.returned = v, true }),
 		"Fail":    reflect.ValueOf(func(msg string) { s.errMsg, s.failed, s.returned = msg, true, true }),
+		// The builtin clear, for the rewrite of semantics.go.
+		"Clear": reflect.ValueOf(clearValue),
 	}}); err != nil {
 		return nil, fmt.Errorf("sandbox: load host symbols: %w", err)
 	}

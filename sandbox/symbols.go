@@ -24,6 +24,11 @@ const toolkitKey = contract.ToolkitPath + "/toolkit"
 // import, init function or trick of the interpreter can reach them.
 var baseSymbols = buildSymbols()
 
+// sourcePackages are the allowed packages that are not in the symbol table:
+// generic, so Yaegi compiles them from source into every interpreter
+// (third_party/yaegi/stdlib/generic, a subset of the standard ones).
+var sourcePackages = []string{"maps", "slices"}
+
 func buildSymbols() interp.Exports {
 	out := interp.Exports{}
 	for key, syms := range stdlib.Symbols {
