@@ -179,12 +179,10 @@ func (p *progressLine) done() {
 	}
 }
 
-// isTerminal reports whether v is a terminal (a character device).
+// isTerminal reports whether v is a terminal: a file the kernel keeps
+// terminal settings for (isTTY), not merely a character device such as
+// /dev/null, where a prompt would go unanswered.
 func isTerminal(v any) bool {
 	f, ok := v.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return ok && isTTY(f.Fd())
 }
