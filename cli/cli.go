@@ -28,7 +28,6 @@ import (
 
 	"adaptbot/api"
 	"adaptbot/config"
-	"adaptbot/generator"
 	"adaptbot/sandbox"
 )
 
@@ -159,7 +158,7 @@ type progressLine struct {
 
 func newProgressLine(w io.Writer) *progressLine { return &progressLine{w: w, tty: isTerminal(w)} }
 
-func (p *progressLine) show(ev generator.Event) {
+func (p *progressLine) show(ev api.Event) {
 	line := fmt.Sprintf("[%s] %s", ev.Stage, ev.Message)
 	if !p.tty {
 		fmt.Fprintln(p.w, line)
