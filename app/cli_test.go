@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot/benchmarks"
 	"adaptbot/cli"
 	"adaptbot/config"
 	"adaptbot/homelock"
@@ -130,14 +131,22 @@ func TestCommandLineThroughServer(t *testing.T) {
 	if code, r := in.do(t, "POST", "/api/tools/roman_numerals/run", `{"number": 9}`); code != 200 || r["output"] != "IX" {
 		t.Errorf("the server after the CLI's rollback: %d %v", code, r)
 	}
-	runs := 0
+	runs, testRows := 0, 0
 	for _, row := range in.rows(t) {
 		if row["intent"] == "RUN" {
 			runs++
 		}
+		if row["category"] == benchmarks.CategoryBuildTest {
+			testRows++
+		}
 	}
 	if runs < 5 {
 		t.Errorf("%d RUN rows in the server's CSV, want the CLI's runs there", runs)
+	}
+	// tools test asks the running server, which writes a row for each run
+	// of the examples, refusals included (it ran them itself before).
+	if testRows != 3 {
+		t.Errorf("%d build_test rows in the server's CSV, want 3: one per tools test", testRows)
 	}
 }
 

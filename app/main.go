@@ -63,7 +63,6 @@ Usage:
   adaptbot tools failures NAME           a tool's failure cases from use (through the server)
   adaptbot tools repair NAME [CASE...]   repair a tool from them (through the server)
   adaptbot route [QUERY]                 the tools the router picks for QUERY
-  adaptbot route --eval DIR              router benchmark on a dataset
   adaptbot report [--format F] [FILTERS] summarize, or export, the benchmarks CSV
   adaptbot mcp                           serve AdaptBot's tools over MCP (stdio)
   adaptbot mcp validate                  check the MCP servers file

@@ -76,7 +76,7 @@ func (e *authEdge) handleUserAdd() fiber.Handler {
 		if err != nil {
 			return err
 		}
-		u, key, err := e.store.Add(c.UserContext(), req.Name, req.Role)
+		u, key, err := e.store.Add(c.UserContext(), req.Name, identity.Role(req.Role))
 		if err != nil {
 			return userError(err)
 		}
@@ -96,7 +96,7 @@ func (e *authEdge) handleUserRole() fiber.Handler {
 		if err != nil {
 			return err
 		}
-		u, err := e.store.SetRole(c.UserContext(), c.Params("name"), req.Role)
+		u, err := e.store.SetRole(c.UserContext(), c.Params("name"), identity.Role(req.Role))
 		if err != nil {
 			return userError(err)
 		}

@@ -28,7 +28,6 @@ import (
 
 	"adaptbot/api"
 	"adaptbot/config"
-	"adaptbot/generator"
 	"adaptbot/sandbox"
 )
 
@@ -159,7 +158,7 @@ type progressLine struct {
 
 func newProgressLine(w io.Writer) *progressLine { return &progressLine{w: w, tty: isTerminal(w)} }
 
-func (p *progressLine) show(ev generator.Event) {
+func (p *progressLine) show(ev api.Event) {
 	line := fmt.Sprintf("[%s] %s", ev.Stage, ev.Message)
 	if !p.tty {
 		fmt.Fprintln(p.w, line)
@@ -179,12 +178,10 @@ func (p *progressLine) done() {
 	}
 }
 
-// isTerminal reports whether v is a terminal (a character device).
+// isTerminal reports whether v is a terminal: a file the kernel keeps
+// terminal settings for (isTTY), not merely a character device such as
+// /dev/null, where a prompt would go unanswered.
 func isTerminal(v any) bool {
 	f, ok := v.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return ok && isTTY(f.Fd())
 }

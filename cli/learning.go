@@ -5,16 +5,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"adaptbot/api"
 	"adaptbot/clip"
-	"adaptbot/generator"
-	"adaptbot/service"
 )
 
 // Learning from use on the command line: `adaptbot tools failures NAME`
@@ -24,21 +20,21 @@ import (
 // toolsFailures is `adaptbot tools failures NAME`: the tool's failure
 // cases and repairs, from the server.
 func toolsFailures(ctx context.Context, c *api.Client, name, format string, stdout io.Writer) error {
-	var rep service.FailureReport
-	if err := c.Call(ctx, http.MethodGet, "/api/tools/"+url.PathEscape(name)+"/failures", nil, &rep); err != nil {
+	rep, err := c.Failures(ctx, name)
+	if err != nil {
 		return err
 	}
 	if format == "json" {
 		return writeJSON(stdout, rep)
 	}
-	return writeFailures(stdout, &rep)
+	return writeFailures(stdout, rep)
 }
 
 // toolsRepair is `adaptbot tools repair NAME [CASE...]`: a repair on the
 // server, its progress on stderr.
 func toolsRepair(ctx context.Context, c *api.Client, name string, cases []string, format string, stdout, stderr io.Writer) error {
 	p := newProgressLine(stderr)
-	res, err := c.Stream(ctx, "/api/tools/"+url.PathEscape(name)+"/repair", service.RepairRequest{Cases: cases}, p.show)
+	res, err := c.Repair(ctx, name, api.RepairRequest{Cases: cases}, p.show)
 	p.done()
 	if err != nil {
 		return err
@@ -65,7 +61,7 @@ func toolsRepair(ctx context.Context, c *api.Client, name string, cases []string
 }
 
 // writeFailures prints a failure report as a table.
-func writeFailures(w io.Writer, rep *service.FailureReport) error {
+func writeFailures(w io.Writer, rep *api.FailureReport) error {
 	fmt.Fprintf(w, "%s, version %d serving", rep.Tool, rep.Version)
 	if rep.PendingVersion > 0 {
 		fmt.Fprintf(w, " (version %d waits for approval)", rep.PendingVersion)
@@ -104,11 +100,11 @@ func writeFailures(w io.Writer, rep *service.FailureReport) error {
 	return nil
 }
 
-func caseOutcome(r generator.CaseResult) string {
+func caseOutcome(r api.CaseResult) string {
 	switch {
-	case r.Outcome == generator.OutcomeResult && r.Example:
+	case r.Outcome == api.OutcomeResult && r.Example:
 		return "now gives a result, kept as an example"
-	case r.Outcome == generator.OutcomeResult:
+	case r.Outcome == api.OutcomeResult:
 		return "now gives a result"
 	case r.OK:
 		return "now a clear error: " + clipLine(r.Error, 80)

@@ -7,30 +7,24 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
 	"adaptbot/registry"
 	"adaptbot/router"
-	"adaptbot/router/routereval"
 )
 
 // routeUsage is the synopsis printed by --help.
 const routeUsage = `Usage: adaptbot route [--catalog FILE] [--top-k K] [--mode fused|flat|hierarchical] [--format text|json] [QUERY]
-       adaptbot route --eval DIR [--format text|json] [--latency=false] [--flows]
+       adaptbot route --eval DIR [--latency=false] [--flows]   (moved: see below)
 
 Routes QUERY to the tools best suited to it, best first. Without --catalog it
 routes over the local registry. Without QUERY it reads JSON lines
 {"id", "query"} from standard input and writes one JSON line per query:
 {"id", "tools": [{"server", "name", "score"}]}.
 
-With --eval DIR it scores the router and the baselines on DIR/catalog.json
-and DIR/queries.jsonl (the LiveMCPBench layout) and times Route at the
-catalog's size and at 10,000 tools. --flows adds the model traffic of a
-one-tool answer at 5, 100 and 527 tools (round trips, prompt tokens, tokens a
-prompt cache cannot serve) beside langchaingo's OpenAI functions agent, both
-against a scripted model on loopback; run it from the repository root, as it
-runs the peer with go run in router/routereval/peer.
+The router's evaluation on a dataset is a program of its own, so the binary
+carries no test kit; --eval only says so. From the repository:
+go run ./router/routereval/cmd/routeeval [--latency=false] [--flows] DIR.
 `
 
 // routeCommand is `adaptbot route ...`; without --catalog it routes over the
@@ -42,9 +36,10 @@ func routeCommand(ctx context.Context, e Env, args []string) error {
 	topK := fs.Int("top-k", 5, "number of tools to return")
 	format := formatFlag(fs, "text", "text", "json")
 	modeName := fs.String("mode", "fused", "ranking: fused, flat or hierarchical")
-	evalDir := fs.String("eval", "", "evaluate on the dataset in DIR instead of routing")
-	latency := fs.Bool("latency", true, "with --eval, also time Route at the catalog's size and at 10,000 tools")
-	flows := fs.Bool("flows", false, "with --eval, also compare the model traffic of a one-tool answer with langchaingo's agent")
+	// --eval and its flags are still known, to say where the evaluation went.
+	evalDir := fs.String("eval", "", "moved: go run ./router/routereval/cmd/routeeval DIR")
+	fs.Bool("latency", true, "moved, with --eval")
+	fs.Bool("flows", false, "moved, with --eval")
 	if err := e.Parse(fs, args, routeUsage); err != nil {
 		return err
 	}
@@ -63,26 +58,7 @@ func routeCommand(ctx context.Context, e Env, args []string) error {
 	}
 
 	if *evalDir != "" {
-		if len(words) > 0 || *catalog != "" {
-			return UsageError(routeUsage, "route: --eval takes no QUERY and no --catalog")
-		}
-		var sizes []int
-		if *latency {
-			sizes = []int{0, 10000} // 0: the catalog as it is
-		}
-		r, err := routereval.Evaluate(*evalDir, sizes, 3)
-		if err != nil {
-			return fmt.Errorf("route --eval: %w", err)
-		}
-		if *flows {
-			if err := r.CompareFlows(ctx, *evalDir, filepath.Join("router", "routereval", routereval.PeerDir), []int{5, 100, 527}); err != nil {
-				return fmt.Errorf("route --eval --flows: %w", err)
-			}
-		}
-		if format.value == "json" {
-			return writeJSON(stdout, r)
-		}
-		return r.WriteText(stdout)
+		return UsageError(routeUsage, "route --eval: the evaluation is a program of its own now, so the binary carries no test kit; from the repository run: go run ./router/routereval/cmd/routeeval %s", *evalDir)
 	}
 
 	var docs []router.Doc

@@ -11,7 +11,6 @@ import (
 
 	"adaptbot/config"
 	"adaptbot/router"
-	"adaptbot/router/routereval"
 )
 
 var miniDir = filepath.Join("..", "router", "testdata", "mini")
@@ -82,12 +81,11 @@ func TestRouteErrors(t *testing.T) {
 		{"top-k not a number", "", []string{"--top-k", "five", "q"}, 2, `--top-k: "five" is not a valid value`},
 		{"bad format", "", []string{"--format", "xml", "q"}, 2, "--format must be text or json"},
 		{"bad mode", "", []string{"--mode", "best", "q"}, 2, "unknown mode"},
-		{"eval with query", "", []string{"--eval", dir, "q"}, 2, "--eval takes no QUERY"},
+		{"eval moved", "", []string{"--eval", dir}, 2, "routereval/cmd/routeeval"},
 		{"missing catalog", "", []string{"--catalog", filepath.Join(dir, "missing.json"), "q"}, 1, "missing.json"},
 		{"catalog not an array", "", []string{"--catalog", badJSON, "q"}, 1, "bad.json"},
 		{"stdin not JSON", "{\"id\":1,\"query\":\"ok\"}\nnot json\n", []string{"--catalog", catalog}, 1, "line 2"},
 		{"stdin without query", `{"id": 1}`, []string{"--catalog", catalog}, 1, `no "query"`},
-		{"eval dir missing", "", []string{"--eval", filepath.Join(dir, "nowhere")}, 1, "nowhere"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,24 +100,5 @@ func TestRouteErrors(t *testing.T) {
 				t.Errorf("error %q does not mention %q", err, tt.errSubstr)
 			}
 		})
-	}
-}
-
-// TestRouteEval: `adaptbot route --eval` on the toy dataset.
-func TestRouteEval(t *testing.T) {
-	out, err := route(t, "", "--eval", miniDir, "--latency=false", "--format", "json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r routereval.Report
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatalf("%v in %s", err, out)
-	}
-	if r.Tools != 10 || r.Tasks != 3 || len(r.Systems) != 5 {
-		t.Errorf("report: %+v", r)
-	}
-	out, err = route(t, "", "--eval", miniDir, "--latency=false")
-	if err != nil || !strings.Contains(out, "| router fused (Route) |") {
-		t.Errorf("text report: %v\n%s", err, out)
 	}
 }

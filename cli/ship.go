@@ -146,11 +146,9 @@ func toolsImport(ctx context.Context, e Env, args []string, usage string) error 
 	if limit := cfg.Edge.WithDefaults().BodyLimit()*3/4 - 1024; len(data) > limit {
 		return fmt.Errorf("%s is %d bytes; the server takes bundles of up to %d bytes: bundle fewer tools at a time", fs.Arg(0), len(data), limit)
 	}
-	var out struct {
-		Imported []shipping.Imported `json:"imported"`
-	}
 	req := api.ImportRequest{Bundle: base64.StdEncoding.EncodeToString(data), Rename: rename, Replace: *replace}
-	if err := newClient(cfg).Call(ctx, "POST", "/api/tools/import", req, &out); err != nil {
+	out, err := newClient(cfg).Import(ctx, req)
+	if err != nil {
 		return err
 	}
 	if format.value == "json" {
@@ -165,7 +163,7 @@ func toolsImport(ctx context.Context, e Env, args []string, usage string) error 
 }
 
 // importedLine says what became of one imported tool.
-func importedLine(t shipping.Imported) string {
+func importedLine(t api.ImportedTool) string {
 	line := t.Name
 	if t.From != "" {
 		line += " (" + t.From + " in the bundle)"

@@ -2,11 +2,11 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +14,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"adaptbot/api"
 	"adaptbot/config"
 	"adaptbot/generator"
 	"adaptbot/registry"
@@ -115,7 +116,7 @@ func toolsCommand(ctx context.Context, e Env, args []string) error {
 		return err
 	}
 	c := newClient(cfg)
-	build := func(req generator.Request) error {
+	build := func(req api.BuildRequest) error {
 		p := newProgressLine(stderr)
 		res, err := c.Build(ctx, req, p.show)
 		p.done()
@@ -142,33 +143,27 @@ func toolsCommand(ctx context.Context, e Env, args []string) error {
 		if err := want(1, "NAME"); err != nil {
 			return err
 		}
-		return toolsShow(cfg, args[0], show)
+		return toolsShow(ctx, e, c, args[0], show)
 	case "history":
 		if err := want(1, "NAME"); err != nil {
 			return err
 		}
-		return toolsHistory(ctx, e, args[0], format.value)
+		return toolsHistory(ctx, e, c, args[0], format.value)
 	case "test":
 		if err := want(1, "NAME"); err != nil {
 			return err
 		}
-		return toolsTest(ctx, e, args[0], show)
+		return toolsTest(ctx, e, c, args[0], show)
 	case "run":
 		if len(args) < 1 || len(args) > 2 {
 			return want(2, "NAME [JSON-ARGS]")
 		}
-		input := []byte("{}")
+		var input api.RunRequest
 		if len(args) == 2 {
-			input = []byte(args[1])
+			input = api.RunRequest(args[1])
 		}
-		var out struct {
-			Tool    string  `json:"tool"`
-			Version int     `json:"version"`
-			Output  string  `json:"output"`
-			MS      float64 `json:"ms"`
-			ID      string  `json:"request_id"`
-		}
-		if err := c.Call(ctx, "POST", "/api/tools/"+url.PathEscape(args[0])+"/run", input, &out); err != nil {
+		out, err := c.Run(ctx, args[0], input)
+		if err != nil {
 			return err
 		}
 		return show(out, out.Output+"\n")
@@ -176,12 +171,12 @@ func toolsCommand(ctx context.Context, e Env, args []string) error {
 		if err := want(1, `"REQUEST"`); err != nil {
 			return err
 		}
-		return build(generator.Request{Text: args[0], Op: generator.Create})
+		return build(api.BuildRequest{Text: args[0], Op: api.OpCreate})
 	case "modify":
 		if err := want(2, `NAME "REQUEST"`); err != nil {
 			return err
 		}
-		return build(generator.Request{Text: args[1], Op: generator.Modify, Tool: args[0]})
+		return build(api.BuildRequest{Text: args[1], Op: api.OpModify, Tool: args[0]})
 	case "delete":
 		if err := want(1, "NAME"); err != nil {
 			return err
@@ -189,12 +184,8 @@ func toolsCommand(ctx context.Context, e Env, args []string) error {
 		if err := confirm(e.Stdin, stderr, *yes, usage, "tools", "delete", args[0], "Its versions stay in history and rollback brings it back."); err != nil {
 			return err
 		}
-		path := "/api/tools/" + url.PathEscape(args[0])
-		if *force {
-			path += "?force=true"
-		}
-		var res generator.Result
-		if err := c.Call(ctx, "DELETE", path, nil, &res); err != nil {
+		res, err := c.Delete(ctx, args[0], *force)
+		if err != nil {
 			return err
 		}
 		return show(res, res.Summary+"\n")
@@ -206,12 +197,8 @@ func toolsCommand(ctx context.Context, e Env, args []string) error {
 		if err != nil || v <= 0 {
 			return UsageError(usage, "tools rollback: VERSION %q is not a version number", args[1])
 		}
-		var out struct {
-			Tool     string `json:"tool"`
-			Version  int    `json:"version"`
-			Restored int    `json:"restored"`
-		}
-		if err := c.Call(ctx, "POST", "/api/tools/"+url.PathEscape(args[0])+"/rollback", map[string]int{"version": v}, &out); err != nil {
+		out, err := c.Rollback(ctx, args[0], v)
+		if err != nil {
 			return err
 		}
 		return show(out, fmt.Sprintf("%s: version %d restored as version %d.\n", out.Tool, out.Restored, out.Version))
@@ -229,8 +216,8 @@ func toolsCommand(ctx context.Context, e Env, args []string) error {
 		if err := want(1, "NAME"); err != nil {
 			return err
 		}
-		var out map[string]any
-		if err := c.Call(ctx, "POST", "/api/tools/"+url.PathEscape(args[0])+"/approve", nil, &out); err != nil {
+		out, err := c.Approve(ctx, args[0])
+		if err != nil {
 			return err
 		}
 		return show(out, args[0]+" approved: it serves now.\n")
@@ -238,33 +225,59 @@ func toolsCommand(ctx context.Context, e Env, args []string) error {
 	return UsageError(toolsHelp(nil), "tools: unknown subcommand %q", sub)
 }
 
-// toolsShow prints a tool's entry and source from the files; it changes
-// nothing.
-func toolsShow(cfg config.Config, name string, show func(v any, text string) error) error {
-	entries, err := registry.ReadEntries(cfg.Registry)
+// toolsShow prints a tool's entry and source, from the server or, when
+// none runs, from the files, which it only reads.
+func toolsShow(ctx context.Context, e Env, c *api.Client, name string, show func(v any, text string) error) error {
+	t, err := c.Tool(ctx, name)
+	if _, down := errors.AsType[*api.NoServerError](err); down {
+		t, err = readTool(e.Config, name)
+	}
 	if err != nil {
 		return err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s, version %d (%s, %s)\n%s\n", t.Name, t.Version, t.Origin, t.Status, t.Description)
+	if t.Category != "" {
+		fmt.Fprintf(&b, "category: %s\n", t.Category)
+	}
+	if t.LastError != "" {
+		fmt.Fprintf(&b, "last error: %s\n", t.LastError)
+	}
+	fmt.Fprintf(&b, "parameters: %s\nsource: %s\n\n%s", t.Parameters, t.Source, t.Code)
+	return show(t, b.String())
+}
+
+// readTool is a tool's entry and source as the files hold them, for when
+// no server runs.
+func readTool(cfg config.Config, name string) (*api.Tool, error) {
+	entries, err := registry.ReadEntries(cfg.Registry)
+	if err != nil {
+		return nil, err
 	}
 	for _, e := range entries {
 		if e.Name != name {
 			continue
 		}
+		t := new(api.Tool)
+		if err := convert(e, t); err != nil {
+			return nil, err
+		}
 		src, _ := os.ReadFile(filepath.Join(cfg.ToolsDir, e.Name, e.Name+".go"))
-		var b strings.Builder
-		fmt.Fprintf(&b, "%s, version %d (%s, %s)\n%s\n", e.Name, e.Version, e.Origin, e.Status, e.Description)
-		if e.Category != "" {
-			fmt.Fprintf(&b, "category: %s\n", e.Category)
-		}
-		if e.LastError != "" {
-			fmt.Fprintf(&b, "last error: %s\n", e.LastError)
-		}
-		fmt.Fprintf(&b, "parameters: %s\nsource: %s\n\n%s", e.Parameters, e.Source, src)
-		return show(struct {
-			registry.Entry
-			Code string `json:"code"`
-		}{e, string(src)}, b.String())
+		t.Code = string(src)
+		return t, nil
 	}
-	return toolbox.NotFound(name)
+	return nil, toolbox.NotFound(name)
+}
+
+// convert turns what the engine returned into the API's body of the same
+// shape (app's TestAPIBodiesMatchTheServer keeps the two in step), so a
+// command prints one shape whether the server answered or the files did.
+func convert(from, to any) error {
+	data, err := json.Marshal(from)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(data, to)
 }
 
 // openReadOnly opens the registry for a process that checks or exports
@@ -292,17 +305,18 @@ func openToolbox(ctx context.Context, e Env, log *slog.Logger) (*registry.Regist
 	return reg, box, runner, nil
 }
 
-// toolsHistory prints a tool's kept versions.
-func toolsHistory(ctx context.Context, e Env, name, format string) error {
+// toolsHistory prints a tool's kept versions, from the server or, when
+// none runs, from the registry opened read-only.
+func toolsHistory(ctx context.Context, e Env, c *api.Client, name, format string) error {
 	stdout := e.Stdout
-	reg, err := openReadOnly(ctx, e, slog.New(slog.DiscardHandler), nil)
+	list, err := c.Versions(ctx, name)
+	if _, down := errors.AsType[*api.NoServerError](err); down {
+		list, err = readVersions(ctx, e, name)
+	}
 	if err != nil {
 		return err
 	}
-	vs, err := reg.Versions(name)
-	if err != nil {
-		return err
-	}
+	vs := list.Versions
 	if format == "json" {
 		return writeJSON(stdout, vs)
 	}
@@ -318,24 +332,28 @@ func toolsHistory(ctx context.Context, e Env, name, format string) error {
 	return tw.Flush()
 }
 
-// toolsTest re-runs a tool's stored examples in a sandbox of its own. It
-// changes nothing, so it needs no server.
-func toolsTest(ctx context.Context, e Env, name string, show func(v any, text string) error) error {
-	log := slog.New(slog.NewTextHandler(e.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	// The examples of a tool that calls tools run with the real callees
-	// (the registry's; external MCP tools are not reached from here).
-	reg, box, runner, err := openToolbox(ctx, e, log)
+// readVersions is a tool's kept versions from the registry opened
+// read-only, for when no server runs.
+func readVersions(ctx context.Context, e Env, name string) (*api.VersionList, error) {
+	reg, err := openReadOnly(ctx, e, slog.New(slog.DiscardHandler), nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer runner.Close()
-	gen, err := generator.New(generator.Options{Registry: reg, Runner: runner, Log: log, Tools: box})
+	vs, err := reg.Versions(name)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	rep, err := gen.TestTool(ctx, name)
-	if errors.Is(err, registry.ErrNotFound) {
-		return toolbox.NotFound(name)
+	list := &api.VersionList{Tool: name}
+	return list, convert(vs, &list.Versions)
+}
+
+// toolsTest re-runs a tool's stored examples: on the server, which writes
+// its row and trace, or, when none runs, in a sandbox of its own over the
+// registry opened read-only, which changes nothing.
+func toolsTest(ctx context.Context, e Env, c *api.Client, name string, show func(v any, text string) error) error {
+	rep, err := c.Test(ctx, name)
+	if _, down := errors.AsType[*api.NoServerError](err); down {
+		rep, err = testLocally(ctx, e, name)
 	}
 	if err != nil {
 		return err
@@ -356,4 +374,30 @@ func toolsTest(ctx context.Context, e Env, name string, show func(v any, text st
 		return &ExitError{Code: 1}
 	}
 	return nil
+}
+
+// testLocally runs a tool's stored examples in a sandbox of its own, for
+// when no server runs.
+func testLocally(ctx context.Context, e Env, name string) (*api.ExampleReport, error) {
+	log := slog.New(slog.NewTextHandler(e.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	// The examples of a tool that calls tools run with the real callees
+	// (the registry's; external MCP tools are not reached from here).
+	reg, box, runner, err := openToolbox(ctx, e, log)
+	if err != nil {
+		return nil, err
+	}
+	defer runner.Close()
+	gen, err := generator.New(generator.Options{Registry: reg, Runner: runner, Log: log, Tools: box})
+	if err != nil {
+		return nil, err
+	}
+	rep, err := gen.TestTool(ctx, name)
+	if errors.Is(err, registry.ErrNotFound) {
+		return nil, toolbox.NotFound(name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := new(api.ExampleReport)
+	return out, convert(rep, out)
 }

@@ -5,13 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
 	"strings"
 	"text/tabwriter"
 
 	"adaptbot/api"
 	"adaptbot/config"
+	"adaptbot/homelock"
 	"adaptbot/identity"
 	"adaptbot/identity/users"
 )
@@ -82,7 +81,9 @@ func usersCommand(ctx context.Context, e Env, args []string) error {
 		if *role == "" {
 			return UsageError(usersUsage, "users add: --role is required: user, builder or admin")
 		}
-		op = usersOp{method: http.MethodPost, path: "/api/users", body: api.UserRequest{Name: args[0], Role: identity.Role(*role)},
+		op = usersOp{remote: func(c *api.Client) (*api.UserResult, error) {
+			return c.AddUser(ctx, api.UserRequest{Name: args[0], Role: api.Role(*role)})
+		},
 			direct: func(s *users.Store) (users.Info, string, error) { return s.Add(ctx, args[0], identity.Role(*role)) }}
 	case "list":
 		if err := want(0, "no arguments"); err != nil {
@@ -93,7 +94,7 @@ func usersCommand(ctx context.Context, e Env, args []string) error {
 		if err := want(2, "NAME ROLE"); err != nil {
 			return err
 		}
-		op = usersOp{method: http.MethodPatch, path: "/api/users/" + url.PathEscape(args[0]), body: api.UserRequest{Role: identity.Role(args[1])},
+		op = usersOp{remote: func(c *api.Client) (*api.UserResult, error) { return c.SetRole(ctx, args[0], api.Role(args[1])) },
 			direct: func(s *users.Store) (users.Info, string, error) {
 				u, err := s.SetRole(ctx, args[0], identity.Role(args[1]))
 				return u, "", err
@@ -102,7 +103,7 @@ func usersCommand(ctx context.Context, e Env, args []string) error {
 		if err := want(1, "NAME"); err != nil {
 			return err
 		}
-		op = usersOp{method: http.MethodPost, path: "/api/users/" + url.PathEscape(args[0]) + "/rotate",
+		op = usersOp{remote: func(c *api.Client) (*api.UserResult, error) { return c.RotateKey(ctx, args[0]) },
 			direct: func(s *users.Store) (users.Info, string, error) { return s.Rotate(ctx, args[0]) }}
 	case "remove":
 		if err := want(1, "NAME"); err != nil {
@@ -111,22 +112,20 @@ func usersCommand(ctx context.Context, e Env, args []string) error {
 		if err := confirm(e.Stdin, stderr, *yes, usersUsage, "users", "remove", args[0], "Their key stops working at once."); err != nil {
 			return err
 		}
-		op = usersOp{method: http.MethodDelete, path: "/api/users/" + url.PathEscape(args[0]),
+		op = usersOp{remote: func(c *api.Client) (*api.UserResult, error) { return c.RemoveUser(ctx, args[0]) },
 			direct: func(s *users.Store) (users.Info, string, error) {
 				u, err := s.Remove(ctx, args[0])
 				return u, "", err
 			}}
 	}
-	var out struct {
-		User users.Info `json:"user"`
-		Key  string     `json:"key,omitempty"`
-		Note string     `json:"note,omitempty"`
-	}
-	err := newClient(cfg).Call(ctx, op.method, op.path, op.body, &out)
+	out, err := op.remote(newClient(cfg))
 	if _, down := errors.AsType[*api.NoServerError](err); down {
-		if out.User, out.Key, err = usersDirect(ctx, cfg, op.direct, stderr); err != nil {
+		out = new(api.UserResult)
+		var u users.Info
+		if u, out.Key, err = usersDirect(ctx, cfg, op.direct, stderr); err != nil {
 			return err
 		}
+		out.User = apiUser(u)
 	} else if err != nil {
 		return err
 	}
@@ -139,13 +138,17 @@ func usersCommand(ctx context.Context, e Env, args []string) error {
 // usersOp is one change, as a request to the server and as a call on the
 // store for when no server runs.
 type usersOp struct {
-	method, path string
-	body         any
-	direct       func(*users.Store) (users.Info, string, error)
+	remote func(*api.Client) (*api.UserResult, error)
+	direct func(*users.Store) (users.Info, string, error)
+}
+
+// apiUser is the store's user as the API shows it.
+func apiUser(u users.Info) api.User {
+	return api.User{Name: u.Name, Role: api.Role(u.Role), Pseudonym: u.Pseudonym, Created: u.Created, Rotated: u.Rotated}
 }
 
 // printUser says what a users command did, with the key if it made one.
-func printUser(w io.Writer, sub string, u users.Info, key, note string) error {
+func printUser(w io.Writer, sub string, u api.User, key, note string) error {
 	var b strings.Builder
 	switch sub {
 	case "add":
@@ -172,12 +175,15 @@ func printUser(w io.Writer, sub string, u users.Info, key, note string) error {
 // usersList prints the users, from the server or, when none runs, the
 // file (reading needs no lock).
 func usersList(ctx context.Context, cfg config.Config, format string, stdout, stderr io.Writer) error {
-	var out struct {
-		Users []users.Info `json:"users"`
-	}
-	err := newClient(cfg).Call(ctx, http.MethodGet, "/api/users", nil, &out)
+	out, err := newClient(cfg).Users(ctx)
 	if _, down := errors.AsType[*api.NoServerError](err); down {
-		err = withStore(ctx, cfg, stderr, func(s *users.Store) error { out.Users = s.List(); return nil })
+		out = new(api.UserList)
+		err = withStore(ctx, cfg, stderr, func(s *users.Store) error {
+			for _, u := range s.List() {
+				out.Users = append(out.Users, apiUser(u))
+			}
+			return nil
+		})
 	}
 	if err != nil {
 		return err
@@ -211,15 +217,26 @@ func usersDirect(ctx context.Context, cfg config.Config, fn func(*users.Store) (
 	return u, key, err
 }
 
-// withStore opens the users file for fn while no server runs. The file's
-// lock keeps the one-writer rule: a server that starts meanwhile waits for
-// nothing but fails to take it, and says so; a server that holds it makes
-// this fail. In a cluster the users are the cluster's, changed only
-// through a replica.
+// withStore opens the users file for fn while no server runs. It first
+// takes the folder's lock (homelock), as a server does, so that for as long
+// as it runs it is the folder's one writer: a server that starts meanwhile
+// refuses to start and says so, and a server that holds the folder, even
+// one still starting and not yet answering, makes this fail. The users
+// file's own lock is taken too, for a users file kept outside the folder.
+// In a cluster the users are the cluster's, changed only through a
+// replica.
 func withStore(ctx context.Context, cfg config.Config, stderr io.Writer, fn func(*users.Store) error) error {
 	if cfg.NATSURL != "" {
 		return fmt.Errorf("no AdaptBot server answers at %s, and in a cluster users change only through a replica: start one (adaptbot serve), then run this again", cfg.ServerURL())
 	}
+	lock, err := homelock.Acquire(cfg.LockDir(), "")
+	if _, held := errors.AsType[*homelock.HeldError](err); held {
+		return fmt.Errorf("no AdaptBot server answers at %s, but one holds %s (%w); users change through it: run this again once it listens", cfg.ServerURL(), cfg.LockDir(), err)
+	}
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
 	b, err := users.OpenFile(cfg.Identity.Users)
 	if errors.Is(err, users.ErrLocked) {
 		return fmt.Errorf("the server holds %s but does not answer at %s yet; run this again once it listens", cfg.Identity.Users, cfg.ServerURL())

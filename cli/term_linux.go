@@ -1,0 +1,14 @@
+package cli
+
+import (
+	"syscall"
+	"unsafe"
+)
+
+// isTTY reports whether fd is a terminal: the kernel knows its terminal
+// settings. A character device alone is not enough: /dev/null is one.
+func isTTY(fd uintptr) bool {
+	var t syscall.Termios
+	_, _, errno := syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TCGETS, uintptr(unsafe.Pointer(&t)))
+	return errno == 0
+}
