@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"runtime"
 	"strings"
 
 	"adaptbot/auth"
 	"adaptbot/failures"
+	"adaptbot/redact"
 	"adaptbot/sandbox"
 	"adaptbot/service"
 	"adaptbot/telemetry"
@@ -213,6 +215,8 @@ func Write(w io.Writer, c Config) error {
 			v = "(set)"
 		case v == "":
 			v = "(empty)"
+		default:
+			v = Masked(v)
 		}
 		if _, err := fmt.Fprintf(w, "%-*s  %-26s  %-11s  %s\n", width, s.name, v, c.from[s.name], s.help); err != nil {
 			return err
@@ -244,9 +248,25 @@ func JSON(c Config) []map[string]any {
 		if s.secret {
 			row["set"] = c.value(s.name) != ""
 		} else {
-			row["value"] = c.value(s.name)
+			row["value"] = Masked(c.value(s.name))
 		}
 		out = append(out, row)
 	}
 	return out
+}
+
+// Masked is a setting's value as `adaptbot config` shows it: credentials
+// in a URL (https://user:secret@host, as OPENAI_BASE_URL, the OTLP
+// endpoint or the OIDC issuer may hold them) are replaced by "xxxxx", and
+// any key-shaped text by redact.Mask (issue 27).
+func Masked(v string) string {
+	if u, err := url.Parse(v); err == nil && u.User != nil && u.Host != "" {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+		} else {
+			u.User = url.User("xxxxx")
+		}
+		v = u.String()
+	}
+	return redact.String(v)
 }
