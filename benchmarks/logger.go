@@ -1,6 +1,8 @@
 package benchmarks
 
 import (
+	"adaptbot/redact"
+
 	"bufio"
 	"bytes"
 	"encoding/csv"
@@ -77,8 +79,14 @@ func Open(path string) (*Logger, error) {
 			return nil, err
 		}
 	}
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	// The rows hold people's words: the owner alone reads them, and a file
+	// an older release left readable to all is tightened.
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
+		return nil, fmt.Errorf("benchmarks: %w", err)
+	}
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
 		return nil, fmt.Errorf("benchmarks: %w", err)
 	}
 	info, err := f.Stat()
@@ -302,6 +310,8 @@ func (l *Logger) Log(r Row) error {
 		r.Timestamp = time.Now()
 	}
 	r = r.cleaned()
+	// A person's words and the errors quoting them may hold a pasted key.
+	r.Query, r.Error = redact.String(r.Query), redact.String(r.Error)
 	line := encode(r.record())
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -195,7 +195,7 @@ func (r *Rows) spool(sr spooledRow) {
 	}
 	path := filepath.Join(r.opts.SpoolDir, fmt.Sprintf("%020d.json", r.seq.Add(1)))
 	tmp := path + ".tmp"
-	err = os.WriteFile(tmp, b, 0o644)
+	err = os.WriteFile(tmp, b, 0o600) // a row holds a person's words
 	if err == nil {
 		r.onDisk.Add(1) // before the publisher can see it
 		if err = os.Rename(tmp, path); err != nil {

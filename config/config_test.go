@@ -2,6 +2,7 @@ package config
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -185,6 +186,29 @@ func TestJSON(t *testing.T) {
 			if r["value"] != "7" || r["from"] != "environment" {
 				t.Errorf("a setting's row: %v", r)
 			}
+		}
+	}
+}
+
+// TestConfigMasksURLCredentials: `adaptbot config` shows where a URL
+// points, never the credentials embedded in it (issue 27).
+func TestConfigMasksURLCredentials(t *testing.T) {
+	env := map[string]string{
+		"OPENAI_BASE_URL":             "https://bob:hunter2-secret@llm.example.com/v1",
+		"OTEL_EXPORTER_OTLP_ENDPOINT": "https://tok3n-secret@otel.example.com:4318",
+	}
+	c, _ := Load(func(k string) string { return env[k] })
+	var b strings.Builder
+	if err := Write(&b, c); err != nil {
+		t.Fatal(err)
+	}
+	js := fmt.Sprint(JSON(c))
+	for _, out := range []string{b.String(), js} {
+		if strings.Contains(out, "hunter2-secret") || strings.Contains(out, "tok3n-secret") {
+			t.Errorf("a URL's credentials are shown:\n%s", out)
+		}
+		if !strings.Contains(out, "llm.example.com/v1") {
+			t.Errorf("the URL itself is not shown:\n%s", out)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"runtime"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"adaptbot/failures"
 	"adaptbot/generator"
 	"adaptbot/llm"
+	"adaptbot/redact"
 	"adaptbot/registry"
 	"adaptbot/sandbox"
 	"adaptbot/service"
@@ -233,6 +235,8 @@ func Write(w io.Writer, c Config) error {
 			v = "(set)"
 		case v == "":
 			v = "(empty)"
+		default:
+			v = Masked(v)
 		}
 		if _, err := fmt.Fprintf(w, "%-*s  %-26s  %-11s  %s\n", width, s.name, v, c.from[s.name], s.help); err != nil {
 			return err
@@ -264,7 +268,7 @@ func JSON(c Config) []map[string]any {
 		if s.secret {
 			row["set"] = c.value(s.name) != ""
 		} else {
-			row["value"] = c.value(s.name)
+			row["value"] = Masked(c.value(s.name))
 		}
 		out = append(out, row)
 	}
@@ -283,4 +287,20 @@ func dur(d time.Duration) string {
 		s = t + "h"
 	}
 	return s
+}
+
+// Masked is a setting's value as `adaptbot config` shows it: credentials
+// in a URL (https://user:secret@host, as OPENAI_BASE_URL, the OTLP
+// endpoint or the OIDC issuer may hold them) are replaced by "xxxxx", and
+// any key-shaped text by redact.Mask (issue 27).
+func Masked(v string) string {
+	if u, err := url.Parse(v); err == nil && u.User != nil && u.Host != "" {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+		} else {
+			u.User = url.User("xxxxx")
+		}
+		v = u.String()
+	}
+	return redact.String(v)
 }

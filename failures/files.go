@@ -71,7 +71,7 @@ func (f *Files) Update(ctx context.Context, tool string, change func(State) Stat
 	if err != nil {
 		return State{}, fmt.Errorf("failures: %w", err)
 	}
-	if err := registry.WriteFileAtomic(f.path(tool), append(b, '\n'), 0o644); err != nil {
+	if err := registry.WriteFileAtomic(f.path(tool), append(b, '\n'), 0o600); err != nil {
 		return State{}, fmt.Errorf("failures: %w", err)
 	}
 	return next, nil

@@ -1,6 +1,8 @@
 package failures
 
 import (
+	"adaptbot/redact"
+
 	"bytes"
 	"cmp"
 	"context"
@@ -251,6 +253,11 @@ func (s *Store) Record(c Call) (id string, fresh bool) {
 	// Arguments of any kind but invalid ones passed the tool's schema, so
 	// they are a JSON object already: compacting them needs no validation.
 	args, size, exact := capArgs(c.Args, c.Kind != InvalidArguments)
+	// A key pasted into a tool's arguments is not kept; arguments that held
+	// one are no longer the call as made, so they cannot be run again.
+	if red, changed := redact.JSON(args); changed {
+		args, exact = red, false
+	}
 	id = caseID(c.Tool, c.Version, args)
 	status := Open
 	if c.Kind == Feedback {
@@ -276,7 +283,7 @@ func (s *Store) Record(c Call) (id string, fresh bool) {
 		t.pending.deltas[id] = d
 	}
 	d.Count++
-	merge(d, Case{Kind: c.Kind, Message: clip.String(c.Message, MaxMessage), Comment: clip.String(c.Comment, MaxComment),
+	merge(d, Case{Kind: c.Kind, Message: clip.String(redact.String(c.Message), MaxMessage), Comment: clip.String(redact.String(c.Comment), MaxComment),
 		LastSeen: at, RequestID: c.RequestID, Status: status})
 	return id, fresh
 }

@@ -56,3 +56,18 @@ func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
 }
+
+// removeStaleTemps removes the temporary files writeFileAtomic leaves when
+// the process is killed mid-write (".tmp-NAME-*"): in dir and in each
+// folder directly under it. Called at start-up by the folder's one
+// writer, when no write of ours is under way.
+func removeStaleTemps(dir string) {
+	for _, pattern := range []string{filepath.Join(dir, ".tmp-*"), filepath.Join(dir, "*", ".tmp-*")} {
+		matches, _ := filepath.Glob(pattern)
+		for _, m := range matches {
+			if info, err := os.Lstat(m); err == nil && info.Mode().IsRegular() {
+				os.Remove(m)
+			}
+		}
+	}
+}

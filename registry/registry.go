@@ -149,6 +149,9 @@ func Open(ctx context.Context, opts Options) (*Registry, error) {
 		if err := os.MkdirAll(opts.ToolsDir, 0o755); err != nil {
 			return nil, fmt.Errorf("registry: tools folder: %w", err)
 		}
+		// A kill -9 during a write leaves its temporary file behind.
+		removeStaleTemps(filepath.Dir(opts.Path))
+		removeStaleTemps(opts.ToolsDir)
 	}
 	r := &Registry{opts: opts, tools: map[string]*record{}}
 	r.write.Lock()

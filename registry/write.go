@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"adaptbot/redact"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -76,7 +78,7 @@ func (r *Registry) Put(ctx context.Context, name string, src []byte, o PutOption
 			if ev.Kind == Held {
 				v = ev.Entry.PendingVersion
 			}
-			if err := writeFileAtomic(filepath.Join(filepath.Dir(r.versionPath(name, v)), NoteFile), []byte(o.Note), 0o644); err != nil {
+			if err := writeFileAtomic(filepath.Join(filepath.Dir(r.versionPath(name, v)), NoteFile), []byte(redact.String(o.Note)), 0o600); err != nil {
 				r.warn("registry: %s: the note of version %d was not kept: %v", name, v, err)
 			}
 		}

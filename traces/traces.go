@@ -12,6 +12,8 @@
 package traces
 
 import (
+	"adaptbot/redact"
+
 	"bufio"
 	"bytes"
 	"encoding/json"
@@ -124,9 +126,21 @@ func Open(path string, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("traces: %w", err)
 		}
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	// Traces hold people's words: the owner alone reads them, and a file
+	// an older release left readable to all is tightened.
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("traces: %w", err)
+	}
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("traces: %w", err)
+	}
+	for _, old := range []string{path + ".1"} {
+		if err := os.Chmod(old, 0o600); err != nil && !errors.Is(err, os.ErrNotExist) {
+			f.Close()
+			return nil, fmt.Errorf("traces: %w", err)
+		}
 	}
 	info, err := f.Stat()
 	if err != nil {
@@ -180,6 +194,15 @@ func Encode(r *Record) ([]byte, error) {
 	if len(r.Result) > 0 && !json.Valid(r.Result) {
 		return nil, fmt.Errorf("traces: the result of %s is not valid JSON", r.ID)
 	}
+	// What a person wrote, and what tools and models answered, may hold a
+	// pasted key: it is stored redacted, in any store.
+	r.Query, r.Error = redact.String(r.Query), redact.String(r.Error)
+	r.Result, _ = redact.JSON(r.Result)
+	if r.Rating != nil && r.Rating.Comment != "" {
+		rating := *r.Rating
+		rating.Comment = redact.String(rating.Comment)
+		r.Rating = &rating
+	}
 	b, err := json.Marshal(r)
 	if err != nil {
 		return nil, fmt.Errorf("traces: %w", err)
@@ -197,7 +220,7 @@ func (s *Store) rotate() error {
 	if err := os.Rename(s.path, s.path+".1"); err != nil {
 		return fmt.Errorf("traces: rotate: %w", err)
 	}
-	f, err := os.OpenFile(s.path, os.O_CREATE|os.O_APPEND|os.O_WRONLY|os.O_TRUNC, 0o644)
+	f, err := os.OpenFile(s.path, os.O_CREATE|os.O_APPEND|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
 		return fmt.Errorf("traces: rotate: %w", err)
 	}

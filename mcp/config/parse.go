@@ -79,6 +79,11 @@ func (p *configParser) objectForm(data []byte) {
 			continue
 		}
 		seen[kv.key] = true
+		if kv.key == "" {
+			// Found by FuzzParse: its tools would have been named "/TOOL".
+			p.problem(where, "a server needs a name: use letters, digits, '-', '_' and '.'")
+			continue
+		}
 		fields, err := orderedObject(kv.value)
 		if err != nil {
 			p.problem(where, "want an object with \"command\" or \"url\", got %s", jsonKind(kv.value))
