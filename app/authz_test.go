@@ -110,7 +110,7 @@ func rule(method, path string) (routeRule, bool) {
 // Fiber lists them: every method and path.
 func registeredRoutes(t *testing.T) []fiber.Route {
 	t.Helper()
-	cfg := config.Config{Addr: "0.0.0.0:3000", AdminToken: "s3cret"}
+	cfg := config.Config{Addr: "0.0.0.0:3000", AdminToken: "s3cret-admin-token"}
 	s := NewServer(Deps{Config: cfg, Service: service.New(service.Deps{}), Auth: testAuth(t, cfg), Metrics: telemetry.NewMetrics(),
 		MCP: func(c *fiber.Ctx) error { return nil }, Log: slog.New(slog.DiscardHandler)})
 	routes := s.app.GetRoutes(true)
@@ -163,14 +163,14 @@ func trialPath(path string, a identity.Action) string {
 // where the role may not take the route's action; let through where it
 // may). Nothing of the tools changes.
 func TestAuthorizationOnEveryRoute(t *testing.T) {
-	in := start(t, map[string]string{"ADAPTBOT_ADDR": "0.0.0.0:0", "ADAPTBOT_ADMIN_TOKEN": "s3cret"})
+	in := start(t, map[string]string{"ADAPTBOT_ADDR": "0.0.0.0:0", "ADAPTBOT_ADMIN_TOKEN": "s3cret-admin-token"})
 	// Reach it by an address, as a client does (the MCP handler refuses a
 	// Host of "[::]" arriving over loopback).
 	in.url = "http://127.0.0.1:" + in.url[strings.LastIndex(in.url, ":")+1:]
 	keys := map[identity.Role]string{}
 	for _, role := range identity.Roles {
 		body := `{"name": "p_` + string(role) + `", "role": "` + string(role) + `"}`
-		code, _, raw := in.send(t, "POST", "/api/users", body, map[string]string{"Content-Type": "application/json", "Authorization": "Bearer s3cret"})
+		code, _, raw := in.send(t, "POST", "/api/users", body, map[string]string{"Content-Type": "application/json", "Authorization": "Bearer s3cret-admin-token"})
 		var r map[string]any
 		json.Unmarshal(raw, &r)
 		key, _ := r["key"].(string)
@@ -190,7 +190,7 @@ func TestAuthorizationOnEveryRoute(t *testing.T) {
 	trials := []trial{
 		{name: "without credentials", headers: map[string]string{}},
 		{name: "with a wrong key", headers: map[string]string{"Authorization": "Bearer adaptbot_wrong"}},
-		{name: "from another site", headers: map[string]string{"Authorization": "Bearer s3cret", "Origin": "http://evil.example"}, role: identity.Admin, origin: true},
+		{name: "from another site", headers: map[string]string{"Authorization": "Bearer s3cret-admin-token", "Origin": "http://evil.example"}, role: identity.Admin, origin: true},
 	}
 	for _, role := range identity.Roles {
 		trials = append(trials, trial{name: "as a " + string(role), headers: map[string]string{"Authorization": "Bearer " + keys[role]}, role: role})

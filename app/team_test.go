@@ -16,7 +16,7 @@ func TestTwoPeopleAndAnAdmin(t *testing.T) {
 	srv := llmtest.New(t, romanScript(t))
 	env := modelEnv(srv)
 	env["ADAPTBOT_ADDR"] = "0.0.0.0:0"
-	env["ADAPTBOT_ADMIN_TOKEN"] = "s3cret"
+	env["ADAPTBOT_ADMIN_TOKEN"] = "s3cret-admin-token"
 	in := start(t, env)
 	in.url = "http://127.0.0.1:" + in.url[strings.LastIndex(in.url, ":")+1:]
 	as := func(key string) map[string]string {
@@ -24,7 +24,7 @@ func TestTwoPeopleAndAnAdmin(t *testing.T) {
 	}
 	add := func(name, role string) string {
 		t.Helper()
-		code, _, raw := in.send(t, "POST", "/api/users", `{"name": "`+name+`", "role": "`+role+`"}`, as("s3cret"))
+		code, _, raw := in.send(t, "POST", "/api/users", `{"name": "`+name+`", "role": "`+role+`"}`, as("s3cret-admin-token"))
 		key, _ := jsonBody(t, raw)["key"].(string)
 		if code/100 != 2 || key == "" {
 			t.Fatalf("add %s = %d %s", name, code, raw)
@@ -56,7 +56,7 @@ func TestTwoPeopleAndAnAdmin(t *testing.T) {
 			t.Errorf("%s reads %s's trace: %d %s", who, other, code, raw)
 		}
 	}
-	_, _, raw := in.send(t, "GET", "/api/requests", "", as("s3cret"))
+	_, _, raw := in.send(t, "GET", "/api/requests", "", as("s3cret-admin-token"))
 	if list, _ := jsonBody(t, raw)["requests"].([]any); len(list) < 2 {
 		t.Errorf("the admin's list = %s", raw)
 	}
@@ -72,7 +72,7 @@ func TestTwoPeopleAndAnAdmin(t *testing.T) {
 		{"ann", ann, "GET", "/api/benchmarks", "", 403},
 		{"bob", bob, "GET", "/dashboard", "", 403},
 		{"bob", bob, "DELETE", "/api/tools/calculator", "", 403},
-		{"admin", "s3cret", "GET", "/api/benchmarks", "", 200},
+		{"admin", "s3cret-admin-token", "GET", "/api/benchmarks", "", 200},
 	} {
 		if code, _, raw := in.send(t, tt.method, tt.path, tt.body, as(tt.key)); code != tt.want {
 			t.Errorf("%s %s %s = %d %s, want %d", tt.who, tt.method, tt.path, code, raw, tt.want)

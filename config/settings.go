@@ -195,6 +195,12 @@ var settings = []setting{
 	{telemetry.EnvContent, "off", "on: spans carry tool arguments and results, and the messages sent to and received from the model (personal data may be in them)", nil, false},
 	{"ADAPTBOT_METRICS_TOKEN", "", "lets a scraper read GET /metrics beyond loopback (Authorization: Bearer <token>) without the admin token; on loopback /metrics is open",
 		func(c *Config, v string) error { c.MetricsToken = v; return nil }, true},
+
+	// Issue 27: identities that cannot be borrowed.
+	{"ADAPTBOT_AUTH_BACKOFF_MAX", "5m", "the longest a client address waits after failing credentials again and again (five failures are free, then 1s, doubling)",
+		func(c *Config, v string) (err error) { c.Identity.BackoffMax, err = duration(v); return err }, false},
+	{"ADAPTBOT_MCP_SESSION_TIMEOUT", "30m", "an /mcp session idle this long ends; the client starts a new one",
+		func(c *Config, v string) (err error) { c.Identity.MCPSessionTimeout, err = duration(v); return err }, false},
 }
 
 // Write prints every setting, for `adaptbot config`: its value in effect
