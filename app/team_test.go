@@ -84,6 +84,20 @@ func TestTwoPeopleAndAnAdmin(t *testing.T) {
 		t.Errorf("bob's build = %d %s", code, raw)
 	}
 
+	// Remove ann and add a new ann: a new person, with none of the old
+	// one's requests (the pseudonym comes from an ID fixed at creation,
+	// not from the name).
+	if code, _, raw := in.send(t, "DELETE", "/api/users/ann", "", as("s3cret-admin-token")); code != 200 {
+		t.Fatalf("remove ann = %d %s", code, raw)
+	}
+	ann2 := add("ann", "user")
+	if _, _, raw := in.send(t, "GET", "/api/requests", "", as(ann2)); strings.Contains(string(raw), ids["ann"]) {
+		t.Errorf("the new ann lists the old one's request: %s", raw)
+	}
+	if code, _, raw := in.send(t, "GET", "/api/requests/"+ids["ann"], "", as(ann2)); code != 404 || strings.Contains(string(raw), "hello from") {
+		t.Errorf("the new ann reads the old one's trace: %d %s", code, raw)
+	}
+
 	// Nobody signed in.
 	for _, path := range []string{"/", "/api/tools", "/api/requests", "/dashboard"} {
 		if code, _, _ := in.send(t, "GET", path, "", map[string]string{"Accept": "application/json"}); code != 401 {
