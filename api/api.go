@@ -301,3 +301,27 @@ func readEvents(r io.Reader, fn func(event string, data []byte) error) error {
 	}
 	return sc.Err()
 }
+
+// Sessions lists the browser sign-ins of the user name (GET
+// /api/users/NAME/sessions; admin only).
+func (c *Client) Sessions(ctx context.Context, name string) ([]Session, error) {
+	out, err := answer[SessionList](ctx, c, http.MethodGet, userPath(name, "/sessions"), nil)
+	if err != nil {
+		return nil, err
+	}
+	return out.Sessions, nil
+}
+
+// EndSessions ends one browser sign-in of the user name, or with id "all"
+// every one, and says how many ended (DELETE /api/users/NAME/sessions[/ID]).
+func (c *Client) EndSessions(ctx context.Context, name, id string) (int, error) {
+	path := userPath(name, "/sessions")
+	if id != "all" {
+		path += "/" + url.PathEscape(id)
+	}
+	out, err := answer[SessionsEnded](ctx, c, http.MethodDelete, path, nil)
+	if err != nil {
+		return 0, err
+	}
+	return out.Ended, nil
+}

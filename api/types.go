@@ -362,3 +362,22 @@ type ErrorBody struct {
 	// RetryAfter is in seconds, when trying again later may succeed.
 	RetryAfter int `json:"retry_after,omitempty"`
 }
+
+// Session is one browser sign-in of a user.
+type Session struct {
+	ID      string    `json:"id"`
+	Method  string    `json:"method"` // key or oidc
+	Role    string    `json:"role,omitempty"`
+	Created time.Time `json:"created"`
+	Expires time.Time `json:"expires"`
+}
+
+// SessionList answers GET /api/users/NAME/sessions.
+type SessionList struct {
+	Sessions []Session `json:"sessions"`
+}
+
+// SessionsEnded answers DELETE /api/users/NAME/sessions[/ID].
+type SessionsEnded struct {
+	Ended int `json:"ended"`
+}

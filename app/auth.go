@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -9,6 +10,7 @@ import (
 	"net/netip"
 	"net/url"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,12 +33,15 @@ import (
 
 // authEdge holds the user store and the authenticator of one server.
 type authEdge struct {
-	store  *users.Store
-	auth   *auth.Authenticator
-	secure bool // cookies are Secure: the server listens beyond loopback
-	cfg    config.IdentityConfig
-	log    *slog.Logger
-	close  func()
+	store    *users.Store
+	auth     *auth.Authenticator
+	throttle *auth.Throttle // failed credentials, per client address
+	secure   bool           // cookies are Secure: the server listens beyond loopback
+	cfg      config.IdentityConfig
+	// metricsToken is ADAPTBOT_METRICS_TOKEN: a scraper's, not a failed key.
+	metricsToken string
+	log          *slog.Logger
+	close        func()
 }
 
 // openAuth opens the users (from ADAPTBOT_USERS, or the cluster's bucket
@@ -49,7 +54,11 @@ func openAuth(ctx context.Context, cfg config.Config, link *cluster.Link, log *s
 		return nil, errors.New("ADAPTBOT_USERS is empty: say where the users file goes")
 	}
 	var backend users.Backend
-	e := &authEdge{secure: !cfg.Loopback(), cfg: cfg.Identity, log: log, close: func() {}}
+	if err := checkTokens(cfg); err != nil {
+		return nil, err
+	}
+	e := &authEdge{secure: !cfg.Loopback(), cfg: cfg.Identity, log: log, close: func() {}, throttle: auth.NewThrottle(cfg.Identity.BackoffMax),
+		metricsToken: cfg.MetricsToken}
 	if link != nil {
 		// The first replica seeds an empty bucket with its files' users
 		// and secret, which it only reads.
@@ -103,7 +112,34 @@ func openAuth(ctx context.Context, cfg config.Config, link *cluster.Link, log *s
 		e.close()
 		return nil, err
 	}
+	for _, p := range cfg.Identity.TrustedProxies {
+		if p.Bits() == 0 {
+			log.Warn("ADAPTBOT_TRUSTED_PROXIES holds "+p.String()+", every address: anyone who reaches the server can name themselves in "+
+				cfg.Identity.TrustedHeader+"; list only your auth proxy's addresses", "proxies", p.String())
+		}
+	}
 	return e, nil
+}
+
+// MinTokenLength is the shortest admin or metrics token a server beyond
+// loopback accepts: long enough that guessing it, even at the throttle's
+// pace from many addresses, is hopeless.
+const MinTokenLength = 16
+
+// checkTokens refuses, beyond loopback, an admin or metrics token short
+// enough to guess. On loopback, where only this machine reaches the
+// server, any token does.
+func checkTokens(cfg config.Config) error {
+	if cfg.Loopback() {
+		return nil
+	}
+	for _, t := range []struct{ name, value string }{{"ADAPTBOT_ADMIN_TOKEN", cfg.AdminToken}, {"ADAPTBOT_METRICS_TOKEN", cfg.MetricsToken}} {
+		if t.value != "" && len(t.value) < MinTokenLength {
+			return fmt.Errorf("%s is %d characters; a server that listens beyond loopback (%s) needs at least %d. Make one with: openssl rand -hex 24",
+				t.name, len(t.value), cfg.Addr, MinTokenLength)
+		}
+	}
+	return nil
 }
 
 // checkIdentity refuses to serve beyond loopback when nobody could prove
@@ -154,13 +190,24 @@ func remoteAddr(c *fiber.Ctx) netip.Addr {
 // a browser that is not signed in answers 401 with the sign-in page.
 func (e *authEdge) authenticate() fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		id, err := e.auth.Authenticate(auth.Request{
+		r := auth.Request{
 			Remote:        remoteAddr(c),
 			Authorization: c.Get(fiber.HeaderAuthorization),
 			Session:       c.Cookies(auth.SessionCookie),
-			Header:        func(name string) string { return c.Get(name) },
-		})
+			Header:        func(name string) []string { return headerValues(c, name) },
+		}
 		public := publicPath(c.Path())
+		scraper := r.Authorization != "" && c.Path() == "/metrics" && metricsToken(e.metricsToken, r.Authorization)
+		credentials := (r.Authorization != "" || r.Session != "") && !scraper
+		if credentials {
+			if err := e.throttled(c); err != nil {
+				return err
+			}
+		}
+		id, err := e.auth.Authenticate(r)
+		if err != nil && credentials && service.KindOf(err) == service.Unauthenticated {
+			e.failed(c, r, err)
+		}
 		if err != nil {
 			if errors.Is(err, auth.ErrSession) {
 				e.clearCookie(c, auth.SessionCookie, "/")
@@ -178,6 +225,82 @@ func (e *authEdge) authenticate() fiber.Handler {
 		c.SetUserContext(identity.With(c.UserContext(), id))
 		return c.Next()
 	}
+}
+
+// headerValues returns every value of the request header name.
+func headerValues(c *fiber.Ctx, name string) []string {
+	var out []string
+	for _, v := range c.Request().Header.PeekAll(name) {
+		out = append(out, string(v))
+	}
+	return out
+}
+
+// metricsToken reports whether an Authorization header carries the metrics
+// token, which is nobody's key: a scraper's, not a failed sign-in.
+func metricsToken(token, authorization string) bool {
+	t, ok := strings.CutPrefix(authorization, "Bearer ")
+	return ok && token != "" && subtle.ConstantTimeCompare([]byte(t), []byte(token)) == 1
+}
+
+// clientAddr is the address failed credentials count under: the
+// connection's, or, from a trusted proxy, the last address it added to
+// X-Forwarded-For (the client it saw; earlier entries are the client's
+// own words).
+func (e *authEdge) clientAddr(c *fiber.Ctx) netip.Addr {
+	addr := remoteAddr(c)
+	for _, p := range e.cfg.TrustedProxies {
+		if !p.Contains(addr) {
+			continue
+		}
+		fwd := c.Request().Header.PeekAll(fiber.HeaderXForwardedFor)
+		if len(fwd) == 0 {
+			break
+		}
+		last := string(fwd[len(fwd)-1])
+		if i := strings.LastIndexByte(last, ','); i >= 0 {
+			last = last[i+1:]
+		}
+		if a, err := netip.ParseAddr(strings.TrimSpace(last)); err == nil {
+			return a.Unmap()
+		}
+		break
+	}
+	return addr
+}
+
+// throttled refuses, with 429 and Retry-After, a request with credentials
+// from an address that must still wait after failing them (auth.Throttle).
+func (e *authEdge) throttled(c *fiber.Ctx) error {
+	wait := e.throttle.Wait(e.clientAddr(c))
+	if wait <= 0 {
+		return nil
+	}
+	secs := int(wait.Round(time.Second) / time.Second)
+	if secs < 1 {
+		secs = 1
+	}
+	c.Set(fiber.HeaderRetryAfter, strconv.Itoa(secs))
+	return &apiError{Status: fiber.StatusTooManyRequests, Msg: fmt.Sprintf("too many failed sign-ins from your address; try again in %d seconds", secs)}
+}
+
+// failed counts a failed credential against its address, and logs it:
+// what was tried and why it failed, never the credential.
+func (e *authEdge) failed(c *fiber.Ctx, r auth.Request, err error) {
+	addr := e.clientAddr(c)
+	wait := e.throttle.Fail(addr)
+	what := "session cookie"
+	if r.Authorization != "" {
+		what = "authorization header"
+	}
+	if c.Path() == auth.LoginPath+"/key" {
+		what = "key at sign-in"
+	}
+	reason := err.Error()
+	if se, ok := errors.AsType[*service.Error](err); ok {
+		reason = se.Msg
+	}
+	e.log.Warn("credentials refused", "client", addr.String(), "credential", what, "path", c.Path(), "reason", reason, "wait", wait.String())
 }
 
 // unauthorized answers 401: the sign-in page (saying page, if anything)
@@ -285,8 +408,15 @@ func (e *authEdge) handleKeyLogin() fiber.Handler {
 		if strings.TrimSpace(req.Key) == "" {
 			return badRequest(`"key" is required: send {"key": "adaptbot_..."}`)
 		}
-		session, id, err := e.auth.KeyLogin(req.Key)
+		if err := e.throttled(c); err != nil {
+			return err
+		}
+		session, id, err := e.auth.KeyLogin(c.UserContext(), req.Key)
 		if err != nil {
+			if service.KindOf(err) != service.Unauthenticated {
+				return err
+			}
+			e.failed(c, auth.Request{}, err)
 			return &service.Error{Kind: service.Unauthenticated, Msg: err.Error()}
 		}
 		e.setCookie(c, auth.SessionCookie, session, "/", e.auth.SessionTTL())
@@ -295,15 +425,24 @@ func (e *authEdge) handleKeyLogin() fiber.Handler {
 	}
 }
 
-// handleLogout is GET or POST /logout: the session cookie goes. A page
-// (GET) goes on to the sign-in page.
+// handleLogout is POST /logout: the session ends on the server, so its
+// cookie replayed signs nobody in, and the browser drops the cookie. Only
+// POST signs out: a link or an image on another site (a GET) must not.
 func (e *authEdge) handleLogout() fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		e.clearCookie(c, auth.SessionCookie, "/")
-		if c.Method() == fiber.MethodGet {
-			return c.Redirect(auth.LoginPath, fiber.StatusSeeOther)
+		if err := e.auth.SignOut(c.UserContext(), c.Cookies(auth.SessionCookie)); err != nil {
+			return err
 		}
+		e.clearCookie(c, auth.SessionCookie, "/")
 		return c.JSON(fiber.Map{"signed_out": true})
+	}
+}
+
+// handleLogoutPage is GET /logout: it signs nobody out (see handleLogout),
+// and sends the browser to the sign-in page, whose button signs out.
+func (e *authEdge) handleLogoutPage() fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		return c.Redirect(auth.LoginPath, fiber.StatusSeeOther)
 	}
 }
 

@@ -248,21 +248,23 @@ func TestOIDCSignInEndToEnd(t *testing.T) {
 }
 
 func TestBadCredentialsAre401AndChangeNothing(t *testing.T) {
-	s := startAuth(t, map[string]string{"ADAPTBOT_ADDR": "0.0.0.0:3000", "ADAPTBOT_ADMIN_TOKEN": "tok-123", "ADAPTBOT_SESSION_TTL": "1ns"})
+	s := startAuth(t, map[string]string{"ADAPTBOT_ADDR": "0.0.0.0:3000", "ADAPTBOT_ADMIN_TOKEN": "tok-123-admin-token", "ADAPTBOT_SESSION_TTL": "1ns"})
 	bob := s.addUser(t, "bob", "builder")
 	gone := s.addUser(t, "gone", "user")
-	if r := s.do(t, hit{method: "DELETE", path: "/api/users/gone", auth: "Bearer tok-123"}); r.status != 200 {
+	if r := s.do(t, hit{method: "DELETE", path: "/api/users/gone", auth: "Bearer tok-123-admin-token"}); r.status != 200 {
 		t.Fatalf("remove: %d %s", r.status, r.body)
 	}
-	usersFile := filepath.Join(s.dir, "users.json")
-	before, _ := os.ReadFile(usersFile)
-
+	// Many refusals follow from one address: the throttle is not what
+	// this test is about (TestFailedCredentialsAreThrottled is).
+	s.edge.throttle.Free = 100
 	login := s.do(t, hit{method: "POST", path: "/login/key", body: `{"key":"` + bob + `"}`})
 	expired := login.cookies[auth.SessionCookie]
 	if login.status != 200 || expired == nil {
 		t.Fatalf("key sign-in: %d %s", login.status, login.body)
 	}
-	forged := &http.Cookie{Name: auth.SessionCookie, Value: strings.Replace(expired.Value, "v1.e", "v1.f", 1)}
+	usersFile := filepath.Join(s.dir, "users.json")
+	before, _ := os.ReadFile(usersFile)
+	forged := &http.Cookie{Name: auth.SessionCookie, Value: strings.Replace(expired.Value, "v2.e", "v2.f", 1)}
 	for _, tt := range []struct {
 		what   string
 		h      hit
@@ -274,11 +276,11 @@ func TestBadCredentialsAre401AndChangeNothing(t *testing.T) {
 		{"a removed user's key at sign-in", hit{method: "POST", path: "/login/key", body: `{"key":"` + gone + `"}`}, 401, "not valid"},
 		{"an expired session", hit{path: "/api/requests", cookies: []*http.Cookie{expired}}, 401, "expired"},
 		{"a forged session", hit{path: "/api/requests", cookies: []*http.Cookie{forged}}, 401, "not valid here"},
-		{"a role that does not exist", hit{method: "POST", path: "/api/users", auth: "Bearer tok-123", body: `{"name":"carol","role":"superuser"}`}, 400, `no role named "superuser"`},
-		{"a duplicate user", hit{method: "POST", path: "/api/users", auth: "Bearer tok-123", body: `{"name":"BOB","role":"admin"}`}, 409, `"bob" exists already`},
-		{"a bad name", hit{method: "POST", path: "/api/users", auth: "Bearer tok-123", body: `{"name":"a b","role":"user"}`}, 400, "may hold letters"},
-		{"an unknown field", hit{method: "POST", path: "/api/users", auth: "Bearer tok-123", body: `{"name":"carol","role":"user","key":"mine"}`}, 400, `unknown field "key"`},
-		{"rotating nobody", hit{method: "POST", path: "/api/users/nobody/rotate", auth: "Bearer tok-123"}, 404, `no user named "nobody"`},
+		{"a role that does not exist", hit{method: "POST", path: "/api/users", auth: "Bearer tok-123-admin-token", body: `{"name":"carol","role":"superuser"}`}, 400, `no role named "superuser"`},
+		{"a duplicate user", hit{method: "POST", path: "/api/users", auth: "Bearer tok-123-admin-token", body: `{"name":"BOB","role":"admin"}`}, 409, `"bob" exists already`},
+		{"a bad name", hit{method: "POST", path: "/api/users", auth: "Bearer tok-123-admin-token", body: `{"name":"a b","role":"user"}`}, 400, "may hold letters"},
+		{"an unknown field", hit{method: "POST", path: "/api/users", auth: "Bearer tok-123-admin-token", body: `{"name":"carol","role":"user","key":"mine"}`}, 400, `unknown field "key"`},
+		{"rotating nobody", hit{method: "POST", path: "/api/users/nobody/rotate", auth: "Bearer tok-123-admin-token"}, 404, `no user named "nobody"`},
 		{"a builder managing users", hit{method: "POST", path: "/api/users", auth: "Bearer " + bob, body: `{"name":"carol","role":"admin"}`}, 403, "needs the admin role; bob has the builder role"},
 		{"a builder listing users", hit{path: "/api/users", auth: "Bearer " + bob}, 403, "needs the admin role"},
 	} {
@@ -303,7 +305,7 @@ func TestBadCredentialsAre401AndChangeNothing(t *testing.T) {
 }
 
 func TestKeysRotateAndRolesOverHTTP(t *testing.T) {
-	s := startAuth(t, map[string]string{"ADAPTBOT_ADDR": "0.0.0.0:3000", "ADAPTBOT_ADMIN_TOKEN": "tok-123"})
+	s := startAuth(t, map[string]string{"ADAPTBOT_ADDR": "0.0.0.0:3000", "ADAPTBOT_ADMIN_TOKEN": "tok-123-admin-token"})
 	key := s.addUser(t, "dana", "user")
 	me := s.do(t, hit{path: "/api/me", auth: "Bearer " + key}).json(t)
 	if me["name"] != "dana" || me["role"] != "user" || me["method"] != "key" {
@@ -317,7 +319,7 @@ func TestKeysRotateAndRolesOverHTTP(t *testing.T) {
 	if sess == nil || !sess.Secure || !sess.HttpOnly {
 		t.Fatalf("key sign-in cookie: %+v", sess)
 	}
-	r := s.do(t, hit{method: "POST", path: "/api/users/dana/rotate", auth: "Bearer tok-123"})
+	r := s.do(t, hit{method: "POST", path: "/api/users/dana/rotate", auth: "Bearer tok-123-admin-token"})
 	newKey, _ := r.json(t)["key"].(string)
 	if r.status != 200 || newKey == "" || newKey == key {
 		t.Fatalf("rotate: %d %s", r.status, r.body)
@@ -328,7 +330,7 @@ func TestKeysRotateAndRolesOverHTTP(t *testing.T) {
 	if r := s.do(t, hit{path: "/api/me", cookies: []*http.Cookie{sess}}); r.status != 401 || !strings.Contains(r.body, "rotated") {
 		t.Errorf("a session signed in with the rotated-out key: %d %s", r.status, r.body)
 	}
-	if r := s.do(t, hit{method: "PATCH", path: "/api/users/dana", auth: "Bearer tok-123", body: `{"role":"admin"}`}); r.status != 200 {
+	if r := s.do(t, hit{method: "PATCH", path: "/api/users/dana", auth: "Bearer tok-123-admin-token", body: `{"role":"admin"}`}); r.status != 200 {
 		t.Fatalf("set role: %d %s", r.status, r.body)
 	}
 	if me := s.do(t, hit{path: "/api/me", auth: "Bearer " + newKey}).json(t); me["role"] != "admin" {
@@ -397,7 +399,7 @@ func TestSingleUserOnLoopbackAndRefusalBeyond(t *testing.T) {
 }
 
 func TestRateKeyIsPerPerson(t *testing.T) {
-	s := startAuth(t, map[string]string{"ADAPTBOT_ADDR": "0.0.0.0:3000", "ADAPTBOT_ADMIN_TOKEN": "tok"})
+	s := startAuth(t, map[string]string{"ADAPTBOT_ADDR": "0.0.0.0:3000", "ADAPTBOT_ADMIN_TOKEN": "tok-for-the-tests"})
 	a, b := s.addUser(t, "ann", "user"), s.addUser(t, "ben", "user")
 	app := fiber.New()
 	app.Use(s.edge.authenticate())
@@ -425,12 +427,12 @@ func TestRateKeyIsPerPerson(t *testing.T) {
 // the API and the CLI, rotated, typed into the sign-in page, refused), the
 // plain text is in no file under the server's folder and not in its log.
 func TestKeysAppearInNoFileAndNoLog(t *testing.T) {
-	s := startAuth(t, map[string]string{"ADAPTBOT_ADDR": "0.0.0.0:3000", "ADAPTBOT_ADMIN_TOKEN": "tok-123"})
+	s := startAuth(t, map[string]string{"ADAPTBOT_ADDR": "0.0.0.0:3000", "ADAPTBOT_ADMIN_TOKEN": "tok-123-admin-token"})
 	var keys []string
 	for _, n := range []string{"u1", "u2", "u3"} {
 		keys = append(keys, s.addUser(t, n, "builder"))
 	}
-	r := s.do(t, hit{method: "POST", path: "/api/users/u2/rotate", auth: "Bearer tok-123"})
+	r := s.do(t, hit{method: "POST", path: "/api/users/u2/rotate", auth: "Bearer tok-123-admin-token"})
 	keys = append(keys, r.json(t)["key"].(string))
 	for _, k := range keys {
 		s.do(t, hit{method: "POST", path: "/login/key", body: `{"key":"` + k + `"}`})
@@ -474,7 +476,7 @@ func TestKeysAppearInNoFileAndNoLog(t *testing.T) {
 			t.Errorf("the log holds a plain key:\n%s", log)
 		}
 	}
-	if strings.Contains(log, "u1") || strings.Contains(log, "tok-123") {
+	if strings.Contains(log, "u1") || strings.Contains(log, "tok-123-admin-token") {
 		t.Errorf("the log names a user or holds the token (it should say pseudonyms):\n%s", log)
 	}
 }
@@ -484,7 +486,7 @@ func TestKeysAppearInNoFileAndNoLog(t *testing.T) {
 // key, a session cookie, and the loopback single user.
 func BenchmarkAuthMiddleware(b *testing.B) {
 	bench := func(b *testing.B, env map[string]string, setup func(e *authEdge, req *fasthttp.Request)) {
-		full := map[string]string{"ADAPTBOT_ADDR": "0.0.0.0:3000", "ADAPTBOT_ADMIN_TOKEN": "tok", "ADAPTBOT_USERS": filepath.Join(b.TempDir(), "users.json")}
+		full := map[string]string{"ADAPTBOT_ADDR": "0.0.0.0:3000", "ADAPTBOT_ADMIN_TOKEN": "tok-for-the-bench", "ADAPTBOT_USERS": filepath.Join(b.TempDir(), "users.json")}
 		for k, v := range env {
 			full[k] = v
 		}
@@ -541,7 +543,7 @@ func BenchmarkAuthMiddleware(b *testing.B) {
 	b.Run("session", func(b *testing.B) {
 		bench(b, nil, func(e *authEdge, req *fasthttp.Request) {
 			_, key, _ := e.store.Add(context.Background(), "bench", identity.Builder)
-			cookie, _, _ := e.auth.KeyLogin(key)
+			cookie, _, _ := e.auth.KeyLogin(context.Background(), key)
 			req.Header.SetCookie(auth.SessionCookie, cookie)
 		})
 	})
@@ -558,7 +560,7 @@ func TestReplicasShareUsers(t *testing.T) {
 	open := func(usersFile string) *authEdge {
 		t.Helper()
 		cfg, err := config.Load(func(k string) string {
-			return map[string]string{"ADAPTBOT_ADDR": "0.0.0.0:3000", "ADAPTBOT_ADMIN_TOKEN": "tok", "ADAPTBOT_NATS_URL": srv.URL(), "ADAPTBOT_USERS": usersFile}[k]
+			return map[string]string{"ADAPTBOT_ADDR": "0.0.0.0:3000", "ADAPTBOT_ADMIN_TOKEN": "tok-for-the-cluster", "ADAPTBOT_NATS_URL": srv.URL(), "ADAPTBOT_USERS": usersFile}[k]
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -601,14 +603,24 @@ func TestReplicasShareUsers(t *testing.T) {
 		t.Fatal(err)
 	}
 	poll.Until(t, "B's removal holds on A", func() bool { return !check(a, early) })
-	// Sessions and pseudonyms agree: one secret.
-	cookie, _, err := a.auth.KeyLogin(key)
+	// Sessions and pseudonyms agree: one secret, and the sessions ride
+	// on the user's record.
+	cookie, _, err := a.auth.KeyLogin(ctx, key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if id, err := b.auth.Authenticate(auth.Request{Session: cookie}); err != nil || id.Name != "late" {
-		t.Errorf("A's session on B: %+v, %v", id, err)
+	poll.Until(t, "A's session works on B", func() bool {
+		id, err := b.auth.Authenticate(auth.Request{Session: cookie})
+		return err == nil && id.Name == "late"
+	})
+	// Signed out on B, it ends on A.
+	if err := b.auth.SignOut(ctx, cookie); err != nil {
+		t.Fatal(err)
 	}
+	poll.Until(t, "a sign-out on B holds on A", func() bool {
+		id, err := a.auth.Authenticate(auth.Request{Session: cookie})
+		return err != nil && !id.Known()
+	})
 }
 
 // testAuth opens the identity edge for a server built by hand (NewServer in
@@ -628,10 +640,10 @@ func testAuth(tb testing.TB, cfg config.Config) *authEdge {
 // they may not see, or one that does not exist, reads why on a page, not
 // as JSON; the API still answers JSON, whatever the client accepts.
 func TestRefusalsAPersonSeesArePages(t *testing.T) {
-	in := start(t, map[string]string{"ADAPTBOT_ADDR": "0.0.0.0:0", "ADAPTBOT_ADMIN_TOKEN": "tok-123"})
+	in := start(t, map[string]string{"ADAPTBOT_ADDR": "0.0.0.0:0", "ADAPTBOT_ADMIN_TOKEN": "tok-123-admin-token"})
 	in.url = "http://127.0.0.1:" + in.url[strings.LastIndex(in.url, ":")+1:]
 	code, _, raw := in.send(t, "POST", "/api/users", `{"name": "erin", "role": "builder"}`,
-		map[string]string{"Content-Type": "application/json", "Authorization": "Bearer tok-123"})
+		map[string]string{"Content-Type": "application/json", "Authorization": "Bearer tok-123-admin-token"})
 	var added struct{ Key string }
 	if json.Unmarshal(raw, &added); code != 201 || added.Key == "" {
 		t.Fatalf("add a builder: %d %s", code, raw)

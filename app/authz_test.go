@@ -58,6 +58,9 @@ var routeRules = map[string]routeRule{
 	"PATCH /api/users/:name":                     {identity.Manage, `{"role": "nope"}`},
 	"DELETE /api/users/:name":                    {identity.Manage, ""},
 	"POST /api/users/:name/rotate":               {identity.Manage, ""},
+	"GET /api/users/:name/sessions":              {identity.Manage, ""},
+	"DELETE /api/users/:name/sessions":           {identity.Manage, ""},
+	"DELETE /api/users/:name/sessions/:id":       {identity.Manage, ""},
 	"GET /api/tools":                             {identity.ReadTools, ""},
 	"GET /api/tools/:name":                       {identity.ReadTools, ""},
 	"POST /api/tools/:name/run":                  {identity.RunTool, `{"expression": "1+1"}`},
@@ -111,7 +114,7 @@ func rule(method, path string) (routeRule, bool) {
 // Fiber lists them: every method and path.
 func registeredRoutes(t *testing.T) []fiber.Route {
 	t.Helper()
-	cfg := config.Config{Addr: "0.0.0.0:3000", AdminToken: "s3cret"}
+	cfg := config.Config{Addr: "0.0.0.0:3000", AdminToken: "s3cret-admin-token"}
 	s := NewServer(Deps{Config: cfg, Service: service.New(service.Deps{}), Auth: testAuth(t, cfg), Metrics: telemetry.NewMetrics(),
 		MCP: func(c *fiber.Ctx) error { return nil }, Log: slog.New(slog.DiscardHandler)})
 	routes := s.app.GetRoutes(true)
@@ -164,14 +167,17 @@ func trialPath(path string, a identity.Action) string {
 // where the role may not take the route's action; let through where it
 // may). Nothing of the tools changes.
 func TestAuthorizationOnEveryRoute(t *testing.T) {
-	in := start(t, map[string]string{"ADAPTBOT_ADDR": "0.0.0.0:0", "ADAPTBOT_ADMIN_TOKEN": "s3cret"})
+	// Every route is tried with a wrong key from one address: the
+	// throttle (TestFailedCredentialsAreThrottled) must not answer for
+	// the routes, so its wait is next to nothing here.
+	in := start(t, map[string]string{"ADAPTBOT_ADDR": "0.0.0.0:0", "ADAPTBOT_ADMIN_TOKEN": "s3cret-admin-token", "ADAPTBOT_AUTH_BACKOFF_MAX": "1ns"})
 	// Reach it by an address, as a client does (the MCP handler refuses a
 	// Host of "[::]" arriving over loopback).
 	in.url = "http://127.0.0.1:" + in.url[strings.LastIndex(in.url, ":")+1:]
 	keys := map[identity.Role]string{}
 	for _, role := range identity.Roles {
 		body := `{"name": "p_` + string(role) + `", "role": "` + string(role) + `"}`
-		code, _, raw := in.send(t, "POST", "/api/users", body, map[string]string{"Content-Type": "application/json", "Authorization": "Bearer s3cret"})
+		code, _, raw := in.send(t, "POST", "/api/users", body, map[string]string{"Content-Type": "application/json", "Authorization": "Bearer s3cret-admin-token"})
 		var r map[string]any
 		json.Unmarshal(raw, &r)
 		key, _ := r["key"].(string)
@@ -191,7 +197,7 @@ func TestAuthorizationOnEveryRoute(t *testing.T) {
 	trials := []trial{
 		{name: "without credentials", headers: map[string]string{}},
 		{name: "with a wrong key", headers: map[string]string{"Authorization": "Bearer adaptbot_wrong"}},
-		{name: "from another site", headers: map[string]string{"Authorization": "Bearer s3cret", "Origin": "http://evil.example"}, role: identity.Admin, origin: true},
+		{name: "from another site", headers: map[string]string{"Authorization": "Bearer s3cret-admin-token", "Origin": "http://evil.example"}, role: identity.Admin, origin: true},
 	}
 	for _, role := range identity.Roles {
 		trials = append(trials, trial{name: "as a " + string(role), headers: map[string]string{"Authorization": "Bearer " + keys[role]}, role: role})

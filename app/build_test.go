@@ -246,9 +246,9 @@ func TestAdminTokenBeyondLoopback(t *testing.T) {
 		msg               string
 	}{
 		{"127.0.0.1:3000", "", "", 404, "no tool named"},
-		{"0.0.0.0:3000", "s3cret", "", 401, "Authorization: Bearer"},
-		{"0.0.0.0:3000", "s3cret", "Bearer wrong", 401, "not valid"},
-		{"0.0.0.0:3000", "s3cret", "Bearer s3cret", 404, "no tool named"},
+		{"0.0.0.0:3000", "s3cret-admin-token", "", 401, "Authorization: Bearer"},
+		{"0.0.0.0:3000", "s3cret-admin-token", "Bearer wrong", 401, "not valid"},
+		{"0.0.0.0:3000", "s3cret-admin-token", "Bearer s3cret-admin-token", 404, "no tool named"},
 	}
 	for _, tt := range tests {
 		svc := service.New(service.Deps{Tools: toolbox.New(reg, nil), Registry: reg, Log: log})

@@ -72,9 +72,9 @@ func TestChatDeleteNeedsTheAdminRole(t *testing.T) {
 	llmSrv := llmtest.New(t, deleteScript)
 	env := modelEnv(llmSrv)
 	env["ADAPTBOT_ADDR"] = "0.0.0.0:0"
-	env["ADAPTBOT_ADMIN_TOKEN"] = "s3cret"
+	env["ADAPTBOT_ADMIN_TOKEN"] = "s3cret-admin-token"
 	in := start(t, env)
-	admin := map[string]string{"Content-Type": "application/json", "Authorization": "Bearer s3cret"}
+	admin := map[string]string{"Content-Type": "application/json", "Authorization": "Bearer s3cret-admin-token"}
 	code, _, raw := in.send(t, "POST", "/api/users", `{"name":"carol","role":"user"}`, admin)
 	carolKey := str(jsonBody(t, raw)["key"])
 	if code != 201 && code != 200 || carolKey == "" {

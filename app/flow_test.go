@@ -57,7 +57,7 @@ func TestChatBuildNeedsTheAdminToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	svc := service.New(service.Deps{Agent: a, Tools: box, Registry: reg, Generator: gen, Log: log})
-	cfg := config.Config{Addr: "0.0.0.0:3000", AdminToken: "s3cret"}
+	cfg := config.Config{Addr: "0.0.0.0:3000", AdminToken: "s3cret-admin-token"}
 	ae := testAuth(t, cfg)
 	_, builderKey, err := ae.store.Add(context.Background(), "bob", identity.Builder)
 	if err != nil {
@@ -73,7 +73,7 @@ func TestChatBuildNeedsTheAdminToken(t *testing.T) {
 		{"", 401, "sign in", true},
 		{"Bearer wrong", 401, "not valid", true},
 		{"Bearer " + builderKey, 403, "needs the admin role", true},
-		{"Bearer s3cret", 200, "calculator", false},
+		{"Bearer s3cret-admin-token", 200, "calculator", false},
 	} {
 		req := httptest.NewRequest("POST", "/chat", strings.NewReader(`{"message": "delete the calculator"}`))
 		req.Host = "10.0.0.7:3000" // the server listens on every interface

@@ -68,7 +68,7 @@ func (e *authEdge) routes(r fiber.Router) {
 	r.Get("/login/oidc", e.handleLoginStart())
 	r.Get("/login/callback", e.handleLoginCallback())
 	r.Post("/login/key", e.handleKeyLogin())
-	r.Get("/logout", e.handleLogout())
+	r.Get("/logout", e.handleLogoutPage())
 	r.Post("/logout", e.handleLogout())
 	r.Get("/api/me", e.handleMe())
 	r.Get("/api/users", e.handleUserList())
@@ -76,4 +76,7 @@ func (e *authEdge) routes(r fiber.Router) {
 	r.Patch("/api/users/:name", e.handleUserRole())
 	r.Delete("/api/users/:name", e.handleUserRemove())
 	r.Post("/api/users/:name/rotate", e.handleUserRotate())
+	r.Get("/api/users/:name/sessions", e.handleUserSessions())
+	r.Delete("/api/users/:name/sessions", e.handleUserSessionsEnd())
+	r.Delete("/api/users/:name/sessions/:id", e.handleUserSessionsEnd())
 }

@@ -257,7 +257,7 @@ func rewriteTar(in io.Reader, out io.Writer, name, data string) error {
 // before the bundle is even read.
 func TestImportNeedsTheBuilderRole(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
-	cfg := config.Config{Addr: "0.0.0.0:3000", AdminToken: "s3cret"}
+	cfg := config.Config{Addr: "0.0.0.0:3000", AdminToken: "s3cret-admin-token"}
 	ae := testAuth(t, cfg)
 	_, userKey, err := ae.store.Add(context.Background(), "ann", identity.User)
 	if err != nil {
@@ -268,7 +268,7 @@ func TestImportNeedsTheBuilderRole(t *testing.T) {
 		auth string
 		want int
 		msg  string
-	}{{"", 401, "sign in"}, {"Bearer wrong", 401, "not valid"}, {"Bearer " + userKey, 403, "builder role"}, {"Bearer s3cret", 503, "cannot build"}} {
+	}{{"", 401, "sign in"}, {"Bearer wrong", 401, "not valid"}, {"Bearer " + userKey, 403, "builder role"}, {"Bearer s3cret-admin-token", 503, "cannot build"}} {
 		req := httptest.NewRequest("POST", "/api/tools/import", strings.NewReader(`{"bundle": "AAAA"}`))
 		req.Host = "127.0.0.1:3000"
 		req.Header.Set("Content-Type", "application/json")

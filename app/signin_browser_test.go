@@ -19,10 +19,10 @@ func TestBrowserSignsInAndChats(t *testing.T) {
 	llmSrv := llmtest.New(t, func(r llmtest.Request) llmtest.Reply { return llmtest.Say("Hello, Dana. How can I help?") })
 	env := modelEnv(llmSrv)
 	env["ADAPTBOT_ADDR"] = "0.0.0.0:0"
-	env["ADAPTBOT_ADMIN_TOKEN"] = "s3cret"
+	env["ADAPTBOT_ADMIN_TOKEN"] = "s3cret-admin-token"
 	in := start(t, env)
 	in.url = "http://127.0.0.1:" + in.url[strings.LastIndex(in.url, ":")+1:]
-	admin := map[string]string{"Content-Type": "application/json", "Authorization": "Bearer s3cret"}
+	admin := map[string]string{"Content-Type": "application/json", "Authorization": "Bearer s3cret-admin-token"}
 	code, _, raw := in.send(t, "POST", "/api/users", `{"name": "dana", "role": "user"}`, admin)
 	added := jsonBody(t, raw)
 	key, _ := added["key"].(string)

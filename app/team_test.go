@@ -16,7 +16,7 @@ func TestTwoPeopleAndAnAdmin(t *testing.T) {
 	srv := llmtest.New(t, romanScript(t))
 	env := modelEnv(srv)
 	env["ADAPTBOT_ADDR"] = "0.0.0.0:0"
-	env["ADAPTBOT_ADMIN_TOKEN"] = "s3cret"
+	env["ADAPTBOT_ADMIN_TOKEN"] = "s3cret-admin-token"
 	in := start(t, env)
 	in.url = "http://127.0.0.1:" + in.url[strings.LastIndex(in.url, ":")+1:]
 	as := func(key string) map[string]string {
@@ -24,7 +24,7 @@ func TestTwoPeopleAndAnAdmin(t *testing.T) {
 	}
 	add := func(name, role string) string {
 		t.Helper()
-		code, _, raw := in.send(t, "POST", "/api/users", `{"name": "`+name+`", "role": "`+role+`"}`, as("s3cret"))
+		code, _, raw := in.send(t, "POST", "/api/users", `{"name": "`+name+`", "role": "`+role+`"}`, as("s3cret-admin-token"))
 		key, _ := jsonBody(t, raw)["key"].(string)
 		if code/100 != 2 || key == "" {
 			t.Fatalf("add %s = %d %s", name, code, raw)
@@ -56,7 +56,7 @@ func TestTwoPeopleAndAnAdmin(t *testing.T) {
 			t.Errorf("%s reads %s's trace: %d %s", who, other, code, raw)
 		}
 	}
-	_, _, raw := in.send(t, "GET", "/api/requests", "", as("s3cret"))
+	_, _, raw := in.send(t, "GET", "/api/requests", "", as("s3cret-admin-token"))
 	if list, _ := jsonBody(t, raw)["requests"].([]any); len(list) < 2 {
 		t.Errorf("the admin's list = %s", raw)
 	}
@@ -72,7 +72,7 @@ func TestTwoPeopleAndAnAdmin(t *testing.T) {
 		{"ann", ann, "GET", "/api/benchmarks", "", 403},
 		{"bob", bob, "GET", "/dashboard", "", 403},
 		{"bob", bob, "DELETE", "/api/tools/calculator", "", 403},
-		{"admin", "s3cret", "GET", "/api/benchmarks", "", 200},
+		{"admin", "s3cret-admin-token", "GET", "/api/benchmarks", "", 200},
 	} {
 		if code, _, raw := in.send(t, tt.method, tt.path, tt.body, as(tt.key)); code != tt.want {
 			t.Errorf("%s %s %s = %d %s, want %d", tt.who, tt.method, tt.path, code, raw, tt.want)
@@ -82,6 +82,20 @@ func TestTwoPeopleAndAnAdmin(t *testing.T) {
 		"Authorization": "Bearer " + bob, "Accept": "text/event-stream"})
 	if code != 200 || !strings.Contains(string(raw), "event: result") || !strings.Contains(string(raw), `"ok":true`) {
 		t.Errorf("bob's build = %d %s", code, raw)
+	}
+
+	// Remove ann and add a new ann: a new person, with none of the old
+	// one's requests (the pseudonym comes from an ID fixed at creation,
+	// not from the name).
+	if code, _, raw := in.send(t, "DELETE", "/api/users/ann", "", as("s3cret-admin-token")); code != 200 {
+		t.Fatalf("remove ann = %d %s", code, raw)
+	}
+	ann2 := add("ann", "user")
+	if _, _, raw := in.send(t, "GET", "/api/requests", "", as(ann2)); strings.Contains(string(raw), ids["ann"]) {
+		t.Errorf("the new ann lists the old one's request: %s", raw)
+	}
+	if code, _, raw := in.send(t, "GET", "/api/requests/"+ids["ann"], "", as(ann2)); code != 404 || strings.Contains(string(raw), "hello from") {
+		t.Errorf("the new ann reads the old one's trace: %d %s", code, raw)
 	}
 
 	// Nobody signed in.

@@ -2,6 +2,8 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -134,5 +136,49 @@ func (e *authEdge) handleUserRotate() fiber.Handler {
 		}
 		e.log.Info("user's key rotated", "user", u.Pseudonym, "by", identity.From(c.UserContext()).Pseudonym)
 		return keyAnswer(c, fiber.StatusOK, u, key, "")
+	}
+}
+
+// handleUserSessions is GET /api/users/NAME/sessions: the browser
+// sign-ins of NAME that are on (never their cookies).
+func (e *authEdge) handleUserSessions() fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		if err := mayManage(c); err != nil {
+			return err
+		}
+		name := c.Params("name")
+		list := e.store.Sessions(name)
+		if list == nil {
+			list = []users.Session{}
+		}
+		if _, ok := e.store.Lookup(name); !ok && len(list) == 0 {
+			return notFound(fmt.Sprintf("no user named %q, and no sign-in of that name is on", name))
+		}
+		return c.JSON(fiber.Map{"name": strings.ToLower(name), "sessions": list, "count": len(list)})
+	}
+}
+
+// handleUserSessionsEnd is DELETE /api/users/NAME/sessions (every one) or
+// DELETE /api/users/NAME/sessions/ID (that one): they end at once, on
+// every replica for a stored user.
+func (e *authEdge) handleUserSessionsEnd() fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		if err := mayManage(c); err != nil {
+			return err
+		}
+		name, id := c.Params("name"), c.Params("id")
+		n, err := e.store.EndSessions(c.UserContext(), name, id)
+		if err != nil {
+			return userError(err)
+		}
+		if id != "" && n == 0 {
+			return notFound(fmt.Sprintf("%s has no session %q that is on (adaptbot users sessions %s lists them)", name, id, name))
+		}
+		who := e.store.Pseudonym(strings.ToLower(name))
+		if u, ok := e.store.Lookup(name); ok {
+			who = u.Pseudonym
+		}
+		e.log.Info("sessions ended", "user", who, "count", n, "by", identity.From(c.UserContext()).Pseudonym)
+		return c.JSON(fiber.Map{"name": strings.ToLower(name), "ended": n})
 	}
 }

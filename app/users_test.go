@@ -24,10 +24,10 @@ func usersCLI(t *testing.T, env map[string]string, args ...string) (string, erro
 var keyRE = regexp.MustCompile(`adaptbot_[A-Za-z0-9_-]{43}`)
 
 func TestUsersCommandThroughTheServer(t *testing.T) {
-	s := startAuth(t, map[string]string{"ADAPTBOT_ADDR": "0.0.0.0:3000", "ADAPTBOT_ADMIN_TOKEN": "tok-123"})
+	s := startAuth(t, map[string]string{"ADAPTBOT_ADDR": "0.0.0.0:3000", "ADAPTBOT_ADMIN_TOKEN": "tok-123-admin-token"})
 	u, _ := url.Parse(s.url)
 	// The CLI's own folder is elsewhere: everything goes through the server.
-	env := map[string]string{"ADAPTBOT_ADDR": u.Host, "ADAPTBOT_KEY": "tok-123", "ADAPTBOT_USERS": filepath.Join(t.TempDir(), "users.json")}
+	env := map[string]string{"ADAPTBOT_ADDR": u.Host, "ADAPTBOT_KEY": "tok-123-admin-token", "ADAPTBOT_USERS": filepath.Join(t.TempDir(), "users.json")}
 
 	out, err := usersCLI(t, env, "add", "Hana", "--role", "builder")
 	key := keyRE.FindString(out)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"adaptbot/config"
 	"adaptbot/generator"
 	"adaptbot/homelock"
+	"adaptbot/identity"
 	"adaptbot/llm"
 	"adaptbot/llm/provider"
 	mcpclient "adaptbot/mcp/client"
@@ -421,7 +423,20 @@ func mcpHTTPHandler(ctx context.Context, w *world, svc *service.Service) fiber.H
 		}
 		return res.Output, nil
 	}
-	srv := mcpserver.New(w.box, mcpserver.Options{Log: w.log, Call: call})
+	// Each call is its own HTTP request's, with the identity the edge
+	// established for it (so a role change or a removal holds at the next
+	// call); the session is held to the person who opened it.
+	user := func(r *http.Request) string {
+		id := identity.From(r.Context())
+		if !id.Known() {
+			return ""
+		}
+		if id.Pseudonym != "" {
+			return id.Pseudonym
+		}
+		return "name:" + id.Name
+	}
+	srv := mcpserver.New(w.box, mcpserver.Options{Log: w.log, Call: call, User: user, SessionTimeout: w.cfg.Identity.MCPSessionTimeout})
 	go func() {
 		<-ctx.Done()
 		srv.Close()

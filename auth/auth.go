@@ -13,10 +13,12 @@
 package auth
 
 import (
+	"context"
 	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -65,9 +67,9 @@ type Request struct {
 	Authorization string
 	// Session is the value of the SessionCookie cookie.
 	Session string
-	// Header reads a request header (for the trusted header); nil reads
-	// none.
-	Header func(name string) string
+	// Header reads every value of a request header (for the trusted
+	// header; a header sent twice is refused); nil reads none.
+	Header func(name string) []string
 }
 
 // ErrSession marks a session cookie that is no good (expired, forged, or
@@ -81,7 +83,6 @@ type Authenticator struct {
 	single     bool // loopback with nothing configured: everyone is Local
 	local      identity.Identity
 	token      identity.Identity
-	tokenID    string // the KeyID of sessions signed in with the admin token
 	sessionKey []byte
 	loginKey   []byte
 
@@ -107,9 +108,6 @@ func New(s Settings) (*Authenticator, error) {
 	a.local = identity.Local
 	a.local.Pseudonym = s.Users.Pseudonym(a.local.Name)
 	a.token = a.person(users.TokenName, identity.Token, identity.Admin)
-	if s.AdminToken != "" {
-		a.tokenID = mac(a.sessionKey, "admin token\x00"+s.AdminToken)[:16]
-	}
 	if s.OIDC != nil {
 		if err := s.OIDC.check(); err != nil {
 			return nil, err
@@ -190,8 +188,16 @@ func (a *Authenticator) Authenticate(r Request) (identity.Identity, error) {
 		}
 	}
 	if a.s.TrustedHeader != "" && r.Header != nil && a.trusted(r.Remote) {
-		if v := r.Header(a.s.TrustedHeader); v != "" {
-			name, err := headerName(v)
+		if vs := r.Header(a.s.TrustedHeader); len(vs) > 0 {
+			// Sent twice, one of them may be the client's own, which a
+			// proxy that appends rather than replaces lets through.
+			if len(vs) > 1 {
+				return identity.Identity{}, unauthenticated(nil, "the %s header came %d times; a trusted proxy sends it once (configure it to replace the client's, not to add to it)", a.s.TrustedHeader, len(vs))
+			}
+			name, err := headerName(vs[0])
+			if err == nil {
+				err = notReserved(name)
+			}
 			if err != nil {
 				return identity.Identity{}, unauthenticated(err, "the proxy's %s header does not hold a usable name: %v", a.s.TrustedHeader, err)
 			}
@@ -253,19 +259,41 @@ func headerName(v string) (string, error) {
 }
 
 // KeyLogin starts a browser session for the holder of key (typed into the
-// sign-in page): the session ends when the key is rotated or its user
-// removed. It returns the session cookie's value.
-func (a *Authenticator) KeyLogin(key string) (string, identity.Identity, error) {
+// sign-in page), kept on the server: it ends at sign-out, or when the key
+// is rotated or its user removed. The key is checked and the session
+// stored in one step, so a sign-in racing a rotation never outlives it. It
+// returns the session cookie's value.
+func (a *Authenticator) KeyLogin(ctx context.Context, key string) (string, identity.Identity, error) {
 	key = strings.TrimSpace(key)
 	if t := a.s.AdminToken; t != "" && subtle.ConstantTimeCompare([]byte(key), []byte(t)) == 1 {
-		return a.seal(session{Name: users.TokenName, KeyID: a.tokenID}), a.token, nil
+		cookie, err := a.start(ctx, users.TokenName, users.SignInKey, "")
+		if err != nil {
+			return "", identity.Identity{}, err
+		}
+		id := a.token
+		id.Method = identity.Session
+		return cookie, id, nil
 	}
-	u, ok := a.s.Users.Verify(key)
+	u, ss, ok, err := a.s.Users.Login(ctx, key, a.s.SessionTTL)
 	if !ok {
 		return "", identity.Identity{}, unauthenticated(nil, "this key is not valid: it is unknown, it was rotated, or its user was removed; ask an admin for a new one")
 	}
+	if err != nil {
+		return "", identity.Identity{}, err
+	}
 	id := identity.Identity{Name: u.Name, Role: u.Role, Pseudonym: u.Pseudonym, Method: identity.Session}
-	return a.seal(session{Name: u.Name, KeyID: a.s.Users.KeyID(u.Name)}), id, nil
+	return a.seal(u.Name, ss), id, nil
+}
+
+// notReserved refuses a name that belongs to one of our own identities
+// (users.Reserved: the loopback user, the server, the admin token), from
+// wherever it came: taking it would take their pseudonym, and their
+// requests with it.
+func notReserved(name string) error {
+	if slices.Contains(users.Reserved, strings.ToLower(strings.TrimSpace(name))) {
+		return fmt.Errorf("%q is reserved for AdaptBot's own identities (%s)", name, strings.Join(users.Reserved, ", "))
+	}
+	return nil
 }
 
 // ParseProxies reads trusted proxies: addresses or CIDRs, comma-separated

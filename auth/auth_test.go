@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -87,8 +88,9 @@ func TestKeysAndTheAdminToken(t *testing.T) {
 	store.Rotate(ctx, "dave")
 	a := newAuth(t, Settings{AdminToken: "s3cret-token", Users: store})
 
+	bob, _ := store.Lookup("bob")
 	id, err := a.Authenticate(Request{Remote: other, Authorization: "Bearer " + key})
-	if err != nil || id.Name != "bob" || id.Role != identity.Builder || id.Method != identity.Key || id.Pseudonym != store.Pseudonym("bob") {
+	if err != nil || id.Name != "bob" || id.Role != identity.Builder || id.Method != identity.Key || id.Pseudonym != bob.Pseudonym {
 		t.Fatalf("bob's key: %+v, %v", id, err)
 	}
 	id, err = a.Authenticate(Request{Remote: other, Authorization: "bearer s3cret-token"})
@@ -120,12 +122,12 @@ func TestTrustedHeaderOnlyFromTrustedProxies(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := newAuth(t, Settings{TrustedHeader: "X-Forwarded-User", TrustedProxies: proxies, Users: store})
-	hdr := func(v string) func(string) string {
-		return func(name string) string {
+	hdr := func(vs ...string) func(string) []string {
+		return func(name string) []string {
 			if http.CanonicalHeaderKey(name) == "X-Forwarded-User" {
-				return v
+				return vs
 			}
-			return ""
+			return nil
 		}
 	}
 	id, err := a.Authenticate(Request{Remote: proxy, Header: hdr("Frank@Example.com")})
@@ -133,7 +135,8 @@ func TestTrustedHeaderOnlyFromTrustedProxies(t *testing.T) {
 		t.Errorf("from the proxy: %+v, %v", id, err)
 	}
 	// The user store's role applies to a header's name too.
-	if id, _ := a.Authenticate(Request{Remote: netip.MustParseAddr("::ffff:10.0.0.9"), Header: hdr("erin@example.com")}); id.Role != identity.Admin || id.Pseudonym != store.Pseudonym("erin@example.com") {
+	erin, _ := store.Lookup("erin@example.com")
+	if id, _ := a.Authenticate(Request{Remote: netip.MustParseAddr("::ffff:10.0.0.9"), Header: hdr("erin@example.com")}); id.Role != identity.Admin || id.Pseudonym != erin.Pseudonym {
 		t.Errorf("a stored admin through the proxy (IPv4-mapped): %+v", id)
 	}
 	for _, from := range []netip.Addr{other, loop, netip.MustParseAddr("10.0.1.5")} {
@@ -143,6 +146,15 @@ func TestTrustedHeaderOnlyFromTrustedProxies(t *testing.T) {
 	}
 	id, err = a.Authenticate(Request{Remote: proxy, Header: hdr("bad\x01name")})
 	wantUnauthenticated(t, "a control character", id, err, "usable name")
+	// Sent twice, the first could be the client's own: refused, not the
+	// first taken.
+	id, err = a.Authenticate(Request{Remote: proxy, Header: hdr("erin@example.com", "frank@example.com")})
+	wantUnauthenticated(t, "a duplicated header", id, err, "came 2 times")
+	// Our own identities' names are not anyone's to take.
+	for _, name := range users.Reserved {
+		id, err = a.Authenticate(Request{Remote: proxy, Header: hdr(strings.ToUpper(name))})
+		wantUnauthenticated(t, "the reserved name "+name, id, err, "reserved")
+	}
 
 	if _, err := New(Settings{TrustedHeader: "X-Forwarded-User", Users: store}); err == nil {
 		t.Error("a trusted header without proxies was accepted")
@@ -157,15 +169,16 @@ func TestKeySessions(t *testing.T) {
 	store := newStore(t)
 	_, key, _ := store.Add(ctx, "gina", identity.Builder)
 	a := newAuth(t, Settings{Users: store, AdminToken: "tok"})
-	cookie, id, err := a.KeyLogin(key)
+	cookie, id, err := a.KeyLogin(ctx, key)
 	if err != nil || id.Name != "gina" {
 		t.Fatalf("KeyLogin: %+v, %v", id, err)
 	}
 	if strings.Contains(cookie, strings.TrimPrefix(key, users.KeyPrefix)) {
 		t.Fatal("the session cookie holds the key")
 	}
+	gina, _ := store.Lookup("gina")
 	got, err := a.Authenticate(Request{Remote: other, Session: cookie})
-	if err != nil || got.Name != "gina" || got.Role != identity.Builder || got.Method != identity.Session || got.Pseudonym != store.Pseudonym("gina") {
+	if err != nil || got.Name != "gina" || got.Role != identity.Builder || got.Method != identity.Session || got.Pseudonym != gina.Pseudonym {
 		t.Fatalf("the session: %+v, %v", got, err)
 	}
 	// A role change applies to the session at once.
@@ -183,20 +196,22 @@ func TestKeySessions(t *testing.T) {
 	}
 	// Signed by another server.
 	b := newAuth(t, Settings{Users: newStore(t), AdminToken: "tok"})
-	tokCookie, _, _ := b.KeyLogin("tok")
+	tokCookie, _, _ := b.KeyLogin(ctx, "tok")
 	id, err = a.Authenticate(Request{Remote: other, Session: tokCookie})
 	wantUnauthenticated(t, "another server's", id, err, "not valid here")
-	// The token's own session works, until the token changes.
-	tokCookie, _, _ = a.KeyLogin("tok")
+	// The token's own session works, until it signs out.
+	tokCookie, _, _ = a.KeyLogin(ctx, "tok")
 	if got, err := a.Authenticate(Request{Remote: other, Session: tokCookie}); err != nil || got.Role != identity.Admin {
 		t.Errorf("a token session: %+v, %v", got, err)
 	}
-	c := newAuth(t, Settings{Users: store, AdminToken: "new-tok"})
-	id, err = c.Authenticate(Request{Remote: other, Session: tokCookie})
-	wantUnauthenticated(t, "token changed", id, err, "admin token")
+	if err := a.SignOut(ctx, tokCookie); err != nil {
+		t.Fatal(err)
+	}
+	id, err = a.Authenticate(Request{Remote: other, Session: tokCookie})
+	wantUnauthenticated(t, "token signed out", id, err, "has ended")
 	// Expired.
 	short := newAuth(t, Settings{Users: store, SessionTTL: time.Nanosecond})
-	expired, _, _ := short.KeyLogin(key)
+	expired, _, _ := short.KeyLogin(ctx, key)
 	id, err = short.Authenticate(Request{Remote: other, Session: expired})
 	wantUnauthenticated(t, "expired", id, err, "expired")
 	// Rotation and removal end the key's sessions.
@@ -204,11 +219,11 @@ func TestKeySessions(t *testing.T) {
 	id, err = a.Authenticate(Request{Remote: other, Session: cookie})
 	wantUnauthenticated(t, "rotated", id, err, "rotated")
 	_, key, _ = store.Rotate(ctx, "gina")
-	cookie, _, _ = a.KeyLogin(key)
+	cookie, _, _ = a.KeyLogin(ctx, key)
 	store.Remove(ctx, "gina")
 	id, err = a.Authenticate(Request{Remote: other, Session: cookie})
 	wantUnauthenticated(t, "removed", id, err, "removed")
-	_, _, err = a.KeyLogin(key)
+	_, _, err = a.KeyLogin(ctx, key)
 	wantUnauthenticated(t, "a removed user's key at sign-in", identity.Identity{}, err, "not valid")
 }
 
@@ -258,6 +273,13 @@ func TestOIDCSignIn(t *testing.T) {
 	if err != nil || got.Name != "alice@example.com" || got.Method != identity.Session || got.Pseudonym != store.Pseudonym("alice@example.com") {
 		t.Fatalf("the session: %+v, %v", got, err)
 	}
+	// Signed out, the cookie replayed is refused.
+	if err := a.SignOut(ctx, sess); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := a.Authenticate(Request{Remote: other, Session: sess}); err == nil || got.Known() {
+		t.Errorf("a signed-out OIDC session replayed: %+v, %v", got, err)
+	}
 	// The code is good once.
 	if _, _, _, err := a.FinishLogin(ctx, cookie, q); service.KindOf(err) != service.Upstream {
 		t.Errorf("a used code: %v", err)
@@ -277,8 +299,23 @@ func TestOIDCSignIn(t *testing.T) {
 	// A stored user's role wins over the claim.
 	iss.SignInAs(map[string]any{"sub": "4", "email": "ROOT@example.com", "email_verified": true})
 	q, cookie = signIn(t, a, "")
-	if _, id, _, _ := a.FinishLogin(ctx, cookie, q); id.Role != identity.Admin || id.Name != "root@example.com" {
+	rootSess, id, _, _ := a.FinishLogin(ctx, cookie, q)
+	if id.Role != identity.Admin || id.Name != "root@example.com" {
 		t.Errorf("a stored admin signing in: %+v", id)
+	}
+	// Removed from the store, their OIDC session ends at once.
+	if got, err := a.Authenticate(Request{Remote: other, Session: rootSess}); err != nil || got.Role != identity.Admin {
+		t.Fatalf("a stored admin's OIDC session: %+v, %v", got, err)
+	}
+	store.Remove(ctx, "root@example.com")
+	if got, err := a.Authenticate(Request{Remote: other, Session: rootSess}); !errors.Is(err, ErrSession) || got.Known() {
+		t.Errorf("an OIDC session after its user was removed: %+v, %v", got, err)
+	}
+	// A provider that names someone by a reserved name is refused.
+	iss.SignInAs(map[string]any{"sub": "9", "email": "admin-token", "email_verified": true})
+	q, cookie = signIn(t, a, "")
+	if s, id, _, err := a.FinishLogin(ctx, cookie, q); service.KindOf(err) != service.Unauthenticated || s != "" || id.Known() || !strings.Contains(err.Error(), "reserved") {
+		t.Errorf("an OIDC sign-in as admin-token: %+v, %v", id, err)
 	}
 	// An unverified e-mail is not taken as the name: it could be anyone's.
 	iss.SignInAs(map[string]any{"sub": "5", "email": "root@example.com", "email_verified": false})
@@ -399,7 +436,7 @@ func BenchmarkAuthenticate(b *testing.B) {
 	})
 	b.Run("session", func(b *testing.B) {
 		a := newAuth(b, Settings{Users: store, AdminToken: "tok"})
-		cookie, _, _ := a.KeyLogin(key)
+		cookie, _, _ := a.KeyLogin(ctx, key)
 		r := Request{Remote: other, Session: cookie}
 		b.ReportAllocs()
 		for b.Loop() {
@@ -418,4 +455,77 @@ func BenchmarkAuthenticate(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestKeyLoginDoesNotOutliveARotation races sign-ins with rotations of the
+// same key: a session that a sign-in made either failed or ended with the
+// rotation. (Before the sign-in checked the key and stored its session in
+// one step, it read the key's ID after the check, so a session could take
+// the new key's ID and outlive the rotation.)
+func TestKeyLoginDoesNotOutliveARotation(t *testing.T) {
+	ctx := context.Background()
+	store := newStore(t)
+	a := newAuth(t, Settings{Users: store})
+	_, key, _ := store.Add(ctx, "rita", identity.Builder)
+	for i := range 200 {
+		var cookie string
+		var loginErr error
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			cookie, _, loginErr = a.KeyLogin(ctx, key)
+		}()
+		_, next, err := store.Rotate(ctx, "rita")
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-done
+		if loginErr == nil {
+			if id, err := a.Authenticate(Request{Remote: other, Session: cookie}); err == nil || id.Known() {
+				t.Fatalf("round %d: a sign-in with the rotated-out key outlived the rotation: %+v", i, id)
+			}
+		}
+		key = next
+	}
+}
+
+func TestThrottleBacksOffPerAddress(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	th := NewThrottle(time.Minute)
+	th.Now = func() time.Time { return now }
+	a, b := netip.MustParseAddr("192.0.2.1"), netip.MustParseAddr("192.0.2.2")
+	for range th.Free {
+		if d := th.Fail(a); d != 0 {
+			t.Fatalf("a free failure waits %v", d)
+		}
+	}
+	var got []time.Duration
+	for range 9 {
+		got = append(got, th.Fail(a))
+	}
+	want := []time.Duration{1, 2, 4, 8, 16, 32, 60, 60, 60}
+	for i := range want {
+		if got[i] != want[i]*time.Second {
+			t.Fatalf("waits %v, want %v seconds", got, want)
+		}
+	}
+	if th.Wait(a) != time.Minute || th.Wait(b) != 0 {
+		t.Errorf("Wait(a) = %v, Wait(b) = %v", th.Wait(a), th.Wait(b))
+	}
+	now = now.Add(time.Minute)
+	if th.Wait(a) != 0 {
+		t.Error("the wait did not end")
+	}
+	// Quiet long enough, the address starts afresh.
+	now = now.Add(th.Forget + time.Second)
+	if d := th.Fail(a); d != 0 {
+		t.Errorf("after a quiet spell the first failure waits %v", d)
+	}
+	// One IPv6 client counts by its /64.
+	for i := range th.Free + 1 {
+		th.Fail(netip.MustParseAddr(fmt.Sprintf("2001:db8::%x", i+1)))
+	}
+	if th.Wait(netip.MustParseAddr("2001:db8::ffff")) == 0 {
+		t.Error("addresses of one /64 counted apart")
+	}
 }

@@ -19,7 +19,7 @@ func FuzzSessionCookie(f *testing.F) {
 		f.Fatal(err)
 	}
 	a := newAuth(f, Settings{AdminToken: "fuzz-admin-token-0123456789", Users: store})
-	good, _, err := a.KeyLogin(key)
+	good, _, err := a.KeyLogin(context.Background(), key)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func FuzzTrustedHeader(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, v string) {
-		id, err := a.Authenticate(Request{Remote: proxy, Header: func(string) string { return v }})
+		id, err := a.Authenticate(Request{Remote: proxy, Header: func(string) []string { return []string{v} }})
 		if err != nil {
 			if id.Known() {
 				t.Fatalf("an error (%v) with an identity %+v", err, id)

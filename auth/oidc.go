@@ -16,6 +16,7 @@ import (
 
 	"adaptbot/clip"
 	"adaptbot/identity"
+	"adaptbot/identity/users"
 	"adaptbot/service"
 )
 
@@ -263,6 +264,9 @@ func (a *Authenticator) FinishLogin(ctx context.Context, cookie string, q url.Va
 		return fail(service.Upstream, err, "the provider's ID token has unreadable claims")
 	}
 	name := claimName(claims, idt.Subject, idt.Issuer)
+	if err := notReserved(name); err != nil {
+		return fail(service.Unauthenticated, err, "the provider signed you in as %q, a name reserved for AdaptBot's own identities; ask your admin", name)
+	}
 	var role identity.Role
 	if rc := a.s.OIDC.Roles; rc != nil {
 		role = rc.Role(claims)
@@ -271,7 +275,11 @@ func (a *Authenticator) FinishLogin(ctx context.Context, cookie string, q url.Va
 	if fallback == "" {
 		fallback = identity.User
 	}
-	return a.seal(session{Name: name, Role: role}), a.person(name, identity.Session, fallback), l.Next, nil
+	sc, err := a.start(ctx, name, users.SignInOIDC, role)
+	if err != nil {
+		return "", identity.Identity{}, "", err
+	}
+	return sc, a.person(name, identity.Session, fallback), l.Next, nil
 }
 
 // claimName is who signed in: the e-mail address when the provider says it

@@ -1,10 +1,10 @@
 package auth
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"strings"
 	"time"
@@ -24,57 +24,77 @@ const (
 	LoginTTL    = 10 * time.Minute
 )
 
-// session is what a session cookie says, signed with a key made from the
-// server's secret, so every replica of a cluster accepts it and nobody can
-// change it.
+// session is what a session cookie says: whose it is, and which of their
+// sessions on the server (users.Session) it is. It is signed with a key
+// made from the server's secret, so every replica of a cluster accepts it
+// and nobody can change it or name another's session; what it may do is
+// decided by the session the server keeps, so signing out, removal and
+// rotation end it at once.
 type session struct {
-	Name string `json:"n"`
-	// Role is what the provider's roles claim gave at sign-in; "" if
-	// nothing. A user of this name in the store gets their stored role.
-	Role identity.Role `json:"r,omitempty"`
-	// KeyID is set for a session signed in with a key: the key's
-	// fingerprint then. The session ends when it no longer matches.
-	KeyID   string `json:"k,omitempty"`
+	Name    string `json:"n"`
+	ID      string `json:"s"`
 	Expires int64  `json:"e"`
 }
 
-const sessionVersion = "v1"
+const sessionVersion = "v2"
 
-// seal makes a session cookie's value, expiring after the session TTL.
-func (a *Authenticator) seal(s session) string {
-	s.Expires = time.Now().Add(a.s.SessionTTL).Unix()
-	return signJSON(a.sessionKey, s)
+// seal makes a session cookie's value for the server's session ss of name.
+func (a *Authenticator) seal(name string, ss users.Session) string {
+	return signJSON(a.sessionKey, session{Name: name, ID: ss.ID, Expires: ss.Expires.Unix()})
 }
 
-// session reads a session cookie and returns its identity.
-func (a *Authenticator) session(v string) (identity.Identity, error) {
+// start begins a server-side session for name and returns its cookie.
+func (a *Authenticator) start(ctx context.Context, name, method string, role identity.Role) (string, error) {
+	ss, err := a.s.Users.StartSession(ctx, name, method, role, a.s.SessionTTL)
+	if err != nil {
+		return "", err
+	}
+	return a.seal(name, ss), nil
+}
+
+// openSession reads a session cookie: whose it is and which session, or
+// false if it is forged, altered, from another server, or expired.
+func (a *Authenticator) openSession(v string) (session, bool) {
 	var s session
-	if !openJSON(a.sessionKey, v, &s) {
-		return identity.Identity{}, unauthenticated(ErrSession, "your session is not valid here (it was signed by another server, or altered); sign in again at /login")
+	if !openJSON(a.sessionKey, v, &s) || s.Name == "" || s.ID == "" || time.Now().Unix() >= s.Expires {
+		return session{}, false
 	}
-	if time.Now().Unix() >= s.Expires {
-		return identity.Identity{}, unauthenticated(ErrSession, "your session has expired; sign in again at /login")
+	return s, true
+}
+
+// session reads a session cookie and returns its identity, as the user
+// store says it is now (their role today, not at sign-in).
+func (a *Authenticator) session(v string) (identity.Identity, error) {
+	s, ok := a.openSession(v)
+	if !ok {
+		return identity.Identity{}, unauthenticated(ErrSession, "your session is not valid here (it expired, was signed by another server, or altered); sign in again at /login")
 	}
-	switch {
-	case s.KeyID == "":
-		// An OIDC sign-in: the user store's role, else the claim's.
-		fallback := s.Role
-		if fallback == "" {
-			fallback = identity.User
-		}
-		return a.person(s.Name, identity.Session, fallback), nil
-	case s.Name == users.TokenName:
-		if a.tokenID == "" || !hmac.Equal([]byte(s.KeyID), []byte(a.tokenID)) {
-			return identity.Identity{}, unauthenticated(ErrSession, "the admin token this session signed in with has changed; sign in again at /login")
-		}
+	ss, ok := a.s.Users.CheckSession(s.Name, s.ID)
+	if !ok {
+		return identity.Identity{}, unauthenticated(ErrSession, "your session has ended (you signed out, an admin ended it, or the key it signed in with was rotated or its user removed); sign in again at /login")
+	}
+	if s.Name == users.TokenName {
 		id := a.token
 		id.Method = identity.Session
 		return id, nil
 	}
-	if id := a.s.Users.KeyID(s.Name); id == "" || !hmac.Equal([]byte(id), []byte(s.KeyID)) {
-		return identity.Identity{}, unauthenticated(ErrSession, "the key this session signed in with was rotated, or its user removed; sign in again at /login")
+	// The user store's role, else the provider's roles claim at sign-in.
+	fallback := ss.Role
+	if fallback == "" {
+		fallback = identity.User
 	}
-	return a.person(s.Name, identity.Session, identity.User), nil
+	return a.person(s.Name, identity.Session, fallback), nil
+}
+
+// SignOut ends the session of cookie v on the server. A cookie that is no
+// good, or a session already over, is not an error: it signs nobody in.
+func (a *Authenticator) SignOut(ctx context.Context, v string) error {
+	s, ok := a.openSession(v)
+	if !ok {
+		return nil
+	}
+	_, err := a.s.Users.EndSessions(ctx, s.Name, s.ID)
+	return err
 }
 
 // signJSON encodes v and signs it: "v1.<payload>.<mac>", base64url.
@@ -106,11 +126,4 @@ func openJSON(key []byte, s string, v any) bool {
 	}
 	b, err := base64.RawURLEncoding.DecodeString(s[len(sessionVersion)+1 : i])
 	return err == nil && json.Unmarshal(b, v) == nil
-}
-
-// mac is the hex HMAC-SHA256 of s.
-func mac(key []byte, s string) string {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(s))
-	return hex.EncodeToString(m.Sum(nil))
 }

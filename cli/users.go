@@ -26,6 +26,7 @@ const usersUsage = `Usage:
   adaptbot users role NAME ROLE                       change a user's role; their key stays
   adaptbot users rotate NAME                          a new key; the old one stops working at once
   adaptbot users remove NAME [--yes]                  remove a user; their key stops working at once
+  adaptbot users sessions NAME [--end ID|all]         a user's browser sign-ins; --end ends one, or all, at once
 Each takes --format text|json.
 
 Roles: user (chat, read tools, their own requests), builder (also build,
@@ -46,7 +47,7 @@ func usersCommand(ctx context.Context, e Env, args []string) error {
 	}
 	sub, args := args[0], args[1:]
 	switch sub {
-	case "add", "list", "role", "rotate", "remove":
+	case "add", "list", "role", "rotate", "remove", "sessions":
 	default:
 		return UsageError(usersUsage, "users: unknown subcommand %q", sub)
 	}
@@ -58,6 +59,10 @@ func usersCommand(ctx context.Context, e Env, args []string) error {
 		fs.StringVar(role, "role", "", "the user's role: user, builder or admin")
 	case "remove":
 		fs.BoolVar(yes, "yes", false, "remove without asking")
+	}
+	end := new(string)
+	if sub == "sessions" {
+		fs.StringVar(end, "end", "", "end the session of this ID, or all of them")
 	}
 	if err := e.Parse(fs, args, usersUsage); err != nil {
 		return err
@@ -71,6 +76,12 @@ func usersCommand(ctx context.Context, e Env, args []string) error {
 			return UsageError(usersUsage, "users %s: want %s", sub, what)
 		}
 		return nil
+	}
+	if sub == "sessions" {
+		if err := want(1, "NAME [--end ID|all]"); err != nil {
+			return err
+		}
+		return usersSessions(ctx, cfg, args[0], *end, format.value, stdout)
 	}
 	var op usersOp
 	switch sub {
@@ -251,4 +262,39 @@ func withStore(ctx context.Context, cfg config.Config, stderr io.Writer, fn func
 	}
 	fmt.Fprintf(stderr, "(no server runs at %s: using %s directly)\n", cfg.ServerURL(), cfg.Identity.Users)
 	return fn(s)
+}
+
+// usersSessions lists, or with end ends, the browser sign-ins of name,
+// through the server: sessions others hold (the admin token's, an OIDC
+// sign-in of someone not stored) are known to the server alone.
+func usersSessions(ctx context.Context, cfg config.Config, name, end, format string, stdout io.Writer) error {
+	c := newClient(cfg)
+	if end != "" {
+		n, err := c.EndSessions(ctx, name, end)
+		if err != nil {
+			return err
+		}
+		if format == "json" {
+			return writeJSON(stdout, api.SessionsEnded{Ended: n})
+		}
+		_, err = fmt.Fprintf(stdout, "Ended %d of %s's sessions: those browsers must sign in again.\n", n, name)
+		return err
+	}
+	sessions, err := c.Sessions(ctx, name)
+	if err != nil {
+		return err
+	}
+	if format == "json" {
+		return writeJSON(stdout, sessions)
+	}
+	if len(sessions) == 0 {
+		_, err := fmt.Fprintf(stdout, "%s has no sessions.\n", name)
+		return err
+	}
+	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSIGNED IN WITH\tSTARTED\tEXPIRES")
+	for _, x := range sessions {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", x.ID, x.Method, x.Created.Local().Format("2006-01-02 15:04"), x.Expires.Local().Format("2006-01-02 15:04"))
+	}
+	return tw.Flush()
 }

@@ -116,6 +116,12 @@ type IdentityConfig struct {
 	TrustedHeader  string
 	TrustedProxies []netip.Prefix
 	SessionTTL     time.Duration
+	// BackoffMax is the longest a client address that keeps failing
+	// credentials waits (ADAPTBOT_AUTH_BACKOFF_MAX).
+	BackoffMax time.Duration
+	// MCPSessionTimeout ends an /mcp session idle this long
+	// (ADAPTBOT_MCP_SESSION_TIMEOUT).
+	MCPSessionTimeout time.Duration
 }
 
 // EdgeConfig is what the HTTP edge enforces: the sizes and rates of the

@@ -217,6 +217,12 @@ var settings = []setting{
 		func(c *Config, v string) error { c.LLM.AnthropicBaseURL = v; return nil }, false},
 	{"GOOGLE_GEMINI_BASE_URL", "", "where Gemini is reached, as Google's SDKs read it (https://host; /v1beta/openai is added to a bare host); empty is Google's own",
 		func(c *Config, v string) error { c.LLM.GeminiBaseURL = v; return nil }, false},
+
+	// Issue 27: identities that cannot be borrowed.
+	{"ADAPTBOT_AUTH_BACKOFF_MAX", "5m", "the longest a client address waits after failing credentials again and again (five failures are free, then 1s, doubling)",
+		func(c *Config, v string) (err error) { c.Identity.BackoffMax, err = duration(v); return err }, false},
+	{"ADAPTBOT_MCP_SESSION_TIMEOUT", "30m", "an /mcp session idle this long ends; the client starts a new one",
+		func(c *Config, v string) (err error) { c.Identity.MCPSessionTimeout, err = duration(v); return err }, false},
 }
 
 // Write prints every setting, for `adaptbot config`: its value in effect

@@ -105,7 +105,9 @@ type Identity struct {
 	// sign-in or a proxy's header; "local" for the loopback user.
 	Name string `json:"name"`
 	Role Role   `json:"role"`
-	// Pseudonym is a stable keyed hash of Name, the only form of it that
+	// Pseudonym is a stable keyed hash of a stored user's ID (fixed when
+	// the user was created), or of Name for someone the store does not
+	// hold: the owner of their requests, and the only form of them that
 	// reaches the benchmarks CSV.
 	Pseudonym string `json:"pseudonym,omitempty"`
 	// Method is how the identity was established (Loopback, Token, ...).

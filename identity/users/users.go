@@ -38,16 +38,26 @@ import (
 // User is one person the server knows. KeyHash is the keyed hash of their
 // API key, never the key.
 type User struct {
+	// ID is fixed when the user is created and never reused: the
+	// pseudonym comes from it, so a new user of a removed user's name is
+	// someone else. A user made before IDs existed gets their name as ID
+	// when the store first opens (Open), so their pseudonym, and with it
+	// their history, stays theirs.
+	ID      string        `json:"id,omitempty"`
 	Name    string        `json:"name"`
 	Role    identity.Role `json:"role"`
 	KeyHash string        `json:"key_hash"`
 	Created time.Time     `json:"created"`
 	// Rotated is when the key was last replaced; zero if never.
 	Rotated time.Time `json:"rotated,omitzero"`
+	// Sessions are the user's browser sign-ins, kept on the server so that
+	// sign-out, removal and rotation end them at once, on every replica.
+	Sessions []Session `json:"sessions,omitempty"`
 }
 
 // Info is what may be shown of a user: everything but the key's hash.
 type Info struct {
+	ID        string        `json:"id"`
 	Name      string        `json:"name"`
 	Role      identity.Role `json:"role"`
 	Pseudonym string        `json:"pseudonym"`
@@ -154,6 +164,7 @@ type Store struct {
 	mu     sync.RWMutex
 	byName map[string]*entry
 	byHash map[string]*entry
+	guests map[string]guest // sessions of people the store does not hold, by ID
 }
 
 // Open loads the users of b, and its secret (made the first time).
@@ -172,9 +183,25 @@ func Open(ctx context.Context, b Backend) (*Store, error) {
 		return nil, err
 	}
 	for _, u := range list {
+		if u.ID == "" {
+			// Made before IDs: the name is the ID, which keeps the
+			// pseudonym (Pseudonym(name)) and so the user's history.
+			u.ID = u.Name
+			if err := b.Update(ctx, u); err != nil {
+				return nil, fmt.Errorf("users: give %q an ID: %w", u.Name, err)
+			}
+		}
 		s.put(u)
 	}
 	return s, nil
+}
+
+// newID makes a user's ID: random, and in upper case, which no name (they
+// are kept in lower case) can ever equal.
+func newID() string {
+	b := make([]byte, 12)
+	rand.Read(b) // never fails (crypto/rand)
+	return "U-" + strings.ToUpper(hex.EncodeToString(b))
 }
 
 // Derive returns a key for one purpose, made from the server's secret, so
@@ -212,7 +239,11 @@ func (s *Store) Follow(ctx context.Context) error {
 // before the store is shared).
 func (s *Store) put(u User) {
 	s.drop(u.Name)
-	e := &entry{User: u, pseudonym: s.Pseudonym(u.Name)}
+	id := u.ID
+	if id == "" {
+		id = u.Name // a user that came from a replica not yet upgraded
+	}
+	e := &entry{User: u, pseudonym: s.Pseudonym(id)}
 	s.byName[u.Name] = e
 	if u.KeyHash != "" {
 		s.byHash[u.KeyHash] = e
@@ -254,7 +285,7 @@ func (s *Store) Add(ctx context.Context, name string, role identity.Role) (Info,
 		return Info{}, "", err
 	}
 	key, hash := s.newKey()
-	u := User{Name: n, Role: role, KeyHash: hash, Created: time.Now().UTC().Truncate(time.Second)}
+	u := User{ID: newID(), Name: n, Role: role, KeyHash: hash, Created: time.Now().UTC().Truncate(time.Second)}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.byName[n]; ok {
@@ -306,6 +337,11 @@ func (s *Store) Remove(ctx context.Context, name string) (Info, error) {
 	}
 	info := s.info(e)
 	s.drop(n)
+	for id, g := range s.guests {
+		if g.name == n {
+			delete(s.guests, id)
+		}
+	}
 	return info, nil
 }
 
@@ -341,6 +377,9 @@ func (s *Store) change(ctx context.Context, name string, role identity.Role) (In
 	} else {
 		key, u.KeyHash = s.newKey()
 		u.Rotated = time.Now().UTC().Truncate(time.Second)
+		// A rotation answers a key that may be in other hands: every
+		// sign-in ends with it, whatever it signed in with.
+		u.Sessions = nil
 	}
 	if err := s.backend.Update(ctx, u); err != nil {
 		return Info{}, "", describe(err, n)
@@ -378,19 +417,6 @@ func (s *Store) Lookup(name string) (Info, bool) {
 	return s.info(e), true
 }
 
-// KeyID returns a short fingerprint of the named user's current key (a
-// prefix of its keyed hash), or "" if there is no such user: a session
-// signed in with a key carries it, and ends when the key changes.
-func (s *Store) KeyID(name string) string {
-	name = strings.ToLower(name)
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if e, ok := s.byName[name]; ok && len(e.KeyHash) >= 16 {
-		return e.KeyHash[:16]
-	}
-	return ""
-}
-
 // List returns every user, by name.
 func (s *Store) List() []Info {
 	s.mu.RLock()
@@ -411,16 +437,18 @@ func (s *Store) Len() int {
 }
 
 func (s *Store) info(e *entry) Info {
-	return Info{Name: e.Name, Role: e.Role, Pseudonym: e.pseudonym, Created: e.Created, Rotated: e.Rotated}
+	return Info{ID: e.ID, Name: e.Name, Role: e.Role, Pseudonym: e.pseudonym, Created: e.Created, Rotated: e.Rotated}
 }
 
-// Pseudonym is the stable stand-in for a name in the benchmarks CSV: a
-// keyed hash, so it says nothing of the name to whoever reads the file
-// without the server's secret, yet is the same for the same person on
-// every replica and across restarts.
-func (s *Store) Pseudonym(name string) string {
+// Pseudonym is the stable stand-in for a person in the benchmarks CSV and
+// the owner of their requests: a keyed hash of a stored user's ID, or of
+// the name of someone the store does not hold (a sign-in or a proxy's
+// header), so it says nothing of either to whoever reads the file without
+// the server's secret, yet is the same for the same person on every
+// replica and across restarts.
+func (s *Store) Pseudonym(idOrName string) string {
 	m := hmac.New(sha256.New, s.pseudoMAC)
-	m.Write([]byte(name))
+	m.Write([]byte(idOrName))
 	return "u-" + hex.EncodeToString(m.Sum(nil)[:8])
 }
 

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"adaptbot/identity"
 )
@@ -37,7 +38,7 @@ func TestAddVerifyRemoveRotate(t *testing.T) {
 		t.Fatalf("Add = %+v, %q", info, key)
 	}
 	got, ok := s.Verify(key)
-	if !ok || got.Name != "alice@example.com" || got.Pseudonym != s.Pseudonym("alice@example.com") {
+	if !ok || got.Name != "alice@example.com" || got.Pseudonym != s.Pseudonym(info.ID) {
 		t.Fatalf("Verify(key) = %+v, %v", got, ok)
 	}
 	if _, ok := s.Verify(key + "x"); ok {
@@ -228,5 +229,90 @@ func BenchmarkVerify(b *testing.B) {
 		if _, ok := s.Verify(key); !ok {
 			b.Fatal("no")
 		}
+	}
+}
+
+// TestIDsAreFixedAtCreation: the pseudonym comes from the user's ID, not
+// their name, so a new user of a removed user's name is someone else; a
+// user made before IDs keeps their name as ID, and with it their
+// pseudonym (and history).
+func TestIDsAreFixedAtCreation(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, _ := openStore(t, dir)
+	old, _, err := s.Add(ctx, "frank", identity.User)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(old.ID, "U-") || old.Pseudonym != s.Pseudonym(old.ID) || old.Pseudonym == s.Pseudonym("frank") {
+		t.Fatalf("a new user: %+v", old)
+	}
+	s.Remove(ctx, "frank")
+	again, _, _ := s.Add(ctx, "frank", identity.User)
+	if again.ID == old.ID || again.Pseudonym == old.Pseudonym {
+		t.Errorf("a new frank took the old one's ID or pseudonym: %+v, %+v", old, again)
+	}
+
+	// A users file from before IDs: the name becomes the ID, written back.
+	legacy := t.TempDir()
+	os.WriteFile(filepath.Join(legacy, "users.json"), []byte(`{"version":1,"users":[{"name":"gus","role":"builder","key_hash":"ab","created":"2026-01-01T00:00:00Z"}]}`), 0o600)
+	ls, lb := openStore(t, legacy)
+	gus, ok := ls.Lookup("gus")
+	if !ok || gus.ID != "gus" || gus.Pseudonym != ls.Pseudonym("gus") {
+		t.Fatalf("an upgraded user: %+v", gus)
+	}
+	lb.Close()
+	saved, _ := ReadFile(filepath.Join(legacy, "users.json"))
+	if len(saved) != 1 || saved[0].ID != "gus" {
+		t.Errorf("the upgrade was not written: %+v", saved)
+	}
+}
+
+// TestSessionsOnTheServer: sessions are listed and end one by one or all
+// at once; a rotation ends them all; a removal too.
+func TestSessionsOnTheServer(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openStore(t, t.TempDir())
+	_, key, _ := s.Add(ctx, "hal", identity.Builder)
+	u, a, ok, err := s.Login(ctx, key, time.Hour)
+	if !ok || err != nil || u.Name != "hal" {
+		t.Fatalf("Login: %+v, %v, %v", u, ok, err)
+	}
+	_, b, _, _ := s.Login(ctx, key, time.Hour)
+	if _, _, ok, _ := s.Login(ctx, "adaptbot_nope", time.Hour); ok {
+		t.Error("a wrong key signed in")
+	}
+	if got := s.Sessions("HAL"); len(got) != 2 || got[0].ID != a.ID || got[1].ID != b.ID || got[0].Method != SignInKey {
+		t.Fatalf("Sessions = %+v", got)
+	}
+	if n, err := s.EndSessions(ctx, "hal", a.ID); n != 1 || err != nil {
+		t.Fatalf("EndSessions(a) = %d, %v", n, err)
+	}
+	if _, ok := s.CheckSession("hal", a.ID); ok {
+		t.Error("an ended session is still on")
+	}
+	if _, ok := s.CheckSession("hal", b.ID); !ok {
+		t.Error("ending one session ended another")
+	}
+	s.Rotate(ctx, "hal")
+	if _, ok := s.CheckSession("hal", b.ID); ok || len(s.Sessions("hal")) != 0 {
+		t.Error("a rotation left a session on")
+	}
+	// Someone the store does not hold: kept in this process.
+	g, _ := s.StartSession(ctx, "ivy@example.com", SignInOIDC, identity.Builder, time.Hour)
+	if got, ok := s.CheckSession("ivy@example.com", g.ID); !ok || got.Role != identity.Builder {
+		t.Errorf("a guest's session: %+v, %v", got, ok)
+	}
+	if _, ok := s.CheckSession("hal", g.ID); ok {
+		t.Error("a guest's session counted as another's")
+	}
+	if n, _ := s.EndSessions(ctx, "ivy@example.com", ""); n != 1 {
+		t.Errorf("ending a guest's sessions ended %d", n)
+	}
+	// Expired sessions are not on.
+	_, key, _ = s.Rotate(ctx, "hal")
+	_, c, _, _ := s.Login(ctx, key, -time.Second)
+	if _, ok := s.CheckSession("hal", c.ID); ok {
+		t.Error("an expired session is on")
 	}
 }

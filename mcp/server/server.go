@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -37,6 +38,11 @@ type Options struct {
 	// SessionTimeout closes an HTTP session after this long without a
 	// request; default 30 minutes. Stdio sessions end with their stream.
 	SessionTimeout time.Duration
+	// User, when set, names the person an HTTP request comes from (a
+	// stable ID, never a secret), "" for nobody. A session remembers who
+	// opened it, and the SDK refuses it to anyone else (403); nobody is
+	// refused at once (401).
+	User func(r *http.Request) string
 	// Call, when set, carries out each tools/call: the server's service
 	// layer, which checks the caller, and writes the call's benchmark row
 	// and trace, as for a direct run. Nil calls the Box's tool directly
@@ -58,6 +64,7 @@ type Server struct {
 	log     *slog.Logger
 	timeout time.Duration
 	call    func(ctx context.Context, name string, args json.RawMessage) (string, error)
+	user    func(r *http.Request) string
 	sdk     *sdk.Server
 
 	mu        sync.Mutex
@@ -83,7 +90,7 @@ func New(tools toolbox.Box, opts Options) *Server {
 	if opts.SessionTimeout <= 0 {
 		opts.SessionTimeout = 30 * time.Minute
 	}
-	s := &Server{tools: tools, log: opts.Log, timeout: opts.SessionTimeout, call: opts.Call, published: map[string]string{}}
+	s := &Server{tools: tools, log: opts.Log, timeout: opts.SessionTimeout, call: opts.Call, user: opts.User, published: map[string]string{}}
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: "adaptbot", Title: "AdaptBot", Version: opts.Version}, &sdk.ServerOptions{
 		Instructions: opts.Instructions,
 		Logger:       opts.Log,
@@ -440,8 +447,11 @@ func (nopWriteCloser) Close() error { return nil }
 // without a store of events (we keep none) an answer to a client that left
 // is never read.
 func (s *Server) Handler() http.Handler {
-	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.sdk },
+	var h http.Handler = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.sdk },
 		&sdk.StreamableHTTPOptions{Logger: s.log, SessionTimeout: s.timeout})
+	if s.user != nil {
+		h = s.sessionUser(h)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			h.ServeHTTP(w, r)
@@ -455,6 +465,30 @@ func (s *Server) Handler() http.Handler {
 		r = r.Clone(r.Context())
 		r.Header.Set(requestTagHeader, tag)
 		h.ServeHTTP(w, r)
+	})
+}
+
+// sessionUser arms the SDK's session-user check: each request carries
+// auth.TokenInfo with the caller's ID (Options.User), the session keeps the
+// ID of the request that opened it, and a request of anyone else is
+// refused. The SDK sets TokenInfo only through its bearer middleware,
+// which reads the Authorization header; the caller has already been
+// authenticated (by a key, a session cookie, or a proxy's header), so the
+// middleware is handed a stand-in token and its verifier asks Options.User.
+// The SDK, and the tools' handlers, never see the caller's own credential.
+func (s *Server) sessionUser(h http.Handler) http.Handler {
+	verify := func(_ context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
+		id := s.user(r)
+		if id == "" {
+			return nil, fmt.Errorf("%w: sign in first", auth.ErrInvalidToken)
+		}
+		return &auth.TokenInfo{UserID: id}, nil
+	}
+	guarded := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer caller")
+		guarded.ServeHTTP(w, r)
 	})
 }
 
@@ -488,8 +522,12 @@ func (rs *requests) add(ctx context.Context) (string, func()) {
 }
 
 // bind returns ctx ended also when the HTTP request that carried the call
-// ends: the client left. A call that came another way (stdio) is not
-// bound; one whose request is already over is ended at once.
+// ends (the client left), and carrying that request's values: who is
+// calling, through which door, in which trace. The SDK runs calls under
+// the session, whose context is the request that opened it; a call must
+// be the caller's own, never the opener's. A call that came another way
+// (stdio) is not bound; one whose request is already over is ended at
+// once.
 func (rs *requests) bind(ctx context.Context, extra *sdk.RequestExtra) (context.Context, context.CancelFunc) {
 	if extra == nil || extra.Header.Get(requestTagHeader) == "" {
 		return context.WithCancel(ctx)
@@ -497,6 +535,9 @@ func (rs *requests) bind(ctx context.Context, extra *sdk.RequestExtra) (context.
 	rs.mu.Lock()
 	rctx, ok := rs.live[extra.Header.Get(requestTagHeader)]
 	rs.mu.Unlock()
+	if ok {
+		ctx = callValues{Context: ctx, request: rctx}
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	if !ok {
 		cancel(errClientLeft)
@@ -504,6 +545,20 @@ func (rs *requests) bind(ctx context.Context, extra *sdk.RequestExtra) (context.
 	}
 	stop := context.AfterFunc(rctx, func() { cancel(errClientLeft) })
 	return ctx, func() { stop(); cancel(context.Canceled) }
+}
+
+// callValues is a call's context whose values are its HTTP request's first
+// (the caller's identity, door and trace), and the session's after.
+type callValues struct {
+	context.Context
+	request context.Context
+}
+
+func (c callValues) Value(key any) any {
+	if v := c.request.Value(key); v != nil {
+		return v
+	}
+	return c.Context.Value(key)
 }
 
 // Close ends every open session, so that long-lived HTTP streams let a
