@@ -166,7 +166,9 @@ func TestDiffersNeverServesNatively(t *testing.T) {
 	src := Source{Tool: "whoami", Code: readTool(t, "testdata/whoami/whoami.go")}
 	preseed(t, dir, src)
 	tier, _ := newTier(t, Options{Go: g, Dir: dir})
-	tier.SetExamples(func(string, []byte) []json.RawMessage { return []json.RawMessage{json.RawMessage(`{"text":"example"}`)} })
+	tier.SetExamples(func(string, []byte) []json.RawMessage {
+		return []json.RawMessage{json.RawMessage(`{"text":"example"}`)}
+	})
 	var mu sync.Mutex
 	var got []Mismatch
 	tier.OnMismatch(func(m Mismatch) { mu.Lock(); got = append(got, m); mu.Unlock() })
