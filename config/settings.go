@@ -10,6 +10,7 @@ import (
 
 	"adaptbot/auth"
 	"adaptbot/failures"
+	"adaptbot/native"
 	"adaptbot/sandbox"
 	"adaptbot/service"
 	"adaptbot/telemetry"
@@ -195,6 +196,24 @@ var settings = []setting{
 	{telemetry.EnvContent, "off", "on: spans carry tool arguments and results, and the messages sent to and received from the model (personal data may be in them)", nil, false},
 	{"ADAPTBOT_METRICS_TOKEN", "", "lets a scraper read GET /metrics beyond loopback (Authorization: Bearer <token>) without the admin token; on loopback /metrics is open",
 		func(c *Config, v string) error { c.MetricsToken = v; return nil }, true},
+
+	// Issue 31: the native tier (package native).
+	{"ADAPTBOT_NATIVE", "auto", "auto: once a tool version has served, and where a Go toolchain is found (go on PATH or in GOROOT), compile it in the background into a native worker program, which serves once it gives the interpreter's results on the examples and recent calls; off: every tool runs interpreted",
+		func(c *Config, v string) (err error) {
+			c.Native, err = native.ParseMode(v)
+			if err != nil {
+				return errors.New("use auto or off")
+			}
+			return nil
+		}, false},
+	{"ADAPTBOT_NATIVE_BUILDS", "1", "native builds that may run at once (each takes a CPU while it runs)",
+		func(c *Config, v string) (err error) {
+			c.NativeBuilds, err = wholeNumber(v)
+			if err == nil && c.NativeBuilds < 1 {
+				err = errors.New("at least 1")
+			}
+			return err
+		}, false},
 }
 
 // Write prints every setting, for `adaptbot config`: its value in effect
