@@ -28,6 +28,7 @@ import (
 	mcpclient "adaptbot/mcp/client"
 	mcpconfig "adaptbot/mcp/config"
 	mcpserver "adaptbot/mcp/server"
+	"adaptbot/native"
 	"adaptbot/registry"
 	"adaptbot/router"
 	"adaptbot/sandbox"
@@ -106,6 +107,7 @@ func openWorld(ctx context.Context, cfg config.Config, h hooks, getenv func(stri
 	if err != nil {
 		return nil, err
 	}
+	w.connectNative()
 	w.box = toolbox.New(w.reg, w.runner)
 	w.box.LimitCallDepth(cfg.MaxCallDepth)
 	var describe func(string) string
@@ -159,7 +161,7 @@ func newRunner(cfg config.Config, h hooks, log *slog.Logger) (sandbox.Runner, er
 	if cfg.InProcess {
 		mode = sandbox.ModeInProcess
 	}
-	runner, err := sandbox.New(sandbox.Options{
+	opts := sandbox.Options{
 		Mode:          mode,
 		PoolSize:      cfg.Workers,
 		CallTimeout:   cfg.ToolTimeout,
@@ -168,11 +170,12 @@ func newRunner(cfg config.Config, h hooks, log *slog.Logger) (sandbox.Runner, er
 		WorkerCommand: h.workerCommand,
 		WorkerEnv:     h.workerEnv,
 		Log:           log,
-	})
+	}
+	runner, err := sandbox.New(opts)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	return runner, nil
+	return withNative(cfg, runner, opts, log), nil
 }
 
 func (w *world) Close() error {
@@ -406,6 +409,9 @@ func (w *world) service(bench *benchmarks.Logger, ws *Workspace, m *telemetry.Me
 	}
 	if w.link != nil {
 		d.Cluster = w.link
+	}
+	if tier, ok := w.runner.(*native.Tier); ok {
+		d.Tiers = tier
 	}
 	return service.New(d)
 }

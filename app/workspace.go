@@ -94,6 +94,7 @@ func (s *Server) handleToolPage() fiber.Handler {
 			"Examples": templates.Examples(t.Examples), "Use": s.toolUsage()[e.Name]}
 		if t.Serving {
 			data["Serving"] = true
+			data["Tier"] = t.Tier
 			data["Code"] = templates.Highlight([]byte(t.Code))
 		} else if src, err := os.ReadFile(s.reg.SourcePath(e.Name)); err == nil {
 			data["Code"] = templates.Highlight(src)

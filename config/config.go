@@ -21,6 +21,7 @@ import (
 	"adaptbot/auth"
 	"adaptbot/cluster"
 	"adaptbot/llm/provider"
+	"adaptbot/native"
 	"adaptbot/sandbox"
 	"adaptbot/service"
 	"adaptbot/telemetry"
@@ -48,6 +49,12 @@ type Config struct {
 	ToolTimeout time.Duration
 	Egress      toolkit.Policy
 	Landlock    sandbox.Landlock
+	// Native is ADAPTBOT_NATIVE (native.ModeAuto or ModeOff), NativeBuilds
+	// ADAPTBOT_NATIVE_BUILDS, and NativeGo the go command found for it
+	// ("" when there is none, or the tier is off).
+	Native       string
+	NativeBuilds int
+	NativeGo     string
 
 	// Discovery.
 	Learn        bool
@@ -195,6 +202,9 @@ func Load(getenv func(string) string) (Config, error) {
 		}
 	}
 	c.Fleet = c.Fleet && c.NATSURL != ""
+	if c.Native == native.ModeAuto {
+		c.NativeGo = native.Toolchain(getenv)
+	}
 	if c.ReplicaID == "" {
 		c.ReplicaID = cluster.ReplicaID()
 	}

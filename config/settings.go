@@ -16,6 +16,7 @@ import (
 	"adaptbot/failures"
 	"adaptbot/generator"
 	"adaptbot/llm"
+	"adaptbot/native"
 	"adaptbot/redact"
 	"adaptbot/registry"
 	"adaptbot/sandbox"
@@ -223,6 +224,24 @@ var settings = []setting{
 		func(c *Config, v string) (err error) { c.Identity.BackoffMax, err = duration(v); return err }, false},
 	{"ADAPTBOT_MCP_SESSION_TIMEOUT", "30m", "an /mcp session idle this long ends; the client starts a new one",
 		func(c *Config, v string) (err error) { c.Identity.MCPSessionTimeout, err = duration(v); return err }, false},
+
+	// Issue 31: the native tier (package native).
+	{"ADAPTBOT_NATIVE", "auto", "auto: once a tool version has served, and where a Go toolchain is found (go on PATH or in GOROOT), compile it in the background into a native worker program, which serves once it gives the interpreter's results on the examples and recent calls; off: every tool runs interpreted",
+		func(c *Config, v string) (err error) {
+			c.Native, err = native.ParseMode(v)
+			if err != nil {
+				return errors.New("use auto or off")
+			}
+			return nil
+		}, false},
+	{"ADAPTBOT_NATIVE_BUILDS", "1", "native builds that may run at once (each takes a CPU while it runs)",
+		func(c *Config, v string) (err error) {
+			c.NativeBuilds, err = wholeNumber(v)
+			if err == nil && c.NativeBuilds < 1 {
+				err = errors.New("at least 1")
+			}
+			return err
+		}, false},
 }
 
 // Write prints every setting, for `adaptbot config`: its value in effect

@@ -50,6 +50,10 @@ const (
 	// Feedback: the call ran, and a person said the answer was wrong. It
 	// waits (Unconfirmed) until someone confirms it on the tool's page.
 	Feedback Kind = "feedback"
+	// NativeDiffers: the tool's native build gave another result than the
+	// interpreter on this call (package native), so it stays interpreted.
+	// A repair cannot be asked to fix it; people read it on the tool's page.
+	NativeDiffers Kind = "native_differs"
 )
 
 // Repairable reports whether a repair may be asked to fix a case of kind k.
@@ -62,7 +66,7 @@ func (k Kind) Repairable() bool {
 }
 
 // Known reports whether k is one of the kinds above.
-func (k Kind) Known() bool { return k.Repairable() || k == InvalidArguments }
+func (k Kind) Known() bool { return k.Repairable() || k == InvalidArguments || k == NativeDiffers }
 
 // KindOf returns the kind of a failed call's error, or "" when the failure
 // is not the tool's: the caller went away, the sandbox could not run it, or

@@ -3,8 +3,6 @@ package sandbox
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,16 +30,6 @@ const (
 	hostAlias = "adaptbotHost"
 )
 
-// sourceHash keys compiled tools, in hex: two versions of a tool never
-// share one.
-func sourceHash(tool string, src []byte) string {
-	h := sha256.New()
-	h.Write([]byte(tool))
-	h.Write([]byte{0})
-	h.Write(src)
-	return hex.EncodeToString(h.Sum(nil))
-}
-
 // program is one tool version loaded in its own interpreter. It serves one
 // call at a time.
 type program struct {
@@ -62,21 +50,8 @@ type slot struct {
 }
 
 func (s *slot) decode(v any) error {
-	raw := bytes.TrimSpace(s.input)
-	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		raw = []byte("{}")
-	}
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.DisallowUnknownFields()
-	if err := d.Decode(v); err != nil {
-		s.inputErr = err
-		return err
-	}
-	if d.More() {
-		s.inputErr = errors.New("trailing data after the JSON object")
-		return s.inputErr
-	}
-	return nil
+	s.inputErr = decodeInput(s.input, v)
+	return s.inputErr
 }
 
 // checkInput refuses arguments that are not one JSON value (or nothing),
@@ -208,30 +183,6 @@ func loadError(ctx context.Context, tool string, limit time.Duration, err error)
 	return &Error{Tool: tool, Kind: KindCompile, Msg: msg}
 }
 
-// outcome is the result of one call as the runners report it, and as it
-// crosses the worker pipe.
-type outcome struct {
-	Output   string        `json:"output,omitempty"`
-	Kind     Kind          `json:"kind,omitempty"`
-	Msg      string        `json:"msg,omitempty"`
-	Duration time.Duration `json:"duration"`
-}
-
-func (o outcome) result(tool string) (Result, error) {
-	if o.Kind != "" {
-		return Result{Duration: o.Duration}, &Error{Tool: tool, Kind: o.Kind, Msg: o.Msg}
-	}
-	return Result{Output: o.Output, Duration: o.Duration}, nil
-}
-
-func failed(err error) outcome {
-	var e *Error
-	if errors.As(err, &e) {
-		return outcome{Kind: e.Kind, Msg: e.Msg}
-	}
-	return outcome{Kind: KindCrash, Msg: err.Error()}
-}
-
 // execute runs Execute once with input, under ctx plus grace for a tool
 // that notices cancellation late, and encodes what it returned. Past that,
 // it stops the interpreter (Yaegi ends interpreted loops between statements;
@@ -289,25 +240,6 @@ func (p *program) result(ctx context.Context, err error, maxOutput int) outcome 
 	return encodeOutput(s.out, maxOutput)
 }
 
-// encodeOutput returns a string result as is and anything else as JSON,
-// refusing results over the cap.
-func encodeOutput(v any, maxOutput int) outcome {
-	var out string
-	if rv := reflect.ValueOf(v); rv.IsValid() && rv.Kind() == reflect.String {
-		out = rv.String()
-	} else {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return outcome{Kind: KindTool, Msg: "result cannot be encoded as JSON: " + clip.String(err.Error(), 4096)}
-		}
-		out = string(b)
-	}
-	if len(out) > maxOutput {
-		return outcome{Kind: KindOutput, Msg: fmt.Sprintf("result is %s, over the %s output limit", sizeString(int64(len(out))), sizeString(int64(maxOutput)))}
-	}
-	return outcome{Output: out}
-}
-
 // run calls f, turning a panic into an interp.Panic error: Yaegi recovers
 // panics of interpreted code, but not its own.
 func run(f func() error) (err error) {
@@ -341,53 +273,4 @@ func runID(in *interp.Interpreter) *uint64 {
 		return nil
 	}
 	return (*uint64)(unsafe.Pointer(f.UnsafeAddr()))
-}
-
-// errCallTimeout is the cause of a call's context when its time limit ends it.
-var errCallTimeout = errors.New("call time limit")
-
-func timeoutMsg(ctx context.Context, limit time.Duration) string {
-	if context.Cause(ctx) == errCallTimeout || ctx.Err() == context.DeadlineExceeded {
-		return fmt.Sprintf("ran past its %v time limit", limit)
-	}
-	return cancelledMsg
-}
-
-// cancelledMsg is the timeout message of a call its caller gave up on.
-const cancelledMsg = "cancelled by the caller"
-
-// panicString formats a panic's value. The value may be the tool's own type
-// whose Error or String method is interpreted code that never returns, so
-// anything but a string is formatted under a deadline.
-func panicString(v any) string {
-	if s, ok := v.(string); ok {
-		return s
-	}
-	done := make(chan string, 1)
-	go func() {
-		defer func() {
-			if recover() != nil {
-				done <- fmt.Sprintf("a %T whose Error method panics", v)
-			}
-		}()
-		done <- fmt.Sprint(v)
-	}()
-	select {
-	case s := <-done:
-		return s
-	case <-time.After(100 * time.Millisecond):
-		return fmt.Sprintf("a %T whose Error method does not return", v)
-	}
-}
-
-func sizeString(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

@@ -53,7 +53,7 @@ const (
 // the server (see confineWorker): the process then starts over once, under
 // the restriction, and puts its seccomp filter on every thread.
 func ServeWorker() error {
-	conf := confineWorker()
+	conf := confineOnce()
 	reqs := os.NewFile(requestFD, "adaptbot-requests")
 	resps := os.NewFile(responseFD, "adaptbot-responses")
 	if reqs == nil || resps == nil {
@@ -109,6 +109,20 @@ func ServeWorker() error {
 	}
 	return nil
 }
+
+// confineOnce confines the worker once (confineWorker), whoever asks first:
+// ServeWorker, or a native worker's package initialiser, which must confine
+// before any tool's initialiser runs (native_worker.go).
+var confineOnce = sync.OnceValue(confineWorker)
+
+// toolFrames marks, in a goroutine's stack, the code of a tool: the
+// interpreter's, or a native worker's tool packages (native_worker.go).
+var toolFrames = []byte("github.com/traefik/yaegi/interp.")
+
+// retireAfterFailure ends the worker after a call that panicked or timed
+// out. An interpreted tool is loaded afresh instead (evict); a native
+// worker cannot reload a tool's package state, so it starts over.
+var retireAfterFailure = false
 
 // setWorkerRuntime sets the runtime's limits, before any tool runs.
 func setWorkerRuntime(memoryLimit int64) {
@@ -227,6 +241,8 @@ func (w *worker) serve(r request) {
 	resp.Duration = time.Since(start)
 	if leaked(before) {
 		resp.Exit = "the tool left goroutines running after Execute returned"
+	} else if retireAfterFailure && (resp.Kind == KindPanic || resp.Kind == KindTimeout) {
+		resp.Exit = "a native tool's package state cannot be reloaded after a " + string(resp.Kind)
 	}
 	w.reply(resp)
 	if resp.Exit != "" {
@@ -313,7 +329,7 @@ func leaked(before int) bool {
 func interpretedGoroutines() bool {
 	buf := make([]byte, 1<<20)
 	n := runtime.Stack(buf, true)
-	return bytes.Contains(buf[:n], []byte("github.com/traefik/yaegi/interp."))
+	return bytes.Contains(buf[:n], toolFrames)
 }
 
 // watch ends the worker when it runs past its memory or goroutine limit.

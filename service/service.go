@@ -12,6 +12,7 @@ import (
 	"adaptbot/generator"
 	"adaptbot/identity"
 	"adaptbot/llm"
+	"adaptbot/native"
 	"adaptbot/registry"
 	"adaptbot/reqid"
 	"adaptbot/telemetry"
@@ -73,6 +74,14 @@ type Deps struct {
 	// Learning is what the service learns from use: failure cases and
 	// automatic repairs (learning.go). Zero records nothing.
 	Learning Learning
+	// Tiers says which tier of the sandbox runs a tool version, and why not
+	// the native one (package native); nil says nothing.
+	Tiers Tiers
+}
+
+// Tiers is the native tier as the service asks it.
+type Tiers interface {
+	Status(tool string, code []byte) native.Status
 }
 
 // callObserver hears of every tool call; *toolbox.Set is one.

@@ -15,6 +15,7 @@ import (
 	"adaptbot/contract"
 	"adaptbot/generator"
 	"adaptbot/identity"
+	"adaptbot/native"
 	"adaptbot/registry"
 	"adaptbot/toolbox"
 	"adaptbot/traces"
@@ -280,6 +281,9 @@ type ToolInfo struct {
 	Code     string          `json:"code,omitempty"`
 	Serving  bool            `json:"serving"`
 	Examples json.RawMessage `json:"examples,omitempty"`
+	// Tier is the tier its serving version runs on, and why not the native
+	// one (issue 31); absent where the server has no native tier.
+	Tier *native.Status `json:"tier,omitempty"`
 }
 
 // Tools lists the registry's tools, serving or not.
@@ -310,6 +314,10 @@ func (s *Service) Tool(ctx context.Context, name string) (*ToolInfo, error) {
 	v := &ToolInfo{Entry: e}
 	if t, ok := s.d.Registry.Tool(e.Name); ok {
 		v.Code, v.Serving = string(t.Code), true
+		if s.d.Tiers != nil {
+			st := s.d.Tiers.Status(t.Name, t.Code)
+			v.Tier = &st
+		}
 	}
 	if ex := s.d.Registry.Examples(e.Name); json.Valid(ex) {
 		v.Examples = ex

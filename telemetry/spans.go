@@ -35,7 +35,9 @@ const (
 	KeyGateProblems  = attribute.Key("adaptbot.gate.problems")
 	KeySandboxOp     = attribute.Key("adaptbot.sandbox.op")
 	KeyWorkerPID     = attribute.Key("adaptbot.sandbox.worker.pid")
-	KeyLLMCalls      = attribute.Key("adaptbot.llm.calls")
+	// KeyToolTier says which tier of the sandbox ran a call (package native).
+	KeyToolTier = attribute.Key("adaptbot.sandbox.tier")
+	KeyLLMCalls = attribute.Key("adaptbot.llm.calls")
 )
 
 // agentName is gen_ai.agent.name on invoke_agent spans.
@@ -380,5 +382,16 @@ func SandboxWorker(ctx context.Context, pid int) {
 func (s SandboxSpan) End(kind string, err error) {
 	if s.s != nil {
 		finish(s.s, kind, err)
+	}
+}
+
+// ToolTier records on ctx's span (the tool call's) which tier of the
+// sandbox ran the call: "interpreted" or "native" (package native).
+func ToolTier(ctx context.Context, tier string) {
+	if current.Load() == nil {
+		return
+	}
+	if s := trace.SpanFromContext(ctx); s.IsRecording() {
+		s.SetAttributes(KeyToolTier.String(tier))
 	}
 }

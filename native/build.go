@@ -1,0 +1,230 @@
+package native
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"adaptbot"
+	"adaptbot/clip"
+	"adaptbot/contract"
+	"adaptbot/sandbox"
+	"adaptbot/toolkit"
+)
+
+// Source is one tool version to compile: its name and its checked source.
+type Source struct {
+	Tool   string
+	Code   []byte
+	digest string
+}
+
+// Digest is the version's digest (sandbox.Digest).
+func (s Source) Digest() string {
+	if s.digest == "" {
+		s.digest = sandbox.Digest(s.Tool, s.Code)
+	}
+	return s.digest
+}
+
+// fileNames are the names in a tool's text that reach files or the host
+// through the native standard library, where the interpreter gives tools
+// none: text/template's ParseFiles, ParseGlob and ParseFS (the interpreted
+// Template has no such methods, from Go or from template text).
+var fileNames = regexp.MustCompile(`\b(ParseFiles|ParseGlob|ParseFS)\b`)
+
+// Check says why a tool version may not be compiled natively, or nil. It
+// runs the contract's checks (the import allowlist: no unsafe, no cgo, no
+// os, ...), and refuses what a compiler would honour and the interpreter
+// does not: compiler directives (//go:linkname, //go:embed, ...), build
+// constraints, and the file-reading functions of text/template.
+func Check(tool string, code []byte) error {
+	if _, err := contract.Parse(tool, code); err != nil {
+		return fmt.Errorf("the contract refuses it: %w", err)
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, tool+".go", code, parser.ParseComments)
+	if err != nil {
+		return err
+	}
+	for _, cg := range f.Comments {
+		for _, c := range cg.List {
+			text := strings.TrimSpace(c.Text)
+			if strings.HasPrefix(text, "//go:") || strings.HasPrefix(text, "//line") || strings.HasPrefix(text, "/*line") ||
+				strings.HasPrefix(text, "// +build") || strings.HasPrefix(text, "//export") {
+				return fmt.Errorf("%s: the compiler directive %q is not allowed natively", fset.Position(c.Pos()), clip.String(text, 60))
+			}
+		}
+	}
+	for _, imp := range f.Imports {
+		if imp.Path.Value == `"C"` {
+			return errors.New(`import "C" (cgo) is not allowed`)
+		}
+	}
+	if m := fileNames.Find(code); m != nil {
+		return fmt.Errorf("it names text/template's %s, which reads files natively; the interpreter gives tools no such function", m)
+	}
+	if f.Name.Name != tool {
+		return fmt.Errorf("its package is %s, not %s", f.Name.Name, tool)
+	}
+	var execute bool
+	for _, d := range f.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && fd.Name.Name == "Execute" {
+			execute = true
+		}
+	}
+	if !execute {
+		return errors.New("it has no Execute function")
+	}
+	return nil
+}
+
+// Toolchain finds the go command: on PATH (as getenv gives it), or in
+// GOROOT's bin. It returns "" when there is none.
+func Toolchain(getenv func(string) string) string {
+	for _, dir := range filepath.SplitList(getenv("PATH")) {
+		if dir == "" {
+			continue
+		}
+		p := filepath.Join(dir, "go")
+		if isExecutable(p) {
+			return p
+		}
+	}
+	if root := getenv("GOROOT"); root != "" {
+		if p := filepath.Join(root, "bin", "go"); isExecutable(p) {
+			return p
+		}
+	}
+	return ""
+}
+
+func isExecutable(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+}
+
+// goVersion is the go directive of AdaptBot's go.mod: tools compile natively
+// with the language version they are checked with.
+func goVersion() string {
+	for _, line := range strings.Split(string(adaptbot.GoMod), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "go "); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "1.22"
+}
+
+// writeModule writes, under dir, the Go module of a native worker program
+// serving tools: package main, the tools' packages (each with one added
+// file importing package sandbox, so that the worker confines itself before
+// any tool's initialiser runs), and copies of sandbox's worker side, toolkit
+// and clip, the very source this binary was built from.
+func writeModule(dir string, tools []Source) error {
+	files := map[string][]byte{
+		"go.mod":       fmt.Appendf(nil, "module adaptbot\n\ngo %s\n", goVersion()),
+		"clip/clip.go": clip.Source(),
+	}
+	for name, b := range sandbox.NativeSource() {
+		files["sandbox/"+name] = b
+	}
+	for name, b := range toolkit.PackageSource() {
+		files["toolkit/"+name] = b
+	}
+	var main bytes.Buffer
+	main.WriteString("// Command worker is a native worker program, written by package native.\npackage main\n\nimport (\n\t\"context\"\n\t\"fmt\"\n\t\"os\"\n\n\t\"adaptbot/sandbox\"\n")
+	for i, t := range tools {
+		fmt.Fprintf(&main, "\tt%d %q\n", i, sandbox.NativeToolPath+t.Tool)
+		pkg := strings.TrimSuffix(sandbox.NativeToolPath, "/") + "/" + t.Tool
+		files[strings.TrimPrefix(pkg, "adaptbot/")+"/"+t.Tool+".go"] = t.Code
+		files[strings.TrimPrefix(pkg, "adaptbot/")+"/zz_adaptbot_native.go"] = fmt.Appendf(nil,
+			"package %s\n\n// The worker confines itself in package sandbox's initialiser, before this package's.\nimport _ \"adaptbot/sandbox\"\n", t.Tool)
+	}
+	main.WriteString(")\n\nfunc main() {\n\terr := sandbox.ServeNative(\n")
+	for i, t := range tools {
+		fmt.Fprintf(&main, "\t\tsandbox.NativeTool{Name: %q, Hash: %q, Invoke: func(ctx context.Context, decode func(any) error) (any, error) {\n\t\t\tvar in t%d.Input\n\t\t\tif err := decode(&in); err != nil {\n\t\t\t\treturn nil, err\n\t\t\t}\n\t\t\treturn t%d.Execute(ctx, in)\n\t\t}},\n", t.Tool, t.Digest(), i, i)
+	}
+	main.WriteString("\t)\n\tif err != nil {\n\t\tfmt.Fprintln(os.Stderr, err)\n\t\tos.Exit(1)\n\t}\n}\n")
+	files["main.go"] = main.Bytes()
+
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		p := filepath.Join(dir, filepath.FromSlash(n))
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, files[n], 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// compile builds the native worker program of tools into out, with the go
+// command at goCmd, offline, without cgo, and with a build cache and Go
+// folders under home (the cache in cache, if set), which belong to the native builder alone. Its
+// environment is nothing of the server's but PATH's folder of go itself.
+func compile(ctx context.Context, goCmd, home, cache string, tools []Source, out string) error {
+	for _, t := range tools {
+		if err := Check(t.Tool, t.Code); err != nil {
+			return fmt.Errorf("tool %s: %w", t.Tool, err)
+		}
+	}
+	if cache == "" {
+		cache = filepath.Join(home, "cache")
+	}
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return err
+	}
+	src, err := os.MkdirTemp(home, "src-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(src)
+	if err := writeModule(src, tools); err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, goCmd, "build", "-trimpath", "-buildvcs=false", "-tags", sandbox.NativeBuildTag,
+		"-ldflags=-s -w", "-o", out, ".")
+	cmd.Dir = src
+	cmd.Env = []string{
+		"PATH=" + filepath.Dir(goCmd),
+		"HOME=" + home,
+		"GOCACHE=" + cache,
+		"GOPATH=" + filepath.Join(home, "gopath"),
+		"GOMODCACHE=" + filepath.Join(home, "gopath", "mod"),
+		"GOTMPDIR=" + src,
+		"CGO_ENABLED=0",
+		"GOPROXY=off",
+		"GOFLAGS=-mod=mod",
+		"GOWORK=off",
+		"GOTOOLCHAIN=local",
+		"GOENV=off",
+		"GOTELEMETRY=off",
+		"GOOS=" + runtime.GOOS,
+		"GOARCH=" + runtime.GOARCH,
+	}
+	cmd.WaitDelay = 5 * time.Second
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stderr, &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("go build: %v: %s", err, clip.String(strings.TrimSpace(stderr.String()), 2000))
+	}
+	return nil
+}
