@@ -26,7 +26,9 @@ import (
 const DirectFlag = "output_is_answer"
 
 // directProperty is DirectFlag's schema, as the model sees it.
-var directProperty = json.RawMessage(`{"type":"boolean","description":"true when this call's output, shown as it is, fully answers the user's message (e.g. a calculation's result), so you need not see it first; leave it out when you must read, combine or explain the output."}`)
+// The system prompt says when to set it; the description stays short, as
+// every local tool's schema carries it on every call.
+var directProperty = json.RawMessage(`{"type":"boolean","description":"true: the output alone answers the user"}`)
 
 // flagged reports whether a tool is offered with DirectFlag: a local tool
 // that did not opt out, whose schema is an object schema that has no

@@ -136,7 +136,7 @@ const systemPrompt = `You are AdaptBot, a helpful and concise assistant with too
 - or call ` + fnBuild + ` if the user asks to create, change or delete a tool;
 - or call ` + fnNeedTool + ` if the message needs a capability no tool provides;
 - or call ` + fnRequestTools + ` if no tool offered fits but one may exist.
-Set ` + DirectFlag + `: true on a call when its output alone, shown as it is, answers the message (a calculation, a conversion): the user then sees it at once and you are not asked again. Leave it out when you need to read, combine or explain the output.
+Set ` + DirectFlag + `: true on a call whose output alone, shown as it is, answers the message (a calculation, a conversion); leave it out when you must read or explain the output.
 When the tools' results arrive, answer from them: use only what they say, do not invent or change numbers, and answer in the user's language, short and friendly. If the question needs another step, call the tool for it instead of answering.`
 
 func toolLine(t toolbox.Tool) string {

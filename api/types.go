@@ -262,10 +262,12 @@ type FailureReport struct {
 	// Version serves; PendingVersion waits for approval, if any.
 	Version        int `json:"version"`
 	PendingVersion int `json:"pending_version,omitempty"`
-	// Open counts the cases a repair must fix; Errors the clear errors;
-	// Unconfirmed the thumbs-downs waiting for a person.
+	// Open counts the cases a repair must fix; Errors the clear errors no
+	// repair has judged; Accepted the refusals a repair kept; Unconfirmed
+	// the thumbs-downs waiting for a person.
 	Open        int             `json:"open"`
 	Errors      int             `json:"errors"`
+	Accepted    int             `json:"accepted"`
 	Unconfirmed int             `json:"unconfirmed"`
 	Cases       []FailureCase   `json:"cases"`
 	Repairs     []FailureRepair `json:"repairs"`
@@ -305,6 +307,7 @@ type FailureRepair struct {
 	OK        bool      `json:"ok"`
 	Cases     []string  `json:"cases"`
 	Fixed     []string  `json:"fixed,omitempty"`
+	Accepted  []string  `json:"accepted,omitempty"`
 	Error     string    `json:"error,omitempty"`
 }
 
@@ -327,6 +330,8 @@ type UserRequest struct {
 
 // User is a person the server knows, without their key.
 type User struct {
+	// ID is fixed when the user is created; the pseudonym comes from it.
+	ID        string    `json:"id"`
 	Name      string    `json:"name"`
 	Role      Role      `json:"role"`
 	Pseudonym string    `json:"pseudonym"`

@@ -75,6 +75,8 @@ var routeRules = map[string]routeRule{
 	"POST /api/tools/plan":                       {identity.Build, `{"request": "make a tool that adds one"}`},
 	"GET /api/failures":                          {identity.ReadTools, ""},
 	"GET /api/skills":                            {identity.ReadTools, ""},
+	"GET /v1/models":                             {identity.Chat, ""},
+	"POST /v1/chat/completions":                  {identity.Chat, `{"model": "adaptbot", "messages": [{"role": "user", "content": "hello"}]}`},
 	"GET /api/tools/:name/failures":              {identity.ReadTools, ""},
 	"POST /api/tools/:name/failures/:id/confirm": {identity.Build, ""},
 	"DELETE /api/tools/:name/failures/:id":       {identity.Build, ""},

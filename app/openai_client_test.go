@@ -61,7 +61,7 @@ func openAIServer(t *testing.T, env map[string]string) (in *instance, builder, u
 	srv := llmtest.New(t, openAIScript(t))
 	full := modelEnv(srv)
 	full["ADAPTBOT_ADDR"] = "0.0.0.0:0"
-	full["ADAPTBOT_ADMIN_TOKEN"] = "s3cret"
+	full["ADAPTBOT_ADMIN_TOKEN"] = "s3cret-admin-token-0123"
 	for k, v := range env {
 		full[k] = v
 	}
@@ -69,7 +69,7 @@ func openAIServer(t *testing.T, env map[string]string) (in *instance, builder, u
 	in.url = "http://127.0.0.1:" + in.url[strings.LastIndex(in.url, ":")+1:]
 	add := func(name, role string) string {
 		t.Helper()
-		code, _, raw := in.send(t, "POST", "/api/users", `{"name": "`+name+`", "role": "`+role+`"}`, bearer("s3cret"))
+		code, _, raw := in.send(t, "POST", "/api/users", `{"name": "`+name+`", "role": "`+role+`"}`, bearer("s3cret-admin-token-0123"))
 		key, _ := jsonBody(t, raw)["key"].(string)
 		if code/100 != 2 || key == "" {
 			t.Fatalf("add %s = %d %s", name, code, raw)

@@ -52,7 +52,7 @@ func (s *Server) routes() {
 
 	// The OpenAI-compatible door (openai.go): a chat, and the models.
 	s.app.Post("/v1/chat/completions", s.openAIDoor(), s.limits.rateLimit(), s.limits.admit(), s.cancelOnLeave(), s.handleCompletions())
-	s.app.Get("/v1/models", s.openAIDoor(), s.handleModels())
+	s.app.Get("/v1/models", s.openAIDoor(), s.need(identity.Chat), s.handleModels())
 
 	if s.mcp != nil {
 		// Listing is a read; each tools/call is a run, checked by the

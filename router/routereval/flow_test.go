@@ -29,7 +29,12 @@ func TestCompareFlows(t *testing.T) {
 	var b strings.Builder
 	WriteFlows(&b, ours, peer)
 	t.Logf("\n%s", b.String())
-	limit := map[int]int{5: 1000, 100: 1500, 527: 1500}
+	// The budget at 5 tools rose from 1,000 to 1,100 with direct answers
+	// (issue 31): every local tool's schema carries the output_is_answer
+	// flag and the system prompt says when to set it, about 160 tokens
+	// (859 → 1,021 here), which buy a whole model round trip whenever the
+	// model marks a call as the answer.
+	limit := map[int]int{5: 1100, 100: 1500, 527: 1500}
 	for _, r := range append(ours, peer...) {
 		if !strings.Contains(r.Answer, "395") {
 			t.Errorf("%s at %d tools answered %q", r.System, r.Tools, r.Answer)
