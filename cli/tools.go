@@ -116,27 +116,7 @@ func toolsCommand(ctx context.Context, e Env, args []string) error {
 		return err
 	}
 	c := newClient(cfg)
-	build := func(req api.BuildRequest) error {
-		p := newProgressLine(stderr)
-		res, err := c.Build(ctx, req, p.show)
-		p.done()
-		if err != nil {
-			return err
-		}
-		if !res.OK && format.value == "text" {
-			for _, a := range res.Log {
-				fmt.Fprintf(stderr, "attempt %d:\n  %s\n", a.Number, strings.Join(a.Errors, "\n  "))
-			}
-			return fmt.Errorf("%s %s failed: %s", res.Op, res.Tool, res.Error)
-		}
-		if err := show(res, res.Summary+"\n"); err != nil {
-			return err
-		}
-		if !res.OK {
-			return &ExitError{Code: 1}
-		}
-		return nil
-	}
+	build := func(req api.BuildRequest) error { return runBuild(ctx, c, req, format.value == "text", stderr, show) }
 
 	switch sub {
 	case "show":
@@ -400,4 +380,29 @@ func testLocally(ctx context.Context, e Env, name string) (*api.ExampleReport, e
 	}
 	out := new(api.ExampleReport)
 	return out, convert(rep, out)
+}
+
+// runBuild runs a build on the server with its progress on stderr, and
+// shows its result; a build the gate refused exits 1 (in text, with each
+// attempt's errors).
+func runBuild(ctx context.Context, c *api.Client, req api.BuildRequest, text bool, stderr io.Writer, show func(v any, text string) error) error {
+	p := newProgressLine(stderr)
+	res, err := c.Build(ctx, req, p.show)
+	p.done()
+	if err != nil {
+		return err
+	}
+	if !res.OK && text {
+		for _, a := range res.Log {
+			fmt.Fprintf(stderr, "attempt %d:\n  %s\n", a.Number, strings.Join(a.Errors, "\n  "))
+		}
+		return fmt.Errorf("%s %s failed: %s", res.Op, res.Tool, res.Error)
+	}
+	if err := show(res, res.Summary+"\n"); err != nil {
+		return err
+	}
+	if !res.OK {
+		return &ExitError{Code: 1}
+	}
+	return nil
 }
