@@ -60,13 +60,18 @@ func streamHandler(base context.Context, h http.Handler) fiber.Handler {
 			defer sw.finish()
 			h.ServeHTTP(sw, req)
 		}()
+		// A handler that flushes and returns at once (an MCP ping) makes
+		// both ready; once it has flushed, its bytes are in chunks, not in
+		// the buffer, so it must take the streamed path whichever is seen
+		// first.
 		select {
 		case <-done:
-			cancel()
-			status, header, body := sw.buffered()
-			copyHeader(c, header)
-			c.Status(status)
-			return c.Send(body)
+			if status, header, body, ok := sw.buffered(); ok {
+				cancel()
+				copyHeader(c, header)
+				c.Status(status)
+				return c.Send(body)
+			}
 		case <-sw.streaming:
 		}
 		status, header := sw.streamed()
@@ -180,15 +185,18 @@ func (w *streamWriter) send(chunk []byte) error {
 }
 
 // buffered returns the whole response of a handler that has returned
-// without flushing.
-func (w *streamWriter) buffered() (int, http.Header, []byte) {
+// without flushing; ok is false if it flushed (its response is streamed).
+func (w *streamWriter) buffered() (status int, header http.Header, body []byte, ok bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	status := w.status
+	if w.started {
+		return 0, nil, nil, false
+	}
+	status = w.status
 	if status == 0 {
 		status = http.StatusOK
 	}
-	return status, w.header, w.buf.Bytes()
+	return status, w.header, w.buf.Bytes(), true
 }
 
 // streamed returns the status and header of a response that has started
