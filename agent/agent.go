@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"adaptbot"
 	"adaptbot/graph"
 	"adaptbot/llm"
 	"adaptbot/reqid"
@@ -262,9 +263,6 @@ type Discovery struct {
 	Found     []string `json:"found"`
 }
 
-// maxTraceOutput caps a tool's output in a trace step.
-const maxTraceOutput = 2 << 10
-
 // Step is one step of a message's way through the graph: a node, or, in
 // execute, one tool call.
 type Step struct {
@@ -356,7 +354,7 @@ func (a *Agent) Chat(ctx context.Context, req Request) (*Result, error) {
 	res := &Result{Intent: IntentChat, OriginalQuestion: req.Message, ToolsLoaded: []string{}, Tools: []string{}, Trace: []Step{}}
 	defer func() {
 		res.LLMCalls, res.Usage = meter.Counts()
-		res.TotalMs = millis(time.Since(began))
+		res.TotalMs = adaptbot.Millis(time.Since(began))
 	}()
 
 	s := &state{req: req, model: a.newClientModel(meter, req), began: began}
@@ -402,7 +400,7 @@ func (a *Agent) Chat(ctx context.Context, req Request) (*Result, error) {
 		err = s.err
 	}
 	a.cfg.Log.Info("chat", "request_id", reqid.From(ctx), "path", res.Path, "tools", res.Tools,
-		"ms", millis(time.Since(began)), "err", err)
+		"ms", adaptbot.Millis(time.Since(began)), "err", err)
 	if err != nil {
 		return res, err
 	}
@@ -448,5 +446,3 @@ func (a *Agent) summarizeRuns(res *Result, runs []run) {
 		res.Execution = &executed
 	}
 }
-
-func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

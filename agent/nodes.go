@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"adaptbot"
 	"adaptbot/clip"
 	"adaptbot/failures"
 	"adaptbot/llm"
@@ -356,12 +357,12 @@ func (a *Agent) execute(ctx context.Context, s *state) (*state, error) {
 		if steps[i].Duration == 0 {
 			steps[i].Start, steps[i].Duration = began, time.Since(began)
 		}
-		steps[i].Ms = millis(steps[i].Duration)
+		steps[i].Ms = adaptbot.Millis(steps[i].Duration)
 		// The calls of a round ran at once: the trace shows them side by
 		// side, with when each began and ended.
 		steps[i].Round = s.rounds
-		steps[i].StartMs = millis(steps[i].Start.Sub(s.began))
-		steps[i].EndMs = millis(steps[i].Start.Add(steps[i].Duration).Sub(s.began))
+		steps[i].StartMs = adaptbot.Millis(steps[i].Start.Sub(s.began))
+		steps[i].EndMs = adaptbot.Millis(steps[i].Start.Add(steps[i].Duration).Sub(s.began))
 	}
 	s.runs = append(s.runs, runs...)
 	s.round = runs
@@ -492,7 +493,7 @@ func (a *Agent) call(ctx context.Context, name string, raw json.RawMessage) (r r
 	}
 	r.valid, r.ran = true, true
 	r.text = r.err == nil && !structured(spec, r.output)
-	step.Output = clip.String(r.output, maxTraceOutput)
+	step.Output = clip.String(r.output, adaptbot.MaxTraceOutput)
 	if r.err != nil {
 		step.Error = r.err.Error()
 		a.cfg.Log.Warn("tool failed", "request_id", reqid.From(ctx), "tool", name, "err", r.err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"adaptbot"
 	"adaptbot/clip"
 	"adaptbot/contract"
 	"adaptbot/sandbox"
@@ -120,7 +121,7 @@ func (g *Generator) Repair(ctx context.Context, req RepairRequest, progress func
 	fix := &caseFix{cases: req.Cases, hold: req.Hold}
 	res, err := g.Build(ctx, Request{
 		Op: Modify, Tool: req.Tool, Permit: req.Permit, fix: fix,
-		Text:    fmt.Sprintf("repair %s from %d failure case%s", req.Tool, len(req.Cases), plural(len(req.Cases))),
+		Text:    fmt.Sprintf("repair %s from %d failure case%s", req.Tool, len(req.Cases), adaptbot.Plural(len(req.Cases))),
 		Summary: "Fix the failures seen in real use, keeping everything the stored examples check.",
 	}, progress)
 	if res != nil {
@@ -221,7 +222,7 @@ func expecting(input json.RawMessage, output string) Example {
 // repairNote is what the version's history says of the repair.
 func repairNote(results []CaseResult) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Repair of %d failure case%s: %s.\n", len(results), plural(len(results)), outcomes(results))
+	fmt.Fprintf(&b, "Repair of %d failure case%s: %s.\n", len(results), adaptbot.Plural(len(results)), outcomes(results))
 	for _, r := range results {
 		fmt.Fprintf(&b, "- case %s, input %s: ", r.ID, clip.String(string(compact(r.Input)), 200))
 		switch {
@@ -249,20 +250,13 @@ func outcomes(results []CaseResult) string {
 	}
 	var parts []string
 	if ok > 0 {
-		parts = append(parts, fmt.Sprintf("%d result%s", ok, plural(ok)))
+		parts = append(parts, fmt.Sprintf("%d result%s", ok, adaptbot.Plural(ok)))
 	}
 	if errs > 0 {
-		parts = append(parts, fmt.Sprintf("%d clear error%s", errs, plural(errs)))
+		parts = append(parts, fmt.Sprintf("%d clear error%s", errs, adaptbot.Plural(errs)))
 	}
 	if len(parts) == 0 {
 		return "nothing"
 	}
 	return strings.Join(parts, " and ")
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }

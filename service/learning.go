@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"adaptbot"
 	"adaptbot/failures"
 	"adaptbot/identity"
 	"adaptbot/toolbox"
@@ -369,7 +370,7 @@ func describeCases(cs []failures.Case) string {
 	for i, c := range cs {
 		ids[i] = c.ID
 	}
-	return fmt.Sprintf("%d failure case%s (%s)", len(cs), plural(len(cs)), joinMax(ids, 10))
+	return fmt.Sprintf("%d failure case%s (%s)", len(cs), adaptbot.Plural(len(cs)), joinMax(ids, 10))
 }
 
 func joinMax(xs []string, n int) string {
@@ -384,11 +385,4 @@ func joinMax(xs []string, n int) string {
 		out += x
 	}
 	return out
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }

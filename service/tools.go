@@ -10,6 +10,7 @@ import (
 
 	"github.com/pmezard/go-difflib/difflib"
 
+	"adaptbot"
 	"adaptbot/benchmarks"
 	"adaptbot/clip"
 	"adaptbot/contract"
@@ -29,9 +30,6 @@ type RunResult struct {
 	Ms        float64 `json:"ms"`
 	RequestID string  `json:"request_id"`
 }
-
-// maxTraceOutput caps the output a run's trace keeps.
-const maxTraceOutput = 2 << 10
 
 // Run runs a tool directly, without a model: the page's run form, the API,
 // the command line and a tool call over MCP (whose door the context names).
@@ -68,13 +66,13 @@ func (s *Service) Run(ctx context.Context, name string, args json.RawMessage) (*
 			o.row.Tools = append(o.row.Tools, c.Tool)
 		}
 	}
-	res := &RunResult{Tool: name, Version: t.Spec().Version, Output: out, Ms: millis(elapsed), RequestID: o.id}
+	res := &RunResult{Tool: name, Version: t.Spec().Version, Output: out, Ms: adaptbot.Millis(elapsed), RequestID: o.id}
 	kept := runTrace{Tool: name, Ms: res.Ms, RequestID: o.id, Calls: nested}
 	if json.Valid(args) {
 		kept.Arguments = json.RawMessage(args)
 	}
 	if err == nil {
-		kept.Output = clip.String(out, maxTraceOutput)
+		kept.Output = clip.String(out, adaptbot.MaxTraceOutput)
 	}
 	o.rec.Result = marshal(kept)
 	if err := o.finish(err); err != nil {
@@ -401,5 +399,3 @@ func merge(a, b map[string]any) map[string]any {
 	}
 	return a
 }
-
-func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
