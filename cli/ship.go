@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"adaptbot/api"
-	"adaptbot/registry"
+	"adaptbot/atomicfile"
 	"adaptbot/shipping"
 )
 
@@ -107,7 +107,7 @@ func toolsExport(ctx context.Context, e Env, args []string, usage string) error 
 		if err := shipping.WriteBundle(&b, items, time.Now()); err != nil {
 			return err
 		}
-		if err := registry.WriteFileAtomic(*bundle, b.Bytes(), 0o644); err != nil {
+		if err := atomicfile.Write(*bundle, b.Bytes(), 0o644); err != nil {
 			return err
 		}
 		text = fmt.Sprintf("bundled %s%s in %s (%d bytes).\n  adaptbot tools import %s   (on another AdaptBot)\n", strings.Join(tools, ", "), also, *bundle, b.Len(), *bundle)

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"sync"
 
+	"adaptbot/atomicfile"
 	"adaptbot/contract"
-	"adaptbot/registry"
 )
 
 // Files keeps each tool's state as one JSON file, <Dir>/<tool>.json, written
@@ -71,7 +71,7 @@ func (f *Files) Update(ctx context.Context, tool string, change func(State) Stat
 	if err != nil {
 		return State{}, fmt.Errorf("failures: %w", err)
 	}
-	if err := registry.WriteFileAtomic(f.path(tool), append(b, '\n'), 0o600); err != nil {
+	if err := atomicfile.Write(f.path(tool), append(b, '\n'), 0o600); err != nil {
 		return State{}, fmt.Errorf("failures: %w", err)
 	}
 	return next, nil

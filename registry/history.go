@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"adaptbot"
+	"adaptbot/atomicfile"
 	"adaptbot/contract"
 )
 
@@ -33,14 +34,14 @@ func (r *Registry) snapshot(e Entry, src []byte, held bool) error {
 	if _, err := os.Stat(p); err == nil {
 		return nil
 	}
-	if err := writeFileAtomic(p, src, 0o644); err != nil {
+	if err := atomicfile.Write(p, src, 0o644); err != nil {
 		return fmt.Errorf("registry: history: %w", err)
 	}
 	if err := r.writeVersionEntry(e, held); err != nil {
 		return fmt.Errorf("registry: history: %w", err)
 	}
 	if ex, err := os.ReadFile(filepath.Join(r.Dir(e.Name), ExamplesFile)); err == nil {
-		if err := writeFileAtomic(filepath.Join(filepath.Dir(p), ExamplesFile), ex, 0o644); err != nil {
+		if err := atomicfile.Write(filepath.Join(filepath.Dir(p), ExamplesFile), ex, 0o644); err != nil {
 			return fmt.Errorf("registry: history: %w", err)
 		}
 	}
@@ -60,7 +61,7 @@ func (r *Registry) writeVersionEntry(e Entry, held bool) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(filepath.Dir(r.versionPath(e.Name, e.Version)), "entry.json"), meta, 0o644)
+	return atomicfile.Write(filepath.Join(filepath.Dir(r.versionPath(e.Name, e.Version)), "entry.json"), meta, 0o644)
 }
 
 // prune removes the oldest versions of name from history, keeping the

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"adaptbot"
+	"adaptbot/atomicfile"
 	"adaptbot/contract"
 )
 
@@ -150,8 +151,8 @@ func Open(ctx context.Context, opts Options) (*Registry, error) {
 			return nil, fmt.Errorf("registry: tools folder: %w", err)
 		}
 		// A kill -9 during a write leaves its temporary file behind.
-		removeStaleTemps(filepath.Dir(opts.Path))
-		removeStaleTemps(opts.ToolsDir)
+		atomicfile.RemoveStale(filepath.Dir(opts.Path))
+		atomicfile.RemoveStale(opts.ToolsDir)
 	}
 	r := &Registry{opts: opts, tools: map[string]*record{}}
 	r.write.Lock()
@@ -563,11 +564,11 @@ func (r *Registry) saveLocked() error {
 				return fmt.Errorf("registry %s is corrupt (%v) and could not be moved aside: %w", r.opts.Path, perr, err)
 			}
 			r.warn("registry %s was corrupt (%v); moved it to %s before saving", r.opts.Path, perr, aside)
-		} else if err := writeFileAtomic(r.opts.Path+".bak", old, 0o644); err != nil {
+		} else if err := atomicfile.Write(r.opts.Path+".bak", old, 0o644); err != nil {
 			return fmt.Errorf("registry: keep last good copy: %w", err)
 		}
 	}
-	if err := writeFileAtomic(r.opts.Path, data, 0o644); err != nil {
+	if err := atomicfile.Write(r.opts.Path, data, 0o644); err != nil {
 		return fmt.Errorf("registry: save: %w", err)
 	}
 	r.seen, r.diskBad = adaptbot.Digest(data), false

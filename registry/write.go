@@ -1,8 +1,6 @@
 package registry
 
 import (
-	"adaptbot/redact"
-
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"adaptbot/atomicfile"
 	"adaptbot/contract"
+	"adaptbot/redact"
 )
 
 // PutOptions describes a new version written through the registry.
@@ -62,11 +62,11 @@ func (r *Registry) Put(ctx context.Context, name string, src []byte, o PutOption
 	err = r.apply(func() ([]Event, error) {
 		dir := r.Dir(name)
 		if o.Examples != nil {
-			if err := writeFileAtomic(filepath.Join(dir, ExamplesFile), o.Examples, 0o644); err != nil {
+			if err := atomicfile.Write(filepath.Join(dir, ExamplesFile), o.Examples, 0o644); err != nil {
 				return nil, fmt.Errorf("registry: write examples: %w", err)
 			}
 		}
-		if err := writeFileAtomic(r.SourcePath(name), src, 0o644); err != nil {
+		if err := atomicfile.Write(r.SourcePath(name), src, 0o644); err != nil {
 			return nil, fmt.Errorf("registry: write source: %w", err)
 		}
 		ev, err := r.applyLocked(name, src, spec, o.Origin, o.Category, o.Approved && !o.Hold, o.Hold)
@@ -78,7 +78,7 @@ func (r *Registry) Put(ctx context.Context, name string, src []byte, o PutOption
 			if ev.Kind == Held {
 				v = ev.Entry.PendingVersion
 			}
-			if err := writeFileAtomic(filepath.Join(filepath.Dir(r.versionPath(name, v)), NoteFile), []byte(redact.String(o.Note)), 0o600); err != nil {
+			if err := atomicfile.Write(filepath.Join(filepath.Dir(r.versionPath(name, v)), NoteFile), []byte(redact.String(o.Note)), 0o600); err != nil {
 				r.warn("registry: %s: the note of version %d was not kept: %v", name, v, err)
 			}
 		}

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"sync"
 
+	"adaptbot/atomicfile"
 	"adaptbot/homelock"
-	"adaptbot/registry"
 )
 
 // SecretFile is the name of the server's secret, in the users file's
@@ -236,7 +236,7 @@ func (b *FileBackend) edit(fn func(map[string]User) error) error {
 	if err != nil {
 		return err
 	}
-	if err := registry.WriteFileAtomic(b.path, append(data, '\n'), 0o600); err != nil {
+	if err := atomicfile.Write(b.path, append(data, '\n'), 0o600); err != nil {
 		return fmt.Errorf("users: write %s: %w", b.path, err)
 	}
 	b.users = next
