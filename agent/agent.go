@@ -284,7 +284,7 @@ type Step struct {
 	// Calls are the calls the tool made of other tools (toolkit.Call),
 	// nested ones included, in the order they began.
 	Calls []toolbox.CallRecord `json:"calls,omitempty"`
-	// ErrorKind is how a tool call failed (failures.Kind: error, panic,
+	// ErrorKind is how a tool call failed (toolbox.ErrorKind: error, panic,
 	// timeout, ...); Version is the version of the tool that ran.
 	ErrorKind string `json:"error_kind,omitempty"`
 	Version   int    `json:"version,omitempty"`

@@ -27,16 +27,21 @@ import (
 	"adaptbot/toolbox"
 )
 
-// Kind says how a call failed, in the words the pages and the API use.
+// Kind says how a call failed, in the words the pages and the API use: a
+// call's failure kind (toolbox.ErrorKind, the one vocabulary of the row, the
+// trace and the case) for the kinds a case keeps, and two of the case's own
+// (Feedback, NativeDiffers).
 type Kind string
 
 // The kinds of failure.
 const (
 	// Error: Execute returned an error.
 	Error Kind = "error"
-	// Panic: Execute panicked, or the worker died under it (a fatal
-	// runtime error, a stack overflow).
+	// Panic: Execute panicked.
 	Panic Kind = "panic"
+	// Crash: the worker died under the call (a fatal runtime error, a
+	// stack overflow). Cases kept before this kind existed say panic.
+	Crash Kind = "crash"
 	// Timeout: the call ran past its time limit.
 	Timeout Kind = "timeout"
 	// Memory: the call ran past the worker's memory limit.
@@ -59,7 +64,7 @@ const (
 // Repairable reports whether a repair may be asked to fix a case of kind k.
 func (k Kind) Repairable() bool {
 	switch k {
-	case Error, Panic, Timeout, Memory, BadOutput, Feedback:
+	case Error, Panic, Crash, Timeout, Memory, BadOutput, Feedback:
 		return true
 	}
 	return false
@@ -68,29 +73,22 @@ func (k Kind) Repairable() bool {
 // Known reports whether k is one of the kinds above.
 func (k Kind) Known() bool { return k.Repairable() || k == InvalidArguments || k == NativeDiffers }
 
-// KindOf returns the kind of a failed call's error, or "" when the failure
-// is not the tool's: the caller went away, the sandbox could not run it, or
-// its source does not compile (the registry already says so).
+// KindOf returns the kind of a failed call's error (toolbox.KindOf's, the
+// same word the call's row and trace step say), or "" when the failure is
+// not the tool's: the caller went away or ran out of time, the sandbox
+// could not run it, its source does not compile (the registry already says
+// so), or it is no sandbox's at all (an external server's error).
 func KindOf(err error) Kind {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return ""
 	}
-	if _, ok := errors.AsType[*toolbox.ArgsError](err); ok {
-		return InvalidArguments
+	if _, ok := errors.AsType[*toolbox.ArgsError](err); !ok && sandbox.KindOf(err) == "" {
+		return ""
 	}
-	switch sandbox.KindOf(err) {
-	case sandbox.KindTool:
-		return Error
-	case sandbox.KindPanic, sandbox.KindCrash:
-		return Panic
-	case sandbox.KindTimeout:
-		return Timeout
-	case sandbox.KindMemory:
-		return Memory
-	case sandbox.KindOutput:
-		return BadOutput
-	case sandbox.KindInput:
-		return InvalidArguments
+	switch k := toolbox.KindOf(err); k {
+	case toolbox.KindError, toolbox.KindPanic, toolbox.KindCrash, toolbox.KindTimeout,
+		toolbox.KindMemory, toolbox.KindBadOutput, toolbox.KindInvalidArgs:
+		return Kind(k)
 	}
 	return ""
 }

@@ -294,7 +294,7 @@ func TestKindOf(t *testing.T) {
 	}{
 		{&sandbox.Error{Kind: sandbox.KindTool}, Error},
 		{&sandbox.Error{Kind: sandbox.KindPanic}, Panic},
-		{&sandbox.Error{Kind: sandbox.KindCrash}, Panic},
+		{&sandbox.Error{Kind: sandbox.KindCrash}, Crash}, // the word of its row and its trace step
 		{&sandbox.Error{Kind: sandbox.KindTimeout}, Timeout},
 		{&sandbox.Error{Kind: sandbox.KindMemory}, Memory},
 		{&sandbox.Error{Kind: sandbox.KindOutput}, BadOutput},
