@@ -7,6 +7,7 @@ import (
 
 	"adaptbot/cli"
 	"adaptbot/cluster"
+	"adaptbot/redact"
 )
 
 // fleetWorkerCommand is `adaptbot worker --nats URL`: this process joins the
@@ -29,7 +30,7 @@ func fleetWorkerCommand(ctx context.Context, e cli.Env, h hooks, args []string) 
 	if *url == "" {
 		return cli.UsageError(workerUsage, "worker: the sandbox's own worker process is started by the server, not by hand; to run tool calls for a cluster's replicas on this machine, join the worker fleet with --nats URL (or ADAPTBOT_NATS_URL)")
 	}
-	log := slog.New(slog.NewTextHandler(e.Stderr, nil))
+	log := slog.New(redact.Handler(slog.NewTextHandler(e.Stderr, nil)))
 	cfg.Fleet = false // this process is the fleet: its calls run here
 	runner, err := newRunner(cfg, h, log)
 	if err != nil {

@@ -29,6 +29,7 @@ import (
 	mcpconfig "adaptbot/mcp/config"
 	mcpserver "adaptbot/mcp/server"
 	"adaptbot/native"
+	"adaptbot/redact"
 	"adaptbot/registry"
 	"adaptbot/router"
 	"adaptbot/sandbox"
@@ -233,7 +234,7 @@ func learnFromBenchmarks(f *router.Feed, path string, log *slog.Logger) {
 // serve runs the HTTP server until ctx ends. lock is its hold on the
 // folder, which learns the address it listens on.
 func serve(ctx context.Context, cfg config.Config, h hooks, lock *homelock.Lock, getenv func(string) string, stdout, stderr io.Writer) error {
-	log := slog.New(slog.NewTextHandler(stderr, nil))
+	log := slog.New(redact.Handler(slog.NewTextHandler(stderr, nil)))
 	metrics, stopTelemetry, err := startTelemetry(ctx, cfg, log, stdout)
 	if err != nil {
 		return err

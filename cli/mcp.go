@@ -11,6 +11,7 @@ import (
 	mcpclient "adaptbot/mcp/client"
 	mcpconfig "adaptbot/mcp/config"
 	mcpserver "adaptbot/mcp/server"
+	"adaptbot/redact"
 )
 
 const (
@@ -92,7 +93,7 @@ func mcpServeStdio(ctx context.Context, e Env, args []string) error {
 	if err := e.Config.CheckHome(); err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(e.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	log := slog.New(redact.Handler(slog.NewTextHandler(e.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	reg, box, runner, err := openToolbox(ctx, e, log)
 	if err != nil {
 		return err

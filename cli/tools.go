@@ -17,6 +17,7 @@ import (
 	"adaptbot/api"
 	"adaptbot/config"
 	"adaptbot/generator"
+	"adaptbot/redact"
 	"adaptbot/registry"
 	"adaptbot/sandbox"
 	"adaptbot/toolbox"
@@ -359,7 +360,7 @@ func toolsTest(ctx context.Context, e Env, c *api.Client, name string, show func
 // testLocally runs a tool's stored examples in a sandbox of its own, for
 // when no server runs.
 func testLocally(ctx context.Context, e Env, name string) (*api.ExampleReport, error) {
-	log := slog.New(slog.NewTextHandler(e.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	log := slog.New(redact.Handler(slog.NewTextHandler(e.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	// The examples of a tool that calls tools run with the real callees
 	// (the registry's; external MCP tools are not reached from here).
 	reg, box, runner, err := openToolbox(ctx, e, log)
