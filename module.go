@@ -1,7 +1,8 @@
 // Package adaptbot holds the words every room of AdaptBot shares, and
-// imports nothing but the standard library: Digest, the one name of content
-// by its SHA-256; Millis and MaxTraceOutput, the units of a trace; Plural;
-// and the module's go.mod and go.sum, carried into the
+// imports nothing but the standard library: Error and its Kind, the one
+// vocabulary of failure every operation returns and every door turns into
+// a status; Digest, the one name of content by its SHA-256; Millis and
+// MaxTraceOutput, the units of a trace; Plural; and the module's go.mod and go.sum, carried into the
 // binary. A tool exported as a standalone Go module (package shipping)
 // requires the same versions of the MCP SDK and its dependencies that
 // AdaptBot is built and tested with, and takes their checksums from here,

@@ -16,12 +16,12 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"adaptbot"
 	"adaptbot/auth"
 	"adaptbot/cluster"
 	"adaptbot/config"
 	"adaptbot/identity"
 	"adaptbot/identity/users"
-	"adaptbot/service"
 )
 
 // This file is the edge's side of identities: it opens the user store (a
@@ -205,7 +205,7 @@ func (e *authEdge) authenticate() fiber.Handler {
 			}
 		}
 		id, err := e.auth.Authenticate(r)
-		if err != nil && credentials && service.KindOf(err) == service.Unauthenticated {
+		if err != nil && credentials && adaptbot.KindOf(err) == adaptbot.Unauthenticated {
 			e.failed(c, r, err)
 		}
 		if err != nil {
@@ -297,7 +297,7 @@ func (e *authEdge) failed(c *fiber.Ctx, r auth.Request, err error) {
 		what = "key at sign-in"
 	}
 	reason := err.Error()
-	if se, ok := errors.AsType[*service.Error](err); ok {
+	if se, ok := errors.AsType[*adaptbot.Error](err); ok {
 		reason = se.Msg
 	}
 	e.log.Warn("credentials refused", "client", addr.String(), "credential", what, "path", c.Path(), "reason", reason, "wait", wait.String())
@@ -310,7 +310,7 @@ func (e *authEdge) unauthorized(c *fiber.Ctx, page, msg string) error {
 		return e.loginPage(c, fiber.StatusUnauthorized, page, c.OriginalURL())
 	}
 	c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="adaptbot"`)
-	return &service.Error{Kind: service.Unauthenticated, Msg: msg}
+	return &adaptbot.Error{Kind: adaptbot.Unauthenticated, Msg: msg}
 }
 
 // wantsPage reports whether a browser is navigating (it asks for HTML).
@@ -384,12 +384,12 @@ func (e *authEdge) handleLoginCallback() fiber.Handler {
 // loginError shows a failed sign-in on the sign-in page, with the status
 // its kind gives.
 func (e *authEdge) loginError(c *fiber.Ctx, err error) error {
-	status := statusOf(service.KindOf(err))
+	status := statusOf(adaptbot.KindOf(err))
 	if status >= 500 {
 		e.log.Warn("sign-in failed", "err", err)
 	}
 	msg := "the sign-in failed; the server log has the details"
-	if se, ok := errors.AsType[*service.Error](err); ok {
+	if se, ok := errors.AsType[*adaptbot.Error](err); ok {
 		msg = se.Msg
 	}
 	return e.loginPage(c, status, msg, "/")
@@ -413,11 +413,11 @@ func (e *authEdge) handleKeyLogin() fiber.Handler {
 		}
 		session, id, err := e.auth.KeyLogin(c.UserContext(), req.Key)
 		if err != nil {
-			if service.KindOf(err) != service.Unauthenticated {
+			if adaptbot.KindOf(err) != adaptbot.Unauthenticated {
 				return err
 			}
 			e.failed(c, auth.Request{}, err)
-			return &service.Error{Kind: service.Unauthenticated, Msg: err.Error()}
+			return &adaptbot.Error{Kind: adaptbot.Unauthenticated, Msg: err.Error()}
 		}
 		e.setCookie(c, auth.SessionCookie, session, "/", e.auth.SessionTTL())
 		e.log.Info("signed in", "user", id.Pseudonym, "role", id.Role, "method", "key")

@@ -13,12 +13,12 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"adaptbot/service"
+	"adaptbot"
 )
 
 // apiError is a refusal of the edge's own, before any operation starts: a
 // body too large, a host or origin refused, a client over its rate. Every
-// other failure is a *service.Error, whose Kind decides the status.
+// other failure is a *adaptbot.Error, whose Kind decides the status.
 type apiError struct {
 	Status int
 	Msg    string
@@ -29,30 +29,30 @@ type apiError struct {
 
 func (e *apiError) Error() string { return e.Msg }
 
-func badRequest(msg string) error { return &service.Error{Kind: service.Invalid, Msg: msg} }
+func badRequest(msg string) error { return &adaptbot.Error{Kind: adaptbot.Invalid, Msg: msg} }
 
 // statusOf is the one switch from a failure's kind to an HTTP status.
-func statusOf(k service.Kind) int {
+func statusOf(k adaptbot.Kind) int {
 	switch k {
-	case service.Invalid:
+	case adaptbot.Invalid:
 		return fiber.StatusBadRequest
-	case service.Unauthenticated:
+	case adaptbot.Unauthenticated:
 		return fiber.StatusUnauthorized
-	case service.Forbidden:
+	case adaptbot.Forbidden:
 		return fiber.StatusForbidden
-	case service.NotFound:
+	case adaptbot.NotFound:
 		return fiber.StatusNotFound
-	case service.Conflict:
+	case adaptbot.Conflict:
 		return fiber.StatusConflict
-	case service.Failed:
+	case adaptbot.Failed:
 		return fiber.StatusUnprocessableEntity
-	case service.Unavailable, service.NotConfigured:
+	case adaptbot.Unavailable, adaptbot.NotConfigured:
 		return fiber.StatusServiceUnavailable
-	case service.Timeout:
+	case adaptbot.Timeout:
 		return fiber.StatusGatewayTimeout
-	case service.Upstream:
+	case adaptbot.Upstream:
 		return fiber.StatusBadGateway
-	case service.Cancelled:
+	case adaptbot.Cancelled:
 		return statusClientClosed
 	}
 	return fiber.StatusInternalServerError
@@ -70,7 +70,7 @@ func errorBody(err error, log *slog.Logger) (int, time.Duration, fiber.Map) {
 	body := fiber.Map{}
 	var retry time.Duration
 	status := fiber.StatusInternalServerError
-	if se, ok := errors.AsType[*service.Error](err); ok {
+	if se, ok := errors.AsType[*adaptbot.Error](err); ok {
 		status, retry = statusOf(se.Kind), se.RetryAfter
 		for k, v := range se.Extra {
 			body[k] = v
@@ -199,4 +199,4 @@ func jsonKind(v string) string {
 	return v
 }
 
-func notFound(msg string) error { return &service.Error{Kind: service.NotFound, Msg: msg} }
+func notFound(msg string) error { return &adaptbot.Error{Kind: adaptbot.NotFound, Msg: msg} }

@@ -13,6 +13,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 
+	"adaptbot"
 	"adaptbot/config"
 	"adaptbot/identity"
 	"adaptbot/service"
@@ -86,6 +87,6 @@ func handleMetrics(cfg config.Config, m *telemetry.Metrics) fiber.Handler {
 			return service.Permit(who, identity.ReadAll) // signed in, without the role: 403
 		}
 		c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="metrics"`)
-		return &service.Error{Kind: service.Unauthenticated, Msg: "/metrics needs Authorization: Bearer <ADAPTBOT_METRICS_TOKEN>, or an admin's key"}
+		return &adaptbot.Error{Kind: adaptbot.Unauthenticated, Msg: "/metrics needs Authorization: Bearer <ADAPTBOT_METRICS_TOKEN>, or an admin's key"}
 	}
 }

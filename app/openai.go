@@ -13,6 +13,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"adaptbot"
 	"adaptbot/benchmarks"
 	"adaptbot/identity"
 	"adaptbot/llm"
@@ -136,7 +137,7 @@ func (s *Server) conversation(req *completionRequest) (service.Conversation, err
 	case model == "":
 		return conv, paramError("model", `"model" is required: use "adaptbot" (GET /v1/models lists the models)`)
 	case !s.knownModel(model):
-		return conv, &service.Error{Kind: service.NotFound, Msg: fmt.Sprintf("the model %q does not exist here: use %q (GET /v1/models lists the models)", model, openAIModel),
+		return conv, &adaptbot.Error{Kind: adaptbot.NotFound, Msg: fmt.Sprintf("the model %q does not exist here: use %q (GET /v1/models lists the models)", model, openAIModel),
 			Extra: map[string]any{"param": "model", "code": "model_not_found"}}
 	case req.N != nil && *req.N != 1:
 		return conv, paramError("n", `"n" must be 1: AdaptBot gives one answer per request`)
@@ -266,7 +267,7 @@ func messageText(raw json.RawMessage, i int) (string, error) {
 
 // paramError is a 400 about one field of the request.
 func paramError(param, msg string) error {
-	return &service.Error{Kind: service.Invalid, Msg: msg, Extra: map[string]any{"param": param}}
+	return &adaptbot.Error{Kind: adaptbot.Invalid, Msg: msg, Extra: map[string]any{"param": param}}
 }
 
 // handleCompletions is POST /v1/chat/completions: one JSON answer, or with
@@ -450,7 +451,7 @@ func openAIError(status int, body fiber.Map) fiber.Map {
 	case status >= 500:
 		typ = "server_error"
 	}
-	if k, ok := body["error_kind"].(service.Kind); ok && code == nil {
+	if k, ok := body["error_kind"].(adaptbot.Kind); ok && code == nil {
 		code = string(k)
 	}
 	if c, ok := body["code"].(string); ok {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"adaptbot"
 	"adaptbot/api"
 	"adaptbot/identity"
 	"adaptbot/identity/users"
@@ -41,7 +42,7 @@ func userError(err error) error {
 	case errors.Is(err, users.ErrNotFound):
 		return notFound(err.Error())
 	case errors.Is(err, users.ErrExists):
-		return &service.Error{Kind: service.Conflict, Msg: err.Error()}
+		return &adaptbot.Error{Kind: adaptbot.Conflict, Msg: err.Error()}
 	}
 	return err
 }

@@ -7,8 +7,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"adaptbot"
 	"adaptbot/benchmarks"
-	"adaptbot/service"
 	"adaptbot/templates"
 )
 
@@ -82,7 +82,7 @@ func (s *Server) handleToolPage() fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		name := c.Params("name")
 		t, err := s.svc.Tool(c.UserContext(), name)
-		if service.KindOf(err) == service.NotFound {
+		if adaptbot.KindOf(err) == adaptbot.NotFound {
 			c.Status(fiber.StatusNotFound)
 			return page(c, "tool.html", map[string]any{"Missing": name, "Model": s.modelName()})
 		}

@@ -25,9 +25,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"adaptbot"
 	"adaptbot/identity"
 	"adaptbot/identity/users"
-	"adaptbot/service"
 )
 
 // Settings are how a server establishes identities.
@@ -166,7 +166,7 @@ func (a *Authenticator) person(name, method string, fallback identity.Role) iden
 
 // unauthenticated is the error of a request whose credentials are no good.
 func unauthenticated(cause error, format string, args ...any) error {
-	return &service.Error{Kind: service.Unauthenticated, Msg: fmt.Sprintf(format, args...), Err: cause}
+	return &adaptbot.Error{Kind: adaptbot.Unauthenticated, Msg: fmt.Sprintf(format, args...), Err: cause}
 }
 
 // Authenticate returns who r comes from. Credentials are taken in this

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot"
 	"adaptbot/auth/oidctest"
 	"adaptbot/identity"
 	"adaptbot/identity/users"
-	"adaptbot/service"
 )
 
 func newStore(t testing.TB) *users.Store {
@@ -53,7 +53,7 @@ var (
 // wantUnauthenticated checks err is a 401 whose message says msg.
 func wantUnauthenticated(t *testing.T, what string, id identity.Identity, err error, msg string) {
 	t.Helper()
-	if service.KindOf(err) != service.Unauthenticated || !strings.Contains(err.Error(), msg) || id.Known() {
+	if adaptbot.KindOf(err) != adaptbot.Unauthenticated || !strings.Contains(err.Error(), msg) || id.Known() {
 		t.Errorf("%s: %+v, %v; want unauthenticated saying %q", what, id, err, msg)
 	}
 }
@@ -281,7 +281,7 @@ func TestOIDCSignIn(t *testing.T) {
 		t.Errorf("a signed-out OIDC session replayed: %+v, %v", got, err)
 	}
 	// The code is good once.
-	if _, _, _, err := a.FinishLogin(ctx, cookie, q); service.KindOf(err) != service.Upstream {
+	if _, _, _, err := a.FinishLogin(ctx, cookie, q); adaptbot.KindOf(err) != adaptbot.Upstream {
 		t.Errorf("a used code: %v", err)
 	}
 
@@ -314,7 +314,7 @@ func TestOIDCSignIn(t *testing.T) {
 	// A provider that names someone by a reserved name is refused.
 	iss.SignInAs(map[string]any{"sub": "9", "email": "admin-token", "email_verified": true})
 	q, cookie = signIn(t, a, "")
-	if s, id, _, err := a.FinishLogin(ctx, cookie, q); service.KindOf(err) != service.Unauthenticated || s != "" || id.Known() || !strings.Contains(err.Error(), "reserved") {
+	if s, id, _, err := a.FinishLogin(ctx, cookie, q); adaptbot.KindOf(err) != adaptbot.Unauthenticated || s != "" || id.Known() || !strings.Contains(err.Error(), "reserved") {
 		t.Errorf("an OIDC sign-in as admin-token: %+v, %v", id, err)
 	}
 	// An unverified e-mail is not taken as the name: it could be anyone's.
@@ -332,22 +332,22 @@ func TestOIDCRefusals(t *testing.T) {
 		what   string
 		tamper func(q url.Values, cookie string) (url.Values, string)
 		mutate func(map[string]any)
-		kind   service.Kind
+		kind   adaptbot.Kind
 		msg    string
 	}{
 		{what: "state differs", tamper: func(q url.Values, c string) (url.Values, string) { q.Set("state", "x"); return q, c },
-			kind: service.Unauthenticated, msg: "state does not match"},
+			kind: adaptbot.Unauthenticated, msg: "state does not match"},
 		{what: "no login cookie", tamper: func(q url.Values, c string) (url.Values, string) { return q, "" },
-			kind: service.Unauthenticated, msg: "not started in this browser"},
+			kind: adaptbot.Unauthenticated, msg: "not started in this browser"},
 		{what: "forged login cookie", tamper: func(q url.Values, c string) (url.Values, string) { return q, c[:len(c)-2] + "AA" },
-			kind: service.Unauthenticated, msg: "not started in this browser"},
+			kind: adaptbot.Unauthenticated, msg: "not started in this browser"},
 		{what: "provider error", tamper: func(q url.Values, c string) (url.Values, string) {
 			return url.Values{"error": {"access_denied"}, "error_description": {"no"}}, c
-		}, kind: service.Unauthenticated, msg: "access_denied"},
-		{what: "wrong nonce", mutate: func(c map[string]any) { c["nonce"] = "other" }, kind: service.Unauthenticated, msg: "nonce"},
-		{what: "expired token", mutate: func(c map[string]any) { c["exp"] = time.Now().Add(-time.Minute).Unix() }, kind: service.Unauthenticated, msg: "expired"},
-		{what: "another audience", mutate: func(c map[string]any) { c["aud"] = "someone-else" }, kind: service.Unauthenticated, msg: "audience"},
-		{what: "another issuer", mutate: func(c map[string]any) { c["iss"] = "https://evil.example" }, kind: service.Unauthenticated, msg: "different provider"},
+		}, kind: adaptbot.Unauthenticated, msg: "access_denied"},
+		{what: "wrong nonce", mutate: func(c map[string]any) { c["nonce"] = "other" }, kind: adaptbot.Unauthenticated, msg: "nonce"},
+		{what: "expired token", mutate: func(c map[string]any) { c["exp"] = time.Now().Add(-time.Minute).Unix() }, kind: adaptbot.Unauthenticated, msg: "expired"},
+		{what: "another audience", mutate: func(c map[string]any) { c["aud"] = "someone-else" }, kind: adaptbot.Unauthenticated, msg: "audience"},
+		{what: "another issuer", mutate: func(c map[string]any) { c["iss"] = "https://evil.example" }, kind: adaptbot.Unauthenticated, msg: "different provider"},
 	} {
 		iss.Mutate(tt.mutate)
 		q, cookie := signIn(t, a, "/")
@@ -355,14 +355,14 @@ func TestOIDCRefusals(t *testing.T) {
 			q, cookie = tt.tamper(q, cookie)
 		}
 		sess, id, _, err := a.FinishLogin(ctx, cookie, q)
-		if service.KindOf(err) != tt.kind || !strings.Contains(err.Error(), tt.msg) || sess != "" || id.Known() {
+		if adaptbot.KindOf(err) != tt.kind || !strings.Contains(err.Error(), tt.msg) || sess != "" || id.Known() {
 			t.Errorf("%s: %q, %+v, %v; want %s saying %q", tt.what, sess, id, err, tt.kind, tt.msg)
 		}
 	}
 	iss.Mutate(nil)
 	// A provider that is away: 503 at sign-in, and the server still starts.
 	away := newAuth(t, Settings{Users: newStore(t), OIDC: &OIDCSettings{Issuer: "http://127.0.0.1:1", ClientID: "a", ClientSecret: "b"}})
-	if _, _, err := away.BeginLogin(ctx, "http://x/login/callback", "/"); service.KindOf(err) != service.Unavailable {
+	if _, _, err := away.BeginLogin(ctx, "http://x/login/callback", "/"); adaptbot.KindOf(err) != adaptbot.Unavailable {
 		t.Errorf("a provider that is away: %v", err)
 	}
 	if _, err := New(Settings{Users: newStore(t), OIDC: &OIDCSettings{Issuer: "issuer.example"}}); err == nil ||

@@ -14,10 +14,10 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
 
+	"adaptbot"
 	"adaptbot/clip"
 	"adaptbot/identity"
 	"adaptbot/identity/users"
-	"adaptbot/service"
 )
 
 // OIDCSettings say how to sign people in with an OpenID Connect provider
@@ -166,7 +166,7 @@ func (a *Authenticator) client(ctx context.Context) (*oidcClient, error) {
 	}
 	p, err := oidc.NewProvider(oidc.ClientContext(ctx, hc), o.Issuer)
 	if err != nil {
-		return nil, &service.Error{Kind: service.Unavailable, Err: err,
+		return nil, &adaptbot.Error{Kind: adaptbot.Unavailable, Err: err,
 			Msg: fmt.Sprintf("the sign-in provider at %s does not answer its discovery request: %v; try again later, or check ADAPTBOT_OIDC_ISSUER", o.Issuer, err)}
 	}
 	v := p.VerifierContext(oidc.ClientContext(context.Background(), hc), &oidc.Config{ClientID: o.ClientID})
@@ -202,7 +202,7 @@ func random() string {
 // once signed in (a path on this server).
 func (a *Authenticator) BeginLogin(ctx context.Context, redirect, next string) (authURL, cookie string, err error) {
 	if a.s.OIDC == nil {
-		return "", "", service.Errorf(service.NotConfigured, "sign-in with a provider is not configured (ADAPTBOT_OIDC_ISSUER); sign in with a key instead")
+		return "", "", adaptbot.Errorf(adaptbot.NotConfigured, "sign-in with a provider is not configured (ADAPTBOT_OIDC_ISSUER); sign in with a key instead")
 	}
 	c, err := a.client(ctx)
 	if err != nil {
@@ -220,25 +220,25 @@ func (a *Authenticator) BeginLogin(ctx context.Context, redirect, next string) (
 // signature, issuer, audience, expiry and nonce), and returns the session
 // cookie's value, who signed in, and where to go next.
 func (a *Authenticator) FinishLogin(ctx context.Context, cookie string, q url.Values) (string, identity.Identity, string, error) {
-	fail := func(kind service.Kind, err error, format string, args ...any) (string, identity.Identity, string, error) {
-		return "", identity.Identity{}, "", &service.Error{Kind: kind, Msg: fmt.Sprintf(format, args...), Err: err}
+	fail := func(kind adaptbot.Kind, err error, format string, args ...any) (string, identity.Identity, string, error) {
+		return "", identity.Identity{}, "", &adaptbot.Error{Kind: kind, Msg: fmt.Sprintf(format, args...), Err: err}
 	}
 	if a.s.OIDC == nil {
-		return fail(service.NotConfigured, nil, "sign-in with a provider is not configured (ADAPTBOT_OIDC_ISSUER)")
+		return fail(adaptbot.NotConfigured, nil, "sign-in with a provider is not configured (ADAPTBOT_OIDC_ISSUER)")
 	}
 	if e := q.Get("error"); e != "" {
-		return fail(service.Unauthenticated, nil, "the provider did not sign you in: %s", clip.String(strings.TrimSpace(e+": "+q.Get("error_description")), 300))
+		return fail(adaptbot.Unauthenticated, nil, "the provider did not sign you in: %s", clip.String(strings.TrimSpace(e+": "+q.Get("error_description")), 300))
 	}
 	var l login
 	if cookie == "" || !openJSON(a.loginKey, cookie, &l) || time.Now().Unix() >= l.Expires {
-		return fail(service.Unauthenticated, nil, "this sign-in was not started in this browser, or took longer than %s; start again at /login", LoginTTL)
+		return fail(adaptbot.Unauthenticated, nil, "this sign-in was not started in this browser, or took longer than %s; start again at /login", LoginTTL)
 	}
 	if subtle.ConstantTimeCompare([]byte(q.Get("state")), []byte(l.State)) != 1 {
-		return fail(service.Unauthenticated, nil, "this sign-in's state does not match the one this browser started; start again at /login")
+		return fail(adaptbot.Unauthenticated, nil, "this sign-in's state does not match the one this browser started; start again at /login")
 	}
 	code := q.Get("code")
 	if code == "" {
-		return fail(service.Invalid, nil, "the provider sent no code; start again at /login")
+		return fail(adaptbot.Invalid, nil, "the provider sent no code; start again at /login")
 	}
 	c, err := a.client(ctx)
 	if err != nil {
@@ -246,26 +246,26 @@ func (a *Authenticator) FinishLogin(ctx context.Context, cookie string, q url.Va
 	}
 	tok, err := c.config(a.s.OIDC, l.Redirect).Exchange(oidc.ClientContext(ctx, c.http), code, oauth2.VerifierOption(l.Verifier))
 	if err != nil {
-		return fail(service.Upstream, err, "the provider did not accept the sign-in code: %s; start again at /login", clip.String(err.Error(), 300))
+		return fail(adaptbot.Upstream, err, "the provider did not accept the sign-in code: %s; start again at /login", clip.String(err.Error(), 300))
 	}
 	raw, _ := tok.Extra("id_token").(string)
 	if raw == "" {
-		return fail(service.Upstream, nil, "the provider sent no ID token (is the openid scope allowed for this client?)")
+		return fail(adaptbot.Upstream, nil, "the provider sent no ID token (is the openid scope allowed for this client?)")
 	}
 	idt, err := c.verifier.Verify(ctx, raw)
 	if err != nil {
-		return fail(service.Unauthenticated, err, "the provider's ID token is not valid: %s; start again at /login", clip.String(err.Error(), 300))
+		return fail(adaptbot.Unauthenticated, err, "the provider's ID token is not valid: %s; start again at /login", clip.String(err.Error(), 300))
 	}
 	if subtle.ConstantTimeCompare([]byte(idt.Nonce), []byte(l.Nonce)) != 1 {
-		return fail(service.Unauthenticated, nil, "the ID token's nonce does not match this sign-in; start again at /login")
+		return fail(adaptbot.Unauthenticated, nil, "the ID token's nonce does not match this sign-in; start again at /login")
 	}
 	var claims map[string]any
 	if err := idt.Claims(&claims); err != nil {
-		return fail(service.Upstream, err, "the provider's ID token has unreadable claims")
+		return fail(adaptbot.Upstream, err, "the provider's ID token has unreadable claims")
 	}
 	name := claimName(claims, idt.Subject, idt.Issuer)
 	if err := notReserved(name); err != nil {
-		return fail(service.Unauthenticated, err, "the provider signed you in as %q, a name reserved for AdaptBot's own identities; ask your admin", name)
+		return fail(adaptbot.Unauthenticated, err, "the provider signed you in as %q, a name reserved for AdaptBot's own identities; ask your admin", name)
 	}
 	var role identity.Role
 	if rc := a.s.OIDC.Roles; rc != nil {

@@ -17,7 +17,7 @@ const (
 )
 
 // ErrorKindNotConfigured is the error_kind of a request refused for want of
-// a setting (service.NotConfigured).
+// a setting (adaptbot.NotConfigured).
 const ErrorKindNotConfigured = "not_configured"
 
 // noModelText is what llm.ErrNoModel says; rows written before the

@@ -6,17 +6,17 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot"
 	"adaptbot/benchmarks"
 	"adaptbot/llm"
-	"adaptbot/service"
 )
 
 // TestOutcome: a request refused because no model is configured is its own
 // outcome, told by its error_kind, or in rows older than that column by the
 // model layer's own message; any other error is an error.
 func TestOutcome(t *testing.T) {
-	if benchmarks.ErrorKindNotConfigured != string(service.NotConfigured) {
-		t.Fatalf("ErrorKindNotConfigured = %q, the service layer writes %q", benchmarks.ErrorKindNotConfigured, service.NotConfigured)
+	if benchmarks.ErrorKindNotConfigured != string(adaptbot.NotConfigured) {
+		t.Fatalf("ErrorKindNotConfigured = %q, the service layer writes %q", benchmarks.ErrorKindNotConfigured, adaptbot.NotConfigured)
 	}
 	tests := []struct {
 		row  benchmarks.Row

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"adaptbot"
 	"adaptbot/agent"
 	"adaptbot/benchmarks"
 	"adaptbot/generator"
@@ -15,7 +16,7 @@ import (
 )
 
 // errNoRequest refuses a build or a plan asked for in no words.
-var errNoRequest = &Error{Kind: Invalid, Msg: `"request" is required: send {"request": "make a tool that ..."}`}
+var errNoRequest = &adaptbot.Error{Kind: adaptbot.Invalid, Msg: `"request" is required: send {"request": "make a tool that ..."}`}
 
 // Build creates, modifies or deletes a tool as req asks, streaming its
 // progress to progress (which may be nil). A build the gate refuses is not
@@ -24,7 +25,7 @@ var errNoRequest = &Error{Kind: Invalid, Msg: `"request" is required: send {"req
 func (s *Service) Build(ctx context.Context, req generator.Request, progress func(generator.Event)) (*generator.Result, error) {
 	req.Text = strings.TrimSpace(req.Text)
 	ctx, o, err := s.start(ctx, "build", req.Tool, identity.Build)
-	o.fallback, o.deadline, o.what = Upstream, s.d.Deadlines.Build, "Building tools"
+	o.fallback, o.deadline, o.what = adaptbot.Upstream, s.d.Deadlines.Build, "Building tools"
 	o.row = buildRow(o.row, req, nil)
 	o.rec.Kind, o.rec.Query, o.rec.Tool = traces.Build, req.Text, req.Tool
 	if err == nil && req.Text == "" && req.Tool == "" {
@@ -50,7 +51,7 @@ func (o *op) finishBuild(req generator.Request, res *generator.Result, err error
 		o.rec.Tool = res.Tool
 		o.rec.Result = marshal(res)
 		if err == nil && !res.OK {
-			o.row.ErrorKind = string(Failed)
+			o.row.ErrorKind = string(adaptbot.Failed)
 			o.rec.Error = res.Error
 		}
 	}
@@ -140,7 +141,7 @@ func (b chatBuilder) Build(ctx context.Context, req agent.BuildRequest, progress
 		greq.Op, greq.Tool, greq.Summary = generator.Op(strings.ToLower(req.Action)), req.Tool, req.Summary
 	}
 	res, err := b.s.build(ctx, greq, report)
-	if e, ok := errors.AsType[*Error](err); ok && (e.Kind == Forbidden || e.Kind == Unauthenticated) {
+	if e, ok := errors.AsType[*adaptbot.Error](err); ok && (e.Kind == adaptbot.Forbidden || e.Kind == adaptbot.Unauthenticated) {
 		return nil, &refusal{e.Msg}
 	}
 	if res == nil {
@@ -164,7 +165,7 @@ func (r *refusal) Is(target error) bool { return target == agent.ErrForbidden }
 func (s *Service) Plan(ctx context.Context, request string) (*generator.Plan, error) {
 	request = strings.TrimSpace(request)
 	ctx, o, err := s.start(ctx, "plan", "", identity.Build)
-	o.fallback, o.deadline, o.what = Upstream, s.d.Deadlines.Build, "Planning a build"
+	o.fallback, o.deadline, o.what = adaptbot.Upstream, s.d.Deadlines.Build, "Planning a build"
 	o.row = benchmarks.Row{RequestID: o.id, Query: request, Intent: benchmarks.IntentBuild, Category: benchmarks.CategoryBuildPlan,
 		ParamExtraction: benchmarks.NA, ToolExecution: benchmarks.NA}
 	o.rec.Kind, o.rec.Query = traces.Build, request
@@ -208,7 +209,7 @@ func (s *Service) CanBuild(ctx context.Context, req generator.Request) error {
 		err = s.writable()
 	}
 	if err != nil {
-		return classify(err, 0, Internal)
+		return classify(err, 0, adaptbot.Internal)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"adaptbot"
 	"adaptbot/agent"
 	"adaptbot/benchmarks"
 	"adaptbot/identity"
@@ -28,7 +29,7 @@ type ChatResult struct {
 func (s *Service) Chat(ctx context.Context, req agent.Request) (*ChatResult, error) {
 	req.Message = strings.TrimSpace(req.Message)
 	ctx, o, err := s.start(ctx, "chat", "", identity.Chat)
-	o.fallback, o.deadline, o.what = Upstream, s.d.Deadlines.Chat, "Chat"
+	o.fallback, o.deadline, o.what = adaptbot.Upstream, s.d.Deadlines.Chat, "Chat"
 	o.row.Query, o.row.Intent = req.Message, benchmarks.IntentChat
 	o.rec.Kind, o.rec.Query = traces.Chat, req.Message
 	if err == nil {
@@ -53,7 +54,7 @@ func (s *Service) Chat(ctx context.Context, req agent.Request) (*ChatResult, err
 	o.rec.Result = marshal(out)
 	if errors.Is(err, agent.ErrForbidden) {
 		// The refusal is the answer: the person sees why, in the reply.
-		err = &Error{Kind: Forbidden, Msg: res.Response, Err: err,
+		err = &adaptbot.Error{Kind: adaptbot.Forbidden, Msg: res.Response, Err: err,
 			Extra: map[string]any{"response": res.Response, "intent": res.Intent}}
 	}
 	if err := o.finish(err); err != nil {
@@ -67,14 +68,14 @@ func (s *Service) Chat(ctx context.Context, req agent.Request) (*ChatResult, err
 // cannot take.
 func checkChat(req agent.Request) error {
 	if req.Message == "" {
-		return Errorf(Invalid, `"message" is required: send {"message": "..."}`)
+		return adaptbot.Errorf(adaptbot.Invalid, `"message" is required: send {"message": "..."}`)
 	}
 	if len(req.History) > MaxHistory {
-		return &Error{Kind: Invalid, Msg: `"history" has too many messages; send at most the last 50`}
+		return &adaptbot.Error{Kind: adaptbot.Invalid, Msg: `"history" has too many messages; send at most the last 50`}
 	}
 	for i, m := range req.History {
 		if m.Role != llm.User && m.Role != llm.Assistant {
-			return Errorf(Invalid, `history[%d].role is %q; use "user" or "assistant"`, i, m.Role)
+			return adaptbot.Errorf(adaptbot.Invalid, `history[%d].role is %q; use "user" or "assistant"`, i, m.Role)
 		}
 	}
 	return nil

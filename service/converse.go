@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"adaptbot"
 	"adaptbot/agent"
 	"adaptbot/benchmarks"
 	"adaptbot/generator"
@@ -34,7 +35,7 @@ import (
 // written, the build's progress included; the pieces make up the answer.
 func (s *Service) Converse(ctx context.Context, c Conversation) (*ChatResult, error) {
 	ctx, o, err := s.start(ctx, "chat", "", identity.Chat)
-	o.fallback, o.deadline, o.what = Upstream, s.d.Deadlines.Chat, "Chat"
+	o.fallback, o.deadline, o.what = adaptbot.Upstream, s.d.Deadlines.Chat, "Chat"
 	o.row.Intent, o.rec.Kind = benchmarks.IntentChat, traces.Chat
 	var t turn
 	if err == nil {
@@ -69,7 +70,7 @@ func (s *Service) Converse(ctx context.Context, c Conversation) (*ChatResult, er
 	if errors.Is(err, agent.ErrForbidden) {
 		// The refusal is the answer, as a client of this door reads it:
 		// the row still says what was refused.
-		o.row.ErrorKind, err = string(Forbidden), nil
+		o.row.ErrorKind, err = string(adaptbot.Forbidden), nil
 	}
 	if b := t.build; b != nil {
 		o.row.Query, o.row.Intent = t.query(), benchmarks.IntentBuild
@@ -140,7 +141,7 @@ type agreed struct {
 	question agent.Request
 	// kind is how the build ended when it did not serve (a refusal, a
 	// failed gate), for the row; took is how long it took.
-	kind Kind
+	kind adaptbot.Kind
 	took time.Duration
 }
 
@@ -284,8 +285,8 @@ func agrees(text string) bool {
 }
 
 // invalidParam is a refusal of a request's field, which the error names.
-func invalidParam(param, msg string) *Error {
-	return &Error{Kind: Invalid, Msg: msg, Extra: map[string]any{"param": param}}
+func invalidParam(param, msg string) *adaptbot.Error {
+	return &adaptbot.Error{Kind: adaptbot.Invalid, Msg: msg, Extra: map[string]any{"param": param}}
 }
 
 // answer runs the agent on req, its answer streamed to out.
@@ -303,16 +304,16 @@ func (s *Service) answer(ctx context.Context, req agent.Request, out *writer) (*
 // server that cannot, and a build that fails are told in the answer.
 func (s *Service) buildThenAnswer(ctx context.Context, t turn, out *writer) (*agent.Result, error) {
 	b := t.build
-	told := func(kind Kind, text string) (*agent.Result, error) {
+	told := func(kind adaptbot.Kind, text string) (*agent.Result, error) {
 		b.kind = kind
 		return &agent.Result{Response: text, Intent: agent.IntentBuild, Path: agent.PathBuild, Tools: []string{}, ToolsLoaded: []string{}, Trace: []agent.Step{}}, nil
 	}
 	who := identity.From(ctx)
 	if err := Permit(who, identity.Build); err != nil {
-		return told(KindOf(err), "I cannot build tools for you: "+err.Error()+". Nothing was built.")
+		return told(adaptbot.KindOf(err), "I cannot build tools for you: "+err.Error()+". Nothing was built.")
 	}
 	if err := s.CanBuild(ctx, generator.Request{Text: b.text}); err != nil {
-		e := classify(err, 0, Internal)
+		e := classify(err, 0, adaptbot.Internal)
 		return told(e.Kind, "I cannot build tools here: "+e.Msg)
 	}
 	out.say("Building a tool for that…\n")
@@ -328,7 +329,7 @@ func (s *Service) buildThenAnswer(ctx context.Context, t turn, out *writer) (*ag
 	var res *agent.Result
 	switch {
 	case !gres.OK:
-		res, _ = told(Failed, "I could not build that tool: "+gres.Error)
+		res, _ = told(adaptbot.Failed, "I could not build that tool: "+gres.Error)
 	case gres.Pending:
 		res, _ = told("", fmt.Sprintf("I built %s (version %d). Review is on, so it waits for an admin's approval before it serves: ask again once it is approved.", gres.Tool, gres.Version))
 	case b.question.Message == "":

@@ -3,6 +3,7 @@ package service
 import (
 	"testing"
 
+	"adaptbot"
 	"adaptbot/llm"
 )
 
@@ -47,8 +48,8 @@ func TestSplit(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := split(Conversation{Messages: tt.msgs})
 			if tt.wantParam != "" {
-				e, ok := err.(*Error)
-				if !ok || e.Kind != Invalid || e.Extra["param"] != tt.wantParam {
+				e, ok := err.(*adaptbot.Error)
+				if !ok || e.Kind != adaptbot.Invalid || e.Extra["param"] != tt.wantParam {
 					t.Fatalf("err = %#v, want invalid %s", err, tt.wantParam)
 				}
 				return

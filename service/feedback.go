@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"adaptbot"
 	"adaptbot/agent"
 	"adaptbot/benchmarks"
 	"adaptbot/failures"
@@ -52,18 +53,18 @@ type FeedbackCase struct {
 func (s *Service) Feedback(ctx context.Context, id string, fb FeedbackRequest) (*FeedbackResult, error) {
 	ctx, o, err := s.start(ctx, "feedback", "", identity.ReadOwn)
 	fb.Comment = strings.TrimSpace(fb.Comment)
-	o.fallback = Internal
+	o.fallback = adaptbot.Internal
 	o.row.Intent, o.row.Query, o.row.RatedRequest, o.row.Score = benchmarks.IntentFeedback, fb.Comment, id, fb.Score
 	o.row.ParamExtraction, o.row.ToolExecution = benchmarks.NA, benchmarks.NA
 	o.rec.Kind, o.rec.Query = traces.Feedback, "feedback on "+id
 	switch {
 	case err != nil:
 	case fb.Score != 1 && fb.Score != -1:
-		err = Errorf(Invalid, `"score" must be 1 (thumbs up) or -1 (thumbs down), not %d`, fb.Score)
+		err = adaptbot.Errorf(adaptbot.Invalid, `"score" must be 1 (thumbs up) or -1 (thumbs down), not %d`, fb.Score)
 	case utf8.RuneCountInString(fb.Comment) > MaxComment:
-		err = Errorf(Invalid, `"comment" has %d characters; the limit is %d`, utf8.RuneCountInString(fb.Comment), MaxComment)
+		err = adaptbot.Errorf(adaptbot.Invalid, `"comment" has %d characters; the limit is %d`, utf8.RuneCountInString(fb.Comment), MaxComment)
 	case s.d.Traces == nil:
-		err = Errorf(NotFound, "requests are not stored on this server (ADAPTBOT_TRACES=off), so their answers cannot be rated")
+		err = adaptbot.Errorf(adaptbot.NotFound, "requests are not stored on this server (ADAPTBOT_TRACES=off), so their answers cannot be rated")
 	}
 	if err != nil {
 		o.row.Score = 0 // a refused score is not counted
@@ -76,9 +77,9 @@ func (s *Service) Feedback(ctx context.Context, id string, fb FeedbackRequest) (
 	switch {
 	case err != nil:
 	case rec.Kind != traces.Chat:
-		err = Errorf(Invalid, "request %s is a %s, not a chat answer: only chat answers take feedback", id, rec.Kind)
+		err = adaptbot.Errorf(adaptbot.Invalid, "request %s is a %s, not a chat answer: only chat answers take feedback", id, rec.Kind)
 	case rec.Rating != nil:
-		err = Errorf(Conflict, "the answer of request %s already has its feedback (%s at %s); an answer is rated once",
+		err = adaptbot.Errorf(adaptbot.Conflict, "the answer of request %s already has its feedback (%s at %s); an answer is rated once",
 			id, thumbs(rec.Rating.Score), rec.Rating.Time.Format(time.RFC3339))
 	}
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"adaptbot"
 	"adaptbot/agent"
 	"adaptbot/failures"
 	"adaptbot/generator"
@@ -119,7 +120,7 @@ func TestRefusalsAreJudgedOnce(t *testing.T) {
 		return err
 	}
 	for _, text := range []string{"a?", "b?"} {
-		if err := say(text); service.KindOf(err) != service.Failed {
+		if err := say(text); adaptbot.KindOf(err) != adaptbot.Failed {
 			t.Fatalf("%q: %v, want the tool's refusal", text, err)
 		}
 	}
@@ -171,7 +172,7 @@ func TestRefusalsAreJudgedOnce(t *testing.T) {
 
 	// Version 2 still refuses digits: the same refusal is accepted at
 	// once and counts toward nothing.
-	if err := say("abc 123"); service.KindOf(err) != service.Failed {
+	if err := say("abc 123"); adaptbot.KindOf(err) != adaptbot.Failed {
 		t.Fatalf("version 2 on digits: %v", err)
 	}
 	w.store.Flush(context.Background())

@@ -177,7 +177,7 @@ type AutoStatus struct {
 
 // errNoFailures is the error of a failure operation on a server that keeps
 // none.
-var errNoFailures = &Error{Kind: Unavailable, Msg: "failure cases are not kept on this server"}
+var errNoFailures = &adaptbot.Error{Kind: adaptbot.Unavailable, Msg: "failure cases are not kept on this server"}
 
 // Failures returns a tool's failure cases and repairs.
 func (s *Service) Failures(ctx context.Context, name string) (*FailureReport, error) {
@@ -309,7 +309,7 @@ func (s *Service) triage(ctx context.Context, span, name, id string, change func
 	if err == nil {
 		err = change(s.learn.cfg.Failures)
 		if errors.Is(err, failures.ErrNoCase) {
-			err = Errorf(NotFound, "%s has no failure case %s; GET /api/tools/%s/failures lists them", name, id, name)
+			err = adaptbot.Errorf(adaptbot.NotFound, "%s has no failure case %s; GET /api/tools/%s/failures lists them", name, id, name)
 		}
 	}
 	if err != nil {
@@ -331,12 +331,12 @@ func casesOf(st failures.State, name string, ids []string, most int) ([]failures
 			}
 		}
 		if len(out) == 0 {
-			return nil, Errorf(Conflict, "%s has no open failure cases to repair: a repair starts from the ways a tool failed or refused in use (GET /api/tools/%s/failures lists them)", name, name)
+			return nil, adaptbot.Errorf(adaptbot.Conflict, "%s has no open failure cases to repair: a repair starts from the ways a tool failed or refused in use (GET /api/tools/%s/failures lists them)", name, name)
 		}
 		return out, nil
 	}
 	if len(ids) > most {
-		return nil, Errorf(Invalid, "a repair takes at most %d failure cases, not %d", most, len(ids))
+		return nil, adaptbot.Errorf(adaptbot.Invalid, "a repair takes at most %d failure cases, not %d", most, len(ids))
 	}
 	byID := map[string]failures.Case{}
 	for _, c := range st.Cases {
@@ -350,13 +350,13 @@ func casesOf(st failures.State, name string, ids []string, most int) ([]failures
 		case seen[id]:
 			continue
 		case !ok:
-			return nil, Errorf(Invalid, "%s has no failure case %q; GET /api/tools/%s/failures lists them", name, id, name)
+			return nil, adaptbot.Errorf(adaptbot.Invalid, "%s has no failure case %q; GET /api/tools/%s/failures lists them", name, id, name)
 		case c.Status == failures.Unconfirmed:
-			return nil, Errorf(Invalid, "failure case %s is a thumbs-down nobody has confirmed yet: confirm it on the tool's page first", id)
+			return nil, adaptbot.Errorf(adaptbot.Invalid, "failure case %s is a thumbs-down nobody has confirmed yet: confirm it on the tool's page first", id)
 		case !c.Exact:
-			return nil, Errorf(Invalid, "failure case %s cannot be run again: its arguments were not a JSON object of at most %d bytes", id, failures.MaxArgs)
+			return nil, adaptbot.Errorf(adaptbot.Invalid, "failure case %s cannot be run again: its arguments were not a JSON object of at most %d bytes", id, failures.MaxArgs)
 		case !c.Kind.Repairable():
-			return nil, Errorf(Invalid, "failure case %s is of kind %s: the caller's arguments were wrong, which no repair of the tool can fix", id, c.Kind)
+			return nil, adaptbot.Errorf(adaptbot.Invalid, "failure case %s is of kind %s: the caller's arguments were wrong, which no repair of the tool can fix", id, c.Kind)
 		}
 		seen[id] = true
 		out = append(out, c)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot"
 	"adaptbot/agent"
 	"adaptbot/benchmarks"
 	"adaptbot/failures"
@@ -230,10 +231,10 @@ func TestFailuresFromEveryDoorBecomeCases(t *testing.T) {
 	if inv, ok := caseByArgs(rep, `{"txt":1}`); !ok || inv.Kind != failures.InvalidArguments || inv.Repairable() {
 		t.Errorf("the invalid arguments' case = %+v", inv)
 	}
-	if _, err := w.svc.Failures(as(alice), "nope"); kind(err) != service.NotFound {
+	if _, err := w.svc.Failures(as(alice), "nope"); kind(err) != adaptbot.NotFound {
 		t.Errorf("failures of an unknown tool = %v", err)
 	}
-	if _, err := w.svc.Failures(as(alice), "../x"); kind(err) != service.Invalid {
+	if _, err := w.svc.Failures(as(alice), "../x"); kind(err) != adaptbot.Invalid {
 		t.Errorf("failures of a bad name = %v", err)
 	}
 	sum, _ := w.svc.FailureSummary(as(alice))
@@ -290,7 +291,7 @@ func TestRepairFromCases(t *testing.T) {
 		t.Errorf("versions = %+v", vs)
 	}
 	// Nothing open is left: a second repair is refused.
-	if _, err := w.svc.Repair(as(bob), "first_word", service.RepairRequest{}, nil); kind(err) != service.Conflict {
+	if _, err := w.svc.Repair(as(bob), "first_word", service.RepairRequest{}, nil); kind(err) != adaptbot.Conflict {
 		t.Errorf("repair with nothing open = %v", err)
 	}
 }
@@ -308,14 +309,14 @@ func TestRepairRefusesBadInputAndChangesNothing(t *testing.T) {
 		ctx  context.Context
 		tool string
 		req  service.RepairRequest
-		want service.Kind
+		want adaptbot.Kind
 	}{
-		{"unknown tool", w, as(bob), "nope", service.RepairRequest{}, service.NotFound},
-		{"bad name", w, as(bob), "../etc", service.RepairRequest{}, service.Invalid},
-		{"unknown case", w, as(bob), "first_word", service.RepairRequest{Cases: []string{"0000"}}, service.Invalid},
-		{"a user", w, as(alice), "first_word", service.RepairRequest{}, service.Forbidden},
-		{"nobody", w, as(nothing), "first_word", service.RepairRequest{}, service.Unauthenticated},
-		{"no model", noModel, as(bob), "first_word", service.RepairRequest{}, service.NotConfigured},
+		{"unknown tool", w, as(bob), "nope", service.RepairRequest{}, adaptbot.NotFound},
+		{"bad name", w, as(bob), "../etc", service.RepairRequest{}, adaptbot.Invalid},
+		{"unknown case", w, as(bob), "first_word", service.RepairRequest{Cases: []string{"0000"}}, adaptbot.Invalid},
+		{"a user", w, as(alice), "first_word", service.RepairRequest{}, adaptbot.Forbidden},
+		{"nobody", w, as(nothing), "first_word", service.RepairRequest{}, adaptbot.Unauthenticated},
+		{"no model", noModel, as(bob), "first_word", service.RepairRequest{}, adaptbot.NotConfigured},
 	} {
 		before := len(c.w.rows.list())
 		if _, err := c.w.svc.Repair(c.ctx, c.tool, c.req, nil); kind(err) != c.want {
@@ -327,7 +328,7 @@ func TestRepairRefusesBadInputAndChangesNothing(t *testing.T) {
 	}
 	// A tool with no cases.
 	w2 := newLearningWorld(t, &learner{}, service.Learning{})
-	if _, err := w2.svc.Repair(as(bob), "first_word", service.RepairRequest{}, nil); kind(err) != service.Conflict {
+	if _, err := w2.svc.Repair(as(bob), "first_word", service.RepairRequest{}, nil); kind(err) != adaptbot.Conflict {
 		t.Errorf("repair of a tool without cases = %v", err)
 	}
 	for _, lw := range []*lworld{w, noModel, w2} {
@@ -375,7 +376,7 @@ func TestAutomaticRepairProposes(t *testing.T) {
 	}
 	// More new cases while the proposal waits start nothing.
 	w.run(t, as(bob), " \t ")
-	if _, err := w.svc.Run(as(bob), "first_word", json.RawMessage(`{"text":""}`)); kind(err) != service.Failed {
+	if _, err := w.svc.Run(as(bob), "first_word", json.RawMessage(`{"text":""}`)); kind(err) != adaptbot.Failed {
 		t.Errorf("version 1 still serves: %v", err)
 	}
 	if n := w.model.repairs.Load(); n != 1 {
@@ -507,16 +508,16 @@ func TestFeedback(t *testing.T) {
 		ctx  context.Context
 		id   string
 		fb   service.FeedbackRequest
-		want service.Kind
+		want adaptbot.Kind
 	}{
-		{"score 7", as(alice), id, service.FeedbackRequest{Score: 7}, service.Invalid},
-		{"score 0", as(alice), id, service.FeedbackRequest{}, service.Invalid},
-		{"a long comment", as(alice), id, service.FeedbackRequest{Score: 1, Comment: strings.Repeat("é", service.MaxComment+1)}, service.Invalid},
-		{"unknown request", as(alice), "00000000000000ff", service.FeedbackRequest{Score: 1}, service.NotFound},
-		{"not a request ID", as(alice), "../../x", service.FeedbackRequest{Score: 1}, service.NotFound},
-		{"someone else's", as(carol), id, service.FeedbackRequest{Score: -1}, service.NotFound},
-		{"a direct run", as(bob), run.RequestID, service.FeedbackRequest{Score: 1}, service.Invalid},
-		{"nobody", as(nothing), id, service.FeedbackRequest{Score: 1}, service.Unauthenticated},
+		{"score 7", as(alice), id, service.FeedbackRequest{Score: 7}, adaptbot.Invalid},
+		{"score 0", as(alice), id, service.FeedbackRequest{}, adaptbot.Invalid},
+		{"a long comment", as(alice), id, service.FeedbackRequest{Score: 1, Comment: strings.Repeat("é", service.MaxComment+1)}, adaptbot.Invalid},
+		{"unknown request", as(alice), "00000000000000ff", service.FeedbackRequest{Score: 1}, adaptbot.NotFound},
+		{"not a request ID", as(alice), "../../x", service.FeedbackRequest{Score: 1}, adaptbot.NotFound},
+		{"someone else's", as(carol), id, service.FeedbackRequest{Score: -1}, adaptbot.NotFound},
+		{"a direct run", as(bob), run.RequestID, service.FeedbackRequest{Score: 1}, adaptbot.Invalid},
+		{"nobody", as(nothing), id, service.FeedbackRequest{Score: 1}, adaptbot.Unauthenticated},
 	} {
 		if _, err := w.svc.Feedback(c.ctx, c.id, c.fb); kind(err) != c.want {
 			t.Errorf("%s: %v, want %s", c.name, err, c.want)
@@ -544,21 +545,21 @@ func TestFeedback(t *testing.T) {
 		t.Errorf("case = %+v", c)
 	}
 	// Once per answer.
-	if _, err := w.svc.Feedback(as(alice), id, service.FeedbackRequest{Score: 1}); kind(err) != service.Conflict {
+	if _, err := w.svc.Feedback(as(alice), id, service.FeedbackRequest{Score: 1}); kind(err) != adaptbot.Conflict {
 		t.Errorf("second feedback = %v", err)
 	}
 	// Unconfirmed, it neither counts nor can be repaired; confirmed, it can.
-	if _, err := w.svc.Repair(as(bob), "first_word", service.RepairRequest{Cases: []string{c.ID}}, nil); kind(err) != service.Invalid {
+	if _, err := w.svc.Repair(as(bob), "first_word", service.RepairRequest{Cases: []string{c.ID}}, nil); kind(err) != adaptbot.Invalid {
 		t.Errorf("repair of an unconfirmed case = %v", err)
 	}
-	if _, err := w.svc.ConfirmCase(as(alice), "first_word", c.ID); kind(err) != service.Forbidden {
+	if _, err := w.svc.ConfirmCase(as(alice), "first_word", c.ID); kind(err) != adaptbot.Forbidden {
 		t.Errorf("a user confirms = %v", err)
 	}
 	rep, err := w.svc.ConfirmCase(as(bob), "first_word", c.ID)
 	if err != nil || rep.Open != 1 || rep.Unconfirmed != 0 {
 		t.Errorf("confirm = %+v, %v", rep, err)
 	}
-	if _, err := w.svc.DismissCase(as(bob), "first_word", "nope"); kind(err) != service.NotFound {
+	if _, err := w.svc.DismissCase(as(bob), "first_word", "nope"); kind(err) != adaptbot.NotFound {
 		t.Errorf("dismiss of an unknown case = %v", err)
 	}
 	if rep, err := w.svc.DismissCase(as(bob), "first_word", c.ID); err != nil || len(rep.Cases) != 0 {

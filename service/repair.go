@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"adaptbot"
 	"adaptbot/failures"
 	"adaptbot/generator"
 	"adaptbot/identity"
@@ -42,7 +43,7 @@ func (s *Service) CanRepair(ctx context.Context, name string, req RepairRequest)
 		_, _, err = s.repairable(name, req)
 	}
 	if err != nil {
-		return classify(err, 0, Internal)
+		return classify(err, 0, adaptbot.Internal)
 	}
 	return nil
 }
@@ -59,7 +60,7 @@ func (s *Service) repairable(name string, req RepairRequest) ([]failures.Case, i
 	}
 	t, ok := s.d.Registry.Tool(name)
 	if !ok {
-		return nil, 0, Errorf(Conflict, "%s has no serving version to repair; fix its file or roll it back first", name)
+		return nil, 0, adaptbot.Errorf(adaptbot.Conflict, "%s has no serving version to repair; fix its file or roll it back first", name)
 	}
 	cases, err := casesOf(store.Get(name), name, req.Cases, generator.MaxRepairCases)
 	if err != nil {
@@ -80,7 +81,7 @@ func (s *Service) repairable(name string, req RepairRequest) ([]failures.Case, i
 // waits for approval whatever the review setting.
 func (s *Service) repair(ctx context.Context, name string, req RepairRequest, progress func(generator.Event), auto bool) (*generator.Result, error) {
 	ctx, o, err := s.start(ctx, "repair", name, identity.Build)
-	o.fallback, o.what = Upstream, "Repairing tools"
+	o.fallback, o.what = adaptbot.Upstream, "Repairing tools"
 	greq := generator.Request{Op: generator.Modify, Tool: name, Text: "repair " + name}
 	o.row = buildRow(o.row, greq, nil)
 	o.rec.Kind, o.rec.Query, o.rec.Tool = traces.Build, greq.Text, name
@@ -116,7 +117,7 @@ func (s *Service) repair(ctx context.Context, name string, req RepairRequest, pr
 	// A repair that ran is recorded, done or failed (a failed one is not
 	// tried again automatically until a new case arrives); one that never
 	// started (another build of the tool, a client gone) is not.
-	if err == nil || !errors.Is(err, context.Canceled) && classify(err, 0, Internal).Kind != Conflict {
+	if err == nil || !errors.Is(err, context.Canceled) && classify(err, 0, adaptbot.Internal).Kind != adaptbot.Conflict {
 		rec := failures.Repair{At: time.Now(), RequestID: o.id, Auto: auto, From: from, Cases: ids}
 		if res != nil && res.OK {
 			rec.Fixed, rec.Accepted = judged(cases, res.Cases)
@@ -125,7 +126,7 @@ func (s *Service) repair(ctx context.Context, name string, req RepairRequest, pr
 			rec.Version, rec.Pending, rec.OK, rec.Error = res.Version, res.Pending, res.OK, res.Error
 		}
 		if err != nil && rec.Error == "" {
-			rec.Error = classify(err, o.deadline, Upstream).Msg
+			rec.Error = classify(err, o.deadline, adaptbot.Upstream).Msg
 		}
 		store.AddRepair(name, rec)
 		if rec.OK && len(rec.Fixed) > 0 {
@@ -136,7 +137,7 @@ func (s *Service) repair(ctx context.Context, name string, req RepairRequest, pr
 		}
 	}
 	if errors.Is(err, generator.ErrNoCases) {
-		err = &Error{Kind: Conflict, Err: err, Msg: "there are no failure cases to repair"}
+		err = &adaptbot.Error{Kind: adaptbot.Conflict, Err: err, Msg: "there are no failure cases to repair"}
 	}
 	if err := o.finishBuild(greq, res, err); err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"adaptbot"
 	"adaptbot/identity"
 	"adaptbot/traces"
 )
@@ -15,7 +16,7 @@ func (s *Service) Request(ctx context.Context, id string) (traces.Record, error)
 	switch {
 	case err != nil:
 	case s.d.Traces == nil:
-		err = Errorf(NotFound, "requests are not stored on this server (ADAPTBOT_TRACES=off)")
+		err = adaptbot.Errorf(adaptbot.NotFound, "requests are not stored on this server (ADAPTBOT_TRACES=off)")
 	}
 	if err != nil {
 		return traces.Record{}, o.finish(err)
@@ -30,11 +31,11 @@ func (s *Service) stored(who identity.Identity, id string) (traces.Record, error
 	if !isRequestID(id) {
 		// Not one of ours (reqid.New's 16 hex digits): answer without
 		// scanning the store's files for it.
-		return traces.Record{}, Errorf(NotFound, "no stored request with ID %s; request IDs are 16 hexadecimal digits", id)
+		return traces.Record{}, adaptbot.Errorf(adaptbot.NotFound, "no stored request with ID %s; request IDs are 16 hexadecimal digits", id)
 	}
 	r, err := s.d.Traces.Get(id)
 	if errors.Is(err, traces.ErrNotFound) || (err == nil && !who.Owns(r.User)) {
-		return traces.Record{}, Errorf(NotFound, "no stored request with ID %s; the store keeps the most recent ones", id)
+		return traces.Record{}, adaptbot.Errorf(adaptbot.NotFound, "no stored request with ID %s; the store keeps the most recent ones", id)
 	}
 	return r, err
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"adaptbot"
 	"adaptbot/agent"
 	"adaptbot/benchmarks"
 	"adaptbot/generator"
@@ -144,7 +145,7 @@ type op struct {
 	// deadline is the work's bound, for the words of a timeout.
 	deadline time.Duration
 	// fallback is the kind of an error of no known sort (see classify).
-	fallback Kind
+	fallback adaptbot.Kind
 	// what names the work for people ("Chat", "Building tools"), in the
 	// words of a refusal for want of a model.
 	what string
@@ -188,9 +189,9 @@ func Permit(who identity.Identity, action identity.Action) error {
 		return nil
 	}
 	if !who.Known() {
-		return &Error{Kind: Unauthenticated, Msg: "sign in first: send Authorization: Bearer <key>, or sign in on the page"}
+		return &adaptbot.Error{Kind: adaptbot.Unauthenticated, Msg: "sign in first: send Authorization: Bearer <key>, or sign in on the page"}
 	}
-	return &Error{Kind: Forbidden, Msg: Refusal(who, action)}
+	return &adaptbot.Error{Kind: adaptbot.Forbidden, Msg: Refusal(who, action)}
 }
 
 // Refusal says, in words, why who may not take action and which role may.
@@ -253,7 +254,7 @@ func (o *op) finish(err error) error {
 	var cause error
 	if e != nil {
 		kind, cause = string(e.Kind), e
-		if e.Kind == Cancelled {
+		if e.Kind == adaptbot.Cancelled {
 			o.s.d.Log.Info("request abandoned by its client", "request_id", o.id)
 		}
 	}
@@ -271,7 +272,7 @@ func (o *op) finish(err error) error {
 }
 
 // outcome names how a request ended, for metrics: ok, or its kind.
-func outcome(e *Error) string {
+func outcome(e *adaptbot.Error) string {
 	if e == nil {
 		return "ok"
 	}
@@ -287,16 +288,16 @@ func (s *Service) model() llm.Model {
 }
 
 // classify turns err into an *Error with the request's ID.
-func (o *op) classify(err error) *Error {
+func (o *op) classify(err error) *adaptbot.Error {
 	if err == nil {
 		return nil
 	}
 	e := classify(err, o.deadline, o.fallback)
-	if e.Kind == NotConfigured && o.what != "" && errors.Is(err, llm.ErrNoModel) {
+	if e.Kind == adaptbot.NotConfigured && o.what != "" && errors.Is(err, llm.ErrNoModel) {
 		e = noModel(o.what, err)
 	}
 	e.RequestID = o.id
-	if e.Kind == Upstream || e.Kind == Internal {
+	if e.Kind == adaptbot.Upstream || e.Kind == adaptbot.Internal {
 		o.s.d.Log.Warn("request failed", "request_id", o.id, "kind", e.Kind, "err", err)
 	}
 	return e

@@ -13,6 +13,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"adaptbot"
 	"adaptbot/agent"
 	"adaptbot/benchmarks"
 	"adaptbot/generator"
@@ -147,7 +148,7 @@ func as(who identity.Identity) context.Context {
 	return identity.With(context.Background(), who)
 }
 
-func kind(err error) service.Kind { return service.KindOf(err) }
+func kind(err error) adaptbot.Kind { return adaptbot.KindOf(err) }
 
 // TestEveryOperationWritesOneRowAndOneTrace: done, refused or failed, an
 // operation writes exactly one row and one trace, with its door, its
@@ -158,7 +159,7 @@ func TestEveryOperationWritesOneRowAndOneTrace(t *testing.T) {
 	cases := []struct {
 		name     string
 		do       func() error
-		kind     service.Kind
+		kind     adaptbot.Kind
 		door     string
 		user     string
 		category string
@@ -170,22 +171,22 @@ func TestEveryOperationWritesOneRowAndOneTrace(t *testing.T) {
 		{"run over mcp", func() error {
 			_, err := w.svc.Run(mcp, "calculator", json.RawMessage(`{"expression":"1/0"}`))
 			return err
-		}, service.Failed, "mcp", "p-bob", "calculator"},
-		{"bad arguments", func() error { _, err := w.svc.Run(as(bob), "calculator", json.RawMessage(`{"x":1}`)); return err }, service.Invalid, "http", "p-bob", "calculator"},
-		{"unknown tool", func() error { _, err := w.svc.Run(as(bob), "nope", nil); return err }, service.NotFound, "http", "p-bob", "nope"},
-		{"run as a user", func() error { _, err := w.svc.Run(as(alice), "calculator", nil); return err }, service.Forbidden, "http", "p-alice", "calculator"},
-		{"run as nobody", func() error { _, err := w.svc.Run(as(nothing), "calculator", nil); return err }, service.Unauthenticated, "http", "", "calculator"},
-		{"chat without a model", func() error { _, err := w.svc.Chat(as(alice), agent.Request{Message: "hi"}); return err }, service.NotConfigured, "http", "p-alice", ""},
-		{"empty chat", func() error { _, err := w.svc.Chat(as(alice), agent.Request{Message: " "}); return err }, service.Invalid, "http", "p-alice", ""},
-		{"delete as a builder", func() error { _, err := w.svc.Delete(as(bob), "calculator", false); return err }, service.Forbidden, "http", "p-bob", "build_delete"},
-		{"rollback of nothing", func() error { _, err := w.svc.Rollback(as(admin), "nope", 1); return err }, service.NotFound, "http", "p-root", "build_rollback"},
-		{"approve with nothing pending", func() error { _, err := w.svc.Approve(as(admin), "calculator"); return err }, service.Conflict, "http", "p-root", "build_approve"},
-		{"test without examples", func() error { _, err := w.svc.Test(as(bob), "calculator"); return err }, service.NotFound, "http", "p-bob", "build_test"},
+		}, adaptbot.Failed, "mcp", "p-bob", "calculator"},
+		{"bad arguments", func() error { _, err := w.svc.Run(as(bob), "calculator", json.RawMessage(`{"x":1}`)); return err }, adaptbot.Invalid, "http", "p-bob", "calculator"},
+		{"unknown tool", func() error { _, err := w.svc.Run(as(bob), "nope", nil); return err }, adaptbot.NotFound, "http", "p-bob", "nope"},
+		{"run as a user", func() error { _, err := w.svc.Run(as(alice), "calculator", nil); return err }, adaptbot.Forbidden, "http", "p-alice", "calculator"},
+		{"run as nobody", func() error { _, err := w.svc.Run(as(nothing), "calculator", nil); return err }, adaptbot.Unauthenticated, "http", "", "calculator"},
+		{"chat without a model", func() error { _, err := w.svc.Chat(as(alice), agent.Request{Message: "hi"}); return err }, adaptbot.NotConfigured, "http", "p-alice", ""},
+		{"empty chat", func() error { _, err := w.svc.Chat(as(alice), agent.Request{Message: " "}); return err }, adaptbot.Invalid, "http", "p-alice", ""},
+		{"delete as a builder", func() error { _, err := w.svc.Delete(as(bob), "calculator", false); return err }, adaptbot.Forbidden, "http", "p-bob", "build_delete"},
+		{"rollback of nothing", func() error { _, err := w.svc.Rollback(as(admin), "nope", 1); return err }, adaptbot.NotFound, "http", "p-root", "build_rollback"},
+		{"approve with nothing pending", func() error { _, err := w.svc.Approve(as(admin), "calculator"); return err }, adaptbot.Conflict, "http", "p-root", "build_approve"},
+		{"test without examples", func() error { _, err := w.svc.Test(as(bob), "calculator"); return err }, adaptbot.NotFound, "http", "p-bob", "build_test"},
 		{"build without a model", func() error {
 			_, err := w.svc.Build(as(bob), generator.Request{Text: "make a tool"}, nil)
 			return err
-		}, service.NotConfigured, "http", "p-bob", "build_create"},
-		{"plan without a model", func() error { _, err := w.svc.Plan(as(bob), "make a tool"); return err }, service.NotConfigured, "http", "p-bob", "build_plan"},
+		}, adaptbot.NotConfigured, "http", "p-bob", "build_create"},
+		{"plan without a model", func() error { _, err := w.svc.Plan(as(bob), "make a tool"); return err }, adaptbot.NotConfigured, "http", "p-bob", "build_plan"},
 	}
 	for _, c := range cases {
 		before, beforeT := len(w.rows.list()), len(w.traces.all)
@@ -205,7 +206,7 @@ func TestEveryOperationWritesOneRowAndOneTrace(t *testing.T) {
 		if row.RequestID == "" || rec.ID != row.RequestID || rec.User != c.user || rec.Door != c.door {
 			t.Errorf("%s: row %s, trace %+v", c.name, row.RequestID, rec)
 		}
-		if se, ok := errors.AsType[*service.Error](err); ok && se.RequestID != row.RequestID {
+		if se, ok := errors.AsType[*adaptbot.Error](err); ok && se.RequestID != row.RequestID {
 			t.Errorf("%s: the error names request %q, the row %q", c.name, se.RequestID, row.RequestID)
 		}
 	}
@@ -230,7 +231,7 @@ func TestRequestsAreTheirAuthors(t *testing.T) {
 	if _, err := w.svc.Request(bCtx, a.RequestID); err != nil {
 		t.Errorf("own request: %v", err)
 	}
-	if _, err := w.svc.Request(bCtx, c.RequestID); kind(err) != service.NotFound {
+	if _, err := w.svc.Request(bCtx, c.RequestID); kind(err) != adaptbot.NotFound {
 		t.Errorf("someone else's request = %v, want not found", err)
 	}
 	list, _ := w.svc.Requests(bCtx, 10)
@@ -255,8 +256,8 @@ func TestChatBuildIsTheCallersAndTheChats(t *testing.T) {
 	}}
 	w := newWorld(t, model)
 	_, err := w.svc.Chat(as(bob), agent.Request{Message: "delete the calculator"})
-	se, _ := errors.AsType[*service.Error](err)
-	if kind(err) != service.Forbidden || se == nil || !strings.Contains(se.Msg, "admin role") || se.Extra["response"] == nil {
+	se, _ := errors.AsType[*adaptbot.Error](err)
+	if kind(err) != adaptbot.Forbidden || se == nil || !strings.Contains(se.Msg, "admin role") || se.Extra["response"] == nil {
 		t.Fatalf("builder's chat delete = %v", err)
 	}
 	if _, ok := w.reg.Entry("calculator"); !ok {
@@ -287,7 +288,7 @@ func TestOneSpanTreePerOperation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.svc.Run(as(alice), "calculator", nil); kind(err) != service.Forbidden {
+	if _, err := w.svc.Run(as(alice), "calculator", nil); kind(err) != adaptbot.Forbidden {
 		t.Fatalf("run = %v", err)
 	}
 	var spans tracetest.SpanStubs
@@ -319,8 +320,8 @@ func TestEachErrorNamesItsOwnRequest(t *testing.T) {
 		err error
 		id  string
 	}{{first, "00000000000000a1"}, {second, "00000000000000a2"}} {
-		se, ok := errors.AsType[*service.Error](c.err)
-		if !ok || se.Kind != service.Unavailable || se.RequestID != c.id {
+		se, ok := errors.AsType[*adaptbot.Error](c.err)
+		if !ok || se.Kind != adaptbot.Unavailable || se.RequestID != c.id {
 			t.Errorf("error %+v, want kind unavailable for request %s", c.err, c.id)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"adaptbot"
 	"adaptbot/benchmarks"
 	"adaptbot/identity"
 	"adaptbot/shipping"
@@ -31,7 +32,7 @@ type ImportRequest struct {
 // action; each tool's name is locked in the cluster while it is written.
 func (s *Service) Import(ctx context.Context, req ImportRequest) ([]shipping.Imported, error) {
 	ctx, o, err := s.start(ctx, "import", "", identity.Build)
-	o.fallback = Failed
+	o.fallback = adaptbot.Failed
 	o.row = benchmarks.Row{RequestID: o.id, Query: "import a bundle", Intent: benchmarks.IntentBuild, Category: benchmarks.CategoryBuildImport,
 		ParamExtraction: benchmarks.NA, ToolExecution: benchmarks.NA}
 	o.rec.Kind, o.rec.Query = traces.Build, "import a bundle"

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"adaptbot"
 	"adaptbot/agent"
 	"adaptbot/benchmarks"
 	"adaptbot/clip"
@@ -302,7 +303,7 @@ func (s *Service) proposeSkill(ctx context.Context, key string) {
 		Summary: fmt.Sprintf("One tool that does what %s do in turn, calling them through toolkit.Call.", strings.Join(tools, " then ")),
 		Hold:    s.learn.cfg.Skills != SkillsOn, Note: skillNote(key, samples)}
 	ctx, o, err := s.start(ctx, "build", name, identity.Build)
-	o.fallback, o.deadline, o.what, o.category = Upstream, s.d.Deadlines.Build, "Proposing skills", benchmarks.CategoryBuildSkill
+	o.fallback, o.deadline, o.what, o.category = adaptbot.Upstream, s.d.Deadlines.Build, "Proposing skills", benchmarks.CategoryBuildSkill
 	o.rec.Kind, o.rec.Query, o.rec.Tool = traces.Build, "skill "+name+": "+key, name
 	req.Text = strings.TrimSpace(req.Text)
 	var res *generator.Result

@@ -39,7 +39,7 @@ type RunResult struct {
 func (s *Service) Run(ctx context.Context, name string, args json.RawMessage) (*RunResult, error) {
 	args = bytes.TrimSpace(args)
 	ctx, o, err := s.start(ctx, "run", name, identity.RunTool)
-	o.fallback = Failed
+	o.fallback = adaptbot.Failed
 	query := string(args)
 	if query == "" {
 		query = "{}"
@@ -76,7 +76,7 @@ func (s *Service) Run(ctx context.Context, name string, args json.RawMessage) (*
 	}
 	o.rec.Result = marshal(kept)
 	if err := o.finish(err); err != nil {
-		if e, ok := errors.AsType[*Error](err); ok && e.Kind == Failed {
+		if e, ok := errors.AsType[*adaptbot.Error](err); ok && e.Kind == adaptbot.Failed {
 			e.Extra = merge(e.Extra, map[string]any{"tool": name, "ms": res.Ms, "request_id": o.id})
 		}
 		return nil, err
@@ -106,16 +106,16 @@ func (s *Service) serving(name string) (toolbox.Tool, error) {
 			return nil, err
 		}
 		if e, ok := s.d.Registry.Entry(name); ok {
-			return nil, Errorf(Conflict, "tool %s has no working version: %s", name, e.LastError)
+			return nil, adaptbot.Errorf(adaptbot.Conflict, "tool %s has no working version: %s", name, e.LastError)
 		}
 	}
-	return nil, &Error{Kind: NotFound, Msg: toolbox.NotFound(name).Error()}
+	return nil, &adaptbot.Error{Kind: adaptbot.NotFound, Msg: toolbox.NotFound(name).Error()}
 }
 
 // validName refuses a name no tool can have, as Invalid.
 func validName(name string) error {
 	if err := contract.ValidName(name); err != nil {
-		return &Error{Kind: Invalid, Msg: err.Error()}
+		return &adaptbot.Error{Kind: adaptbot.Invalid, Msg: err.Error()}
 	}
 	return nil
 }
@@ -127,7 +127,7 @@ func (s *Service) entry(name string) (registry.Entry, error) {
 	}
 	e, ok := s.d.Registry.Entry(name)
 	if !ok {
-		return registry.Entry{}, &Error{Kind: NotFound, Msg: toolbox.NotFound(name).Error()}
+		return registry.Entry{}, &adaptbot.Error{Kind: adaptbot.NotFound, Msg: toolbox.NotFound(name).Error()}
 	}
 	return e, nil
 }
@@ -137,7 +137,7 @@ func (s *Service) entry(name string) (registry.Entry, error) {
 // the cluster-wide lock on the name, which the returned release gives back.
 func (s *Service) change(ctx context.Context, span, name string, action identity.Action, category string) (context.Context, *op, func(), error) {
 	ctx, o, err := s.start(ctx, span, name, action)
-	o.fallback = Failed
+	o.fallback = adaptbot.Failed
 	o.row = benchmarks.Row{RequestID: o.id, Query: span + " " + name, Intent: benchmarks.IntentBuild, Category: category,
 		ParamExtraction: benchmarks.NA, ToolExecution: benchmarks.NA}
 	o.rec.Kind, o.rec.Query, o.rec.Tool = traces.Change, span+" "+name, name
@@ -160,7 +160,7 @@ func (s *Service) change(ctx context.Context, span, name string, action identity
 // the cluster lock on the name, as for any build.
 func (s *Service) Delete(ctx context.Context, name string, force bool) (*generator.Result, error) {
 	ctx, o, err := s.start(ctx, "delete", name, identity.Delete)
-	o.fallback = Failed
+	o.fallback = adaptbot.Failed
 	o.rec.Kind, o.rec.Query, o.rec.Tool = traces.Change, "delete "+name, name
 	if err == nil {
 		_, err = s.entry(name)
@@ -175,7 +175,7 @@ func (s *Service) Delete(ctx context.Context, name string, force bool) (*generat
 	}
 	res, err := s.build(ctx, req, nil)
 	if err == nil && res != nil && !res.OK {
-		err = &Error{Kind: Failed, Msg: res.Error}
+		err = &adaptbot.Error{Kind: adaptbot.Failed, Msg: res.Error}
 	}
 	if err := o.finishBuild(req, res, err); err != nil {
 		return nil, err
@@ -192,7 +192,7 @@ func (s *Service) Rollback(ctx context.Context, name string, version int) (*gene
 	defer release()
 	o.row.Query = fmt.Sprintf("rollback %s to version %d", name, version)
 	if err == nil && version <= 0 {
-		err = Errorf(Invalid, `"version" must be a version number ≥ 1; GET /api/tools/%s/versions lists them`, name)
+		err = adaptbot.Errorf(adaptbot.Invalid, `"version" must be a version number ≥ 1; GET /api/tools/%s/versions lists them`, name)
 	}
 	if err == nil && s.d.Generator == nil {
 		err = errNoGenerator
@@ -205,7 +205,7 @@ func (s *Service) Rollback(ctx context.Context, name string, version int) (*gene
 		o.rec.Result = marshal(res)
 		o.row.BuildAttempts = res.Attempts
 		if err == nil && !res.OK {
-			err = &Error{Kind: Failed, Msg: res.Error, Extra: map[string]any{"tool": name, "dependents": res.Dependents}}
+			err = &adaptbot.Error{Kind: adaptbot.Failed, Msg: res.Error, Extra: map[string]any{"tool": name, "dependents": res.Dependents}}
 		}
 	}
 	if err := o.finish(err); err != nil {
@@ -226,7 +226,7 @@ func (s *Service) Approve(ctx context.Context, name string) (registry.Entry, err
 		e, err = s.d.Registry.Approve(ctx, name)
 		if errors.Is(err, registry.ErrNotPending) {
 			cur, _ := s.d.Registry.Entry(name)
-			err = &Error{Kind: Conflict, Err: err, Msg: fmt.Sprintf("%s has no version waiting for approval (status %s, version %d serving)", name, cur.Status, cur.Version)}
+			err = &adaptbot.Error{Kind: adaptbot.Conflict, Err: err, Msg: fmt.Sprintf("%s has no version waiting for approval (status %s, version %d serving)", name, cur.Status, cur.Version)}
 		}
 	}
 	o.rec.Result = marshal(map[string]any{"tool": name, "version": e.Version, "status": e.Status})
@@ -237,7 +237,7 @@ func (s *Service) Approve(ctx context.Context, name string) (registry.Entry, err
 // the report says which and why.
 func (s *Service) Test(ctx context.Context, name string) (*generator.ExampleReport, error) {
 	ctx, o, err := s.start(ctx, "test", name, identity.Build)
-	o.fallback, o.deadline = Failed, s.d.Deadlines.Test
+	o.fallback, o.deadline = adaptbot.Failed, s.d.Deadlines.Test
 	o.row = benchmarks.Row{RequestID: o.id, Query: "test " + name, Intent: benchmarks.IntentBuild, Category: benchmarks.CategoryBuildTest,
 		ParamExtraction: benchmarks.NA, ToolExecution: benchmarks.NA}
 	o.rec.Kind, o.rec.Query, o.rec.Tool = traces.Change, "test "+name, name
@@ -255,15 +255,15 @@ func (s *Service) Test(ctx context.Context, name string) (*generator.ExampleRepo
 	rep, err := s.d.Generator.TestTool(ctx, name)
 	switch {
 	case errors.Is(err, generator.ErrNoExamples):
-		err = &Error{Kind: NotFound, Err: err, Msg: fmt.Sprintf("%s has no stored examples (%s beside its source)", name, registry.ExamplesFile)}
+		err = &adaptbot.Error{Kind: adaptbot.NotFound, Err: err, Msg: fmt.Sprintf("%s has no stored examples (%s beside its source)", name, registry.ExamplesFile)}
 	case errors.Is(err, registry.ErrNotFound):
-		err = &Error{Kind: Conflict, Err: err, Msg: fmt.Sprintf("tool %s has no serving version to test", name)}
+		err = &adaptbot.Error{Kind: adaptbot.Conflict, Err: err, Msg: fmt.Sprintf("tool %s has no serving version to test", name)}
 	}
 	if rep != nil {
 		o.rec.Result = marshal(rep)
 		o.row.ToolExecution = benchmarks.TriOf(rep.OK)
 		if !rep.OK {
-			o.row.Error, o.row.ErrorKind = fmt.Sprintf("%d of %d examples failed", len(rep.Failures()), len(rep.Results)), string(Failed)
+			o.row.Error, o.row.ErrorKind = fmt.Sprintf("%d of %d examples failed", len(rep.Failures()), len(rep.Results)), string(adaptbot.Failed)
 		}
 	}
 	if err := o.finish(err); err != nil {
@@ -350,7 +350,7 @@ type Diff struct {
 func (s *Service) Diff(ctx context.Context, name string, from, to int) (*Diff, error) {
 	vs, err := s.Versions(ctx, name)
 	if errors.Is(err, registry.ErrNotFound) || (err == nil && len(vs) == 0) {
-		return nil, Errorf(NotFound, "no tool named %q has kept versions; GET /api/tools lists the tools", name)
+		return nil, adaptbot.Errorf(adaptbot.NotFound, "no tool named %q has kept versions; GET /api/tools lists the tools", name)
 	}
 	if err != nil {
 		return nil, err
@@ -362,15 +362,15 @@ func (s *Service) Diff(ctx context.Context, name string, from, to int) (*Diff, e
 		from = to - 1
 	}
 	if from < 1 {
-		return nil, Errorf(Invalid, "version %d is the first: there is nothing before it to compare with", to)
+		return nil, adaptbot.Errorf(adaptbot.Invalid, "version %d is the first: there is nothing before it to compare with", to)
 	}
 	a, err := s.d.Registry.VersionSource(name, from)
 	if err != nil {
-		return nil, &Error{Kind: NotFound, Msg: err.Error()}
+		return nil, &adaptbot.Error{Kind: adaptbot.NotFound, Msg: err.Error()}
 	}
 	b, err := s.d.Registry.VersionSource(name, to)
 	if err != nil {
-		return nil, &Error{Kind: NotFound, Msg: err.Error()}
+		return nil, &adaptbot.Error{Kind: adaptbot.NotFound, Msg: err.Error()}
 	}
 	diff, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
 		A: difflib.SplitLines(string(a)), B: difflib.SplitLines(string(b)),
