@@ -81,6 +81,22 @@ func TestUsersAreOneSetAcrossReplicas(t *testing.T) {
 		t.Errorf("removing a removed user: %v", err)
 	}
 
+	// The admin token's sign-in, made on A, holds on B (a load balancer
+	// may send the next request anywhere), and its sign-out on B ends it
+	// on A.
+	tok, err := a.StartSession(ctx, users.TokenName, users.SignInKey, identity.Admin, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	poll.Until(t, "A's admin-token session is on at B", func() bool { _, ok := b.CheckSession(users.TokenName, tok.ID); return ok })
+	if _, err := b.EndSessions(ctx, users.TokenName, tok.ID); err != nil {
+		t.Fatal(err)
+	}
+	poll.Until(t, "B's sign-out reaches A", func() bool { _, ok := a.CheckSession(users.TokenName, tok.ID); return !ok })
+	if b.Len() != 1 || len(a.List()) != 1 {
+		t.Errorf("a guest record is counted as a user: %d, %+v", b.Len(), a.List())
+	}
+
 	// A worker can neither read nor write the users.
 	js, err := jetstream.New(connect(t, userURL(srv, "worker"), "w"))
 	if err != nil {

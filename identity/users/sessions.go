@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"slices"
 	"strings"
 	"time"
@@ -19,9 +20,9 @@ import (
 // reach every replica with the record, and end with it: removal ends
 // them, and so does a rotation, in the same write. Sessions of someone
 // the store does not hold (the admin token, a sign-in with the OIDC
-// provider of a person who is not a user) are kept by this process alone:
-// a restart ends them, and in a cluster they hold on the replica that made
-// them.
+// provider of a person who is not a user) live on a guest record of their
+// own (User.Guest), kept the same way, so they too hold on every replica
+// of a cluster and across a restart.
 type Session struct {
 	// ID names the session; with the server's secret it makes the cookie.
 	ID string `json:"id"`
@@ -43,12 +44,6 @@ const (
 // MaxSessions is how many sign-ins a user keeps at once; a new one ends
 // the oldest beyond it.
 const MaxSessions = 20
-
-// guest is a session of someone the store does not hold.
-type guest struct {
-	name string
-	Session
-}
 
 func newSession(method string, role identity.Role, ttl time.Duration) Session {
 	b := make([]byte, 16)
@@ -107,8 +102,8 @@ func (s *Store) addSession(ctx context.Context, e *entry, ss Session) (Session, 
 
 // StartSession starts a session for name, signed in by method (an OIDC
 // sign-in, or the admin token): on their record if the store holds them,
-// else in this process. role is what the sign-in said of their role, if
-// anything.
+// else on their guest record. role is what the sign-in said of their role,
+// if anything.
 func (s *Store) StartSession(ctx context.Context, name, method string, role identity.Role, ttl time.Duration) (Session, error) {
 	name = strings.ToLower(name)
 	ss := newSession(method, role, ttl)
@@ -117,77 +112,71 @@ func (s *Store) StartSession(ctx context.Context, name, method string, role iden
 	if e, ok := s.byName[name]; ok {
 		return s.addSession(ctx, e, ss)
 	}
-	if s.guests == nil {
-		s.guests = map[string]guest{}
+	if e, ok := s.guests[GuestPrefix+name]; ok {
+		return s.addSession(ctx, e, ss)
 	}
-	now := time.Now()
-	for id, g := range s.guests {
-		if !now.Before(g.Expires) {
-			delete(s.guests, id)
-		}
+	u := User{ID: GuestPrefix + name, Name: GuestPrefix + name, Guest: true, Created: ss.Created, Sessions: []Session{ss}}
+	if err := s.backend.Create(ctx, u); err != nil {
+		return Session{}, describe(err, name)
 	}
-	s.guests[ss.ID] = guest{name: name, Session: ss}
+	s.put(u)
 	return ss, nil
 }
 
+// record returns the record holding name's sessions: theirs, or their
+// guest record. Call with mu held.
+func (s *Store) record(name string) (*entry, bool) {
+	if e, ok := s.byName[name]; ok {
+		return e, true
+	}
+	e, ok := s.guests[GuestPrefix+name]
+	return e, ok
+}
+
 // CheckSession returns the session id of name if it is still on: not
-// ended, not expired, and, for a stored user's, on their record. It costs a
-// map lookup and a look through the user's few sessions.
+// ended, not expired, and on their record. It costs a map lookup and a
+// look through the person's few sessions.
 func (s *Store) CheckSession(name, id string) (Session, bool) {
 	now := time.Now()
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if e, ok := s.byName[name]; ok {
-		for _, x := range e.Sessions {
-			if x.ID == id && now.Before(x.Expires) {
-				return x, true
-			}
+	e, ok := s.record(name)
+	if !ok {
+		return Session{}, false
+	}
+	for _, x := range e.Sessions {
+		if x.ID == id && now.Before(x.Expires) {
+			return x, true
 		}
-		return Session{}, false
 	}
-	g, ok := s.guests[id]
-	if !ok || g.name != name || !now.Before(g.Expires) {
-		return Session{}, false
-	}
-	return g.Session, true
+	return Session{}, false
 }
 
 // Sessions returns the sessions of name that are on, oldest first.
 func (s *Store) Sessions(name string) []Session {
 	name = strings.ToLower(strings.TrimSpace(name))
-	now := time.Now()
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	var out []Session
-	if e, ok := s.byName[name]; ok {
-		out = live(e.Sessions, now, len(e.Sessions))
+	e, ok := s.record(name)
+	if !ok {
+		return nil
 	}
-	for _, g := range s.guests {
-		if g.name == name && now.Before(g.Expires) {
-			out = append(out, g.Session)
-		}
-	}
+	out := live(e.Sessions, time.Now(), len(e.Sessions))
 	slices.SortFunc(out, func(a, b Session) int { return a.Created.Compare(b.Created) })
 	return out
 }
 
 // EndSessions ends the session id of name, or with id "" every session of
 // name, and returns how many ended. Ending a session that is not on is
-// not an error: signing out twice is signing out.
+// not an error: signing out twice is signing out. A guest record left
+// with no session is removed.
 func (s *Store) EndSessions(ctx context.Context, name, id string) (int, error) {
 	name = strings.ToLower(strings.TrimSpace(name))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := 0
-	for gid, g := range s.guests {
-		if g.name == name && (id == "" || gid == id) {
-			delete(s.guests, gid)
-			n++
-		}
-	}
-	e, ok := s.byName[name]
+	e, ok := s.record(name)
 	if !ok {
-		return n, nil
+		return 0, nil
 	}
 	u := e.User
 	kept := make([]Session, 0, len(u.Sessions))
@@ -196,10 +185,17 @@ func (s *Store) EndSessions(ctx context.Context, name, id string) (int, error) {
 			kept = append(kept, x)
 		}
 	}
-	if len(kept) == len(u.Sessions) {
+	n := len(u.Sessions) - len(kept)
+	if n == 0 {
+		return 0, nil
+	}
+	if u.Guest && len(kept) == 0 {
+		if err := s.backend.Delete(ctx, u.Name); err != nil && !errors.Is(err, ErrNotFound) {
+			return 0, err
+		}
+		s.drop(u.Name)
 		return n, nil
 	}
-	n += len(u.Sessions) - len(kept)
 	u.Sessions = kept
 	if len(kept) == 0 {
 		u.Sessions = nil

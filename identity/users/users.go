@@ -53,7 +53,17 @@ type User struct {
 	// Sessions are the user's browser sign-ins, kept on the server so that
 	// sign-out, removal and rotation end them at once, on every replica.
 	Sessions []Session `json:"sessions,omitempty"`
+	// Guest marks the record that holds the sessions of someone who is not
+	// a user (the admin token, a person signed in with the OIDC provider
+	// whom the store does not hold): named GuestPrefix + their name, with
+	// no key and no role of its own, never listed. It is kept like a user's,
+	// so a guest's sign-in holds on every replica and across restarts.
+	Guest bool `json:"guest,omitempty"`
 }
+
+// GuestPrefix starts the name of a guest record (User.Guest); no user's
+// name can start with it (CleanName).
+const GuestPrefix = "~"
 
 // Info is what may be shown of a user: everything but the key's hash.
 type Info struct {
@@ -164,7 +174,7 @@ type Store struct {
 	mu     sync.RWMutex
 	byName map[string]*entry
 	byHash map[string]*entry
-	guests map[string]guest // sessions of people the store does not hold, by ID
+	guests map[string]*entry // guest records (User.Guest), by their name
 }
 
 // Open loads the users of b, and its secret (made the first time).
@@ -177,7 +187,7 @@ func Open(ctx context.Context, b Backend) (*Store, error) {
 		return nil, fmt.Errorf("users: the server secret is %d bytes; it needs at least 32", len(secret))
 	}
 	s := &Store{backend: b, secret: secret, keyMAC: Derive(secret, "api key"), pseudoMAC: Derive(secret, "pseudonym"),
-		byName: map[string]*entry{}, byHash: map[string]*entry{}}
+		byName: map[string]*entry{}, byHash: map[string]*entry{}, guests: map[string]*entry{}}
 	list, err := b.Load(ctx)
 	if err != nil {
 		return nil, err
@@ -235,10 +245,15 @@ func (s *Store) Follow(ctx context.Context) error {
 	})
 }
 
-// put indexes u, replacing any user of its name. Call with mu held (or
-// before the store is shared).
+// put indexes u, replacing any user (or guest record) of its name. Call
+// with mu held (or before the store is shared).
 func (s *Store) put(u User) {
 	s.drop(u.Name)
+	if u.Guest || strings.HasPrefix(u.Name, GuestPrefix) {
+		u.Guest, u.KeyHash = true, ""
+		s.guests[u.Name] = &entry{User: u}
+		return
+	}
 	id := u.ID
 	if id == "" {
 		id = u.Name // a user that came from a replica not yet upgraded
@@ -251,12 +266,27 @@ func (s *Store) put(u User) {
 }
 
 func (s *Store) drop(name string) {
+	delete(s.guests, name)
 	if old, ok := s.byName[name]; ok {
 		delete(s.byName, name)
 		if s.byHash[old.KeyHash] == old {
 			delete(s.byHash, old.KeyHash)
 		}
 	}
+}
+
+// dropGuest removes name's guest record, if any: a person who becomes a
+// user, or stops being one, starts again with no sign-in from before (a
+// removal must not bring back the sessions they had as a guest). Call
+// with mu held. Best effort: a record that cannot be removed from the
+// backend is still forgotten here.
+func (s *Store) dropGuest(ctx context.Context, name string) {
+	g, ok := s.guests[GuestPrefix+name]
+	if !ok {
+		return
+	}
+	s.backend.Delete(ctx, g.Name)
+	s.drop(g.Name)
 }
 
 // newKey makes a key and its hash.
@@ -295,6 +325,7 @@ func (s *Store) Add(ctx context.Context, name string, role identity.Role) (Info,
 		return Info{}, "", describe(err, n)
 	}
 	s.put(u)
+	s.dropGuest(ctx, n)
 	return s.info(s.byName[n]), key, nil
 }
 
@@ -337,11 +368,7 @@ func (s *Store) Remove(ctx context.Context, name string) (Info, error) {
 	}
 	info := s.info(e)
 	s.drop(n)
-	for id, g := range s.guests {
-		if g.name == n {
-			delete(s.guests, id)
-		}
-	}
+	s.dropGuest(ctx, n)
 	return info, nil
 }
 

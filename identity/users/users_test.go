@@ -298,7 +298,7 @@ func TestSessionsOnTheServer(t *testing.T) {
 	if _, ok := s.CheckSession("hal", b.ID); ok || len(s.Sessions("hal")) != 0 {
 		t.Error("a rotation left a session on")
 	}
-	// Someone the store does not hold: kept in this process.
+	// Someone the store does not hold: kept on a guest record.
 	g, _ := s.StartSession(ctx, "ivy@example.com", SignInOIDC, identity.Builder, time.Hour)
 	if got, ok := s.CheckSession("ivy@example.com", g.ID); !ok || got.Role != identity.Builder {
 		t.Errorf("a guest's session: %+v, %v", got, ok)
@@ -314,5 +314,53 @@ func TestSessionsOnTheServer(t *testing.T) {
 	_, c, _, _ := s.Login(ctx, key, -time.Second)
 	if _, ok := s.CheckSession("hal", c.ID); ok {
 		t.Error("an expired session is on")
+	}
+}
+
+// TestGuestSessionsAreKeptLikeUsers: the sessions of someone the store does
+// not hold (the admin token, an OIDC sign-in of a non-user) are on a guest
+// record in the backend, so another replica, or the server after a
+// restart, knows them; they are never listed as users; and a person who
+// becomes a user and is removed again gets none of their old guest
+// sessions back.
+func TestGuestSessionsAreKeptLikeUsers(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	a, fa := openStore(t, dir)
+	tok, err := a.StartSession(ctx, TokenName, SignInKey, identity.Admin, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ivy, _ := a.StartSession(ctx, "ivy@example.com", SignInOIDC, identity.Builder, time.Hour)
+	fa.Close()
+	b, fb := openStore(t, dir) // a restart (a cluster's replicas share the backend the same way)
+	if got, ok := b.CheckSession(TokenName, tok.ID); !ok || got.Role != identity.Admin {
+		t.Fatalf("the admin token's session elsewhere: %+v, %v", got, ok)
+	}
+	if _, ok := b.CheckSession("ivy@example.com", ivy.ID); !ok {
+		t.Fatal("a guest's OIDC session is unknown elsewhere")
+	}
+	if n := b.Len(); n != 0 || len(b.List()) != 0 {
+		t.Errorf("guest records listed as users: %d, %+v", n, b.List())
+	}
+	if _, ok := b.Lookup(GuestPrefix + TokenName); ok {
+		t.Error("a guest record is found as a user")
+	}
+	if n, err := b.EndSessions(ctx, TokenName, tok.ID); n != 1 || err != nil {
+		t.Fatalf("sign-out: %d, %v", n, err)
+	}
+	// ivy becomes a user, then is removed: her guest session stays over.
+	b.Add(ctx, "ivy@example.com", identity.User)
+	b.Remove(ctx, "ivy@example.com")
+	if _, ok := b.CheckSession("ivy@example.com", ivy.ID); ok {
+		t.Error("a removed user got her old guest session back")
+	}
+	fb.Close()
+	c, _ := openStore(t, dir)
+	if len(c.Sessions(TokenName)) != 0 {
+		t.Error("a signed-out guest session is back after a restart")
+	}
+	if len(c.Sessions("ivy@example.com")) != 0 {
+		t.Error("the guest record outlived the user")
 	}
 }
