@@ -22,6 +22,7 @@ import (
 	"adaptbot/config"
 	"adaptbot/identity"
 	"adaptbot/identity/users"
+	"adaptbot/service"
 )
 
 // This file is the edge's side of identities: it opens the user store (a
@@ -33,7 +34,10 @@ import (
 
 // authEdge holds the user store and the authenticator of one server.
 type authEdge struct {
-	store    *users.Store
+	store *users.Store
+	// ops carry out the users API: the service's (run sets them), or, for
+	// an edge opened alone, a service over the store only (no rows).
+	ops      userOps
 	auth     *auth.Authenticator
 	throttle *auth.Throttle // failed credentials, per client address
 	secure   bool           // cookies are Secure: the server listens beyond loopback
@@ -87,6 +91,7 @@ func openAuth(ctx context.Context, cfg config.Config, link *cluster.Link, log *s
 		return nil, err
 	}
 	e.store = store
+	e.ops = service.New(service.Deps{Users: store, Log: log})
 	if link != nil {
 		fctx, stop := context.WithCancel(context.Background())
 		done := make(chan struct{})

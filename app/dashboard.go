@@ -98,7 +98,7 @@ func (s *Server) handleDashboard() fiber.Handler {
 		}
 		data["SinceOptions"] = sinceOpts
 		var intentOpts []option
-		for _, v := range []string{"", benchmarks.IntentChat, benchmarks.IntentBuild, benchmarks.IntentRun, benchmarks.IntentFeedback} {
+		for _, v := range []string{"", benchmarks.IntentChat, benchmarks.IntentBuild, benchmarks.IntentRun, benchmarks.IntentFeedback, benchmarks.IntentManage} {
 			intentOpts = append(intentOpts, option{Value: v, Label: cmp.Or(v, "any"), Selected: v == f.Intent})
 		}
 		data["IntentOptions"] = intentOpts

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot/benchmarks"
 	"adaptbot/llm/llmtest"
 	"adaptbot/sandbox"
 	"adaptbot/toolbox"
@@ -219,6 +220,19 @@ func (in *instance) rows(t *testing.T) []map[string]string {
 		t.Fatal(err)
 	}
 	return recs
+}
+
+// requestRows are rows without the users API's (intent MANAGE), which a
+// test's set-up of its people writes.
+func (in *instance) requestRows(t *testing.T) []map[string]string {
+	t.Helper()
+	var out []map[string]string
+	for _, r := range in.rows(t) {
+		if r["intent"] != benchmarks.IntentManage {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 func str(v any) string {

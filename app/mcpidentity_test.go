@@ -79,7 +79,7 @@ func TestMCPCallsCarryTheirOwnIdentity(t *testing.T) {
 		t.Errorf("carol ran a tool on bob's session: %+v", res)
 	}
 
-	rows := in.rows(t)
+	rows := in.requestRows(t)
 	if len(rows) == 0 {
 		t.Fatal("no rows")
 	}

@@ -61,7 +61,8 @@ func (s *Server) routes() {
 	}
 }
 
-// routes adds the sign-in pages and the users API (admin only: mayManage).
+// routes adds the sign-in pages and the users API (admin only: the
+// service checks, through ops).
 // They are the authEdge's, so that its tests can mount them alone.
 func (e *authEdge) routes(r fiber.Router) {
 	r.Get("/login", e.handleLoginPage())

@@ -57,7 +57,7 @@ func TestBrowserSignsInAndChats(t *testing.T) {
 	if !strings.Contains(who, "dana") || !strings.Contains(answer, "How can I help") {
 		t.Errorf("header %q, answer %q", who, answer)
 	}
-	rows := in.rows(t)
+	rows := in.requestRows(t)
 	if len(rows) != 1 || rows[0]["intent"] != "CHAT" || rows[0]["user"] == "" || rows[0]["user"] != str(user["pseudonym"]) ||
 		strings.Contains(rows[0]["user"], "dana") || strings.Contains(rows[0]["user"], key) {
 		t.Errorf("rows = %v; want one chat row with dana's pseudonym %v", rows, user["pseudonym"])

@@ -1,50 +1,36 @@
 package main
 
 import (
-	"errors"
-	"fmt"
+	"context"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
-	"adaptbot"
 	"adaptbot/api"
 	"adaptbot/identity"
 	"adaptbot/identity/users"
-	"adaptbot/service"
 )
 
 // The users API (admin only; `adaptbot users` is its client, in cli). A key
 // is shown once: in the answer to the request that made it, sent with
 // Cache-Control: no-store, and never logged.
 
-// mayManage refuses a caller who may not manage users (403), with the one
-// permission check every operation makes.
-func mayManage(c *fiber.Ctx) error {
-	return service.Permit(identity.From(c.UserContext()), identity.Manage)
+// userOps are the service's operations on users: each checks that the
+// caller may manage users, and writes its row and trace (*service.Service).
+type userOps interface {
+	ListUsers(ctx context.Context) ([]users.Info, error)
+	AddUser(ctx context.Context, name string, role identity.Role) (users.Info, string, error)
+	RemoveUser(ctx context.Context, name string) (users.Info, error)
+	RotateKey(ctx context.Context, name string) (users.Info, string, error)
+	SetRole(ctx context.Context, name string, role identity.Role) (users.Info, error)
+	UserSessions(ctx context.Context, name string) ([]users.Session, error)
+	EndSessions(ctx context.Context, name, id string) (int, error)
 }
 
-// manageBody refuses a caller who may not manage users, and decodes the
-// request's body.
-func manageBody(c *fiber.Ctx) (api.UserRequest, error) {
+// userBody decodes a users request's body.
+func userBody(c *fiber.Ctx) (api.UserRequest, error) {
 	var req api.UserRequest
-	if err := mayManage(c); err != nil {
-		return req, err
-	}
 	return req, decodeJSON(c.Body(), &req, true)
-}
-
-// userError turns the store's errors into statuses.
-func userError(err error) error {
-	switch {
-	case errors.Is(err, users.ErrInvalid):
-		return badRequest(err.Error())
-	case errors.Is(err, users.ErrNotFound):
-		return notFound(err.Error())
-	case errors.Is(err, users.ErrExists):
-		return &adaptbot.Error{Kind: adaptbot.Conflict, Msg: err.Error()}
-	}
-	return err
 }
 
 // keyAnswer is an answer that carries a new key: never cached.
@@ -64,10 +50,10 @@ const singleUserNote = "this server is single-user on loopback until it restarts
 // handleUserList is GET /api/users.
 func (e *authEdge) handleUserList() fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		if err := mayManage(c); err != nil {
+		list, err := e.ops.ListUsers(c.UserContext())
+		if err != nil {
 			return err
 		}
-		list := e.store.List()
 		return c.JSON(fiber.Map{"users": list, "count": len(list)})
 	}
 }
@@ -75,13 +61,13 @@ func (e *authEdge) handleUserList() fiber.Handler {
 // handleUserAdd is POST /api/users {"name", "role"}: 201 with the key.
 func (e *authEdge) handleUserAdd() fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		req, err := manageBody(c)
+		req, err := userBody(c)
 		if err != nil {
 			return err
 		}
-		u, key, err := e.store.Add(c.UserContext(), req.Name, identity.Role(req.Role))
+		u, key, err := e.ops.AddUser(c.UserContext(), req.Name, identity.Role(req.Role))
 		if err != nil {
-			return userError(err)
+			return err
 		}
 		e.log.Info("user added", "user", u.Pseudonym, "role", u.Role, "by", identity.From(c.UserContext()).Pseudonym)
 		note := ""
@@ -95,13 +81,13 @@ func (e *authEdge) handleUserAdd() fiber.Handler {
 // handleUserRole is PATCH /api/users/NAME {"role"}.
 func (e *authEdge) handleUserRole() fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		req, err := manageBody(c)
+		req, err := userBody(c)
 		if err != nil {
 			return err
 		}
-		u, err := e.store.SetRole(c.UserContext(), c.Params("name"), identity.Role(req.Role))
+		u, err := e.ops.SetRole(c.UserContext(), c.Params("name"), identity.Role(req.Role))
 		if err != nil {
-			return userError(err)
+			return err
 		}
 		e.log.Info("user's role changed", "user", u.Pseudonym, "role", u.Role, "by", identity.From(c.UserContext()).Pseudonym)
 		return c.JSON(fiber.Map{"user": u})
@@ -112,12 +98,9 @@ func (e *authEdge) handleUserRole() fiber.Handler {
 // working at once.
 func (e *authEdge) handleUserRemove() fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		if err := mayManage(c); err != nil {
-			return err
-		}
-		u, err := e.store.Remove(c.UserContext(), c.Params("name"))
+		u, err := e.ops.RemoveUser(c.UserContext(), c.Params("name"))
 		if err != nil {
-			return userError(err)
+			return err
 		}
 		e.log.Info("user removed", "user", u.Pseudonym, "by", identity.From(c.UserContext()).Pseudonym)
 		return c.JSON(fiber.Map{"user": u, "removed": true})
@@ -128,12 +111,9 @@ func (e *authEdge) handleUserRemove() fiber.Handler {
 // and its sessions stop working at once.
 func (e *authEdge) handleUserRotate() fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		if err := mayManage(c); err != nil {
-			return err
-		}
-		u, key, err := e.store.Rotate(c.UserContext(), c.Params("name"))
+		u, key, err := e.ops.RotateKey(c.UserContext(), c.Params("name"))
 		if err != nil {
-			return userError(err)
+			return err
 		}
 		e.log.Info("user's key rotated", "user", u.Pseudonym, "by", identity.From(c.UserContext()).Pseudonym)
 		return keyAnswer(c, fiber.StatusOK, u, key, "")
@@ -144,16 +124,10 @@ func (e *authEdge) handleUserRotate() fiber.Handler {
 // sign-ins of NAME that are on (never their cookies).
 func (e *authEdge) handleUserSessions() fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		if err := mayManage(c); err != nil {
-			return err
-		}
 		name := c.Params("name")
-		list := e.store.Sessions(name)
-		if list == nil {
-			list = []users.Session{}
-		}
-		if _, ok := e.store.Lookup(name); !ok && len(list) == 0 {
-			return notFound(fmt.Sprintf("no user named %q, and no sign-in of that name is on", name))
+		list, err := e.ops.UserSessions(c.UserContext(), name)
+		if err != nil {
+			return err
 		}
 		return c.JSON(fiber.Map{"name": strings.ToLower(name), "sessions": list, "count": len(list)})
 	}
@@ -164,16 +138,10 @@ func (e *authEdge) handleUserSessions() fiber.Handler {
 // every replica for a stored user.
 func (e *authEdge) handleUserSessionsEnd() fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		if err := mayManage(c); err != nil {
-			return err
-		}
 		name, id := c.Params("name"), c.Params("id")
-		n, err := e.store.EndSessions(c.UserContext(), name, id)
+		n, err := e.ops.EndSessions(c.UserContext(), name, id)
 		if err != nil {
-			return userError(err)
-		}
-		if id != "" && n == 0 {
-			return notFound(fmt.Sprintf("%s has no session %q that is on (adaptbot users sessions %s lists them)", name, id, name))
+			return err
 		}
 		who := e.store.Pseudonym(strings.ToLower(name))
 		if u, ok := e.store.Lookup(name); ok {

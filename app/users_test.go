@@ -3,12 +3,15 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
+	"adaptbot/benchmarks"
 	"adaptbot/cli"
 )
 
@@ -126,5 +129,54 @@ func TestUsersCommandWithoutAServer(t *testing.T) {
 	}
 	if out, err := usersCLI(t, env, "--help"); err != nil || !strings.Contains(out, "adaptbot users add NAME --role") {
 		t.Errorf("users --help: %v %s", err, out)
+	}
+}
+
+// TestUsersAPIWritesItsRows: the users API is a service operation, so each
+// change through it leaves one row (intent MANAGE, category users_<what>),
+// attributed to whoever made it and naming the user by pseudonym only; a
+// refused change leaves its row too. No row holds the name or a key.
+func TestUsersAPIWritesItsRows(t *testing.T) {
+	in := start(t, nil)
+	code, body := in.do(t, "POST", "/api/users", `{"name":"Pat","role":"builder"}`)
+	key, _ := body["key"].(string)
+	if code != 201 || key == "" {
+		t.Fatalf("add: %d %v", code, body)
+	}
+	pseudonym := str(body["user"].(map[string]any)["pseudonym"])
+	for _, r := range []struct{ method, path, body string }{
+		{"PATCH", "/api/users/pat", `{"role":"user"}`},
+		{"POST", "/api/users/pat/rotate", ""},
+		{"GET", "/api/users", ""}, // a read: no row
+		{"DELETE", "/api/users/pat", ""},
+	} {
+		if code, body := in.do(t, r.method, r.path, r.body); code != 200 {
+			t.Fatalf("%s %s: %d %v", r.method, r.path, code, body)
+		}
+	}
+	if code, _ := in.do(t, "POST", "/api/users", `{"name":"pat","role":"root"}`); code != 400 {
+		t.Fatalf("a bad role: %d", code)
+	}
+	var got []string
+	for _, r := range in.rows(t) {
+		if r["intent"] != benchmarks.IntentManage {
+			continue
+		}
+		got = append(got, r["category"]+":"+r["error_kind"])
+		if r["user"] == "" || r["door"] != "http" {
+			t.Errorf("row not attributed: %v", r)
+		}
+		for _, secret := range []string{"pat", key} {
+			if strings.Contains(strings.ToLower(fmt.Sprint(r)), secret) {
+				t.Errorf("a row holds %q: %v", secret, r)
+			}
+		}
+	}
+	want := []string{"users_add:", "users_role:", "users_rotate:", "users_remove:", "users_add:invalid"}
+	if !slices.Equal(got, want) {
+		t.Errorf("rows %v, want %v", got, want)
+	}
+	if rows := in.rows(t); !strings.Contains(fmt.Sprint(rows), "users role "+pseudonym) {
+		t.Errorf("the role change's row does not name %s: %v", pseudonym, rows)
 	}
 }

@@ -17,6 +17,10 @@ const (
 	// row of its own (the rated request in RatedRequest, the score in
 	// Score), counted apart from requests.
 	IntentFeedback = "FEEDBACK"
+	// IntentManage is a change to the server's users (an added, removed or
+	// rotated user, a role, ended sessions); the category says which, and
+	// the query names the user by pseudonym only.
+	IntentManage = "MANAGE"
 )
 
 // Doors, the values of Row.Door: where a request came in.

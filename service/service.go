@@ -78,6 +78,8 @@ type Deps struct {
 	// Tiers says which tier of the sandbox runs a tool version, and why not
 	// the native one (package native); nil says nothing.
 	Tiers Tiers
+	// Users are the people the server knows (users.go); nil: none kept.
+	Users Users
 }
 
 // Tiers is the native tier as the service asks it.
