@@ -227,10 +227,13 @@ type Tool struct {
 	Warning        string    `json:"warning,omitempty"`
 	Uses           []string  `json:"uses,omitempty"`
 	UsedBy         []string  `json:"used_by,omitempty"`
-	// Code is the source, Examples the stored examples (GET of one tool).
-	Code     string          `json:"code,omitempty"`
-	Serving  bool            `json:"serving"`
-	Examples json.RawMessage `json:"examples,omitempty"`
+	// Code is the source (the serving version's, or when none serves the
+	// one on disk), PendingCode the source of the version that waits for
+	// approval, Examples the stored examples (GET of one tool).
+	Code        string          `json:"code,omitempty"`
+	Serving     bool            `json:"serving"`
+	PendingCode string          `json:"pending_code,omitempty"`
+	Examples    json.RawMessage `json:"examples,omitempty"`
 }
 
 // VersionList is the answer of GET /api/tools/NAME/versions.

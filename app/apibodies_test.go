@@ -41,7 +41,7 @@ func TestAPIBodiesMatchTheServer(t *testing.T) {
 		{"event", generator.Event{Stage: "write", Message: "m", Attempt: 1, Of: 3, Tool: "t", Example: 1, Examples: 2, Summary: "s", Inputs: []string{"a"}, Problems: []string{"p"}}, &api.Event{}},
 		{"example report", report, &api.ExampleReport{}},
 		{"run result", service.RunResult{Tool: "t", Version: 1, Output: "o", Ms: 1.5, RequestID: "r"}, &api.RunResult{}},
-		{"tool", service.ToolInfo{Entry: entry, Code: "package t", Serving: true, Examples: json.RawMessage(`[{"input":{}}]`)}, &api.Tool{}},
+		{"tool", service.ToolInfo{Entry: entry, Code: "package t", Serving: true, PendingCode: "package t // v2", Examples: json.RawMessage(`[{"input":{}}]`)}, &api.Tool{}},
 		{"version", registry.Version{Version: 1, SHA256: "h", SavedAt: at, Current: true, Pending: true, Note: "n"}, &api.Version{}},
 		{"imported", shipping.Imported{Name: "n", From: "f", Version: 1, Status: registry.Pending, Replaced: true}, &api.ImportedTool{}},
 		{"user", users.Info{Name: "ann", Role: identity.Admin, Pseudonym: "p", Created: at, Rotated: at}, &api.User{}},

@@ -50,11 +50,11 @@ func (s *Server) handleBenchmarks() fiber.Handler {
 		if err != nil {
 			return err
 		}
-		stats := s.stats
-		if stats == nil {
-			stats = benchmarks.NewStore()
+		sum, err := s.svc.Benchmarks(c.UserContext(), f)
+		if err != nil {
+			return err
 		}
-		return c.JSON(stats.Query(f))
+		return c.JSON(sum)
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/recover"
 
 	"adaptbot/agent"
-	"adaptbot/benchmarks"
 	"adaptbot/cluster"
 	"adaptbot/config"
 	mcpclient "adaptbot/mcp/client"
@@ -27,7 +26,6 @@ type Server struct {
 	agent   *agent.Agent
 	reg     *registry.Registry
 	runner  sandbox.Runner
-	stats   *benchmarks.Store
 	mcp     fiber.Handler
 	hub     *mcpclient.Hub
 	link    *cluster.Link
@@ -39,7 +37,7 @@ type Server struct {
 	limits  *limits
 }
 
-// Deps are the server's dependencies; MCP, Hub, Stats, Workspace and
+// Deps are the server's dependencies; MCP, Hub, Workspace and
 // Cluster may be nil.
 type Deps struct {
 	Config  config.Config
@@ -47,7 +45,6 @@ type Deps struct {
 	Agent   *agent.Agent // for the model's name on the pages
 	Reg     *registry.Registry
 	Runner  sandbox.Runner
-	Stats   *benchmarks.Store // the aggregates behind /dashboard; nil: none yet
 	MCP     fiber.Handler
 	Hub     *mcpclient.Hub
 	Log     *slog.Logger
@@ -63,7 +60,7 @@ type Deps struct {
 
 // NewServer wires the HTTP server.
 func NewServer(d Deps) *Server {
-	s := &Server{cfg: d.Config, svc: d.Service, agent: d.Agent, reg: d.Reg, runner: d.Runner, stats: d.Stats, mcp: d.MCP, hub: d.Hub, link: d.Cluster, log: d.Log, ws: d.Workspace, auth: d.Auth, metrics: d.Metrics}
+	s := &Server{cfg: d.Config, svc: d.Service, agent: d.Agent, reg: d.Reg, runner: d.Runner, mcp: d.MCP, hub: d.Hub, link: d.Cluster, log: d.Log, ws: d.Workspace, auth: d.Auth, metrics: d.Metrics}
 	s.cfg.Edge = s.cfg.Edge.WithDefaults() // a Config built by hand has no limits
 	s.limits = newLimits(s.cfg.Edge, rateKey)
 	s.app = fiber.New(fiber.Config{

@@ -74,7 +74,7 @@ func shipServer(t *testing.T, dir string, env map[string]string) (*Server, strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := NewServer(Deps{Config: cfg, Service: w.service(nil, nil, nil, nil), Agent: w.agent, Reg: w.reg, Runner: w.runner, Log: log, Auth: testAuth(t, cfg)})
+	s := NewServer(Deps{Config: cfg, Service: w.service(nil, nil, nil, nil, nil), Agent: w.agent, Reg: w.reg, Runner: w.runner, Log: log, Auth: testAuth(t, cfg)})
 	go s.Serve(ln)
 	t.Cleanup(func() { s.Shutdown(context.Background()); w.Close() })
 	return s, ln.Addr().String()

@@ -303,10 +303,10 @@ func serve(ctx context.Context, cfg config.Config, h hooks, lock *homelock.Lock,
 		return err
 	}
 	defer ae.Close()
-	svc := w.service(bench, ws, metrics, ae.store)
+	svc := w.service(bench, stats, ws, metrics, ae.store)
 	ae.ops = svc // the users API through the service: rows, traces, spans
 	defer w.learn.start(svc, log)()
-	srv := NewServer(Deps{Config: cfg, Service: svc, Agent: w.agent, Reg: w.reg, Runner: w.runner, Stats: stats,
+	srv := NewServer(Deps{Config: cfg, Service: svc, Agent: w.agent, Reg: w.reg, Runner: w.runner,
 		MCP: mcpHTTPHandler(ctx, w, svc), Hub: w.hub, Log: log, Workspace: ws, Cluster: w.link, Auth: ae, Metrics: metrics})
 
 	watchCtx, stopWatch := context.WithCancel(ctx)
@@ -398,7 +398,7 @@ func connectHub(ctx context.Context, hub *mcpclient.Hub, log *slog.Logger) {
 
 // service is the one place requests are carried out, over the world's
 // parts: every door of the server goes through it.
-func (w *world) service(bench *benchmarks.Logger, ws *Workspace, m *telemetry.Metrics, people *users.Store) *service.Service {
+func (w *world) service(bench *benchmarks.Logger, stats *benchmarks.Store, ws *Workspace, m *telemetry.Metrics, people *users.Store) *service.Service {
 	d := service.Deps{Agent: w.agent, Tools: w.box, Registry: w.reg, Generator: w.gen, Log: w.log,
 		ToolTimeout: w.cfg.ToolTimeout, Review: w.cfg.Review, Learning: w.learn.learning(w.cfg)}
 	if m != nil {
@@ -415,6 +415,9 @@ func (w *world) service(bench *benchmarks.Logger, ws *Workspace, m *telemetry.Me
 	}
 	if people != nil {
 		d.Users = people
+	}
+	if stats != nil {
+		d.Stats = stats
 	}
 	if tier, ok := w.runner.(*native.Tier); ok {
 		d.Tiers = tier

@@ -2,13 +2,12 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"slices"
 
 	"github.com/gofiber/fiber/v2"
 
 	"adaptbot"
-	"adaptbot/benchmarks"
+	"adaptbot/service"
 	"adaptbot/templates"
 )
 
@@ -16,9 +15,7 @@ import (
 // /tools/<name>. They read through the service, like the API.
 
 // toolUse is how often a tool ran, from the benchmarks.
-type toolUse struct {
-	Uses, Errors int
-}
+type toolUse struct{ service.ToolUse }
 
 // ErrorRate is the share of uses that failed, as "12%", or "–" if unused.
 func (u toolUse) ErrorRate() string {
@@ -28,16 +25,16 @@ func (u toolUse) ErrorRate() string {
 	return fmt.Sprintf("%.0f%%", 100*float64(u.Errors)/float64(u.Uses))
 }
 
-// toolUsage returns use counts and failures per tool (local name or
-// "server/tool"), chats and direct runs together, from the live benchmark
-// aggregates: the page never reads the CSV.
-func (s *Server) toolUsage() map[string]toolUse {
-	if s.stats == nil {
+// toolUsage returns use counts and failures per tool; a failure to read
+// them leaves the counts out, not the page.
+func (s *Server) toolUsage(c *fiber.Ctx) map[string]toolUse {
+	use, err := s.svc.ToolUsage(c.UserContext())
+	if err != nil {
 		return nil
 	}
-	out := map[string]toolUse{}
-	for _, t := range s.stats.Query(benchmarks.Filter{}).Tools {
-		out[t.Tool] = toolUse{Uses: int(t.Chat.Requests + t.Run.Requests), Errors: int(t.Chat.Failed + t.Run.Failed)}
+	out := make(map[string]toolUse, len(use))
+	for k, v := range use {
+		out[k] = toolUse{v}
 	}
 	return out
 }
@@ -56,7 +53,7 @@ func (s *Server) handleToolsPage() fiber.Handler {
 		if err != nil {
 			return err
 		}
-		use := s.toolUsage()
+		use := s.toolUsage(c)
 		var rows []toolRow
 		for _, e := range tools {
 			rows = append(rows, toolRow{Name: e.Name, Link: "/tools/" + e.Name, Description: e.Description, Category: e.Category,
@@ -91,18 +88,16 @@ func (s *Server) handleToolPage() fiber.Handler {
 		}
 		e := t.Entry
 		data := map[string]any{"E": e, "Fields": templates.Fields(e.Parameters), "Model": s.modelName(), "Review": s.cfg.Review,
-			"Examples": templates.Examples(t.Examples), "Use": s.toolUsage()[e.Name]}
+			"Examples": templates.Examples(t.Examples), "Use": s.toolUsage(c)[e.Name]}
 		if t.Serving {
 			data["Serving"] = true
 			data["Tier"] = t.Tier
-			data["Code"] = templates.Highlight([]byte(t.Code))
-		} else if src, err := os.ReadFile(s.reg.SourcePath(e.Name)); err == nil {
-			data["Code"] = templates.Highlight(src)
 		}
-		if e.PendingVersion > 0 {
-			if src, err := s.reg.VersionSource(e.Name, e.PendingVersion); err == nil {
-				data["PendingCode"] = templates.Highlight(src)
-			}
+		if t.Code != "" {
+			data["Code"] = templates.Highlight([]byte(t.Code))
+		}
+		if t.PendingCode != "" {
+			data["PendingCode"] = templates.Highlight([]byte(t.PendingCode))
 		}
 		vs, _ := s.svc.Versions(c.UserContext(), e.Name)
 		slices.Reverse(vs) // newest first

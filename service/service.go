@@ -80,6 +80,8 @@ type Deps struct {
 	Tiers Tiers
 	// Users are the people the server knows (users.go); nil: none kept.
 	Users Users
+	// Stats are the benchmark aggregates (stats.go); nil: none yet.
+	Stats Stats
 }
 
 // Tiers is the native tier as the service asks it.

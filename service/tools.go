@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/pmezard/go-difflib/difflib"
@@ -276,9 +277,13 @@ func (s *Service) Test(ctx context.Context, name string) (*generator.ExampleRepo
 // its source and its stored examples.
 type ToolInfo struct {
 	registry.Entry
-	Code     string          `json:"code,omitempty"`
-	Serving  bool            `json:"serving"`
-	Examples json.RawMessage `json:"examples,omitempty"`
+	// Code is the serving version's source, or, when none serves, the
+	// source on disk that does not (GET of one tool).
+	Code    string `json:"code,omitempty"`
+	Serving bool   `json:"serving"`
+	// PendingCode is the source of the version that waits for approval.
+	PendingCode string          `json:"pending_code,omitempty"`
+	Examples    json.RawMessage `json:"examples,omitempty"`
 	// Tier is the tier its serving version runs on, and why not the native
 	// one (issue 31); absent where the server has no native tier.
 	Tier *native.Status `json:"tier,omitempty"`
@@ -315,6 +320,16 @@ func (s *Service) Tool(ctx context.Context, name string) (*ToolInfo, error) {
 		if s.d.Tiers != nil {
 			st := s.d.Tiers.Status(t.Name, t.Code)
 			v.Tier = &st
+		}
+	}
+	if !v.Serving {
+		if src, err := os.ReadFile(s.d.Registry.SourcePath(e.Name)); err == nil {
+			v.Code = string(src)
+		}
+	}
+	if e.PendingVersion > 0 {
+		if src, err := s.d.Registry.VersionSource(e.Name, e.PendingVersion); err == nil {
+			v.PendingCode = string(src)
 		}
 	}
 	if ex := s.d.Registry.Examples(e.Name); json.Valid(ex) {
