@@ -253,7 +253,7 @@ func TestAdminTokenBeyondLoopback(t *testing.T) {
 	for _, tt := range tests {
 		svc := service.New(service.Deps{Tools: toolbox.New(reg, nil), Registry: reg, Log: log})
 		cfg := config.Config{Addr: tt.addr, AdminToken: tt.token}
-		s := NewServer(Deps{Config: cfg, Service: svc, Reg: reg, Log: log, Auth: testAuth(t, cfg)})
+		s := NewServer(Deps{Config: cfg, Service: svc, Log: log, Auth: testAuth(t, cfg)})
 		req := httptest.NewRequest("POST", "/api/tools/nope/run", strings.NewReader(`{}`))
 		req.Host = "127.0.0.1:3000"
 		req.Header.Set("Content-Type", "application/json")

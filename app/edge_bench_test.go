@@ -50,7 +50,7 @@ func BenchmarkEdgeHealthz(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer w.Close()
-	s := NewServer(Deps{Config: cfg, Service: w.service(nil, nil, nil, nil, nil), Agent: w.agent, Reg: w.reg, Runner: w.runner, Log: log, Auth: testAuth(b, cfg)})
+	s := NewServer(Deps{Config: cfg, Service: w.service(nil, nil, nil, nil, nil), Log: log, Auth: testAuth(b, cfg)})
 	var req fasthttp.Request
 	req.Header.SetMethod("GET")
 	req.SetRequestURI("/healthz")

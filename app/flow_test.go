@@ -63,7 +63,7 @@ func TestChatBuildNeedsTheAdminToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := NewServer(Deps{Config: cfg, Service: svc, Agent: a, Reg: reg, Log: log, Auth: ae})
+	s := NewServer(Deps{Config: cfg, Service: svc, Log: log, Auth: ae})
 	for _, tt := range []struct {
 		auth   string
 		status int

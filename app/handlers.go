@@ -24,12 +24,7 @@ import (
 // service returns carries a kind; errorHandler (errors.go) turns it into a
 // status, and eventError does the same for event streams.
 
-func (s *Server) modelName() string {
-	if m := s.agent.Model(); m != nil {
-		return m.Name()
-	}
-	return ""
-}
+func (s *Server) modelName() string { return s.svc.ModelName() }
 
 func (s *Server) handleIndex() fiber.Handler {
 	return func(c *fiber.Ctx) error {
@@ -37,7 +32,7 @@ func (s *Server) handleIndex() fiber.Handler {
 		return page(c, "index.html", map[string]any{
 			"Model":     s.modelName(),
 			"Hint":      llm.ConfigureHint,
-			"Tools":     s.reg.Len(),
+			"Tools":     s.svc.Health(c.UserContext()).Tools,
 			"BuildOpen": who.Can(identity.Build),
 		})
 	}
@@ -45,26 +40,26 @@ func (s *Server) handleIndex() fiber.Handler {
 
 func (s *Server) handleHealth() fiber.Handler {
 	return func(c *fiber.Ctx) error {
+		h := s.svc.Health(c.UserContext())
 		body := fiber.Map{
-			"status": "ok",
-			"model":  s.modelHealth(),
-			"tools":  s.reg.Len(),
+			"status":  "ok",
+			"model":   s.modelHealth(h.Model),
+			"tools":   h.Tools,
+			"sandbox": h.Sandbox,
 		}
-		st := s.runner.Stats()
-		body["sandbox"] = st
-		if st.Live+st.Starting < st.Size {
+		if h.Degraded {
 			// The pool is replacing workers; calls still queue and run.
 			body["status"] = "degraded"
 		}
-		if s.hub != nil {
-			body["mcp"] = fiber.Map{"servers": len(s.hub.Servers()), "tools": len(s.hub.Tools())}
+		if h.HasRemote {
+			body["mcp"] = fiber.Map{"servers": h.Servers, "tools": h.RemoteTools}
 		}
-		if w := s.reg.Warnings(); len(w) > 0 {
-			body["warnings"] = w
+		if len(h.Warnings) > 0 {
+			body["warnings"] = h.Warnings
 		}
-		if st := s.link.Status(); st != nil {
+		if h.Cluster != nil {
 			// Not "degraded" when NATS is away: chats go on.
-			body["cluster"] = st
+			body["cluster"] = h.Cluster
 		}
 		return c.JSON(body)
 	}

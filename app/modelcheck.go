@@ -12,7 +12,7 @@ import (
 // modelHealth is /healthz's "model": provider, name, url, reachable and
 // error; all null, with the setting that turns a model on, when none is
 // configured.
-func (s *Server) modelHealth() fiber.Map {
+func (s *Server) modelHealth(full string) fiber.Map {
 	var st provider.Status
 	if s.ws != nil && s.ws.Model != nil {
 		st = s.ws.Model.Status()
@@ -23,7 +23,7 @@ func (s *Server) modelHealth() fiber.Map {
 		return fiber.Map{"provider": nil, "name": nil, "url": nil, "reachable": nil, "error": nil, "setting": llm.ConfigureHint}
 	}
 	name := st.Name
-	if full := s.modelName(); full != "" {
+	if full != "" {
 		name = full[strings.Index(full, "/")+1:]
 	}
 	m := fiber.Map{"provider": st.Provider, "name": name, "url": st.URL, "reachable": st.Reachable, "error": nil}

@@ -44,7 +44,7 @@ func BenchmarkOpenAIOverChat(b *testing.B) {
 	}
 	cfg := config.Config{Addr: "127.0.0.1:3000"}
 	svc := service.New(service.Deps{Agent: a, Tools: instantBox{}, Rows: nowhere{}, Traces: nowhere{}, Metrics: telemetry.NewMetrics()})
-	s := NewServer(Deps{Config: cfg, Service: svc, Agent: a, Log: slog.New(slog.DiscardHandler), Auth: testAuth(b, cfg)})
+	s := NewServer(Deps{Config: cfg, Service: svc, Log: slog.New(slog.DiscardHandler), Auth: testAuth(b, cfg)})
 	h := s.app.Handler()
 	for _, bc := range []struct {
 		name, path, body string

@@ -322,7 +322,7 @@ func TestOpenAIRefusals(t *testing.T) {
 	if e := shape(raw); code != 429 || e["type"] != "rate_limit_error" || e["code"] != "rate_limit_exceeded" || h.Get("Retry-After") == "" {
 		t.Errorf("over the rate = %d %v %s", code, h, raw)
 	}
-	rows := in.rows(t)
+	rows := in.requestRows(t)
 	if len(rows) != 2 || rows[0]["door"] != "openai" || rows[1]["door"] != "openai" {
 		t.Errorf("rows = %v", rows)
 	}

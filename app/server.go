@@ -8,12 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/recover"
 
-	"adaptbot/agent"
-	"adaptbot/cluster"
 	"adaptbot/config"
-	mcpclient "adaptbot/mcp/client"
-	"adaptbot/registry"
-	"adaptbot/sandbox"
 	"adaptbot/service"
 	"adaptbot/telemetry"
 )
@@ -23,12 +18,7 @@ import (
 type Server struct {
 	cfg     config.Config
 	svc     *service.Service
-	agent   *agent.Agent
-	reg     *registry.Registry
-	runner  sandbox.Runner
 	mcp     fiber.Handler
-	hub     *mcpclient.Hub
-	link    *cluster.Link
 	log     *slog.Logger
 	app     *fiber.App
 	ws      *Workspace
@@ -37,21 +27,16 @@ type Server struct {
 	limits  *limits
 }
 
-// Deps are the server's dependencies; MCP, Hub, Workspace and
-// Cluster may be nil.
+// Deps are the server's dependencies: the service does the work, the edge
+// decodes, checks who asks and encodes. MCP, Workspace and Metrics may be
+// nil.
 type Deps struct {
 	Config  config.Config
 	Service *service.Service
-	Agent   *agent.Agent // for the model's name on the pages
-	Reg     *registry.Registry
-	Runner  sandbox.Runner
 	MCP     fiber.Handler
-	Hub     *mcpclient.Hub
 	Log     *slog.Logger
 	// Workspace is the trace store and the model check; either may be nil.
 	Workspace *Workspace
-	// Cluster is the link to NATS; nil on files alone.
-	Cluster *cluster.Link
 	// Auth establishes who each request comes from (openAuth).
 	Auth *authEdge
 	// Metrics are served at /metrics; nil serves none.
@@ -60,7 +45,7 @@ type Deps struct {
 
 // NewServer wires the HTTP server.
 func NewServer(d Deps) *Server {
-	s := &Server{cfg: d.Config, svc: d.Service, agent: d.Agent, reg: d.Reg, runner: d.Runner, mcp: d.MCP, hub: d.Hub, link: d.Cluster, log: d.Log, ws: d.Workspace, auth: d.Auth, metrics: d.Metrics}
+	s := &Server{cfg: d.Config, svc: d.Service, mcp: d.MCP, log: d.Log, ws: d.Workspace, auth: d.Auth, metrics: d.Metrics}
 	s.cfg.Edge = s.cfg.Edge.WithDefaults() // a Config built by hand has no limits
 	s.limits = newLimits(s.cfg.Edge, rateKey)
 	s.app = fiber.New(fiber.Config{

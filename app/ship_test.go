@@ -20,6 +20,7 @@ import (
 
 	"adaptbot/config"
 	"adaptbot/identity"
+	"adaptbot/registry"
 	"adaptbot/service"
 	"adaptbot/shipping"
 )
@@ -49,7 +50,9 @@ func toolsHome(t *testing.T, names ...string) string {
 // shipServer serves dir as AdaptBot does, with POST /api/tools/import
 // mounted (until routes.go lists it), on loopback; it returns the server's
 // host:port.
-func shipServer(t *testing.T, dir string, env map[string]string) (*Server, string) {
+// shipServer starts a server on dir; it returns the server's registry, to
+// look behind the API, and its address.
+func shipServer(t *testing.T, dir string, env map[string]string) (*registry.Registry, string) {
 	t.Helper()
 	full := map[string]string{
 		"ADAPTBOT_TOOLS_DIR": filepath.Join(dir, "tools"),
@@ -74,10 +77,10 @@ func shipServer(t *testing.T, dir string, env map[string]string) (*Server, strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := NewServer(Deps{Config: cfg, Service: w.service(nil, nil, nil, nil, nil), Agent: w.agent, Reg: w.reg, Runner: w.runner, Log: log, Auth: testAuth(t, cfg)})
+	s := NewServer(Deps{Config: cfg, Service: w.service(nil, nil, nil, nil, nil), Log: log, Auth: testAuth(t, cfg)})
 	go s.Serve(ln)
 	t.Cleanup(func() { s.Shutdown(context.Background()); w.Close() })
-	return s, ln.Addr().String()
+	return w.reg, ln.Addr().String()
 }
 
 func TestExportCommand(t *testing.T) {
@@ -138,7 +141,7 @@ func TestImportThroughServer(t *testing.T) {
 	}
 
 	to := toolsHome(t, "unit_converter")
-	s, addr := shipServer(t, to, nil)
+	reg, addr := shipServer(t, to, nil)
 	env := cliEnv(to, addr)
 	cli := func(args ...string) (string, error) { return runEnv(t, env, strings.NewReader(""), args...) }
 
@@ -146,7 +149,7 @@ func TestImportThroughServer(t *testing.T) {
 	if err != nil || !strings.Contains(out, "calculator: imported as version 1, serving") || !strings.Contains(out, "text_stats: imported as version 1, serving") {
 		t.Fatalf("import: %v\n%s", err, out)
 	}
-	if e, ok := s.reg.Entry("calculator"); !ok || e.Origin != "imported" {
+	if e, ok := reg.Entry("calculator"); !ok || e.Origin != "imported" {
 		t.Errorf("calculator on the server: %+v", e)
 	}
 	if out, err := cli("tools", "run", "calculator", `{"expression": "2+3*4"}`); err != nil || out != "2+3*4 = 14\n" {
@@ -202,12 +205,12 @@ func TestImportUnderReview(t *testing.T) {
 		t.Fatalf("export: %v\n%s", err, out)
 	}
 	to := toolsHome(t)
-	s, addr := shipServer(t, to, map[string]string{"ADAPTBOT_REVIEW": "on"})
+	reg, addr := shipServer(t, to, map[string]string{"ADAPTBOT_REVIEW": "on"})
 	out, err := runEnv(t, cliEnv(to, addr), nil, "tools", "import", bundle)
 	if err != nil || !strings.Contains(out, "calculator: imported as version 1, pending review") {
 		t.Fatalf("import with review on: %v\n%s", err, out)
 	}
-	if _, serving := s.reg.Tool("calculator"); serving {
+	if _, serving := reg.Tool("calculator"); serving {
 		t.Error("a pending import serves")
 	}
 }

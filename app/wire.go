@@ -306,8 +306,7 @@ func serve(ctx context.Context, cfg config.Config, h hooks, lock *homelock.Lock,
 	svc := w.service(bench, stats, ws, metrics, ae.store)
 	ae.ops = svc // the users API through the service: rows, traces, spans
 	defer w.learn.start(svc, log)()
-	srv := NewServer(Deps{Config: cfg, Service: svc, Agent: w.agent, Reg: w.reg, Runner: w.runner,
-		MCP: mcpHTTPHandler(ctx, w, svc), Hub: w.hub, Log: log, Workspace: ws, Cluster: w.link, Auth: ae, Metrics: metrics})
+	srv := NewServer(Deps{Config: cfg, Service: svc, MCP: mcpHTTPHandler(ctx, w, svc), Log: log, Workspace: ws, Auth: ae, Metrics: metrics})
 
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
@@ -421,6 +420,12 @@ func (w *world) service(bench *benchmarks.Logger, stats *benchmarks.Store, ws *W
 	}
 	if tier, ok := w.runner.(*native.Tier); ok {
 		d.Tiers = tier
+	}
+	if w.runner != nil {
+		d.Sandbox = w.runner
+	}
+	if w.hub != nil {
+		d.Remote = w.hub
 	}
 	return service.New(d)
 }

@@ -60,14 +60,14 @@ func (s *Server) handleToolsPage() fiber.Handler {
 				Origin: string(e.Origin), Status: string(e.Status), LastError: e.LastError, Version: e.Version,
 				PendingVersion: e.PendingVersion, toolUse: use[e.Name]})
 		}
-		var servers []string
-		if s.hub != nil {
-			servers = s.hub.Servers()
-			for _, t := range s.hub.Tools() {
-				id := t.Server + "/" + t.Name
-				rows = append(rows, toolRow{Name: id, Description: t.Description, Category: t.Server, Origin: "mcp",
-					Status: "ok", Remote: true, toolUse: use[id]})
-			}
+		servers, remote, err := s.svc.RemoteTools(c.UserContext())
+		if err != nil {
+			return err
+		}
+		for _, t := range remote {
+			id := t.Server + "/" + t.Name
+			rows = append(rows, toolRow{Name: id, Description: t.Description, Category: t.Server, Origin: "mcp",
+				Status: "ok", Remote: true, toolUse: use[id]})
 		}
 		return page(c, "tools.html", map[string]any{
 			"Tools": rows, "Servers": servers, "Model": s.modelName(), "Review": s.cfg.Review,

@@ -82,6 +82,10 @@ type Deps struct {
 	Users Users
 	// Stats are the benchmark aggregates (stats.go); nil: none yet.
 	Stats Stats
+	// Sandbox and Remote are the runner and the hub of external MCP
+	// servers, for Health and the tools page (health.go); either may be nil.
+	Sandbox Sandbox
+	Remote  Remote
 }
 
 // Tiers is the native tier as the service asks it.
