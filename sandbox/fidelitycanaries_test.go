@@ -1,5 +1,11 @@
 package sandbox_test
 
+import (
+	"testing"
+
+	"adaptbot/sandbox"
+)
+
 // fidelityCanaries are tasks in the corpus's shape, one for each way the
 // interpreter's Go was found to differ from Go's (issue 29): they run as
 // tools beside the corpus, in the sandbox and natively, and each of their
@@ -291,4 +297,47 @@ func Maps() []any {
 	assert.Equal([]any{true, 2, 1, 3, 1, []int{1, 2, 3, 3}, []string{"apple", "Fig", "pear"}, []int{3, 2, 1}, false, true, 1, true, []int{1, 2, 3}}, Slices())
 	assert.Equal([]any{true, false, map[string]int{"b": 2, "c": 3}}, Maps())
 }
+`}, {
+	TaskID: "canary/package_level_generics",
+	Prompt: `
+func indexOf[E comparable](s []E, v E) int {
+	for i := range s {
+		if s[i] == v {
+			return i
+		}
+	}
+	return -1
+}
+
+var (
+	at     = slices.Index([]string{"a", "b", "c"}, "c")
+	sorted = slices.IsSorted([]int{1, 2, 3})
+	same   = maps.Equal(map[string]int{"a": 1}, map[string]int{"a": 1})
+	own    = indexOf([]int{4, 5}, 5)
+)
+
+// Globals returns package-level variables set by calls of generic
+// functions.
+func Globals() []any { return []any{at, sorted, same, own} }
+`,
+	Test: `func TestPackageLevelGenerics(t *testing.T) {
+	assert := assert.New(t)
+	assert.Equal([]any{2, true, true, 1}, Globals())
+}
 `}}
+
+// TestPackageLevelGenericsRefused checks that what the interpreter cannot
+// do with generic functions at package level is refused with a message
+// that says what to write, not run with a wrong value or a panic.
+func TestPackageLevelGenericsRefused(t *testing.T) {
+	r := sandbox.NewInProcess(testOptions(t))
+	defer r.Close()
+	for decl, msg := range map[string]string{
+		`var m = maps.Clone(map[string]int{"a": 1})`: "a package-level variable cannot be initialised by a generic function whose result type depends on its type parameters: set it in a function instead",
+		`var contains = slices.Contains[int]`:        "a package-level variable cannot hold an instantiated generic function: call it from a function instead",
+	} {
+		src := semanticsTool("\"maps\"\n\t\"slices\"", decl+"\nvar _, _ = maps.Equal(map[string]int{}, nil), slices.Equal([]int{}, nil)\n", `return "", nil`)
+		_, err := run(t, r, "canary", src, "")
+		wantKind(t, err, sandbox.KindCompile, msg)
+	}
+}

@@ -972,7 +972,7 @@ func (interp *Interpreter) cfg(root *node, sc *scope, importPath, pkgName string
 						return
 					}
 					// Generate closures for function body.
-					if err = genRun(g.child[3]); err != nil {
+					if err = genRun(g); err != nil {
 						return
 					}
 				}
@@ -1137,7 +1137,7 @@ func (interp *Interpreter) cfg(root *node, sc *scope, importPath, pkgName string
 					if err != nil {
 						return
 					}
-					err = genRun(g.child[3]) // Generate closures for function body.
+					err = genRun(g) // Generate closures for function body.
 					if err != nil {
 						return
 					}
@@ -1318,7 +1318,7 @@ func (interp *Interpreter) cfg(root *node, sc *scope, importPath, pkgName string
 							break
 						}
 						// AST compilation part 2: Generate closures for function body.
-						if err = genRun(g.child[3]); err != nil {
+						if err = genRun(g); err != nil {
 							break
 						}
 					}
