@@ -326,18 +326,40 @@ func Globals() []any { return []any{at, sorted, same, own} }
 }
 `}}
 
-// TestPackageLevelGenericsRefused checks that what the interpreter cannot
-// do with generic functions at package level is refused with a message
-// that says what to write, not run with a wrong value or a panic.
-func TestPackageLevelGenericsRefused(t *testing.T) {
+// TestInterpreterRefusals checks that what the interpreter cannot do is
+// refused with a message that says what to write instead, never run with a
+// wrong value or a panic: generic functions at package level, and range
+// over a function (iterators).
+func TestInterpreterRefusals(t *testing.T) {
 	r := sandbox.NewInProcess(testOptions(t))
 	defer r.Close()
-	for decl, msg := range map[string]string{
-		`var m = maps.Clone(map[string]int{"a": 1})`: "a package-level variable cannot be initialised by a generic function whose result type depends on its type parameters: set it in a function instead",
-		`var contains = slices.Contains[int]`:        "a package-level variable cannot hold an instantiated generic function: call it from a function instead",
+	const iterator = "range over a function (an iterator, Go 1.23) is not supported by the interpreter: call the function with a yield function"
+	for _, tt := range []struct{ decls, body, msg string }{
+		{`var m = maps.Clone(map[string]int{"a": 1})`, `return "", nil`,
+			"a package-level variable cannot be initialised by a generic function whose result type depends on its type parameters: set it in a function instead"},
+		{`var contains = slices.Contains[int]`, `return "", nil`,
+			"a package-level variable cannot hold an instantiated generic function: call it from a function instead"},
+		{`func count(n int) func(func(int) bool) {
+	return func(yield func(int) bool) {
+		for i := 0; i < n; i++ {
+			if !yield(i) {
+				return
+			}
+		}
+	}
+}`, `s := 0
+	for i := range count(3) {
+		s += i
+	}
+	return fmt.Sprint(s), nil`, iterator},
+		{`func pairs(yield func(string, int) bool) { yield("a", 1) }`, `s := ""
+	for k, v := range pairs {
+		s += fmt.Sprint(k, v)
+	}
+	return s, nil`, iterator},
 	} {
-		src := semanticsTool("\"maps\"\n\t\"slices\"", decl+"\nvar _, _ = maps.Equal(map[string]int{}, nil), slices.Equal([]int{}, nil)\n", `return "", nil`)
+		src := semanticsTool("\"maps\"\n\t\"slices\"", tt.decls+"\n\nvar _, _ = maps.Equal(map[string]int{}, nil), slices.Equal([]int{}, nil)\n", tt.body)
 		_, err := run(t, r, "canary", src, "")
-		wantKind(t, err, sandbox.KindCompile, msg)
+		wantKind(t, err, sandbox.KindCompile, tt.msg)
 	}
 }
