@@ -157,7 +157,7 @@ func compileProblem(err error) string {
 		msg = se.Msg
 		if se.Kind == sandbox.KindPanic {
 			return "the interpreter failed while compiling (" + msg + "): this usually means a Go feature the interpreter lacks " +
-				"(range over an int or a function, min/max/clear) or generics; rewrite that part with plain loops and helpers"
+				"(range over a function, slices or maps functions it does not offer) or generics over named types; rewrite that part with plain loops and helpers"
 		}
 		if se.Kind == sandbox.KindTimeout {
 			return "loading the tool ran past its time limit: package-level variables must not do heavy work or loop"

@@ -177,7 +177,7 @@ Yaegi runs Go as Go 1.22 means it, with a few gaps:
 - no range over a function (iterators): write a plain loop;
 - slices offers Contains, ContainsFunc, Index, IndexFunc, Equal, Reverse, Max, Min, Sort, SortFunc, SortStableFunc, IsSorted, Clone, Compact and BinarySearch; maps offers Equal, Clone, Copy and DeleteFunc (no Keys, Values or All: range over the map); generic functions you declare yourself work when they take plain slice and map types;
 - a three-clause loop whose body both changes the loop variable and captures it in a closure (or takes its address) is refused: capture a copy made in the body instead;
-- declare one package-level variable per statement (` + "`var a, b = f()`" + ` fails);
+- declare one package-level variable per statement (` + "`var a, b = f()`" + ` fails); a package-level variable may not hold a generic function's result whose type depends on its type parameters (` + "`var m = maps.Clone(x)`" + `): set it in a function;
 - everything stays in the one file; no init functions and no package-level variables whose initialisation does work; no goroutines are needed.
 
 # Errors

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"fmt"
 	"go/ast"
+	"go/constant"
 	"go/parser"
 	"go/token"
 	"reflect"
@@ -175,6 +176,14 @@ func rewriteSemantics(src []byte) ([]byte, error) {
 				edits = append(edits, edit{at: off(id.Pos()), end: off(id.End()), text: ""})
 				return true
 			}
+			if id.Name == "min" || id.Name == "max" {
+				if text, ok := constantMinMax(id.Name, n.Args, src, off); ok {
+					// All constants: Go's answer is a constant too.
+					edits = append(edits, edit{at: off(n.Pos()), end: off(n.End()), text: text})
+					return false
+				}
+				edits = append(edits, constantLast(n, src, off)...)
+			}
 			switch id.Name {
 			case "min":
 				edits = append(edits, edit{at: off(id.Pos()), end: off(id.End()), text: minHelper})
@@ -209,6 +218,128 @@ func rewriteSemantics(src []byte) ([]byte, error) {
 		out = append(out, helpers...)
 	}
 	return out, nil
+}
+
+// constantLast returns the edits that make call's first argument, when it
+// is an untyped constant and a later one is not, trade places with the
+// first argument that is not: Yaegi infers the helper's type from its
+// first argument, and an untyped constant there gives "untyped float does
+// not implement" for max(0, f), where Go takes f's type. Only literals are
+// moved past, so nothing is evaluated out of order; an argument holding
+// edits of its own (a nested min, a closure) is left where it is.
+func constantLast(call *ast.CallExpr, src []byte, off func(token.Pos) int) []edit {
+	if len(call.Args) < 2 || call.Ellipsis != token.NoPos || !isLiteral(call.Args[0]) {
+		return nil
+	}
+	for _, a := range call.Args[1:] {
+		if isLiteral(a) {
+			continue
+		}
+		nested := false
+		ast.Inspect(a, func(x ast.Node) bool {
+			switch x := x.(type) {
+			case *ast.FuncLit:
+				nested = true
+			case *ast.CallExpr:
+				if id, ok := x.Fun.(*ast.Ident); ok && (id.Name == "min" || id.Name == "max" || id.Name == "clear") {
+					nested = true
+				}
+			}
+			return !nested
+		})
+		if nested {
+			return nil
+		}
+		first := call.Args[0]
+		return []edit{
+			{at: off(first.Pos()), end: off(first.End()), text: string(src[off(a.Pos()):off(a.End())])},
+			{at: off(a.Pos()), end: off(a.End()), text: string(src[off(first.Pos()):off(first.End())])},
+		}
+	}
+	return nil
+}
+
+// constantMinMax returns, when every argument of min or max (fn) is a
+// literal, the constant the call is, as Go source: the winning argument's
+// own text, made of the kind of the call's result, which is the highest
+// of the arguments' kinds (integer, rune, floating-point): + 0.0 or
+// + '\x00' is added when the winner's kind is lower. Yaegi's helper would
+// take its type from the first argument: max(1, 2.5) gave 2.
+func constantMinMax(fn string, args []ast.Expr, src []byte, off func(token.Pos) int) (string, bool) {
+	if len(args) < 2 {
+		return "", false
+	}
+	op := token.LSS
+	if fn == "max" {
+		op = token.GTR
+	}
+	var best constant.Value
+	bestText, bestRank, kind := "", 0, 0
+	for _, a := range args {
+		lit := innerLiteral(a)
+		if !isLiteral(a) || lit == nil {
+			return "", false
+		}
+		r := map[token.Token]int{token.STRING: 0, token.INT: 1, token.CHAR: 2, token.FLOAT: 3}[lit.Kind]
+		v := literalValue(a)
+		if lit.Kind == token.IMAG || v.Kind() == constant.Unknown || best != nil && (r == 0) != (bestRank == 0) {
+			return "", false // complex, or strings with numbers: the compiler says what is wrong
+		}
+		kind = max(kind, r)
+		if best == nil || constant.Compare(v, op, best) {
+			best, bestText, bestRank = v, string(src[off(a.Pos()):off(a.End())]), r
+		}
+	}
+	switch {
+	case bestRank < kind && kind == 3:
+		return "(" + bestText + " + 0.0)", true
+	case bestRank < kind && kind == 2:
+		return "(" + bestText + " + '\\x00')", true
+	}
+	return "(" + bestText + ")", true
+}
+
+// innerLiteral is the literal inside a signed or parenthesized one.
+func innerLiteral(e ast.Expr) *ast.BasicLit {
+	for {
+		switch x := e.(type) {
+		case *ast.BasicLit:
+			return x
+		case *ast.ParenExpr:
+			e = x.X
+		case *ast.UnaryExpr:
+			e = x.X
+		default:
+			return nil
+		}
+	}
+}
+
+// literalValue is the constant value of a literal isLiteral accepts.
+func literalValue(e ast.Expr) constant.Value {
+	switch x := e.(type) {
+	case *ast.BasicLit:
+		return constant.MakeFromLiteral(x.Value, x.Kind, 0)
+	case *ast.ParenExpr:
+		return literalValue(x.X)
+	case *ast.UnaryExpr:
+		return constant.UnaryOp(x.Op, literalValue(x.X), 0)
+	}
+	return constant.MakeUnknown()
+}
+
+// isLiteral reports whether e is a literal number, rune or string, maybe
+// signed or in parentheses.
+func isLiteral(e ast.Expr) bool {
+	switch x := e.(type) {
+	case *ast.BasicLit:
+		return true
+	case *ast.ParenExpr:
+		return isLiteral(x.X)
+	case *ast.UnaryExpr:
+		return (x.Op == token.SUB || x.Op == token.ADD) && isLiteral(x.X)
+	}
+	return false
 }
 
 // captured reports whether the variable obj may outlive or be shared

@@ -165,6 +165,10 @@ func (interp *Interpreter) cfg(root *node, sc *scope, importPath, pkgName string
 							err = n.anc.cfgErrorf("range over %s permits only one iteration variable", o.ident)
 							return false
 						}
+					case o.typ.cat == funcT || o.typ.cat == valueT && o.typ.rtype.Kind() == reflect.Func:
+						// AdaptBot: say what to write instead of panicking on a nil type.
+						err = o.cfgErrorf("range over a function (an iterator, Go 1.23) is not supported by the interpreter: call the function with a yield function, seq(func(v T) bool { ...; return true }), or collect its values in a slice and range over that")
+						return false
 					default:
 						switch o.typ.cat {
 						case valueT, linkedT:
@@ -215,6 +219,11 @@ func (interp *Interpreter) cfg(root *node, sc *scope, importPath, pkgName string
 						}
 					}
 
+					if ktyp == nil {
+						// AdaptBot: a clear error, not a panic on a nil type.
+						err = o.cfgErrorf("cannot range over %s", o.typ.id())
+						return false
+					}
 					kindex := sc.add(ktyp)
 					sc.sym[k.ident] = &symbol{index: kindex, kind: varSym, typ: ktyp}
 					k.typ = ktyp
@@ -972,7 +981,7 @@ func (interp *Interpreter) cfg(root *node, sc *scope, importPath, pkgName string
 						return
 					}
 					// Generate closures for function body.
-					if err = genRun(g.child[3]); err != nil {
+					if err = genRun(g); err != nil {
 						return
 					}
 				}
@@ -1137,7 +1146,7 @@ func (interp *Interpreter) cfg(root *node, sc *scope, importPath, pkgName string
 					if err != nil {
 						return
 					}
-					err = genRun(g.child[3]) // Generate closures for function body.
+					err = genRun(g) // Generate closures for function body.
 					if err != nil {
 						return
 					}
@@ -1318,7 +1327,7 @@ func (interp *Interpreter) cfg(root *node, sc *scope, importPath, pkgName string
 							break
 						}
 						// AST compilation part 2: Generate closures for function body.
-						if err = genRun(g.child[3]); err != nil {
+						if err = genRun(g); err != nil {
 							break
 						}
 					}

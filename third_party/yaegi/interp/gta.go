@@ -80,10 +80,24 @@ func (interp *Interpreter) gta(root *node, rpath, importPath, pkgName string) ([
 						// The type does is not known yet, stash the error and come back
 						// when the type is known.
 						n.meta = err2
+						if err2 == nil && src.kind == indexExpr {
+							// AdaptBot: say what to write, not "constant definition loop".
+							n.meta = src.cfgErrorf("a package-level variable cannot hold an instantiated generic function: call it from a function instead")
+						}
 						revisit = append(revisit, n)
 						return false
 					}
 					val = src.rval
+				}
+				if hasTypeParam(typ, map[*itype]bool{}) {
+					// AdaptBot: the result type of a generic function, not
+					// instantiated here; upstream panicked on it.
+					if src.kind == callExpr {
+						err = src.cfgErrorf("a package-level variable cannot be initialised by a generic function whose result type depends on its type parameters: set it in a function instead")
+					} else {
+						err = src.cfgErrorf("cannot use a generic function without instantiation")
+					}
+					return false
 				}
 				if !typ.isComplete() {
 					// Come back when type is known.
@@ -472,4 +486,34 @@ func equalNodes(a, b []*node) bool {
 		}
 	}
 	return true
+}
+
+// hasTypeParam reports whether t holds a type parameter (AdaptBot).
+func hasTypeParam(t *itype, seen map[*itype]bool) bool {
+	if t == nil || seen[t] {
+		return false
+	}
+	seen[t] = true
+	if t.cat == genericT {
+		return true
+	}
+	if hasTypeParam(t.key, seen) || hasTypeParam(t.val, seen) {
+		return true
+	}
+	for _, a := range t.arg {
+		if hasTypeParam(a, seen) {
+			return true
+		}
+	}
+	for _, r := range t.ret {
+		if hasTypeParam(r, seen) {
+			return true
+		}
+	}
+	for _, f := range t.field {
+		if hasTypeParam(f.typ, seen) {
+			return true
+		}
+	}
+	return false
 }

@@ -990,6 +990,39 @@ func genFunctionWrapper(n *node) func(*frame) reflect.Value {
 	funcType := n.typ.TypeOf()
 
 	return func(f *frame) reflect.Value {
+		// AdaptBot: the receiver of a method value is evaluated when the
+		// method value is (Go spec, "Method values"): a pointer receiver
+		// takes the variable's address now, a value receiver is copied now.
+		// Upstream read it from the frame at each call, so a method value
+		// saw later assignments, and, taken in a loop, the last iteration's
+		// variable.
+		var recv reflect.Value
+		if rcvr != nil {
+			src := rcvr(f)
+			for {
+				vs, ok := src.Interface().(valueInterface)
+				if !ok {
+					break
+				}
+				src = vs.value
+			}
+			dk := def.types[numRet].Kind()
+			switch sk := src.Kind(); {
+			case sk == reflect.Ptr && dk != reflect.Ptr:
+				recv = reflect.New(src.Type().Elem()).Elem()
+				recv.Set(src.Elem())
+			case sk != reflect.Ptr && dk == reflect.Ptr && src.CanAddr():
+				recv = src.Addr()
+			case sk != reflect.Ptr && dk == reflect.Ptr:
+				recv = reflect.New(src.Type())
+				recv.Elem().Set(src)
+			case sk != reflect.Ptr:
+				recv = reflect.New(src.Type()).Elem()
+				recv.Set(src)
+			default:
+				recv = src
+			}
+		}
 		return reflect.MakeFunc(funcType, func(in []reflect.Value) []reflect.Value {
 			// Allocate and init local frame. All values to be settable and addressable.
 			fr := newFrame(f, len(def.types), f.runid())
@@ -1002,24 +1035,7 @@ func genFunctionWrapper(n *node) func(*frame) reflect.Value {
 				d = d[numRet:]
 			} else {
 				// Copy method receiver as first argument.
-				src, dest := rcvr(f), d[numRet]
-				sk, dk := src.Kind(), dest.Kind()
-				for {
-					vs, ok := src.Interface().(valueInterface)
-					if !ok {
-						break
-					}
-					src = vs.value
-					sk = src.Kind()
-				}
-				switch {
-				case sk == reflect.Ptr && dk != reflect.Ptr:
-					dest.Set(src.Elem())
-				case sk != reflect.Ptr && dk == reflect.Ptr:
-					dest.Set(src.Addr())
-				default:
-					dest.Set(src)
-				}
+				d[numRet].Set(recv)
 				d = d[numRet+1:]
 			}
 
@@ -1278,9 +1294,18 @@ func call(n *node) {
 	if n.anc.kind == deferStmt {
 		// Store function call in frame for deferred execution.
 		value = genFunctionWrapper(c0)
+		lit := c0.kind == funcLit
 		n.exec = func(f *frame) bltn {
 			val := make([]reflect.Value, len(values)+1)
-			val[0] = value(f)
+			if lit {
+				// AdaptBot: a deferred function literal keeps the variables
+				// it was created with, as any closure (getFunc): upstream ran
+				// it in the frame as it is at return, so a literal deferred
+				// in a loop saw the last iteration's variables.
+				val[0] = value(f.clone())
+			} else {
+				val[0] = value(f)
+			}
 			for i, v := range values {
 				val[i+1] = v(f)
 			}
