@@ -89,7 +89,7 @@ func recording(t *testing.T, name string, pick ...int) []replay.Exchange {
 
 type replayCase struct {
 	name     string
-	kind     string // openrouter, openai, anthropic, ollama
+	kind     string // openrouter, openai, deepseek, anthropic, ollama
 	model    string
 	exchange []replay.Exchange
 	message  string
@@ -111,6 +111,8 @@ func (c replayCase) env(url string) map[string]string {
 		env["OPENAI_BASE_URL"], env["OPENAI_API_KEY"] = url+"/api/v1", "test"
 	case "openai":
 		env["OPENAI_BASE_URL"], env["OPENAI_API_KEY"] = url+"/v1", "test"
+	case "deepseek": // https://api.deepseek.com, without /v1
+		env["OPENAI_BASE_URL"], env["OPENAI_API_KEY"] = url, "test"
 	case "anthropic":
 		env["ADAPTBOT_LLM_PROVIDER"], env["ANTHROPIC_API_KEY"], env["ANTHROPIC_BASE_URL"] = "anthropic", "test", url
 	case "ollama":
@@ -143,6 +145,19 @@ func replayCases(t *testing.T) []replayCase {
 		{name: "gpt-4o via OpenAI", kind: "openai", model: "gpt-4o-2024-08-06",
 			exchange: append(recording(t, "openai-gpt-4o-tool"), oaText...), message: "How old is Bob Odenkirk? Search for it.",
 			tools: map[string]string{"search": "Bob Odenkirk age"}, answer: "You are a dog"},
+		{name: "gpt-4o-mini via OpenRouter", kind: "openrouter", model: "openai/gpt-4o-mini",
+			exchange: append(recording(t, "openrouter-gpt-4o-mini-tool"), oaText...), message: "What is the weather like in Boston, MA?",
+			tools: weather, answer: "You are a dog"},
+		{name: "deepseek-chat text and parallel calls in one turn, DeepSeek", kind: "deepseek", model: "deepseek-chat",
+			exchange: append(recording(t, "deepseek-chat-parallel"), oaText...), message: "What are the weather and time in Boston, MA?",
+			tools: map[string]string{"get_current_weather": `"unit":"fahrenheit"`, "get_current_time": "Boston, MA"}, answer: "You are a dog"},
+		{name: "deepseek-chat text and parallel calls in one turn streamed, DeepSeek", kind: "deepseek", model: "deepseek-chat", stream: true,
+			exchange: append(recording(t, "deepseek-chat-parallel-stream"), orText...), message: "What are the weather and time in Boston, MA?",
+			tools: map[string]string{"get_current_weather": `"unit":"fahrenheit"`, "get_current_time": "Boston, MA"}},
+		{name: "grok-4.5 with reasoning, xAI", kind: "openai", model: "grok-4.5",
+			exchange: append(recording(t, "xai-grok-4.5-tool"), oaText...), message: "What is the weather like in Boston, MA?",
+			tools: map[string]string{"get_current_weather": `"location":"Boston, MA"`}, answer: "You are a dog",
+			reasoning: "The user wants to know the weather in Boston"},
 		{name: "llama-3.2-3b refused with 429 via OpenRouter", kind: "openrouter", model: "meta-llama/llama-3.2-3b-instruct:free", stream: true,
 			exchange: recording(t, "openrouter-llama-3.2-3b-text-stream", 1), message: "hello",
 			status: 503, errs: []string{"meta-llama/llama-3.2-3b-instruct:free", "rate-limited"}},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,10 +14,12 @@ import (
 // release's, the seed format, torn and hostile ones.
 func fuzzSeeds() []string {
 	cur := strings.Join(header, ",") + "\n"
-	older := strings.Join(header[:len(header)-3], ",") + "\n"
+	older := strings.Join(header[:slices.Index(header, colUser)+1], ",") + "\n"
+	beforeTier := strings.Join(header[:slices.Index(header, colScore)+1], ",") + "\n"
 	return []string{
-		cur + "2025-11-02T09:00:00Z,hello,CHAT,general,,N/A,N/A,0.8,,r1,1,2,3,0,0,0,,,http,bob,,,\n",
+		cur + "2025-11-02T09:00:00Z,hello,CHAT,calculator,,True,True,0.8,,r1,1,2,3,0,0,0,,calculator,http,bob,,,,native\n",
 		older + "2025-11-02T09:00:00Z,hello,CHAT,general,,N/A,N/A,0.8,,r1,1,2,3,0,0,0,,,http,bob\n",
+		beforeTier + "2025-11-02T09:00:00Z,hello,CHAT,general,,N/A,N/A,0.8,,r1,1,2,3,0,0,0,,,http,bob,,,\n",
 		"timestamp,query,intent,category,generation_time,param_extraction,tool_execution,latency,error_message\n" +
 			"2025-11-02 09:01:00.5,\"weather in Paris, FR\",CHAT,weather,None,True,True,2.5,\n",
 		cur + "2025-11-02T09:00:00Z,\"torn",

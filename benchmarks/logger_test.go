@@ -56,7 +56,7 @@ var ts = time.Date(2026, 1, 30, 10, 15, 0, 123_000_000, time.UTC)
 func TestHeader(t *testing.T) {
 	want := "timestamp,query,intent,category,tool_generation_time_sec," +
 		"parameter_extraction_success,tool_execution_success,end_to_end_latency_sec,error_message," +
-		"request_id,llm_calls,prompt_tokens,completion_tokens,build_attempts,discovery_requests,tools_loaded,node_times,tools,door,user,error_kind,rated_request,score\n"
+		"request_id,llm_calls,prompt_tokens,completion_tokens,build_attempts,discovery_requests,tools_loaded,node_times,tools,door,user,error_kind,rated_request,score,tier\n"
 	if headerLine != want {
 		t.Errorf("header = %q, want %q", headerLine, want)
 	}
@@ -119,13 +119,13 @@ func TestLogLine(t *testing.T) {
 			{Node: "odd=name;x", Duration: 1500 * time.Microsecond},
 		},
 	})
-	logRow(t, l, benchmarks.Row{Timestamp: ts, Query: "hello", Intent: benchmarks.IntentChat, Category: benchmarks.CategoryGeneral, Latency: 250 * time.Millisecond, Tools: []string{"weather", "unit_converter"}})
+	logRow(t, l, benchmarks.Row{Timestamp: ts, Query: "hello", Intent: benchmarks.IntentChat, Category: benchmarks.CategoryGeneral, Latency: 250 * time.Millisecond, Tools: []string{"weather", "unit_converter"}, Tier: benchmarks.TierNative})
 	logRow(t, l, benchmarks.Row{Timestamp: ts, Query: "wrong city", Intent: benchmarks.IntentFeedback, Category: "weather", Tools: []string{"weather"}, RequestID: "req-3", RatedRequest: "req-2", Score: -1})
 
 	want := headerLine +
-		`2026-01-30T10:15:00.123Z,"say ""hi"", then stop",BUILD,build_create,12.345678,True,False,1.500000,check failed,req-1,3,1200,340,2,1,7,decide=0.012;create=0.300;odd_name_x=0.002,,,,,,` + "\n" +
-		`2026-01-30T10:15:00.123Z,hello,CHAT,general,,N/A,N/A,0.250000,,,0,0,0,0,0,0,,weather;unit_converter,,,,,` + "\n" +
-		`2026-01-30T10:15:00.123Z,wrong city,FEEDBACK,weather,,N/A,N/A,0.000000,,req-3,0,0,0,0,0,0,,weather,,,,req-2,-1` + "\n"
+		`2026-01-30T10:15:00.123Z,"say ""hi"", then stop",BUILD,build_create,12.345678,True,False,1.500000,check failed,req-1,3,1200,340,2,1,7,decide=0.012;create=0.300;odd_name_x=0.002,,,,,,,` + "\n" +
+		`2026-01-30T10:15:00.123Z,hello,CHAT,general,,N/A,N/A,0.250000,,,0,0,0,0,0,0,,weather;unit_converter,,,,,,native` + "\n" +
+		`2026-01-30T10:15:00.123Z,wrong city,FEEDBACK,weather,,N/A,N/A,0.000000,,req-3,0,0,0,0,0,0,,weather,,,,req-2,-1,` + "\n"
 	if got := readFile(t, path); got != want {
 		t.Errorf("file =\n%s\nwant\n%s", got, want)
 	}
@@ -146,6 +146,7 @@ func TestLogRoundTrip(t *testing.T) {
 		{"unicode", benchmarks.Row{Query: "grüß dich ☀ 天気"}, nil},
 		{"leading space", benchmarks.Row{Query: "  padded  "}, nil},
 		{"tools", benchmarks.Row{Category: "weather", Tools: []string{"weather", "unit_converter", "weather"}}, nil},
+		{"tier", benchmarks.Row{Category: "weather", Tools: []string{"weather", "unit_converter"}, Tier: benchmarks.TierMixed}, nil},
 		{"control characters", benchmarks.Row{Query: "red \x1b[31mtext\x00", Error: "bell\a"}, &benchmarks.Row{Query: `red \x1b[31mtext\x00`, Error: `bell\x07`}},
 		{"node times", benchmarks.Row{NodeTimes: []benchmarks.NodeTime{{Node: "a", Duration: time.Millisecond}, {Node: "a", Duration: 2 * time.Second}}}, nil},
 	}
@@ -238,7 +239,7 @@ func TestLogConcurrent(t *testing.T) {
 }
 
 func TestOpenRepairsTornLine(t *testing.T) {
-	good := headerLine + "2026-01-30T10:15:00.123Z,first,CHAT,general,,N/A,N/A,0.100000,,r1,1,2,3,0,0,4,,,,,,,\n"
+	good := headerLine + "2026-01-30T10:15:00.123Z,first,CHAT,general,,N/A,N/A,0.100000,,r1,1,2,3,0,0,4,,,,,,,,\n"
 	tests := []struct {
 		name string
 		torn string
@@ -383,5 +384,53 @@ func TestOpenUpgradesOurOlderHeader(t *testing.T) {
 	}
 	if !strings.HasPrefix(readFile(t, path), headerLine) {
 		t.Errorf("the upgraded file does not start with the current header")
+	}
+}
+
+// A file of the release before the tier column (23 columns, up to score)
+// keeps every row: they read back with the tier empty, and a new row has
+// its tier.
+func TestOpenUpgradesToTheTierColumn(t *testing.T) {
+	cols := benchmarks.Header()
+	older := strings.Join(cols[:len(cols)-1], ",") + "\n"
+	rows := "2026-11-02T09:00:00.000Z,17 * 23 + 4,CHAT,calculator,,True,True,0.500000,,r1,1,100,10,0,0,5,direct=0.001,calculator,http,u1,,,\n" +
+		"2026-11-02T09:01:00.000Z,wrong,FEEDBACK,calculator,,N/A,N/A,0.000000,,r2,0,0,0,0,0,0,,calculator,http,u1,,r1,-1\n"
+	path := filepath.Join(t.TempDir(), "benchmarks.csv")
+	if err := os.WriteFile(path, []byte(older+rows), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l := open(t, path)
+	logRow(t, l, benchmarks.Row{Timestamp: ts, Query: "new", Intent: benchmarks.IntentRun, Tools: []string{"calculator"}, Tier: benchmarks.TierNative})
+	if !l.Upgraded() {
+		t.Fatalf("Upgraded() = false for the header before the tier column (Rotated %q)", l.Rotated())
+	}
+	if got := readFile(t, l.Rotated()); got != older+rows {
+		t.Errorf("backup = %q, want the old file unchanged", got)
+	}
+	got := mustRead(t, path)
+	if len(got) != 3 {
+		t.Fatalf("read %d rows, want the 2 carried over and the new one", len(got))
+	}
+	if got[0].RequestID != "r1" || got[0].User != "u1" || got[0].Tier != "" || got[1].Score != -1 || got[1].RatedRequest != "r1" || got[1].Tier != "" {
+		t.Errorf("rows carried over = %+v, want them as they were, tier empty", got[:2])
+	}
+	if got[2].Tier != benchmarks.TierNative {
+		t.Errorf("new row's tier = %q, want native", got[2].Tier)
+	}
+}
+
+func TestTierOf(t *testing.T) {
+	for _, c := range []struct {
+		tiers []string
+		want  string
+	}{
+		{nil, ""},
+		{[]string{"interpreted"}, benchmarks.TierInterpreted},
+		{[]string{"native"}, benchmarks.TierNative},
+		{[]string{"native", "interpreted"}, benchmarks.TierMixed},
+	} {
+		if got := benchmarks.TierOf(c.tiers); got != c.want {
+			t.Errorf("TierOf(%q) = %q, want %q", c.tiers, got, c.want)
+		}
 	}
 }

@@ -46,6 +46,15 @@ func (f Feedback) String() string {
 	return fmt.Sprintf("%d up, %d down: %s satisfied", f.Up, f.Down, pct(f.Satisfaction))
 }
 
+// String renders the counts as "interpreted 12, native 30, mixed 1", or
+// "–" when no request ran a local tool.
+func (c TierCounts) String() string {
+	if c.Interpreted+c.Native+c.Mixed == 0 {
+		return Dash
+	}
+	return fmt.Sprintf("interpreted %d, native %d, mixed %d", c.Interpreted, c.Native, c.Mixed)
+}
+
 // String renders the ratio as "95.0% (190/200)", or "–" with no data.
 func (r Ratio) String() string {
 	if r.Rate == nil {
@@ -132,6 +141,7 @@ func (s Summary) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "  per request: %s model calls, %s prompt tokens, %s completion tokens\n",
 		num(s.PerRequest.LLMCalls, 2), num(s.PerRequest.PromptTokens, 0), num(s.PerRequest.CompletionTokens, 0))
 	fmt.Fprintf(&b, "  parameter extraction %s, tool execution %s\n", s.Extraction, s.Execution)
+	fmt.Fprintf(&b, "  tools ran %s\n", s.Tiers)
 	fmt.Fprintf(&b, "Feedback: %s\n\n", s.Feedback)
 
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
@@ -201,6 +211,7 @@ func (s Summary) WriteMarkdown(w io.Writer) error {
 	row(s.Scope+" completion tokens per request", num(s.PerRequest.CompletionTokens, 0))
 	row("parameter extraction", s.Extraction.String())
 	row("tool execution", s.Execution.String())
+	row("tools ran", s.Tiers.String())
 	row("feedback", s.Feedback.String())
 	row("builds", fmt.Sprintf("%d (%d failed)", s.Builds.Requests, s.Builds.Failed))
 	row("build attempts", attemptsText(s.Builds))

@@ -47,8 +47,11 @@ type Summary struct {
 	// as it is, because the model marked it as the answer: no model call
 	// followed the tools. They are the rows whose node_times hold the
 	// agent's "direct" step.
-	DirectAnswers int64      `json:"direct_answers"`
-	TopErrors     []ErrorRow `json:"top_errors"`
+	DirectAnswers int64 `json:"direct_answers"`
+	// Tiers counts the scope's requests by the tier of the sandbox that
+	// ran their tools (the tier column).
+	Tiers     TierCounts `json:"tiers"`
+	TopErrors []ErrorRow `json:"top_errors"`
 	// Feedback is what people said of the selected chat answers, from the
 	// FEEDBACK rows, which are counted here and in the series only, never
 	// as requests.
@@ -57,6 +60,15 @@ type Summary struct {
 	Series     []Point  `json:"series"`
 	Recent     []Recent `json:"recent"`
 	RecentNote string   `json:"recent_note"`
+}
+
+// TierCounts counts requests by the tier of the sandbox that ran their
+// tool calls: all interpreted, all native, or some on each (mixed).
+// Requests that ran no local tool are not counted.
+type TierCounts struct {
+	Interpreted int64 `json:"interpreted"`
+	Native      int64 `json:"native"`
+	Mixed       int64 `json:"mixed"`
 }
 
 // Quantiles are latencies in seconds, estimated from histograms (within
@@ -255,6 +267,7 @@ type acc struct {
 	llm, prompt, completion, disc int64
 	paramOK, paramN               int64
 	execOK, execN                 int64
+	tiers                         [len(tierNames)]int64
 }
 
 func (a *acc) add(c *cell, k *kind) {
@@ -275,6 +288,9 @@ func (a *acc) add(c *cell, k *kind) {
 	a.paramN += c.paramN
 	a.execOK += c.execOK
 	a.execN += c.execN
+	for i, n := range c.tiers {
+		a.tiers[i] += n
+	}
 }
 
 func (a *acc) quantiles() Quantiles {
@@ -443,6 +459,7 @@ func (t *totals) finish(s *Store, sum *Summary) {
 			DiscoveryRequests: ptr(round(float64(total.disc)/n), true),
 		}
 	}
+	sum.Tiers = TierCounts{Interpreted: total.tiers[0], Native: total.tiers[1], Mixed: total.tiers[2]}
 	sum.Extraction = Ratio{Success: total.paramOK, Total: total.paramN, Rate: ratio(total.paramOK, total.paramN)}
 	sum.Execution = Ratio{Success: total.execOK, Total: total.execN, Rate: ratio(total.execOK, total.execN)}
 

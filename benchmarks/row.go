@@ -154,6 +154,11 @@ type NodeTime struct {
 //	                              ID of the answer rated; empty otherwise
 //	score                         Score, for a FEEDBACK row: 1 (thumbs up) or
 //	                              -1 (thumbs down); empty otherwise
+//	tier                          Tier, the sandbox tier that ran the request's
+//	                              tool calls: interpreted, native, or mixed
+//	                              when some calls ran on each; empty when no
+//	                              local tool ran (none did, or only an MCP
+//	                              server's) and in rows written before it
 //
 // A FEEDBACK row's category and tools are those of the answer it rates, so
 // that satisfaction is counted per path and per tool; its query is the
@@ -188,6 +193,27 @@ type Row struct {
 	ErrorKind         string
 	RatedRequest      string
 	Score             int
+	Tier              string
+}
+
+// Tiers, the values of Row.Tier: which tier of the sandbox ran a request's
+// tool calls (issue 31).
+const (
+	TierInterpreted = "interpreted" // every call ran interpreted
+	TierNative      = "native"      // every call ran on the native tier
+	TierMixed       = "mixed"       // some calls ran on each
+)
+
+// TierOf returns the Row.Tier of a request whose tool calls ran on tiers
+// (each named once): "" for none, the one tier, or TierMixed.
+func TierOf(tiers []string) string {
+	switch len(tiers) {
+	case 0:
+		return ""
+	case 1:
+		return tiers[0]
+	}
+	return TierMixed
 }
 
 // Column names, in file order.
@@ -215,6 +241,7 @@ const (
 	colErrorKind         = "error_kind"
 	colRatedRequest      = "rated_request"
 	colScore             = "score"
+	colTier              = "tier"
 )
 
 var header = []string{
@@ -223,6 +250,7 @@ var header = []string{
 	colRequestID, colLLMCalls, colPromptTokens, colCompletionTokens,
 	colBuildAttempts, colDiscoveryRequests, colToolsLoaded, colNodeTimes,
 	colTools, colDoor, colUser, colErrorKind, colRatedRequest, colScore,
+	colTier,
 }
 
 // Header returns the column names of the file, in order. The first nine are
@@ -241,6 +269,7 @@ func (r Row) cleaned() Row {
 	r.Error = Cut(Clean(r.Error), MaxText)
 	r.RequestID = Clean(r.RequestID)
 	r.Door, r.User, r.ErrorKind, r.RatedRequest = Clean(r.Door), Clean(r.User), Clean(r.ErrorKind), Clean(r.RatedRequest)
+	r.Tier = Clean(r.Tier)
 	// Tool and node names are cleaned here, not only when written, so
 	// that the live aggregates see what a reload of the file will see.
 	if len(r.Tools) > 0 {
@@ -296,6 +325,7 @@ func (r Row) record() []string {
 		r.ErrorKind,
 		r.RatedRequest,
 		score,
+		r.Tier,
 	}
 }
 
@@ -475,6 +505,8 @@ func (r *Row) setField(col, v string) error {
 		r.RatedRequest = v
 	case colScore:
 		r.Score, err = parseScore(v)
+	case colTier:
+		r.Tier = v
 	}
 	if err != nil {
 		return fmt.Errorf("column %s: %w", col, err)

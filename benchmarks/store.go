@@ -97,11 +97,15 @@ type cell struct {
 	execOK, execN    int64
 	generation       *histogram // builds only
 	attempts         [maxAttempts + 1]int64
-	errors           map[string]int64  // at most errorsPerCell messages
-	otherErrors      int64             // errors past that
-	steps            [maxSteps]stepAcc // by the Store's step index
-	up, down         int64             // FEEDBACK rows: thumbs up and down
+	errors           map[string]int64      // at most errorsPerCell messages
+	otherErrors      int64                 // errors past that
+	steps            [maxSteps]stepAcc     // by the Store's step index
+	up, down         int64                 // FEEDBACK rows: thumbs up and down
+	tiers            [len(tierNames)]int64 // rows by the tier that ran their tools
 }
+
+// tierNames are the tiers a cell counts rows of, by index.
+var tierNames = [...]string{TierInterpreted, TierNative, TierMixed}
 
 // stepAcc sums the times of one step of the flow (node_times).
 type stepAcc struct {
@@ -346,6 +350,9 @@ func (c *cell) add(r *counted) {
 		c.steps[r.steps[i]].n++
 		c.steps[r.steps[i]].sum += nt.Duration
 	}
+	if i := slices.Index(tierNames[:], r.Tier); i >= 0 {
+		c.tiers[i]++
+	}
 	if r.Intent == IntentFeedback {
 		switch {
 		case r.Score > 0:
@@ -486,6 +493,9 @@ func (c *cell) merge(o *cell) {
 	c.execN += o.execN
 	c.up += o.up
 	c.down += o.down
+	for i, n := range o.tiers {
+		c.tiers[i] += n
+	}
 	if o.generation != nil {
 		if c.generation == nil {
 			c.generation = &histogram{}

@@ -94,6 +94,9 @@ func randomRow(rng *rand.Rand, t time.Time, i int) benchmarks.Row {
 	if rng.IntN(10) == 0 { // a step that ran twice
 		r.NodeTimes = append(r.NodeTimes, benchmarks.NodeTime{Node: "classifier", Duration: 5 * time.Millisecond})
 	}
+	if len(r.Tools) > 0 { // empty too: an MCP server's tool, or an older row
+		r.Tier = []string{"", benchmarks.TierInterpreted, benchmarks.TierNative, benchmarks.TierMixed}[rng.IntN(4)]
+	}
 	return r
 }
 
@@ -111,6 +114,7 @@ type recount struct {
 	lat                      []float64
 	llm, tokens              int
 	execOK, execN            int64
+	tiers                    benchmarks.TierCounts
 	paths                    map[string][2]int64 // requests, errors
 	tools                    map[string][2]benchmarks.ToolCalls
 	builds, buildFailed      int64
@@ -187,6 +191,14 @@ func count(rows []benchmarks.Row, f benchmarks.Filter) recount {
 			rc.lat = append(rc.lat, r.Latency.Seconds())
 			rc.llm += r.LLMCalls
 			rc.tokens += r.PromptTokens + r.CompletionTokens
+			switch r.Tier {
+			case benchmarks.TierInterpreted:
+				rc.tiers.Interpreted++
+			case benchmarks.TierNative:
+				rc.tiers.Native++
+			case benchmarks.TierMixed:
+				rc.tiers.Mixed++
+			}
 			if r.ToolExecution != benchmarks.NA {
 				rc.execN++
 				if r.ToolExecution == benchmarks.True {
@@ -370,6 +382,7 @@ func checkSummary(t *testing.T, got benchmarks.Summary, want recount) {
 	}
 	equal(t, "tool execution success", got.Execution.Success, want.execOK)
 	equal(t, "tool execution total", got.Execution.Total, want.execN)
+	equal(t, "tiers", got.Tiers, want.tiers)
 
 	equal(t, "paths", len(got.Paths), len(want.paths))
 	for _, p := range got.Paths {

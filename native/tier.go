@@ -40,10 +40,10 @@ func ParseMode(s string) (string, error) {
 	return "", fmt.Errorf("ADAPTBOT_NATIVE=%q: use %q or %q", s, ModeAuto, ModeOff)
 }
 
-// The tiers a call runs on.
+// The tiers a call runs on (sandbox.Result.Tier).
 const (
-	Interpreted = "interpreted"
-	Native      = "native"
+	Interpreted = sandbox.TierInterpreted
+	Native      = sandbox.TierNative
 )
 
 // The states of a tool version on its way to the native tier.
@@ -238,7 +238,8 @@ func (t *Tier) initial() Status {
 }
 
 // Run runs the call on the native tier when its version has one, and
-// otherwise interpreted. The span of the call says which.
+// otherwise interpreted. The result (Tier) and the span of the call say
+// which.
 func (t *Tier) Run(ctx context.Context, c sandbox.Call) (sandbox.Result, error) {
 	d := sandbox.Digest(c.Tool, c.Source)
 	if pool := t.nativePool(d); pool != nil {
@@ -246,11 +247,13 @@ func (t *Tier) Run(ctx context.Context, c sandbox.Call) (sandbox.Result, error) 
 		res, err := pool.Run(ctx, c)
 		// A closed pool (evicted meanwhile) is not the tool's doing.
 		if !(sandbox.KindOf(err) == sandbox.KindUnavailable && strings.Contains(err.Error(), "closed")) {
+			res.Tier = Native
 			return res, err
 		}
 	}
 	telemetry.ToolTier(ctx, Interpreted)
 	res, err := t.interp.Run(ctx, c)
+	res.Tier = Interpreted
 	if err == nil {
 		t.served(c, d)
 	}

@@ -77,11 +77,16 @@ func waitState(t *testing.T, tier *Tier, tool string, code []byte, states ...str
 
 func call(t *testing.T, r sandbox.Runner, tool string, code []byte, input string) string {
 	t.Helper()
+	return result(t, r, tool, code, input).Output
+}
+
+func result(t *testing.T, r sandbox.Runner, tool string, code []byte, input string) sandbox.Result {
+	t.Helper()
 	res, err := r.Run(context.Background(), sandbox.Call{Tool: tool, Source: code, Input: json.RawMessage(input)})
 	if err != nil {
 		t.Fatalf("%s(%s): %v", tool, input, err)
 	}
-	return res.Output
+	return res
 }
 
 func calculatorExamples(tool string, code []byte) []json.RawMessage {
@@ -108,8 +113,9 @@ func TestServesNativelyOnceProven(t *testing.T) {
 		t.Fatalf("before any call: %+v", s)
 	}
 
-	if got := call(t, tier, "calculator", v1, `{"expression":"17 * 23 + 4"}`); got != "17 * 23 + 4 = 395" {
-		t.Fatalf("v1: %q", got)
+	// The result says which tier ran each call: the row and the span take it.
+	if got := result(t, tier, "calculator", v1, `{"expression":"17 * 23 + 4"}`); got.Output != "17 * 23 + 4 = 395" || got.Tier != Interpreted {
+		t.Fatalf("v1: %q on tier %q, want interpreted", got.Output, got.Tier)
 	}
 	// The tool changes while v1 builds (or waits to): v2 runs interpreted,
 	// with its own answer, whatever v1's build does meanwhile.
@@ -120,8 +126,8 @@ func TestServesNativelyOnceProven(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if got := call(t, tier, "calculator", v1, `{"expression":"17 * 23 + 4"}`); got != "17 * 23 + 4 = 395" {
-		t.Fatalf("v1 native: %q", got)
+	if got := result(t, tier, "calculator", v1, `{"expression":"17 * 23 + 4"}`); got.Output != "17 * 23 + 4 = 395" || got.Tier != Native {
+		t.Fatalf("v1 native: %q on tier %q", got.Output, got.Tier)
 	}
 	if s := tier.Status("calculator", v2); s.Tier != Interpreted {
 		t.Fatalf("v2 serves natively before its own build: %+v", s)

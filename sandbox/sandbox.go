@@ -52,7 +52,17 @@ type Result struct {
 	Output string `json:"output"`
 	// Duration is the time the call took inside the runner.
 	Duration time.Duration `json:"-"`
+	// Tier is the tier that ran the call, TierInterpreted or TierNative, as
+	// a runner with two tiers (package native) says, on success and
+	// failure alike; empty from a runner that has only the interpreter.
+	Tier string `json:"-"`
 }
+
+// The tiers a call runs on (Result.Tier).
+const (
+	TierInterpreted = "interpreted"
+	TierNative      = "native"
+)
 
 // Runner runs tools.
 type Runner interface {

@@ -162,6 +162,9 @@ type op struct {
 	// category, when set, is a build row's category in place of
 	// "build_<op>" (a proposed skill's build_skill).
 	category string
+	// calls records every tool call the request makes, by any path, for
+	// the row's tier column.
+	calls *toolbox.CallLog
 }
 
 // start begins an operation: it stamps the request ID (keeping one the
@@ -183,6 +186,7 @@ func (s *Service) start(ctx context.Context, operation, tool string, action iden
 	} else {
 		ctx, o.span = telemetry.StartOperation(ctx, operation, tool, id, o.door)
 	}
+	ctx, o.calls = toolbox.WithCallLog(ctx)
 	o.ctx = ctx
 	o.row = benchmarks.Row{RequestID: id}
 	o.rec = traces.Record{ID: id}
@@ -230,6 +234,7 @@ func (o *op) finish(err error) error {
 	if !o.quiet {
 		r := o.row
 		r.Latency, r.Door, r.User = elapsed, o.door, o.who.Pseudonym
+		r.Tier = benchmarks.TierOf(o.calls.Tiers())
 		if e != nil {
 			r.ErrorKind = string(e.Kind)
 			if r.Error == "" {

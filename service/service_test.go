@@ -103,6 +103,13 @@ type world struct {
 
 func newWorld(t *testing.T, model llm.Model) *world {
 	t.Helper()
+	return newWorldOn(t, model, nil)
+}
+
+// newWorldOn is newWorld whose tools run on wrap(the sandbox), when wrap
+// is not nil.
+func newWorldOn(t *testing.T, model llm.Model, wrap func(sandbox.Runner) toolbox.Runner) *world {
+	t.Helper()
 	dir := t.TempDir()
 	src, err := os.ReadFile("../tools/calculator/calculator.go")
 	if err != nil {
@@ -123,7 +130,11 @@ func newWorld(t *testing.T, model llm.Model) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	box := toolbox.New(reg, runner)
+	var tools toolbox.Runner = runner
+	if wrap != nil {
+		tools = wrap(runner)
+	}
+	box := toolbox.New(reg, tools)
 	a, err := agent.New(agent.Deps{Model: model, Tools: box}, agent.Config{})
 	if err != nil {
 		t.Fatal(err)

@@ -38,6 +38,10 @@ type CallRecord struct {
 	Tool   string `json:"tool"`
 	// Version is a local tool's serving version; 0 for an external one.
 	Version int `json:"version,omitempty"`
+	// Tier is the sandbox's tier that ran a local tool's call
+	// (sandbox.TierInterpreted or TierNative); empty for an external tool,
+	// and for a call refused before it reached the sandbox.
+	Tier string `json:"tier,omitempty"`
 	// Arguments as sent (a JSON string holding their start when they were
 	// longer than MaxRecordedText); Output cut to MaxRecordedText.
 	Arguments json.RawMessage `json:"arguments,omitempty"`
@@ -94,6 +98,7 @@ type call struct {
 
 	mu      sync.Mutex
 	version int
+	tier    string
 	done    bool
 	output  string
 	err     string
@@ -131,7 +136,7 @@ func (l *CallLog) Calls() []CallRecord {
 		ids[c] = i + 1
 		c.mu.Lock()
 		r := CallRecord{ID: i + 1, Parent: ids[c.parent], Caller: c.caller, Depth: c.depth, Tool: c.tool,
-			Version: c.version, Arguments: recordedArgs(c.args), Output: clip.String(c.output, MaxRecordedText),
+			Version: c.version, Tier: c.tier, Arguments: recordedArgs(c.args), Output: clip.String(c.output, MaxRecordedText),
 			Error: c.err, Kind: c.kind, Duration: c.took, Ms: float64(c.took.Microseconds()) / 1000, Running: !c.done}
 		c.mu.Unlock()
 		out = append(out, r)
@@ -149,6 +154,27 @@ func (l *CallLog) Nested() []CallRecord {
 		}
 	}
 	return out
+}
+
+// Tiers returns the tiers that ran the calls recorded so far (see
+// CallRecord.Tier), each once, in the order first seen: none when no local
+// tool ran.
+func (l *CallLog) Tiers() []string {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var tiers []string
+	for _, c := range l.calls {
+		c.mu.Lock()
+		t := c.tier
+		c.mu.Unlock()
+		if t != "" && !slices.Contains(tiers, t) {
+			tiers = append(tiers, t)
+		}
+	}
+	return tiers
 }
 
 func (l *CallLog) add(c *call) {

@@ -96,6 +96,7 @@ func (l *Local) run(ctx context.Context, args json.RawMessage) (out string, err 
 		nested = true
 	}
 	res, err := l.runner.Run(ctx, sandbox.Call{Tool: l.tool.Name, Source: l.tool.Code, Input: args, Timeout: l.tool.Timeout(), Nested: nested})
+	l.noteTier(ctx, res.Tier)
 	if err != nil {
 		if _, ok := errors.AsType[*sandbox.Error](err); ok {
 			return "", err // "tool NAME: KIND: what happened", with the limit it hit
@@ -103,6 +104,24 @@ func (l *Local) run(ctx context.Context, args json.RawMessage) (out string, err 
 		return "", fmt.Errorf("tool %s failed: %w", l.tool.Name, err)
 	}
 	return res.Output, nil
+}
+
+// noteTier records which tier ran the call (sandbox.Result.Tier; a runner
+// without tiers has only the interpreter) on its span and in its entry of
+// the request's call logs, whence the request's row takes it.
+func (l *Local) noteTier(ctx context.Context, tier string) {
+	if tier == "" {
+		tier = sandbox.TierInterpreted
+	}
+	telemetry.ToolTier(ctx, tier)
+	if l.set == nil {
+		return // the frame in ctx, if any, is a caller's
+	}
+	if f := frameFrom(ctx); f != nil && f.call != nil {
+		f.call.mu.Lock()
+		f.call.tier = tier
+		f.call.mu.Unlock()
+	}
 }
 
 // current reports whether l is the registry's tool now.

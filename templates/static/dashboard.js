@@ -68,6 +68,12 @@ function cards(s) {
     ['tool execution ok' + (s.tool_execution.total ? ' (of ' + s.tool_execution.total + ')' : ''), pct(s.tool_execution.rate)],
     ['builds' + (s.builds.failed ? ' (' + s.builds.failed + ' failed)' : ''), s.builds.requests || DASH],
     ['satisfaction' + (s.feedback.up + s.feedback.down ? ' (' + s.feedback.up + ' up · ' + s.feedback.down + ' down)' : ''), pct(s.feedback.satisfaction)]);
+  // Which tier of the sandbox ran the tools (issue 31), once any ran.
+  const tiers = s.tiers || {};
+  const withTools = (tiers.interpreted || 0) + (tiers.native || 0) + (tiers.mixed || 0);
+  if (withTools) {
+    list.push(['ran their tools natively (of ' + withTools + ' ' + scope + 's with tools' + (tiers.mixed ? '; ' + tiers.mixed + ' mixed' : '') + ')', tiers.native || 0]);
+  }
   for (const [label, value] of list) {
     const c = el('div', 'card');
     c.append(el('b', '', String(value)), el('span', '', label));
