@@ -36,6 +36,9 @@ const (
 	MaxKeep = 200
 	// MaxRepairs is how many repair records a tool keeps, newest last.
 	MaxRepairs = 10
+	// MaxAuthors is how many authors a case names, the latest kept: one
+	// more sends the earliest's words to admins alone, nothing is lost.
+	MaxAuthors = 16
 )
 
 // DefaultFlushEvery is how often a Store writes the tools that changed.
@@ -86,6 +89,22 @@ type Case struct {
 	// FixedIn is the version a repair made that passes this case (it may
 	// still wait for approval).
 	FixedIn int `json:"fixed_in,omitempty"`
+
+	// Who may read a case's words (Args, Comment, RequestID): their
+	// authors and admins (service.caseFor decides). Each is a pseudonym
+	// (identity.Identity.Pseudonym); none, as in the files of releases
+	// before them, leaves the words to admins alone.
+
+	// Authors sent these arguments (every sighting sent the same ones),
+	// latest last, at most MaxAuthors.
+	Authors []string `json:"authors,omitempty"`
+	// CommentBy wrote Comment.
+	CommentBy string `json:"comment_by,omitempty"`
+	// RequestBy made the request RequestID.
+	RequestBy string `json:"request_by,omitempty"`
+	// Withheld says this copy of the case lacks words its reader may not
+	// see (arguments, comment or request ID). It is never stored.
+	Withheld bool `json:"withheld,omitempty"`
 }
 
 // Repairable reports whether a repair may take c: an open case of a kind a
@@ -139,6 +158,11 @@ type Call struct {
 	// Comment is a person's words (a feedback case).
 	Comment   string
 	RequestID string
+	// Author is the pseudonym of whoever sent Args and made RequestID;
+	// CommentBy of whoever wrote Comment (Author when empty). Empty is
+	// nobody: the words are then for admins alone.
+	Author    string
+	CommentBy string
 	// At is when it failed; zero is now.
 	At time.Time
 }
@@ -283,8 +307,15 @@ func (s *Store) Record(c Call) (id string, fresh bool) {
 		t.pending.deltas[id] = d
 	}
 	d.Count++
-	merge(d, Case{Kind: c.Kind, Message: clip.String(redact.String(c.Message), MaxMessage), Comment: clip.String(redact.String(c.Comment), MaxComment),
-		LastSeen: at, RequestID: c.RequestID, Status: status})
+	later := Case{Kind: c.Kind, Message: clip.String(redact.String(c.Message), MaxMessage), Comment: clip.String(redact.String(c.Comment), MaxComment),
+		LastSeen: at, RequestID: c.RequestID, RequestBy: c.Author, Status: status}
+	if c.Author != "" {
+		later.Authors = []string{c.Author}
+	}
+	if later.Comment != "" {
+		later.CommentBy = cmp.Or(c.CommentBy, c.Author)
+	}
+	merge(d, later)
 	return id, fresh
 }
 
@@ -302,8 +333,9 @@ func merge(c *Case, later Case) {
 		c.Kind, c.Message = later.Kind, later.Message
 	}
 	if later.Comment != "" {
-		c.Comment = later.Comment
+		c.Comment, c.CommentBy = later.Comment, later.CommentBy
 	}
+	c.Authors = addAuthors(c.Authors, later.Authors)
 	switch {
 	case later.Status == Accepted:
 		c.Status = Accepted
@@ -315,12 +347,30 @@ func merge(c *Case, later Case) {
 	if !later.LastSeen.Before(c.LastSeen) {
 		c.LastSeen = later.LastSeen
 		if later.RequestID != "" {
-			c.RequestID = later.RequestID
+			c.RequestID, c.RequestBy = later.RequestID, later.RequestBy
 		}
 	}
 	if !later.FirstSeen.IsZero() && (c.FirstSeen.IsZero() || later.FirstSeen.Before(c.FirstSeen)) {
 		c.FirstSeen = later.FirstSeen
 	}
+}
+
+// addAuthors returns have with each of more added (moved to the end if
+// there already), keeping the latest MaxAuthors.
+func addAuthors(have, more []string) []string {
+	for _, a := range more {
+		if a == "" {
+			continue
+		}
+		if i := slices.Index(have, a); i >= 0 {
+			have = slices.Delete(slices.Clone(have), i, i+1)
+		}
+		have = append(slices.Clip(have), a)
+	}
+	if len(have) > MaxAuthors {
+		have = have[len(have)-MaxAuthors:]
+	}
+	return have
 }
 
 // capArgs returns the arguments as a case keeps them, their size, and
