@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"unicode"
 
 	"adaptbot/failures"
 	"adaptbot/generator"
@@ -131,9 +132,17 @@ func (w *withholder) maskTree(v any) any {
 	return v
 }
 
-// appendStrings appends the string values of at least minQuoted
-// characters found anywhere in the JSON args (a JSON string itself, for
-// arguments kept cut).
+// minQuotedWord is the shortest word of a value masked on its own: long
+// enough that it is seldom a word of the error's own.
+const minQuotedWord = 6
+
+func notWordRune(r rune) bool {
+	return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' && r != '-'
+}
+
+// appendStrings appends the string values of at least minQuoted bytes
+// found anywhere in the JSON args (a JSON string itself, for arguments
+// kept cut), and their words of at least minQuotedWord.
 func appendStrings(out []string, args json.RawMessage) []string {
 	var v any
 	if json.Unmarshal(args, &v) != nil {
@@ -145,6 +154,12 @@ func appendStrings(out []string, args json.RawMessage) []string {
 		case string:
 			if len(x) >= minQuoted {
 				out = append(out, x)
+			}
+			// An error may quote a word of a value, not all of it.
+			for _, w := range strings.FieldsFunc(x, notWordRune) {
+				if len(w) >= minQuotedWord && len(w) < len(x) {
+					out = append(out, w)
+				}
 			}
 		case []any:
 			for _, e := range x {
