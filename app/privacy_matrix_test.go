@@ -1,0 +1,371 @@
+package main
+
+import (
+	"context"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/gofiber/fiber/v2"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"adaptbot/llm/llmtest"
+	"adaptbot/poll"
+)
+
+// The privacy matrix (issue 27's "Done when"): every door, every role and
+// every store that holds a person's words. People leave words through each
+// door; then everyone reads through each door, and nobody but a word's
+// author and the admins gets it back. Every call that writes leaves
+// exactly one row, naming its caller. A GET route, or a file holding
+// people's words, that has no rule here fails the test.
+
+// wordsRule says what a GET route serves, for the matrix.
+type wordsRule int
+
+const (
+	// noWords: serves no person's words (tools, pages, sign-in, health).
+	noWords wordsRule = iota + 1
+	// byAuthor: serves people's words, each to its author and admins alone.
+	byAuthor
+	// adminOnly: serves everyone's words, to admins alone.
+	adminOnly
+	// door: the route is a door of its own, swept by its own client
+	// (/mcp streams, so a plain GET would wait).
+	door
+)
+
+// wordsRules are keyed by "GET /path" as Fiber lists the routes.
+var wordsRules = map[string]wordsRule{
+	"GET /":                         byAuthor, // the chat page: one's own conversations
+	"GET /tools":                    noWords,
+	"GET /tools/:name":              byAuthor, // the versions' notes; failures come from the API
+	"GET /dashboard":                adminOnly,
+	"GET /static/*":                 noWords,
+	"GET /healthz":                  noWords,
+	"GET /metrics":                  adminOnly, // counts only, behind its token
+	"GET /login":                    noWords,
+	"GET /login/oidc":               noWords,
+	"GET /login/callback":           noWords,
+	"GET /logout":                   noWords,
+	"GET /api/me":                   noWords,
+	"GET /api/users":                adminOnly,
+	"GET /api/users/:name/sessions": adminOnly,
+	"GET /api/tools":                noWords,
+	"GET /api/tools/:name":          noWords,
+	"GET /api/tools/:name/versions": byAuthor,
+	"GET /api/tools/:name/diff":     noWords,
+	"GET /api/tools/:name/failures": byAuthor,
+	"GET /api/failures":             noWords,
+	"GET /api/skills":               byAuthor,
+	"GET /api/benchmarks":           adminOnly,
+	"GET /api/requests":             byAuthor,
+	"GET /api/requests/:id":         byAuthor,
+	"GET /v1/models":                noWords,
+	"GET /mcp":                      door,
+}
+
+// wordsStores are the files that may hold a person's words, relative to
+// the server's folder; each is private by author wherever it is served.
+var wordsStores = []*regexp.Regexp{
+	regexp.MustCompile(`^benchmarks/benchmarks\.csv$`),                // rows: admins (the dashboard, /api/benchmarks, report)
+	regexp.MustCompile(`^benchmarks/requests\.jsonl(\.1)?$`),          // traces: service.Request(s), by author
+	regexp.MustCompile(`^tools/\.failures/[a-z0-9_]+\.json$`),         // failure cases: service.caseFor
+	regexp.MustCompile(`^tools/\.history/[a-z0-9_]+/v\d+/note\.txt$`), // version notes: service.noteFor
+}
+
+// TestPrivacyMatrix: see above.
+func TestPrivacyMatrix(t *testing.T) {
+	// ann's failing chat, her chat that works (which she then thumbs
+	// down), and cy's chat.
+	script := newScript(
+		map[string]string{"ann asks annzqx7": "calculator", "ann asks twice": "calculator"},
+		map[string]string{"ann asks annzqx7": `{"expression":"annzqx7"}`, "ann asks twice": `{"expression":"9*914914"}`})
+	env := modelEnv(llmtest.New(t, script.reply))
+	env["ADAPTBOT_ADDR"] = "0.0.0.0:0"
+	env["ADAPTBOT_ADMIN_TOKEN"] = "s3cret-admin-token"
+	in := start(t, env)
+	in.url = "http://127.0.0.1:" + in.url[strings.LastIndex(in.url, ":")+1:]
+	hdr := func(key string) map[string]string {
+		return map[string]string{"Content-Type": "application/json", "Accept": "application/json", "Authorization": "Bearer " + key}
+	}
+	type person struct{ name, key, pseudonym string }
+	add := func(name, role string) person {
+		t.Helper()
+		code, _, raw := in.send(t, "POST", "/api/users", `{"name": "`+name+`", "role": "`+role+`"}`, hdr("s3cret-admin-token"))
+		body := jsonBody(t, raw)
+		if code != 201 {
+			t.Fatalf("add %s = %d %s", name, code, raw)
+		}
+		return person{name, str(body["key"]), str(body["user"].(map[string]any)["pseudonym"])}
+	}
+	root, bob, ann, cy := add("root", "admin"), add("bob", "builder"), add("ann", "user"), add("cy", "user")
+	token := person{"admin-token", "s3cret-admin-token", ""}
+
+	// words are what each person left, by author.
+	words := map[string][]string{}
+	calls := map[string]map[string]int{} // pseudonym → door → calls that write a row
+	count := func(p person, door string) {
+		if calls[p.pseudonym] == nil {
+			calls[p.pseudonym] = map[string]int{}
+		}
+		calls[p.pseudonym][door]++
+	}
+	post := func(p person, path, body string, want int) map[string]any {
+		t.Helper()
+		code, _, raw := in.send(t, "POST", path, body, hdr(p.key))
+		if code != want {
+			t.Fatalf("%s POST %s = %d %s, want %d", p.name, path, code, raw, want)
+		}
+		return jsonBody(t, raw)
+	}
+
+	// HTTP JSON: ann's chats (a call that fails on her words; one that
+	// works), her thumbs-down with a comment; cy's chat; bob's direct run.
+	post(ann, "/chat", `{"message": "ann asks annzqx7"}`, 200)
+	count(ann, "http")
+	twice := str(post(ann, "/chat", `{"message": "ann asks twice"}`, 200)["request_id"])
+	count(ann, "http")
+	post(ann, "/api/requests/"+twice+"/feedback", `{"score": -1, "comment": "annsaidwrongly"}`, 200)
+	count(ann, "http")
+	words[ann.pseudonym] = []string{"annzqx7", "ann asks", "914914", "annsaidwrongly"}
+	post(cy, "/chat", `{"message": "cy says cyhello5"}`, 200)
+	count(cy, "http")
+	words[cy.pseudonym] = []string{"cyhello5"}
+	post(bob, "/api/tools/calculator/run", `{"expression": "bobqrs7"}`, 422)
+	count(bob, "http")
+
+	// SSE: bob's chat stream.
+	code, _, raw := in.send(t, "POST", "/chat", `{"message": "bob streams bobsse7"}`, map[string]string{"Content-Type": "application/json",
+		"Accept": "text/event-stream", "Authorization": "Bearer " + bob.key})
+	if code != 200 || !strings.Contains(string(raw), "event: ") {
+		t.Fatalf("bob's stream = %d %s", code, raw)
+	}
+	count(bob, "http")
+
+	// /mcp: bob's call that fails on his words; ann's call, refused (a
+	// user may not run tools directly), which still leaves its row.
+	mcpCall := func(p person, expr string) {
+		t.Helper()
+		client := sdk.NewClient(&sdk.Implementation{Name: "matrix", Version: "1"}, nil)
+		cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: in.url + "/mcp",
+			HTTPClient: &http.Client{Transport: &keyTransport{key: p.key}}}, nil)
+		if err != nil {
+			t.Fatalf("%s connects over /mcp: %v", p.name, err)
+		}
+		defer cs.Close()
+		if res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "calculator", Arguments: map[string]any{"expression": expr}}); err != nil || !res.IsError {
+			t.Fatalf("%s's call over /mcp = %+v, %v; want a tool error", p.name, res, err)
+		}
+		count(p, "mcp")
+	}
+	mcpCall(bob, "bobmcp7")
+	mcpCall(ann, "annmcp7")
+
+	// The CLI, through the api client: bob runs the tool.
+	cliAs := func(p person, args ...string) string {
+		t.Helper()
+		env := cliEnv(in.dir, serverAddr(t, in))
+		env["ADAPTBOT_KEY"] = p.key
+		out, err := runEnv(t, env, strings.NewReader(""), args...)
+		if err != nil {
+			out += "\nerror: " + err.Error()
+		}
+		return out
+	}
+	if out := cliAs(bob, "tools", "run", "calculator", `{"expression": "bobcli7"}`); !strings.Contains(out, "bobcli7") {
+		t.Fatalf("bob's run from the command line: %s", out)
+	}
+	count(bob, "cli")
+	words[bob.pseudonym] = []string{"bobqrs7", "bobsse7", "bobmcp7", "bobcli7"}
+	words[ann.pseudonym] = append(words[ann.pseudonym], "annmcp7")
+
+	// A version note that quotes a case (as a repair's does).
+	notes, _ := filepath.Glob(filepath.Join(in.dir, "tools", ".history", "calculator", "v*"))
+	if len(notes) == 0 {
+		t.Fatal("no kept version of the calculator")
+	}
+	note := "Repair of 1 failure case: 1 result.\n- case 0123, input {\"expression\":\"annzqx7\"}: now gives a result\n"
+	if err := os.WriteFile(filepath.Join(notes[len(notes)-1], "note.txt"), []byte(note), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitFlushed(t, in)
+
+	// The stored requests, to read by ID.
+	var ids []string
+	for _, r := range in.rows(t) {
+		if r["request_id"] != "" {
+			ids = append(ids, r["request_id"])
+		}
+	}
+
+	// Everyone reads through every door.
+	readers := []struct {
+		p     person
+		admin bool
+	}{{token, true}, {root, true}, {bob, false}, {ann, false}, {cy, false}}
+	leaks := func(door string, reader person, admin bool, body string) {
+		t.Helper()
+		if admin {
+			return
+		}
+		for author, ws := range words {
+			if author == reader.pseudonym {
+				continue
+			}
+			for _, w := range ws {
+				if strings.Contains(body, w) {
+					t.Errorf("%s reads another person's words %q through %s: %s", reader.name, w, door, clipBody(body))
+				}
+			}
+		}
+	}
+	routes := registeredRoutes(t)
+	for _, rd := range readers {
+		for _, r := range routes {
+			if r.Method != fiber.MethodGet {
+				continue
+			}
+			rule, ok := wordsRules["GET "+r.Path]
+			if !ok {
+				t.Errorf("GET %s has no rule in wordsRules (app/privacy_matrix_test.go): say whose words it serves", r.Path)
+				continue
+			}
+			if rule == door {
+				continue
+			}
+			paths := []string{r.Path}
+			if strings.Contains(r.Path, ":id") {
+				paths = paths[:0]
+				for _, id := range ids {
+					paths = append(paths, strings.ReplaceAll(r.Path, ":id", id))
+				}
+			}
+			for _, p := range paths {
+				p = strings.NewReplacer(":name", "calculator", "*", "app.css").Replace(p)
+				code, _, raw := in.send(t, "GET", p, "", hdr(rd.p.key))
+				if rule == adminOnly && !rd.admin && code/100 == 2 {
+					t.Errorf("%s GET %s = %d; it is for admins", rd.p.name, p, code)
+				}
+				leaks("GET "+p, rd.p, rd.admin, string(raw))
+			}
+		}
+		// The CLI, through the api client.
+		leaks("adaptbot tools failures", rd.p, rd.admin, cliAs(rd.p, "tools", "failures", "calculator", "--format", "json"))
+		leaks("adaptbot tools history", rd.p, rd.admin, cliAs(rd.p, "tools", "history", "calculator", "--format", "json"))
+		// /mcp: what a client lists.
+		client := sdk.NewClient(&sdk.Implementation{Name: "matrix", Version: "1"}, nil)
+		cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: in.url + "/mcp",
+			HTTPClient: &http.Client{Transport: &keyTransport{key: rd.p.key}}}, nil)
+		if err != nil {
+			t.Fatalf("%s connects over /mcp: %v", rd.p.name, err)
+		}
+		list, err := cs.ListTools(context.Background(), nil)
+		cs.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		leaks("/mcp tools/list", rd.p, rd.admin, str(list))
+	}
+	// TODO(issue 27): stdio MCP (`adaptbot mcp`) does not go through the
+	// service on this branch; once it does, read and call through it here.
+
+	// The admins and the authors do get the words: the sweep above is not
+	// passing because nothing is served.
+	for _, tc := range []struct {
+		p     person
+		path  string
+		wants []string
+	}{
+		{token, "/api/tools/calculator/failures", []string{"annzqx7", "annsaidwrongly", "bobqrs7", "bobmcp7", "bobcli7"}},
+		{root, "/api/tools/calculator/versions", []string{"annzqx7"}},
+		{ann, "/api/tools/calculator/failures", []string{"annzqx7", "annsaidwrongly", twice}},
+		{bob, "/api/tools/calculator/failures", []string{"bobqrs7", "bobmcp7", "bobcli7"}},
+		{ann, "/api/requests/" + twice, []string{"ann asks twice", "annsaidwrongly"}},
+	} {
+		_, _, raw := in.send(t, "GET", tc.path, "", hdr(tc.p.key))
+		for _, w := range tc.wants {
+			if !strings.Contains(string(raw), w) {
+				t.Errorf("%s GET %s lacks %q: %s", tc.p.name, tc.path, w, clipBody(string(raw)))
+			}
+		}
+	}
+	_, _, raw = in.send(t, "GET", "/api/tools/calculator/failures", "", hdr(cy.key))
+	if !strings.Contains(string(raw), `"withheld":true`) || !strings.Contains(string(raw), `"count":`) {
+		t.Errorf("cy reads the failures without the counts, or without saying what is withheld: %s", clipBody(string(raw)))
+	}
+
+	// Every call that writes left exactly one row, naming its caller.
+	got := map[string]map[string]int{}
+	seen := map[string]bool{}
+	for _, r := range in.rows(t) {
+		if seen[r["request_id"]] {
+			t.Errorf("request %s has two rows", r["request_id"])
+		}
+		seen[r["request_id"]] = true
+		if got[r["user"]] == nil {
+			got[r["user"]] = map[string]int{}
+		}
+		got[r["user"]][r["door"]]++
+	}
+	for _, p := range []person{bob, ann, cy} {
+		for d, n := range calls[p.pseudonym] {
+			if got[p.pseudonym][d] != n {
+				t.Errorf("%s made %d calls through %s; the rows name them %d times (all of %s's rows: %v)", p.name, n, d, got[p.pseudonym][d], p.name, got[p.pseudonym])
+			}
+		}
+		for d, n := range got[p.pseudonym] {
+			if calls[p.pseudonym][d] == 0 {
+				t.Errorf("%d rows name %s through %s, who made no call there", n, p.name, d)
+			}
+		}
+	}
+
+	// Every file that holds a person's words is a store with a rule.
+	all := append(append(append([]string{}, words[ann.pseudonym]...), words[bob.pseudonym]...), words[cy.pseudonym]...)
+	filepath.WalkDir(in.dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		rel, _ := filepath.Rel(in.dir, path)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil
+		}
+		for _, w := range all {
+			if !strings.Contains(string(b), w) {
+				continue
+			}
+			known := false
+			for _, re := range wordsStores {
+				known = known || re.MatchString(filepath.ToSlash(rel))
+			}
+			if !known {
+				t.Errorf("%s holds a person's words (%q) and has no rule in wordsStores (app/privacy_matrix_test.go)", rel, w)
+			}
+			break
+		}
+		return nil
+	})
+}
+
+// waitFlushed waits until the failure cases are written (the store writes
+// at most once a second).
+func waitFlushed(t *testing.T, in *instance) {
+	t.Helper()
+	poll.Until(t, "the failure cases are written", func() bool {
+		b, _ := os.ReadFile(filepath.Join(in.dir, "tools", ".failures", "calculator.json"))
+		return strings.Contains(string(b), "bobcli7")
+	})
+}
+
+func clipBody(s string) string {
+	if len(s) > 600 {
+		return s[:600] + "…"
+	}
+	return s
+}
