@@ -19,7 +19,7 @@ import (
 
 // The privacy matrix (issue 27's "Done when"): every door, every role and
 // every store that holds a person's words. People leave words through each
-// door; then everyone reads through each door, and nobody but a word's
+// door (HTTP JSON, SSE, /v1, /mcp, the CLI); then everyone reads through each door, and nobody but a word's
 // author and the admins gets it back. Every call that writes leaves
 // exactly one row, naming its caller. A GET route, or a file holding
 // people's words, that has no rule here fails the test.
@@ -135,7 +135,15 @@ func TestPrivacyMatrix(t *testing.T) {
 	words[ann.pseudonym] = []string{"annzqx7", "ann asks", "914914", "annsaidwrongly"}
 	post(cy, "/chat", `{"message": "cy says cyhello5"}`, 200)
 	count(cy, "http")
-	words[cy.pseudonym] = []string{"cyhello5"}
+	post(root, "/chat", `{"message": "root says rootword9"}`, 200)
+	count(root, "http")
+	words[root.pseudonym] = []string{"rootword9"}
+	// The OpenAI-compatible door: cy's conversation.
+	if code, _, raw := in.send(t, "POST", "/v1/chat/completions", `{"model": "adaptbot", "messages": [{"role": "user", "content": "cy asks cyopenai5"}]}`, hdr(cy.key)); code != 200 {
+		t.Fatalf("cy's /v1 chat = %d %s", code, raw)
+	}
+	count(cy, "openai")
+	words[cy.pseudonym] = []string{"cyhello5", "cyopenai5"}
 	post(bob, "/api/tools/calculator/run", `{"expression": "bobqrs7"}`, 422)
 	count(bob, "http")
 
@@ -225,6 +233,15 @@ func TestPrivacyMatrix(t *testing.T) {
 		}
 	}
 	routes := registeredRoutes(t)
+	registered := map[string]bool{}
+	for _, r := range routes {
+		registered[r.Method+" "+r.Path] = true
+	}
+	for key := range wordsRules {
+		if !registered[key] {
+			t.Errorf("wordsRules has %q, which the server does not register", key)
+		}
+	}
 	for _, rd := range readers {
 		for _, r := range routes {
 			if r.Method != fiber.MethodGet {
@@ -312,7 +329,7 @@ func TestPrivacyMatrix(t *testing.T) {
 		}
 		got[r["user"]][r["door"]]++
 	}
-	for _, p := range []person{bob, ann, cy} {
+	for _, p := range []person{root, bob, ann, cy} {
 		for d, n := range calls[p.pseudonym] {
 			if got[p.pseudonym][d] != n {
 				t.Errorf("%s made %d calls through %s; the rows name them %d times (all of %s's rows: %v)", p.name, n, d, got[p.pseudonym][d], p.name, got[p.pseudonym])
@@ -326,7 +343,10 @@ func TestPrivacyMatrix(t *testing.T) {
 	}
 
 	// Every file that holds a person's words is a store with a rule.
-	all := append(append(append([]string{}, words[ann.pseudonym]...), words[bob.pseudonym]...), words[cy.pseudonym]...)
+	var all []string
+	for _, ws := range words {
+		all = append(all, ws...)
+	}
 	filepath.WalkDir(in.dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return nil
