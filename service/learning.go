@@ -213,6 +213,7 @@ func (s *Service) failureReport(who identity.Identity, name string) *FailureRepo
 		rep.Repairs = []failures.Repair{}
 	}
 	rep.Open, rep.Errors, rep.Unconfirmed = tally(st.Cases)
+	rep.Repairs = repairsFor(who, st.Cases, rep.Repairs)
 	for i, c := range rep.Cases {
 		rep.Cases[i] = caseFor(who, c)
 	}

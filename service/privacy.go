@@ -1,6 +1,7 @@
 package service
 
 import (
+	"cmp"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -70,12 +71,17 @@ func newWithholder(cases []failures.Case, who identity.Identity) *withholder {
 			words = append(words, c.Comment)
 		}
 	}
+	return withholding(words)
+}
+
+// withholding is a withholder of words; nil when there are none.
+func withholding(words []string) *withholder {
 	if len(words) == 0 {
 		return nil
 	}
 	// Longest first, so that a value is masked whole, not around a
 	// shorter one inside it.
-	slices.SortFunc(words, func(a, b string) int { return len(b) - len(a) })
+	slices.SortFunc(words, func(a, b string) int { return cmp.Or(len(b)-len(a), strings.Compare(a, b)) })
 	pairs := make([]string, 0, 2*len(words))
 	for _, w := range slices.Compact(words) {
 		pairs = append(pairs, w, withheldMark)
@@ -224,6 +230,21 @@ func noteFor(who identity.Identity, note string) string {
 		return first
 	}
 	return first + "\n(the details quote people's requests: admins see them)"
+}
+
+// repairsFor returns a tool's repair records as who may read them: a
+// repair's error may quote the cases it was given, whose words are
+// withheld as far as the cases still kept tell them.
+func repairsFor(who identity.Identity, cases []failures.Case, rs []failures.Repair) []failures.Repair {
+	w := newWithholder(cases, who)
+	if w == nil {
+		return rs
+	}
+	out := slices.Clone(rs)
+	for i := range out {
+		out[i].Error = w.mask(out[i].Error)
+	}
+	return out
 }
 
 // versionsFor returns vs with each note as who may read it.

@@ -111,3 +111,22 @@ func TestNoteForKeepsTheFirstLine(t *testing.T) {
 		t.Errorf("a one-line note reads %q", got)
 	}
 }
+
+// TestRepairsForWithholdsQuotedCases: a failed repair's error, kept with
+// the tool's cases, may quote a case; whoever did not send it reads the
+// error without those words.
+func TestRepairsForWithholdsQuotedCases(t *testing.T) {
+	rs := []failures.Repair{{From: 2, Cases: []string{"c1"}, Error: `failing case 1 of 1 (input {"city":"Ljubljana secret"}) still panics`}}
+	got := repairsFor(bo, []failures.Case{anaCase}, rs)
+	if strings.Contains(got[0].Error, "Ljubljana") || !strings.Contains(got[0].Error, "still panics") || got[0].From != 2 {
+		t.Errorf("bo reads the repair %+v", got[0])
+	}
+	if !strings.Contains(rs[0].Error, "Ljubljana") {
+		t.Error("repairsFor changed the records it was given")
+	}
+	for _, who := range []identity.Identity{ana, root} {
+		if got := repairsFor(who, []failures.Case{anaCase}, rs); got[0].Error != rs[0].Error {
+			t.Errorf("%s reads the repair %+v", who.Name, got[0])
+		}
+	}
+}

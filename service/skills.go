@@ -389,14 +389,23 @@ func (s *Service) Skills(ctx context.Context) ([]Skill, error) {
 	for key, ch := range st.chains {
 		s.refreshLocked(key, ch)
 		sk := Skill{Chain: slices.Clone(ch.tools), Seen: ch.seen, Requests: []string{}, Tool: ch.tool, At: ch.proposed, Status: "counting"}
+		var others []string // the words of chats not the caller's
 		for _, x := range ch.samples {
 			if who.Owns(x.User) { // a chat is its author's (and admins')
 				sk.Requests = append(sk.Requests, x.RequestID)
+				continue
+			}
+			if len(x.Query) >= minQuoted {
+				others = append(others, x.Query)
+			}
+			for _, c := range x.Calls {
+				others = appendStrings(others, c.Args)
 			}
 		}
 		switch {
 		case ch.failed != "":
-			sk.Status, sk.Error = "failed", ch.failed
+			// The gate's words may quote the chats the model was shown.
+			sk.Status, sk.Error = "failed", withholding(others).mask(ch.failed)
 		case ch.building:
 			sk.Status = "building"
 		case ch.tool != "":
