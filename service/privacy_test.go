@@ -130,3 +130,26 @@ func TestRepairsForWithholdsQuotedCases(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkFailureReportView is what showing a tool's cases (MaxKeep of
+// them) costs per read, for an admin (nothing to withhold) and for a
+// builder who sent none of them (every case withheld and its error masked).
+func BenchmarkFailureReportView(b *testing.B) {
+	cases := make([]failures.Case, failures.MaxKeep)
+	for i := range cases {
+		c := anaCase
+		c.Args = json.RawMessage(`{"city":"Ljubljana secret ` + strings.Repeat("x", i%7) + `","n":7,"tags":["alpha","beta gamma"]}`)
+		cases[i] = c
+	}
+	for _, who := range []identity.Identity{root, bo} {
+		b.Run(who.Name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, c := range cases {
+					caseFor(who, c)
+				}
+				repairsFor(who, cases, []failures.Repair{{Error: "failing case 1 of 1 still panics"}})
+			}
+		})
+	}
+}
