@@ -6,13 +6,10 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -36,6 +33,9 @@ const (
 	MaxKeep = 200
 	// MaxRepairs is how many repair records a tool keeps, newest last.
 	MaxRepairs = 10
+	// MaxAuthors is how many authors a case names, the latest kept: one
+	// more sends the earliest's words to admins alone, nothing is lost.
+	MaxAuthors = 16
 )
 
 // DefaultFlushEvery is how often a Store writes the tools that changed.
@@ -86,6 +86,22 @@ type Case struct {
 	// FixedIn is the version a repair made that passes this case (it may
 	// still wait for approval).
 	FixedIn int `json:"fixed_in,omitempty"`
+
+	// Who may read a case's words (Args, Comment, RequestID): their
+	// authors and admins (service.caseFor decides). Each is a pseudonym
+	// (identity.Identity.Pseudonym); none, as in the files of releases
+	// before them, leaves the words to admins alone.
+
+	// Authors sent these arguments (every sighting sent the same ones),
+	// latest last, at most MaxAuthors.
+	Authors []string `json:"authors,omitempty"`
+	// CommentBy wrote Comment.
+	CommentBy string `json:"comment_by,omitempty"`
+	// RequestBy made the request RequestID.
+	RequestBy string `json:"request_by,omitempty"`
+	// Withheld says this copy of the case lacks words its reader may not
+	// see (arguments, comment or request ID). It is never stored.
+	Withheld bool `json:"withheld,omitempty"`
 }
 
 // Repairable reports whether a repair may take c: an open case of a kind a
@@ -139,6 +155,11 @@ type Call struct {
 	// Comment is a person's words (a feedback case).
 	Comment   string
 	RequestID string
+	// Author is the pseudonym of whoever sent Args and made RequestID;
+	// CommentBy of whoever wrote Comment (Author when empty). Empty is
+	// nobody: the words are then for admins alone.
+	Author    string
+	CommentBy string
 	// At is when it failed; zero is now.
 	At time.Time
 }
@@ -283,8 +304,15 @@ func (s *Store) Record(c Call) (id string, fresh bool) {
 		t.pending.deltas[id] = d
 	}
 	d.Count++
-	merge(d, Case{Kind: c.Kind, Message: clip.String(redact.String(c.Message), MaxMessage), Comment: clip.String(redact.String(c.Comment), MaxComment),
-		LastSeen: at, RequestID: c.RequestID, Status: status})
+	later := Case{Kind: c.Kind, Message: clip.String(redact.String(c.Message), MaxMessage), Comment: clip.String(redact.String(c.Comment), MaxComment),
+		LastSeen: at, RequestID: c.RequestID, RequestBy: c.Author, Status: status}
+	if c.Author != "" {
+		later.Authors = []string{c.Author}
+	}
+	if later.Comment != "" {
+		later.CommentBy = cmp.Or(c.CommentBy, c.Author)
+	}
+	merge(d, later)
 	return id, fresh
 }
 
@@ -302,8 +330,9 @@ func merge(c *Case, later Case) {
 		c.Kind, c.Message = later.Kind, later.Message
 	}
 	if later.Comment != "" {
-		c.Comment = later.Comment
+		c.Comment, c.CommentBy = later.Comment, later.CommentBy
 	}
+	c.Authors = addAuthors(c.Authors, later.Authors)
 	switch {
 	case later.Status == Accepted:
 		c.Status = Accepted
@@ -315,73 +344,12 @@ func merge(c *Case, later Case) {
 	if !later.LastSeen.Before(c.LastSeen) {
 		c.LastSeen = later.LastSeen
 		if later.RequestID != "" {
-			c.RequestID = later.RequestID
+			c.RequestID, c.RequestBy = later.RequestID, later.RequestBy
 		}
 	}
 	if !later.FirstSeen.IsZero() && (c.FirstSeen.IsZero() || later.FirstSeen.Before(c.FirstSeen)) {
 		c.FirstSeen = later.FirstSeen
 	}
-}
-
-// capArgs returns the arguments as a case keeps them, their size, and
-// whether they are kept whole: a JSON object of at most MaxArgs bytes is
-// kept compact; anything else as a JSON string of its first MaxArgs bytes.
-// valid says the arguments are known to be JSON (they passed a schema).
-func capArgs(args json.RawMessage, valid bool) (json.RawMessage, int, bool) {
-	args = bytes.TrimSpace(args)
-	if len(args) == 0 || string(args) == "null" {
-		args = json.RawMessage("{}")
-	}
-	if len(args) <= MaxArgs && args[0] == '{' && args[len(args)-1] == '}' {
-		if valid {
-			return compactValid(args), len(args), true
-		}
-		var b bytes.Buffer
-		if json.Compact(&b, args) == nil {
-			return b.Bytes(), len(args), true
-		}
-	}
-	text, _ := json.Marshal(clip.String(string(args), MaxArgs))
-	return text, len(args), false
-}
-
-// compactValid removes the spaces between the tokens of valid JSON, as
-// json.Compact does, without validating it again: a quarter of the cost.
-func compactValid(src []byte) []byte {
-	dst := make([]byte, 0, len(src))
-	in, esc := false, false
-	for _, c := range src {
-		switch {
-		case in:
-			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
-			case c == '"':
-				in = false
-			}
-		case c == '"':
-			in = true
-		case c == ' ', c == '\t', c == '\n', c == '\r':
-			continue
-		}
-		dst = append(dst, c)
-	}
-	return dst
-}
-
-// caseID hashes what makes a case: the tool, its version and the arguments
-// as kept.
-func caseID(tool string, version int, args []byte) string {
-	h := sha256.New()
-	h.Write([]byte(tool))
-	h.Write([]byte{0})
-	h.Write(strconv.AppendInt(nil, int64(version), 10))
-	h.Write([]byte{0})
-	h.Write(args)
-	var sum [sha256.Size]byte
-	return hex.EncodeToString(h.Sum(sum[:0])[:8])
 }
 
 func oldest(cases map[string]*Case) string {

@@ -60,7 +60,7 @@ func (s *Service) Chat(ctx context.Context, req agent.Request) (*ChatResult, err
 	if err := o.finish(err); err != nil {
 		return nil, err
 	}
-	s.noteChat(o.id, req.Message, res)
+	s.noteChat(o.id, o.who.Pseudonym, req.Message, res)
 	return out, nil
 }
 

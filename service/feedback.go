@@ -96,7 +96,7 @@ func (s *Service) Feedback(ctx context.Context, id string, fb FeedbackRequest) (
 	}
 	res := &FeedbackResult{RequestID: o.id, Rated: id, Score: fb.Score}
 	if fb.Score < 0 {
-		res.Cases = s.doubt(answer, id, fb.Comment)
+		res.Cases = s.doubt(answer, rec, o.who, fb.Comment)
 	}
 	o.rec.Result = marshal(res)
 	if err := o.finish(nil); err != nil {
@@ -107,8 +107,10 @@ func (s *Service) Feedback(ctx context.Context, id string, fb FeedbackRequest) (
 
 // doubt adds each tool call of a thumbed-down answer that ran without
 // error as a failure case of kind feedback (calls that failed are cases
-// already), unconfirmed until a person looks.
-func (s *Service) doubt(answer agent.Result, id, comment string) []FeedbackCase {
+// already), unconfirmed until a person looks. The calls' arguments are the
+// rated request's author's; the comment is who's, who rated it (its author
+// or an admin).
+func (s *Service) doubt(answer agent.Result, rated traces.Record, who identity.Identity, comment string) []FeedbackCase {
 	st := s.learn.cfg.Failures
 	if st == nil || s.d.Registry == nil {
 		return nil
@@ -123,7 +125,7 @@ func (s *Service) doubt(answer agent.Result, id, comment string) []FeedbackCase 
 		}
 		msg := "a person said the answer was wrong"
 		cid, _ := st.Record(failures.Call{Tool: step.Tool, Version: step.Version, Args: step.Arguments, Kind: failures.Feedback,
-			Message: msg, Comment: comment, RequestID: id})
+			Message: msg, Comment: comment, RequestID: rated.ID, Author: rated.User, CommentBy: who.Pseudonym})
 		out = append(out, FeedbackCase{Tool: step.Tool, ID: cid})
 	}
 	return out

@@ -14,6 +14,7 @@ import (
 	"adaptbot/agent"
 	"adaptbot/failures"
 	"adaptbot/generator"
+	"adaptbot/identity"
 	"adaptbot/llm"
 	"adaptbot/poll"
 	"adaptbot/service"
@@ -197,18 +198,18 @@ func TestRefusalsAreJudgedOnce(t *testing.T) {
 // feed each other is no chain.
 func TestSkillsCountTheKeptTraces(t *testing.T) {
 	tr := &records{}
-	chat := func(id, miles, km, factor string) {
+	chat := func(id, user, miles, km, factor string) {
 		res := service.ChatResult{Result: &agent.Result{Tools: []string{"unit_converter", "calculator"}, Trace: []agent.Step{
 			{Node: "classifier"},
 			{Node: "execute", Tool: "unit_converter", Arguments: json.RawMessage(`{"value":` + miles + `,"from":"miles","to":"km"}`), Output: miles + " miles (mi) = " + km + " kilometers (km)"},
 			{Node: "execute", Tool: "calculator", Arguments: json.RawMessage(`{"expression":"` + km + ` * ` + factor + `"}`), Output: "done"},
 		}}, RequestID: id}
 		b, _ := json.Marshal(res)
-		tr.Add(traces.Record{ID: id, Kind: traces.Chat, Query: "convert " + miles + " miles, times " + factor, Result: b})
+		tr.Add(traces.Record{ID: id, User: user, Kind: traces.Chat, Query: "convert " + miles + " miles, times " + factor, Result: b})
 	}
-	chat("r1", "5", "8.04672", "3")
-	chat("r2", "10", "16.09344", "2")
-	chat("r3", "7", "11.265408", "4")
+	chat("r1", alice.Pseudonym, "5", "8.04672", "3")
+	chat("r2", bob.Pseudonym, "10", "16.09344", "2")
+	chat("r3", alice.Pseudonym, "7", "11.265408", "4")
 	// Not a chain: the second call takes nothing from the first.
 	b, _ := json.Marshal(service.ChatResult{Result: &agent.Result{Tools: []string{"current_time", "calculator"}, Trace: []agent.Step{
 		{Node: "execute", Tool: "current_time", Arguments: json.RawMessage(`{}`), Output: "Saturday 10:00"},
@@ -228,5 +229,12 @@ func TestSkillsCountTheKeptTraces(t *testing.T) {
 	s := skills[0]
 	if strings.Join(s.Chain, ">") != "unit_converter>calculator" || s.Seen != 3 || strings.Join(s.Requests, " ") != "r1 r2 r3" || s.Tool != "unit_converter_then_calculator" {
 		t.Errorf("skill = %+v", s)
+	}
+	// A chat is its author's: each reads their own among the skill's.
+	for who, want := range map[*identity.Identity]string{&alice: "r1 r3", &bob: "r2"} {
+		skills, err := svc.Skills(as(*who))
+		if err != nil || len(skills) != 1 || strings.Join(skills[0].Requests, " ") != want || skills[0].Seen != 3 {
+			t.Errorf("%s reads the skills %+v, %v; want the chats %s and the count", who.Name, skills, err, want)
+		}
 	}
 }

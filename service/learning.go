@@ -103,6 +103,9 @@ type ToolFailure struct {
 	// Err is the call's error; its kind and words make the case.
 	Err       error
 	RequestID string
+	// Author is the caller's pseudonym: the case shows its arguments and
+	// request to them (and admins) alone.
+	Author string
 }
 
 // RecordFailure records a failed call of a local tool as a failure case,
@@ -126,7 +129,7 @@ func (s *Service) RecordFailure(f ToolFailure) {
 	if _, ok := s.d.Registry.Entry(f.Tool); !ok {
 		return
 	}
-	_, fresh := st.Record(failures.Call{Tool: f.Tool, Version: f.Version, Args: f.Args, Kind: kind, Message: failures.Message(f.Err), RequestID: f.RequestID})
+	_, fresh := st.Record(failures.Call{Tool: f.Tool, Version: f.Version, Args: f.Args, Kind: kind, Message: failures.Message(f.Err), RequestID: f.RequestID, Author: f.Author})
 	if fresh {
 		s.considerRepair(f.Tool, f.Version)
 	}
@@ -139,7 +142,8 @@ func (s *Service) observeCall(ctx context.Context, ev toolbox.CallEvent) {
 	if ev.Err == nil || ctx.Err() != nil {
 		return
 	}
-	s.RecordFailure(ToolFailure{Tool: ev.Tool, Version: ev.Version, Args: ev.Args, Err: ev.Err, RequestID: ev.RequestID})
+	s.RecordFailure(ToolFailure{Tool: ev.Tool, Version: ev.Version, Args: ev.Args, Err: ev.Err, RequestID: ev.RequestID,
+		Author: identity.From(ctx).Pseudonym})
 }
 
 // FailureReport is what a tool's page and `adaptbot tools failures` show:
@@ -179,7 +183,9 @@ type AutoStatus struct {
 // none.
 var errNoFailures = &adaptbot.Error{Kind: adaptbot.Unavailable, Msg: "failure cases are not kept on this server"}
 
-// Failures returns a tool's failure cases and repairs.
+// Failures returns a tool's failure cases and repairs. A case's words (its
+// arguments, comment and request) are shown to their authors and to admins
+// alone (caseFor); anyone else who may read tools sees the rest.
 func (s *Service) Failures(ctx context.Context, name string) (*FailureReport, error) {
 	_, o, err := s.read(ctx, "failures", identity.ReadTools)
 	if err == nil {
@@ -191,10 +197,11 @@ func (s *Service) Failures(ctx context.Context, name string) (*FailureReport, er
 	if err != nil {
 		return nil, o.finish(err)
 	}
-	return s.failureReport(name), o.finish(nil)
+	return s.failureReport(o.who, name), o.finish(nil)
 }
 
-func (s *Service) failureReport(name string) *FailureReport {
+// failureReport is name's report as who may read it.
+func (s *Service) failureReport(who identity.Identity, name string) *FailureReport {
 	st := s.learn.cfg.Failures.Get(name)
 	e, _ := s.d.Registry.Entry(name)
 	rep := &FailureReport{Tool: name, Version: e.Version, PendingVersion: e.PendingVersion, Cases: st.Cases, Repairs: st.Repairs,
@@ -207,6 +214,10 @@ func (s *Service) failureReport(name string) *FailureReport {
 		rep.Repairs = []failures.Repair{}
 	}
 	rep.Open, rep.Errors, rep.Unconfirmed = tally(st.Cases)
+	rep.Repairs = repairsFor(who, st.Cases, rep.Repairs)
+	for i, c := range rep.Cases {
+		rep.Cases[i] = caseFor(who, c)
+	}
 	for _, c := range st.Cases {
 		if c.Status == failures.Accepted {
 			rep.Accepted++
@@ -316,7 +327,7 @@ func (s *Service) triage(ctx context.Context, span, name, id string, change func
 		return nil, o.finish(err)
 	}
 	s.d.Log.Info("failure case triaged", "tool", name, "case", id, "what", span, "request_id", o.id)
-	return s.failureReport(name), o.finish(nil)
+	return s.failureReport(o.who, name), o.finish(nil)
 }
 
 // casesOf picks the cases a repair of name takes: those asked for by ID,

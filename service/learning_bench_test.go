@@ -77,7 +77,7 @@ func BenchmarkNoteChat(b *testing.B) {
 			res := &agent.Result{Tools: []string{"unit_converter", "calculator"}}
 			b.ReportAllocs()
 			for b.Loop() {
-				service.NoteChat(svc, "r1", "convert 5 miles to km, then multiply by 3", res)
+				service.NoteChat(svc, "r1", "p-ana", "convert 5 miles to km, then multiply by 3", res)
 			}
 		})
 	}

@@ -214,7 +214,7 @@ func TestFailuresFromEveryDoorBecomeCases(t *testing.T) {
 		t.Fatalf("chat = %+v, %v", res, err)
 	}
 
-	rep, err := w.svc.Failures(as(alice), "first_word")
+	rep, err := w.svc.Failures(as(admin), "first_word")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,6 +230,23 @@ func TestFailuresFromEveryDoorBecomeCases(t *testing.T) {
 	}
 	if inv, ok := caseByArgs(rep, `{"txt":1}`); !ok || inv.Kind != failures.InvalidArguments || inv.Repairable() {
 		t.Errorf("the invalid arguments' case = %+v", inv)
+	}
+	// alice made the empty text's case too (her chat): she reads its
+	// words; bob's two are his.
+	mine, err := w.svc.Failures(as(alice), "first_word")
+	if err != nil || len(mine.Cases) != 3 || mine.Open != 1 || mine.Errors != 1 {
+		t.Fatalf("alice's report = %+v, %v", mine, err)
+	}
+	if c, ok := caseByArgs(mine, `{"text":""}`); !ok || c.RequestID != res.RequestID || c.Withheld {
+		t.Errorf("alice's own case, as she reads it = %+v", c)
+	}
+	for _, c := range mine.Cases {
+		if c.Withheld != (c.Args == nil) || c.Args == nil && (c.RequestID != "" || c.Count == 0 || c.Message == "") {
+			t.Errorf("bob's case, as alice reads it = %+v; want no arguments nor request, but the kind, error and count", c)
+		}
+		if len(c.Authors) != 0 {
+			t.Errorf("alice reads the authors %v", c.Authors)
+		}
 	}
 	if _, err := w.svc.Failures(as(alice), "nope"); kind(err) != adaptbot.NotFound {
 		t.Errorf("failures of an unknown tool = %v", err)

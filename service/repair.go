@@ -110,10 +110,12 @@ func (s *Service) repair(ctx context.Context, name string, req RepairRequest, pr
 		ids[i] = c.ID
 	}
 	who := identity.From(ctx)
+	// The model gets the cases whole; the caller reads the repair's
+	// progress, result and trace without the words of cases not theirs.
 	res, err := s.d.Generator.Repair(ctx, generator.RepairRequest{
 		Tool: name, Cases: gcases, Hold: auto && s.learn.cfg.AutoRepair == AutoRepairPropose,
 		Permit: func(generator.Op, string) error { return Permit(who, identity.Build) },
-	}, progress)
+	}, progressFor(who, cases, progress))
 	// A repair that ran is recorded, done or failed (a failed one is not
 	// tried again automatically until a new case arrives); one that never
 	// started (another build of the tool, a client gone) is not.
@@ -139,6 +141,7 @@ func (s *Service) repair(ctx context.Context, name string, req RepairRequest, pr
 	if errors.Is(err, generator.ErrNoCases) {
 		err = &adaptbot.Error{Kind: adaptbot.Conflict, Err: err, Msg: "there are no failure cases to repair"}
 	}
+	res = repairFor(who, cases, res)
 	if err := o.finishBuild(greq, res, err); err != nil {
 		return nil, err
 	}

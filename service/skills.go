@@ -66,7 +66,8 @@ type Skill struct {
 	// Chain is the tools in the order they ran.
 	Chain []string `json:"chain"`
 	// Seen counts the chats that followed it; Requests are the latest of
-	// them (their traces are GET /api/requests/<id>).
+	// them that the caller made, all of them for an admin (their traces
+	// are GET /api/requests/<id>).
 	Seen     int      `json:"seen"`
 	Requests []string `json:"requests"`
 	// Tool is the skill proposed for it, once there is one; Status says
@@ -89,6 +90,7 @@ type chainCall struct {
 // sample is one chat that followed a chain.
 type sample struct {
 	RequestID string
+	User      string // the chat's author's pseudonym
 	Query     string
 	Calls     []chainCall
 	Answer    string
@@ -119,8 +121,10 @@ type skillState struct {
 }
 
 type chatSeen struct {
-	id, query string
-	res       *agent.Result
+	// user is the chat's author's pseudonym: the request is shown to them
+	// (and admins) alone.
+	id, user, query string
+	res             *agent.Result
 }
 
 func newSkillState() skillState {
@@ -129,12 +133,12 @@ func newSkillState() skillState {
 
 // noteChat hands a chat that ran two or more tools to the learning
 // goroutine, without waiting.
-func (s *Service) noteChat(id, query string, res *agent.Result) {
+func (s *Service) noteChat(id, user, query string, res *agent.Result) {
 	if s.learn.cfg.Skills == SkillsOff || res == nil || len(res.Tools) < 2 {
 		return
 	}
 	select {
-	case s.learn.skills.queue <- chatSeen{id: id, query: query, res: res}:
+	case s.learn.skills.queue <- chatSeen{id: id, user: user, query: query, res: res}:
 	default: // busy: this one is not counted
 	}
 }
@@ -215,7 +219,7 @@ func (s *Service) seeChat(c chatSeen) (key string, due bool) {
 	ch.seen++
 	ch.since++
 	ch.last = time.Now()
-	ch.samples = append(ch.samples, sample{RequestID: c.id, Query: c.query, Calls: calls, Answer: c.res.Response})
+	ch.samples = append(ch.samples, sample{RequestID: c.id, User: c.user, Query: c.query, Calls: calls, Answer: c.res.Response})
 	if len(ch.samples) > maxSamples {
 		ch.samples = ch.samples[len(ch.samples)-maxSamples:]
 	}
@@ -263,7 +267,7 @@ func (s *Service) seedSkills(ctx context.Context) {
 		if json.Unmarshal(r.Result, &res) != nil || res.Result == nil || len(res.Tools) < 2 {
 			continue
 		}
-		if key, due := s.seeChat(chatSeen{id: r.ID, query: r.Query, res: res.Result}); due {
+		if key, due := s.seeChat(chatSeen{id: r.ID, user: r.User, query: r.Query, res: res.Result}); due {
 			s.proposeSkill(ctx, key)
 		}
 	}
@@ -367,13 +371,16 @@ func skillNote(key string, samples []sample) string {
 	for i, s := range samples {
 		ids[i] = s.RequestID
 	}
-	return fmt.Sprintf("A skill proposed from traffic: the chain %s recurred in chats %s.", key, strings.Join(ids, ", "))
+	// The first line is for everyone who reads the tool; the chats are
+	// people's, named on the next line (noteFor).
+	return fmt.Sprintf("A skill proposed from traffic: the chain %s recurred in chats.\nThe chats: %s.", key, strings.Join(ids, ", "))
 }
 
 // Skills lists the chains of tools seen in chats, most seen first, and
 // what became of each. Reading the tools suffices.
 func (s *Service) Skills(ctx context.Context) ([]Skill, error) {
-	if err := Permit(identity.From(ctx), identity.ReadTools); err != nil {
+	who := identity.From(ctx)
+	if err := Permit(who, identity.ReadTools); err != nil {
 		return nil, err
 	}
 	st := &s.learn.skills
@@ -382,13 +389,24 @@ func (s *Service) Skills(ctx context.Context) ([]Skill, error) {
 	out := make([]Skill, 0, len(st.chains))
 	for key, ch := range st.chains {
 		s.refreshLocked(key, ch)
-		sk := Skill{Chain: slices.Clone(ch.tools), Seen: ch.seen, Tool: ch.tool, At: ch.proposed, Status: "counting"}
+		sk := Skill{Chain: slices.Clone(ch.tools), Seen: ch.seen, Requests: []string{}, Tool: ch.tool, At: ch.proposed, Status: "counting"}
+		var others []string // the words of chats not the caller's
 		for _, x := range ch.samples {
-			sk.Requests = append(sk.Requests, x.RequestID)
+			if who.Owns(x.User) { // a chat is its author's (and admins')
+				sk.Requests = append(sk.Requests, x.RequestID)
+				continue
+			}
+			if len(x.Query) >= minQuoted {
+				others = append(others, x.Query)
+			}
+			for _, c := range x.Calls {
+				others = appendStrings(others, c.Args)
+			}
 		}
 		switch {
 		case ch.failed != "":
-			sk.Status, sk.Error = "failed", ch.failed
+			// The gate's words may quote the chats the model was shown.
+			sk.Status, sk.Error = "failed", withholding(others).mask(ch.failed)
 		case ch.building:
 			sk.Status = "building"
 		case ch.tool != "":

@@ -338,7 +338,8 @@ func (s *Service) Tool(ctx context.Context, name string) (*ToolInfo, error) {
 	return v, o.finish(nil)
 }
 
-// Versions lists a tool's kept versions, oldest first.
+// Versions lists a tool's kept versions, oldest first. A version's note
+// is shown whole to admins; others read its first line (noteFor).
 func (s *Service) Versions(ctx context.Context, name string) ([]registry.Version, error) {
 	_, o, err := s.read(ctx, "versions", identity.ReadTools)
 	if err == nil {
@@ -348,7 +349,7 @@ func (s *Service) Versions(ctx context.Context, name string) ([]registry.Version
 		return nil, o.finish(err)
 	}
 	vs, err := s.d.Registry.Versions(name)
-	return vs, o.finish(err)
+	return versionsFor(o.who, vs), o.finish(err)
 }
 
 // Diff is a unified diff between two kept versions of a tool.

@@ -157,8 +157,10 @@
       const tr = el('tr', 'case ' + c.status + (c.fixed_in ? ' fixed' : ''));
       tr.dataset.case = c.id;
       const input = el('td', 'input');
-      input.appendChild(el('code', '', typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments)));
-      if (!c.exact) input.appendChild(el('div', 'muted', 'cut: ' + c.arguments_bytes + ' bytes sent'));
+      // Someone else's input is theirs and the admins' (docs/privacy.md).
+      if (c.arguments == null) input.appendChild(el('span', 'muted withheld', 'someone else’s input: shown to them and to admins'));
+      else input.appendChild(el('code', '', typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments)));
+      if (!c.exact && c.arguments != null) input.appendChild(el('div', 'muted', 'cut: ' + c.arguments_bytes + ' bytes sent'));
       const err = el('td', 'err');
       const kind = el('span', 'badge kind', kindWords[c.kind] || c.kind);
       kind.title = c.kind;
