@@ -96,8 +96,31 @@ func ValueReceiver() int {
 	return get()
 }
 
-// Goroutines starts a goroutine per iteration, each adding its own bit.
+// Goroutines starts a goroutine per iteration, each adding its own bit
+// once the loop is over.
 func Goroutines(n int) int {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sum := 0
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			mu.Lock()
+			sum += 1 << i
+			mu.Unlock()
+		}()
+	}
+	close(start)
+	wg.Wait()
+	return sum
+}
+
+// Spawn starts a goroutine per iteration, each adding its own number as
+// soon as it runs, while the loop goes on.
+func Spawn(n int) int {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	sum := 0
@@ -106,7 +129,7 @@ func Goroutines(n int) int {
 		go func() {
 			defer wg.Done()
 			mu.Lock()
-			sum += 1 << i
+			sum += i
 			mu.Unlock()
 		}()
 	}
@@ -135,6 +158,9 @@ func Skips() []int {
 	assert.Equal([]int{1, 2, 3}, MethodValues())
 	assert.Equal(1, ValueReceiver())
 	assert.Equal(15, Goroutines(4))
+	for range 20 {
+		assert.Equal(4950, Spawn(100))
+	}
 	assert.Equal([]int{1, 3, 5, 7, 9}, Skips())
 }
 `}, {

@@ -1914,7 +1914,6 @@ func getFunc(n *node) {
 
 	n.exec = func(f *frame) bltn {
 		fr := f.clone()
-		o := getFrame(f, l).data[i]
 
 		fct := reflect.MakeFunc(n.typ.TypeOf(), func(in []reflect.Value) []reflect.Value {
 			// Allocate and init local frame. All values to be settable and addressable.
@@ -1945,9 +1944,15 @@ func getFunc(n *node) {
 			// Interpreter code execution.
 			runCfg(n.child[3].start, fr2, n, n)
 
-			f.mutex.Lock()
-			getFrame(f, l).data[i] = o
-			f.mutex.Unlock()
+			// AdaptBot: upstream put the slot's earlier value back here
+			// (getFrame(f, l).data[i] = o), in the frame that created the
+			// literal, from whatever goroutine ran it: a goroutine started
+			// in a loop could, when it returned, put an earlier iteration's
+			// closure back in the slot just before the loop's next go
+			// statement read it, which then ran that closure again (and
+			// raced with the loop reading the slot). The slot only carries
+			// the literal's value to the expression that uses it, which
+			// has read it by the time the closure runs.
 
 			return fr2.data[:numRet]
 		})
