@@ -20,7 +20,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"adaptbot/contract"
 	"adaptbot/toolbox"
 )
 
@@ -70,7 +69,6 @@ type Server struct {
 	mu        sync.Mutex
 	published map[string]string // tool name → fingerprint of what clients see
 
-	outputs  sync.Map // output schema text → *contract.Schema, for results
 	requests requests // the POSTs under way on /mcp, for their calls
 }
 
@@ -252,7 +250,7 @@ func (s *Server) handler(name string) sdk.ToolHandler {
 		}
 		if err == nil {
 			var res *sdk.CallToolResult
-			if res, err = s.result(t.Spec(), out); err == nil {
+			if res, err = s.result(t, out); err == nil {
 				return res, nil
 			}
 		}
@@ -262,49 +260,23 @@ func (s *Server) handler(name string) sdk.ToolHandler {
 }
 
 // result is a successful call's result as clients get it: the text, and
-// for a tool with an output schema the same JSON as structured content,
-// checked against the schema first. A result that does not match is the
-// tool's failure: clients that check structured results (as they should)
-// would refuse it anyway, with less to go on.
-func (s *Server) result(t toolbox.Spec, out string) (*sdk.CallToolResult, error) {
+// for a tool with an output schema the same JSON as structured content. A
+// result that does not match the schema is the tool's failure: clients
+// that check structured results (as they should) would refuse it anyway,
+// with less to go on. The check is the toolbox's (toolbox.CheckOutput): a
+// local tool's Call makes it before it returns, so the call's row, written
+// by Options.Call, already records the failure; any other tool is checked
+// here.
+func (s *Server) result(t toolbox.Tool, out string) (*sdk.CallToolResult, error) {
 	res := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: out}}}
-	if len(t.Output) == 0 {
+	if len(t.Spec().Output) == 0 {
 		return res, nil
 	}
-	schema, err := s.outputValidator(t.Output)
-	if err == nil {
-		err = schema.ValidateResult(json.RawMessage(out))
-	}
-	if err != nil {
-		return nil, fmt.Errorf("tool %s: its result does not match its output schema: %w", t.Name, err)
+	if err := toolbox.CheckOutput(t, out); err != nil {
+		return nil, err
 	}
 	res.StructuredContent = json.RawMessage(out)
 	return res, nil
-}
-
-// outputValidator compiles an output schema once.
-func (s *Server) outputValidator(output json.RawMessage) (*contract.Schema, error) {
-	if v, ok := s.outputs.Load(string(output)); ok {
-		return v.(*contract.Schema), nil
-	}
-	schema, err := contract.CompileSchema(output)
-	if err != nil {
-		return nil, err
-	}
-	s.outputs.Store(string(output), schema)
-	return schema, nil
-}
-
-// Call runs the local tool named name with args, as an MCP client's call
-// does: the toolbox validates args against the tool's schema, then the tool
-// runs in the sandbox. Errors name the tool and say what went wrong (the
-// validation problem, or the sandbox's kind of failure and its limit).
-func (s *Server) Call(ctx context.Context, name string, args json.RawMessage) (string, error) {
-	t, err := s.local(name)
-	if err != nil {
-		return "", err
-	}
-	return s.run(ctx, t, args)
 }
 
 // run carries out one call of the local tool t: through Options.Call when
