@@ -1,11 +1,22 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	nethttp "net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"adaptbot/llm/llmtest"
+	"adaptbot/poll"
 )
 
 // twinSource is a tool whose result breaks its output schema: two fields
@@ -61,4 +72,165 @@ func TestMCPOutputOutsideItsSchemaIsTheRowsFailure(t *testing.T) {
 		!strings.Contains(r["error_message"], "does not match its output schema") {
 		t.Errorf("row = %v, want the twin call's failure", r)
 	}
+}
+
+// teamWorld starts a server beyond loopback with an admin token and adds
+// a builder, ann: her key and pseudonym.
+func teamWorld(t *testing.T, env map[string]string) (in *instance, key, pseudonym string) {
+	t.Helper()
+	if env == nil {
+		env = map[string]string{}
+	}
+	env["ADAPTBOT_ADDR"] = "0.0.0.0:0"
+	env["ADAPTBOT_ADMIN_TOKEN"] = "s3cret-admin-token"
+	in = start(t, env)
+	in.url = "http://127.0.0.1:" + in.url[strings.LastIndex(in.url, ":")+1:]
+	admin := map[string]string{"Content-Type": "application/json", "Authorization": "Bearer s3cret-admin-token"}
+	code, _, raw := in.send(t, "POST", "/api/users", `{"name": "ann", "role": "builder"}`, admin)
+	body := jsonBody(t, raw)
+	if code != 201 {
+		t.Fatalf("add ann = %d %s", code, raw)
+	}
+	return in, str(body["key"]), str(body["user"].(map[string]any)["pseudonym"])
+}
+
+// oneRow checks that the CSV holds exactly one row more than it did
+// (before rows), written for the refusal answered with raw: the caller's
+// pseudonym, door, intent, category and kind, and the request ID the
+// answer gave.
+func oneRow(t *testing.T, in *instance, before int, raw []byte, want map[string]string) {
+	t.Helper()
+	rows := in.rows(t)
+	if len(rows) != before+1 {
+		t.Errorf("%s: %d new rows, want 1: %v", want["error_kind"], len(rows)-before, rows[min(before, len(rows)):])
+		return
+	}
+	r := rows[before]
+	for k, v := range want {
+		if r[k] != v {
+			t.Errorf("%s: row's %s = %q, want %q (row %v)", want["error_kind"], k, r[k], v, r)
+		}
+	}
+	if r["error_message"] == "" {
+		t.Errorf("%s: row without an error message: %v", want["error_kind"], r)
+	}
+	if raw != nil {
+		if id := str(jsonBody(t, raw)["request_id"]); id == "" || id != r["request_id"] {
+			t.Errorf("%s: answer's request_id %q, row's %q: %s", want["error_kind"], id, r["request_id"], raw)
+		}
+	}
+}
+
+// TestEdgeRefusalsWriteTheirRow: each refusal the edge makes before an
+// operation begins (an empty message, a bundle that is not one, the
+// server busy, a client over its rate, a message or a body too large, an
+// unknown tool over /mcp) writes exactly one row, with the caller's
+// pseudonym and door. Before, they wrote none.
+func TestEdgeRefusalsWriteTheirRow(t *testing.T) {
+	release := make(chan struct{})
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(free)
+	llmSrv := llmtest.New(t, func(r llmtest.Request) llmtest.Reply {
+		if strings.Contains(r.LastUser(), "hold") {
+			<-release
+		}
+		return deleteScript(r)
+	})
+	env := modelEnv(llmSrv)
+	env["ADAPTBOT_MAX_INFLIGHT"] = "1"
+	env["ADAPTBOT_MAX_INFLIGHT_PER_USER"] = "1"
+	env["ADAPTBOT_RATE_LIMIT"] = "5/min"
+	in, key, ann := teamWorld(t, env)
+	as := map[string]string{"Content-Type": "application/json", "Authorization": "Bearer " + key}
+	http := map[string]string{"user": ann, "door": "http"}
+	with := func(m map[string]string, kv ...string) map[string]string {
+		out := maps.Clone(m)
+		for i := 0; i < len(kv); i += 2 {
+			out[kv[i]] = kv[i+1]
+		}
+		return out
+	}
+
+	// Counted by the rate: 1.
+	n := len(in.rows(t))
+	code, _, raw := in.send(t, "POST", "/api/tools/import", `{"bundle": "not base64!"}`, as)
+	if code != 400 {
+		t.Errorf("bad bundle = %d %s", code, raw)
+	}
+	oneRow(t, in, n, raw, with(http, "intent", "BUILD", "category", "build_import", "error_kind", "invalid"))
+
+	// 2.
+	n = len(in.rows(t))
+	code, _, raw = in.send(t, "POST", "/chat", `{"message": "  "}`, as)
+	if code != 400 {
+		t.Errorf("empty message = %d %s", code, raw)
+	}
+	oneRow(t, in, n, raw, with(http, "intent", "CHAT", "error_kind", "invalid"))
+
+	// 3.
+	n = len(in.rows(t))
+	big, _ := json.Marshal(map[string]string{"message": strings.Repeat("a", 32<<10+1)})
+	code, _, raw = in.send(t, "POST", "/chat", string(big), as)
+	if code != 413 {
+		t.Errorf("long message = %d %s", code, raw)
+	}
+	oneRow(t, in, n, raw, with(http, "intent", "CHAT", "error_kind", "invalid"))
+
+	// 4: holds the only slot; 5: refused for it.
+	held := make(chan int, 1)
+	go func() {
+		code, _, _ := in.send(t, "POST", "/chat", `{"message":"hold on"}`, as)
+		held <- code
+	}()
+	poll.Until(t, "the first chat to reach the model", func() bool { return len(llmSrv.Requests()) > 0 })
+	n = len(in.rows(t))
+	code, _, raw = in.send(t, "POST", "/chat", `{"message":"hello"}`, as)
+	if code != 503 && code != 429 {
+		t.Errorf("chat past the in-flight cap = %d %s", code, raw)
+	}
+	oneRow(t, in, n, raw, with(http, "intent", "CHAT"))
+	free()
+	if code := <-held; code != 200 {
+		t.Errorf("held chat = %d", code)
+	}
+
+	// 6: over the rate.
+	n = len(in.rows(t))
+	code, _, raw = in.send(t, "POST", "/chat", `{"message":"hello"}`, as)
+	if code != 429 {
+		t.Errorf("chat past the rate = %d %s", code, raw)
+	}
+	oneRow(t, in, n, raw, with(http, "intent", "CHAT", "error_kind", "limited"))
+
+	// A body over the edge's limit, refused before any handler.
+	n = len(in.rows(t))
+	conn, err := net.Dial("tcp", strings.TrimPrefix(in.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /api/tools/calculator/run HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", key, 2<<20)
+	resp, err := nethttp.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ = io.ReadAll(resp.Body)
+	if resp.StatusCode != 413 {
+		t.Errorf("oversized body = %d %s", resp.StatusCode, raw)
+	}
+	oneRow(t, in, n, raw, with(http, "intent", "RUN", "category", "calculator", "error_kind", "invalid"))
+
+	// An unknown tool over /mcp.
+	client := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil)
+	cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: in.url + "/mcp", HTTPClient: &nethttp.Client{Transport: &keyTransport{key: key}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	n = len(in.rows(t))
+	if res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "no_such_tool", Arguments: map[string]any{}}); err == nil && !res.IsError {
+		t.Errorf("unknown tool = %+v", res)
+	}
+	oneRow(t, in, n, nil, map[string]string{"user": ann, "door": "mcp", "intent": "RUN", "category": "no_such_tool", "error_kind": "not_found"})
 }

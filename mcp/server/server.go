@@ -47,6 +47,12 @@ type Options struct {
 	// and trace, as for a direct run. Nil calls the Box's tool directly
 	// (`adaptbot mcp`, which owns no files to write to).
 	Call func(ctx context.Context, name string, args json.RawMessage) (string, error)
+	// Refuse, when set, hears of each tools/call refused before any tool
+	// runs, because no tool of that name serves here (the SDK answers
+	// "unknown tool"), with the call's context (who calls, through which
+	// door) and the refusal: the server's service layer writes the call's
+	// row, as for a call that ran. Nil writes nothing.
+	Refuse func(ctx context.Context, name string, args json.RawMessage, err error)
 }
 
 // DefaultInstructions describe the server to clients when
@@ -63,6 +69,7 @@ type Server struct {
 	log     *slog.Logger
 	timeout time.Duration
 	call    func(ctx context.Context, name string, args json.RawMessage) (string, error)
+	refuse  func(ctx context.Context, name string, args json.RawMessage, err error)
 	user    func(r *http.Request) string
 	sdk     *sdk.Server
 
@@ -88,7 +95,7 @@ func New(tools toolbox.Box, opts Options) *Server {
 	if opts.SessionTimeout <= 0 {
 		opts.SessionTimeout = 30 * time.Minute
 	}
-	s := &Server{tools: tools, log: opts.Log, timeout: opts.SessionTimeout, call: opts.Call, user: opts.User, published: map[string]string{}}
+	s := &Server{tools: tools, log: opts.Log, timeout: opts.SessionTimeout, call: opts.Call, refuse: opts.Refuse, user: opts.User, published: map[string]string{}}
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: "adaptbot", Title: "AdaptBot", Version: opts.Version}, &sdk.ServerOptions{
 		Instructions: opts.Instructions,
 		Logger:       opts.Log,
@@ -96,6 +103,7 @@ func New(tools toolbox.Box, opts Options) *Server {
 		// empty: the first generated tool must still reach clients.
 		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}},
 	})
+	s.sdk.AddReceivingMiddleware(s.unknownTools)
 	s.Sync()
 	tools.OnChange(func(c toolbox.Change) {
 		if !c.Spec.Remote() {
@@ -247,6 +255,8 @@ func (s *Server) handler(name string) sdk.ToolHandler {
 		var out string
 		if err == nil {
 			out, err = s.run(ctx, t, args)
+		} else if s.refuse != nil {
+			s.refuse(ctx, name, args, err) // gone since it was listed
 		}
 		if err == nil {
 			var res *sdk.CallToolResult
@@ -256,6 +266,26 @@ func (s *Server) handler(name string) sdk.ToolHandler {
 		}
 		s.log.Info("mcp: tool call failed", "tool", name, "err", err)
 		return toolError(err), nil
+	}
+}
+
+// unknownTools tells Options.Refuse of a tools/call of a tool this server
+// does not publish, which the SDK refuses without calling a handler, so
+// that the refusal has its row like any call.
+func (s *Server) unknownTools(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if call, ok := req.(*sdk.CallToolRequest); ok && s.refuse != nil && call.Params != nil {
+			name := call.Params.Name
+			s.mu.Lock()
+			_, published := s.published[name]
+			s.mu.Unlock()
+			if !published {
+				ctx, cancel := s.requests.bind(ctx, call.Extra)
+				s.refuse(ctx, name, call.Params.Arguments, toolbox.NotFound(name))
+				cancel()
+			}
+		}
+		return next(ctx, method, req)
 	}
 }
 
