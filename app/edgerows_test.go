@@ -122,10 +122,11 @@ func oneRow(t *testing.T, in *instance, before int, raw []byte, want map[string]
 }
 
 // TestEdgeRefusalsWriteTheirRow: each refusal the edge makes before an
-// operation begins (an empty message, a bundle that is not one, the
-// server busy, a client over its rate, a message or a body too large, an
-// unknown tool over /mcp) writes exactly one row, with the caller's
-// pseudonym and door. Before, they wrote none.
+// operation begins (a bundle that is not one, an empty message, a message
+// or a body too large, the server busy, a client over its rate, an unknown
+// tool over /mcp) writes exactly one row, with the caller's pseudonym and
+// door, and the answer names the row. Before, they wrote none. The steps
+// share one server, in order: the first five count against ann's rate.
 func TestEdgeRefusalsWriteTheirRow(t *testing.T) {
 	release := make(chan struct{})
 	var once sync.Once
@@ -139,11 +140,18 @@ func TestEdgeRefusalsWriteTheirRow(t *testing.T) {
 	})
 	env := modelEnv(llmSrv)
 	env["ADAPTBOT_MAX_INFLIGHT"] = "1"
-	env["ADAPTBOT_MAX_INFLIGHT_PER_USER"] = "1"
-	env["ADAPTBOT_RATE_LIMIT"] = "5/min"
+	env["ADAPTBOT_RATE_LIMIT"] = "4/min"
 	in, key, ann := teamWorld(t, env)
-	as := map[string]string{"Content-Type": "application/json", "Authorization": "Bearer " + key}
-	http := map[string]string{"user": ann, "door": "http"}
+	admin := map[string]string{"Content-Type": "application/json", "Authorization": "Bearer s3cret-admin-token"}
+	code, _, raw := in.send(t, "POST", "/api/users", `{"name": "bob", "role": "user"}`, admin)
+	if code != 201 {
+		t.Fatalf("add bob = %d %s", code, raw)
+	}
+	bobKey, bob := str(jsonBody(t, raw)["key"]), str(jsonBody(t, raw)["user"].(map[string]any)["pseudonym"])
+	as := func(key string) map[string]string {
+		return map[string]string{"Content-Type": "application/json", "Authorization": "Bearer " + key}
+	}
+	annHTTP := map[string]string{"user": ann, "door": "http"}
 	with := func(m map[string]string, kv ...string) map[string]string {
 		out := maps.Clone(m)
 		for i := 0; i < len(kv); i += 2 {
@@ -151,86 +159,74 @@ func TestEdgeRefusalsWriteTheirRow(t *testing.T) {
 		}
 		return out
 	}
-
-	// Counted by the rate: 1.
-	n := len(in.rows(t))
-	code, _, raw := in.send(t, "POST", "/api/tools/import", `{"bundle": "not base64!"}`, as)
-	if code != 400 {
-		t.Errorf("bad bundle = %d %s", code, raw)
-	}
-	oneRow(t, in, n, raw, with(http, "intent", "BUILD", "category", "build_import", "error_kind", "invalid"))
-
-	// 2.
-	n = len(in.rows(t))
-	code, _, raw = in.send(t, "POST", "/chat", `{"message": "  "}`, as)
-	if code != 400 {
-		t.Errorf("empty message = %d %s", code, raw)
-	}
-	oneRow(t, in, n, raw, with(http, "intent", "CHAT", "error_kind", "invalid"))
-
-	// 3.
-	n = len(in.rows(t))
-	big, _ := json.Marshal(map[string]string{"message": strings.Repeat("a", 32<<10+1)})
-	code, _, raw = in.send(t, "POST", "/chat", string(big), as)
-	if code != 413 {
-		t.Errorf("long message = %d %s", code, raw)
-	}
-	oneRow(t, in, n, raw, with(http, "intent", "CHAT", "error_kind", "invalid"))
-
-	// 4: holds the only slot; 5: refused for it.
-	held := make(chan int, 1)
-	go func() {
-		code, _, _ := in.send(t, "POST", "/chat", `{"message":"hold on"}`, as)
-		held <- code
-	}()
-	poll.Until(t, "the first chat to reach the model", func() bool { return len(llmSrv.Requests()) > 0 })
-	n = len(in.rows(t))
-	code, _, raw = in.send(t, "POST", "/chat", `{"message":"hello"}`, as)
-	if code != 503 && code != 429 {
-		t.Errorf("chat past the in-flight cap = %d %s", code, raw)
-	}
-	oneRow(t, in, n, raw, with(http, "intent", "CHAT"))
-	free()
-	if code := <-held; code != 200 {
-		t.Errorf("held chat = %d", code)
+	refused := func(t *testing.T, key, path, body string, status int, want map[string]string) {
+		t.Helper()
+		n := len(in.rows(t))
+		code, _, raw := in.send(t, "POST", path, body, as(key))
+		if code != status {
+			t.Errorf("POST %s = %d %s, want %d", path, code, raw, status)
+		}
+		oneRow(t, in, n, raw, want)
 	}
 
-	// 6: over the rate.
-	n = len(in.rows(t))
-	code, _, raw = in.send(t, "POST", "/chat", `{"message":"hello"}`, as)
-	if code != 429 {
-		t.Errorf("chat past the rate = %d %s", code, raw)
-	}
-	oneRow(t, in, n, raw, with(http, "intent", "CHAT", "error_kind", "limited"))
-
-	// A body over the edge's limit, refused before any handler.
-	n = len(in.rows(t))
-	conn, err := net.Dial("tcp", strings.TrimPrefix(in.url, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	fmt.Fprintf(conn, "POST /api/tools/calculator/run HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", key, 2<<20)
-	resp, err := nethttp.ReadResponse(bufio.NewReader(conn), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, _ = io.ReadAll(resp.Body)
-	if resp.StatusCode != 413 {
-		t.Errorf("oversized body = %d %s", resp.StatusCode, raw)
-	}
-	oneRow(t, in, n, raw, with(http, "intent", "RUN", "category", "calculator", "error_kind", "invalid"))
-
-	// An unknown tool over /mcp.
-	client := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil)
-	cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: in.url + "/mcp", HTTPClient: &nethttp.Client{Transport: &keyTransport{key: key}}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	n = len(in.rows(t))
-	if res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "no_such_tool", Arguments: map[string]any{}}); err == nil && !res.IsError {
-		t.Errorf("unknown tool = %+v", res)
-	}
-	oneRow(t, in, n, nil, map[string]string{"user": ann, "door": "mcp", "intent": "RUN", "category": "no_such_tool", "error_kind": "not_found"})
+	t.Run("bad bundle", func(t *testing.T) {
+		refused(t, key, "/api/tools/import", `{"bundle": "not base64!"}`, 400,
+			with(annHTTP, "intent", "BUILD", "category", "build_import", "error_kind", "invalid"))
+	})
+	t.Run("empty message", func(t *testing.T) {
+		refused(t, key, "/chat", `{"message": "  "}`, 400, with(annHTTP, "intent", "CHAT", "error_kind", "invalid"))
+	})
+	t.Run("message too large", func(t *testing.T) {
+		big, _ := json.Marshal(map[string]string{"message": strings.Repeat("a", 32<<10+1)})
+		refused(t, key, "/chat", string(big), 413, with(annHTTP, "intent", "CHAT", "error_kind", "invalid"))
+	})
+	t.Run("busy", func(t *testing.T) {
+		// ann's chat holds the only slot; bob's is refused for it.
+		held := make(chan int, 1)
+		go func() {
+			code, _, _ := in.send(t, "POST", "/chat", `{"message":"hold on"}`, as(key))
+			held <- code
+		}()
+		poll.Until(t, "the first chat to reach the model", func() bool { return len(llmSrv.Requests()) > 0 })
+		refused(t, bobKey, "/chat", `{"message":"hello"}`, 503, map[string]string{"user": bob, "door": "http", "intent": "CHAT", "error_kind": "unavailable"})
+		free()
+		if code := <-held; code != 200 {
+			t.Errorf("held chat = %d", code)
+		}
+	})
+	t.Run("over the rate", func(t *testing.T) {
+		refused(t, key, "/chat", `{"message":"hello"}`, 429, with(annHTTP, "intent", "CHAT", "error_kind", "limited"))
+	})
+	t.Run("body too large", func(t *testing.T) {
+		// Refused from its Content-Length, before any handler.
+		n := len(in.rows(t))
+		conn, err := net.Dial("tcp", strings.TrimPrefix(in.url, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		fmt.Fprintf(conn, "POST /api/tools/calculator/run HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", key, 2<<20)
+		resp, err := nethttp.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 413 {
+			t.Errorf("oversized body = %d %s", resp.StatusCode, raw)
+		}
+		oneRow(t, in, n, raw, with(annHTTP, "intent", "RUN", "category", "calculator", "error_kind", "invalid"))
+	})
+	t.Run("unknown tool over mcp", func(t *testing.T) {
+		client := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil)
+		cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: in.url + "/mcp", HTTPClient: &nethttp.Client{Transport: &keyTransport{key: key}}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		n := len(in.rows(t))
+		if res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "no_such_tool", Arguments: map[string]any{}}); err == nil && !res.IsError {
+			t.Errorf("unknown tool = %+v", res)
+		}
+		oneRow(t, in, n, nil, map[string]string{"user": ann, "door": "mcp", "intent": "RUN", "category": "no_such_tool", "error_kind": "not_found"})
+	})
 }
