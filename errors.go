@@ -31,6 +31,10 @@ const (
 	// Unavailable: a part the request needs is away (the cluster, the
 	// sandbox), or the server is busy. 503.
 	Unavailable Kind = "unavailable"
+	// Limited: the caller is over a limit of its own, its rate or its
+	// share of the server's slots, while others are not; it may try again
+	// (RetryAfter). 429.
+	Limited Kind = "limited"
 	// NotConfigured: the request needs something the server was not set up
 	// with, usually a model; the message names the setting. 503, and its
 	// own outcome in the benchmarks: not a failure of the product.

@@ -195,12 +195,7 @@ func remoteAddr(c *fiber.Ctx) netip.Addr {
 // a browser that is not signed in answers 401 with the sign-in page.
 func (e *authEdge) authenticate() fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		r := auth.Request{
-			Remote:        remoteAddr(c),
-			Authorization: c.Get(fiber.HeaderAuthorization),
-			Session:       c.Cookies(auth.SessionCookie),
-			Header:        func(name string) []string { return headerValues(c, name) },
-		}
+		r := authRequest(c)
 		public := publicPath(c.Path())
 		scraper := r.Authorization != "" && c.Path() == "/metrics" && metricsToken(e.metricsToken, r.Authorization)
 		credentials := (r.Authorization != "" || r.Session != "") && !scraper
@@ -229,6 +224,16 @@ func (e *authEdge) authenticate() fiber.Handler {
 		}
 		c.SetUserContext(identity.With(c.UserContext(), id))
 		return c.Next()
+	}
+}
+
+// authRequest is what c offers to say who sent it.
+func authRequest(c *fiber.Ctx) auth.Request {
+	return auth.Request{
+		Remote:        remoteAddr(c),
+		Authorization: c.Get(fiber.HeaderAuthorization),
+		Session:       c.Cookies(auth.SessionCookie),
+		Header:        func(name string) []string { return headerValues(c, name) },
 	}
 }
 

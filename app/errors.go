@@ -46,6 +46,8 @@ func statusOf(k adaptbot.Kind) int {
 		return fiber.StatusConflict
 	case adaptbot.Failed:
 		return fiber.StatusUnprocessableEntity
+	case adaptbot.Limited:
+		return fiber.StatusTooManyRequests
 	case adaptbot.Unavailable, adaptbot.NotConfigured:
 		return fiber.StatusServiceUnavailable
 	case adaptbot.Timeout:
@@ -98,10 +100,13 @@ func errorBody(err error, log *slog.Logger) (int, time.Duration, fiber.Map) {
 func errorHandler(log *slog.Logger) fiber.ErrorHandler {
 	return func(c *fiber.Ctx, err error) error {
 		status, retry, body := errorBody(err, log)
+		if id, ok := c.Locals(refusedKey{}).(string); ok {
+			body["request_id"] = id // the refusal's row (refusals.go)
+		}
 		// Only here: the body limit refuses a request before any handler,
 		// so an event stream never carries this.
 		if fe, ok := errors.AsType[*fiber.Error](err); ok && fe.Code == fiber.StatusRequestEntityTooLarge {
-			body["error"] = fmt.Sprintf("request body is too large: the limit is %d KiB", c.App().Config().BodyLimit>>10)
+			body["error"] = bodyTooLarge(c)
 		}
 		if retry > 0 {
 			c.Set(fiber.HeaderRetryAfter, strconv.Itoa(retryAfterSeconds(retry)))

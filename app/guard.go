@@ -136,14 +136,25 @@ func (s *Server) originAllowed(origin, host string) bool {
 // sent a traceparent.
 func (s *Server) door() fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		door := benchmarks.DoorHTTP
-		if c.Get(api.ClientHeader) == "cli" {
-			door = benchmarks.DoorCLI
-		}
 		ctx := telemetry.Extract(c.UserContext(), func(k string) string { return c.Get(k) })
-		c.SetUserContext(service.WithDoor(ctx, door))
+		c.SetUserContext(service.WithDoor(ctx, doorOf(c)))
 		return c.Next()
 	}
+}
+
+// doorOf names the door c came through: /v1 is the OpenAI-compatible
+// door (openAIDoor), /mcp the MCP door (mcpDoor), a request that says it
+// comes from the command line the CLI's, and anything else HTTP's.
+func doorOf(c *fiber.Ctx) string {
+	switch {
+	case strings.HasPrefix(c.Path(), openAIPrefix):
+		return benchmarks.DoorOpenAI
+	case c.Path() == "/mcp":
+		return benchmarks.DoorMCP
+	case c.Get(api.ClientHeader) == "cli":
+		return benchmarks.DoorCLI
+	}
+	return benchmarks.DoorHTTP
 }
 
 // need refuses, before anything is decoded or started, a request whose

@@ -8,26 +8,35 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/limiter"
 
+	"adaptbot"
 	"adaptbot/config"
+	"adaptbot/identity"
 )
 
-// The edge's limits on the work a client can start: the rate limit and the
-// in-flight slots of ADAPTBOT_RATE_LIMIT and ADAPTBOT_MAX_INFLIGHT (read by
-// package config).
+// The edge's limits on the work a client can start: the rate limit, the
+// in-flight slots, and one identity's share of them, of
+// ADAPTBOT_RATE_LIMIT, ADAPTBOT_MAX_INFLIGHT and
+// ADAPTBOT_MAX_INFLIGHT_PER_USER (read by package config).
 
 // busyRetryAfter is the Retry-After of a 503 for too many chats at once:
 // about what a chat takes.
 const busyRetryAfter = 5 * time.Second
 
-// limits holds the edge's counters: the rate limiter and the in-flight slots.
+// limits holds the edge's counters: the rate limiter, the in-flight slots
+// and the slots each identity holds.
 type limits struct {
 	rate  fiber.Handler
 	slots chan struct{}
+	// perUser is how many slots one identity may hold.
+	perUser int
+
+	mu   sync.Mutex
+	held map[string]int // slots held, by shareKey
 }
 
 // newLimits makes the counters of e, the rate limit counting by key.
 func newLimits(e config.EdgeConfig, key func(*fiber.Ctx) string) *limits {
-	l := &limits{slots: make(chan struct{}, max(e.MaxInflight, 1))}
+	l := &limits{slots: make(chan struct{}, max(e.MaxInflight, 1)), perUser: e.PerUserSlots(), held: map[string]int{}}
 	if e.Rate > 0 {
 		l.rate = limiter.New(limiter.Config{
 			Max:               e.Rate,
@@ -35,7 +44,7 @@ func newLimits(e config.EdgeConfig, key func(*fiber.Ctx) string) *limits {
 			LimiterMiddleware: limiter.SlidingWindow{},
 			KeyGenerator:      key,
 			LimitReached: func(c *fiber.Ctx) error {
-				return &apiError{Status: fiber.StatusTooManyRequests, Msg: fmt.Sprintf(
+				return &adaptbot.Error{Kind: adaptbot.Limited, Msg: fmt.Sprintf(
 					"too many chats and builds from you: the limit is %d per %s (ADAPTBOT_RATE_LIMIT); try again in %s seconds",
 					e.Rate, perName(e.Per), c.GetRespHeader(fiber.HeaderRetryAfter))}
 			},
@@ -68,23 +77,69 @@ func (l *limits) rateLimit() fiber.Handler {
 	}
 }
 
-// admit takes an in-flight slot for the request, or answers 503.
+// admit takes an in-flight slot for the request, or answers 429 when its
+// caller already holds their share of the slots, and 503 when none is free.
 func (l *limits) admit() fiber.Handler {
 	return func(c *fiber.Ctx) error {
+		key := shareKey(identity.From(c.UserContext()))
+		if !l.take(key) {
+			return &adaptbot.Error{Kind: adaptbot.Limited, RetryAfter: busyRetryAfter,
+				Msg: fmt.Sprintf("you already have %d chats and builds under way, your share of the server's %d (ADAPTBOT_MAX_INFLIGHT_PER_USER); try again when one of them ends", l.perUser, cap(l.slots))}
+		}
 		select {
 		case l.slots <- struct{}{}:
 		default:
-			return &apiError{Status: fiber.StatusServiceUnavailable, RetryAfter: busyRetryAfter,
+			l.give(key)
+			return &adaptbot.Error{Kind: adaptbot.Unavailable, RetryAfter: busyRetryAfter,
 				Msg: fmt.Sprintf("the server is busy with %d chats and builds (ADAPTBOT_MAX_INFLIGHT); try again in a few seconds", cap(l.slots))}
 		}
 		var once sync.Once
-		release := func() { once.Do(func() { <-l.slots }) }
+		release := func() { once.Do(func() { <-l.slots; l.give(key) }) }
 		c.Locals(slotKey{}, release)
 		err := c.Next()
 		if held, _ := c.Locals(heldKey{}).(bool); !held {
 			release()
 		}
 		return err
+	}
+}
+
+// shareKey is who a slot counts against: an identity's pseudonym, or its
+// name without one. The one local user of a loopback server ("") has no
+// share to keep: there is nobody else to starve.
+func shareKey(who identity.Identity) string {
+	switch {
+	case who.Method == identity.Loopback:
+		return ""
+	case who.Pseudonym != "":
+		return "id:" + who.Pseudonym
+	}
+	return "name:" + who.Name
+}
+
+// take counts a slot against key, unless key holds its share already.
+func (l *limits) take(key string) bool {
+	if key == "" {
+		return true
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.held[key] >= l.perUser {
+		return false
+	}
+	l.held[key]++
+	return true
+}
+
+// give returns a slot key took.
+func (l *limits) give(key string) {
+	if key == "" {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.held[key]--; l.held[key] <= 0 {
+		delete(l.held, key) // the map holds only who holds a slot now
 	}
 }
 

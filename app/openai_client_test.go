@@ -322,8 +322,10 @@ func TestOpenAIRefusals(t *testing.T) {
 	if e := shape(raw); code != 429 || e["type"] != "rate_limit_error" || e["code"] != "rate_limit_exceeded" || h.Get("Retry-After") == "" {
 		t.Errorf("over the rate = %d %v %s", code, h, raw)
 	}
-	rows := in.requestRows(t)
-	if len(rows) != 2 || rows[0]["door"] != "openai" || rows[1]["door"] != "openai" {
+	// The two chats, and the refusal over the rate (the others came from
+	// nobody, or from another site's page).
+	rows := in.rows(t)
+	if len(rows) != 3 || rows[0]["door"] != "openai" || rows[1]["door"] != "openai" || rows[2]["door"] != "openai" || rows[2]["error_kind"] != "limited" {
 		t.Errorf("rows = %v", rows)
 	}
 }

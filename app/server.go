@@ -53,7 +53,7 @@ func NewServer(d Deps) *Server {
 		BodyLimit:             s.cfg.Edge.BodyLimit(),
 		Immutable:             true, // handlers may keep strings past the request
 		DisableStartupMessage: true,
-		ErrorHandler:          errorHandler(d.Log),
+		ErrorHandler:          s.refusals(errorHandler(d.Log)),
 		ReadTimeout:           30 * time.Second,
 		IdleTimeout:           2 * time.Minute,
 	})

@@ -292,8 +292,10 @@ func TestWithoutModel(t *testing.T) {
 	if code != 503 || !strings.Contains(str(r["error"]), "OPENAI_API_KEY") {
 		t.Errorf("build without a model = %d %v", code, r)
 	}
+	// Each has its row: the build's refusal too, made before it began.
 	rows := in.rows(t)
-	if len(rows) != 2 || rows[0]["intent"] != "CHAT" || rows[1]["intent"] != "RUN" || rows[1]["tool_execution_success"] != "True" {
+	if len(rows) != 3 || rows[0]["intent"] != "CHAT" || rows[1]["intent"] != "RUN" || rows[1]["tool_execution_success"] != "True" ||
+		rows[2]["intent"] != "BUILD" || rows[2]["error_kind"] != "not_configured" || rows[2]["request_id"] != str(r["request_id"]) {
 		t.Errorf("rows = %v", rows)
 	}
 }

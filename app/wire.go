@@ -18,6 +18,7 @@ import (
 
 	"adaptbot/agent"
 	"adaptbot/benchmarks"
+	"adaptbot/clip"
 	"adaptbot/cluster"
 	"adaptbot/config"
 	"adaptbot/generator"
@@ -456,7 +457,17 @@ func mcpHTTPHandler(ctx context.Context, w *world, svc *service.Service) fiber.H
 		}
 		return "name:" + id.Name
 	}
-	srv := mcpserver.New(w.box, mcpserver.Options{Log: w.log, Call: call, User: user, SessionTimeout: w.cfg.Identity.MCPSessionTimeout})
+	// A call of a tool that does not serve here is refused by the SDK
+	// before any handler: its row says so, as a run's would (the role
+	// first, then the name).
+	refuse := func(ctx context.Context, name string, args json.RawMessage, err error) {
+		if perr := service.Permit(identity.From(ctx), identity.RunTool); perr != nil {
+			err = perr
+		}
+		name = clip.String(name, maxRefusedName)
+		svc.Refuse(ctx, service.Refused{Intent: benchmarks.IntentRun, Category: name, Tool: name, Query: string(args), Err: err})
+	}
+	srv := mcpserver.New(w.box, mcpserver.Options{Log: w.log, Call: call, Refuse: refuse, User: user, SessionTimeout: w.cfg.Identity.MCPSessionTimeout})
 	go func() {
 		<-ctx.Done()
 		srv.Close()

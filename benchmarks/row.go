@@ -147,7 +147,7 @@ type NodeTime struct {
 //	                              for the single local user
 //	error_kind                    ErrorKind, the kind of failure, empty on
 //	                              success: invalid, forbidden, not_found,
-//	                              conflict, failed, unavailable,
+//	                              conflict, failed, unavailable, limited,
 //	                              not_configured, timeout, upstream,
 //	                              cancelled, internal
 //	rated_request                 RatedRequest, for a FEEDBACK row: the request

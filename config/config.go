@@ -139,6 +139,13 @@ type EdgeConfig struct {
 	// MaxInflight is how many chats and builds run at once
 	// (ADAPTBOT_MAX_INFLIGHT).
 	MaxInflight int
+	// MaxInflightPerUser is how many of those one identity may hold
+	// (ADAPTBOT_MAX_INFLIGHT_PER_USER): a number of slots, or, when 0,
+	// InflightShare percent of MaxInflight. PerUserSlots says which.
+	MaxInflightPerUser int
+	// InflightShare is one identity's share of MaxInflight, in percent,
+	// when MaxInflightPerUser is 0; 0 means the default, a quarter.
+	InflightShare int
 	// Rate is how many chats and builds one client address may start per
 	// Per (ADAPTBOT_RATE_LIMIT); 0 means no limit.
 	Rate int
@@ -157,6 +164,10 @@ type EdgeConfig struct {
 const (
 	defaultMaxMessage  = 32 << 10
 	defaultMaxInflight = 64
+	// One person may hold a quarter of the in-flight slots: four people
+	// hogging at once still leave none idle, and one alone cannot starve
+	// the rest.
+	defaultInflightShare = 25
 	// 60 chats a minute is more than a person types, and caps a runaway
 	// script at about 600 model calls a minute (a chat makes up to ~10).
 	defaultRate = 60
@@ -173,6 +184,22 @@ func (e EdgeConfig) WithDefaults() EdgeConfig {
 		e.MaxInflight = defaultMaxInflight
 	}
 	return e
+}
+
+// PerUserSlots is how many chats and builds one identity may have under
+// way at once: MaxInflightPerUser, or its share of MaxInflight, at least 1
+// and at most MaxInflight.
+func (e EdgeConfig) PerUserSlots() int {
+	e = e.WithDefaults()
+	n := e.MaxInflightPerUser
+	if n <= 0 {
+		share := e.InflightShare
+		if share <= 0 {
+			share = defaultInflightShare
+		}
+		n = e.MaxInflight * share / 100
+	}
+	return min(max(n, 1), e.MaxInflight)
 }
 
 // BodyLimit is the largest request body: room for a longest message with a

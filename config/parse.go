@@ -126,3 +126,26 @@ func parseRate(v string) (int, time.Duration, error) {
 }
 
 var errRate = errors.New("want N/s, N/min or N/hour (e.g. 60/min), or off")
+
+// parseShare reads a share of a limit, N% (1 to 100), or a number of
+// slots N ≥ 1: one of slots and percent is set. Empty is the default share.
+func parseShare(v string) (slots, percent int, err error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, defaultInflightShare, nil
+	}
+	if p, ok := strings.CutSuffix(v, "%"); ok {
+		n, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || n < 1 || n > 100 {
+			return 0, 0, errShare
+		}
+		return 0, n, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, 0, errShare
+	}
+	return n, 0, nil
+}
+
+var errShare = errors.New("want a share such as 25% (1% to 100%) or a number of slots ≥ 1")

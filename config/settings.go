@@ -242,6 +242,13 @@ var settings = []setting{
 			}
 			return err
 		}, false},
+
+	// Issue 27: fair share of the in-flight slots.
+	{"ADAPTBOT_MAX_INFLIGHT_PER_USER", strconv.Itoa(defaultInflightShare) + "%", "chats and builds one person may have under way at once, as a share of ADAPTBOT_MAX_INFLIGHT (N%, at least 1 slot) or a number of slots; past it 429 with Retry-After, while others still get in (the one local user of a loopback server has no share)",
+		func(c *Config, v string) (err error) {
+			c.Edge.MaxInflightPerUser, c.Edge.InflightShare, err = parseShare(v)
+			return err
+		}, false},
 }
 
 // Write prints every setting, for `adaptbot config`: its value in effect

@@ -157,3 +157,21 @@ func BenchmarkNestedCall(b *testing.B) {
 		b.Errorf("%d extra workers", st.Extra)
 	}
 }
+
+// BenchmarkLocalCallWithOutput is BenchmarkLocalCall for a tool with an
+// output schema: what checking each result against it adds.
+func BenchmarkLocalCallWithOutput(b *testing.B) {
+	t := localTool("counter", 1)
+	t.Output = json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"},"words":{"type":["array","null"],"items":{"type":"string"}}},"required":["n","words"],"additionalProperties":false}`)
+	set := New(newFakeRegistry(t), fakeRunner{run: func(sandbox.Call) (sandbox.Result, error) {
+		return sandbox.Result{Output: `{"n":3,"words":["a","b","c"]}`}, nil
+	}})
+	tool, _ := set.Tool("counter")
+	args := json.RawMessage(`{"n": 3}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := tool.Call(context.Background(), args); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -27,6 +27,7 @@ type Local struct {
 	runner Runner
 	spec   Spec
 	schema func() (*contract.Schema, error) // resolved at the first call
+	output func() (*contract.Schema, error) // Spec.Output, resolved at the first result (output.go)
 	set    *Set                             // the Set whose tool this is; nil for a Local on its own
 }
 
@@ -44,7 +45,8 @@ func NewLocal(t registry.Tool, runner Runner) *Local {
 		Network:     t.Network,
 		Calls:       t.Calls,
 		NoDirect:    t.NoDirect,
-	}, schema: sync.OnceValues(func() (*contract.Schema, error) { return contract.CompileSchema(t.Parameters) })}
+	}, schema: sync.OnceValues(func() (*contract.Schema, error) { return contract.CompileSchema(t.Parameters) }),
+		output: outputSchema(t.Output)}
 }
 
 // Spec returns the tool's spec.
@@ -58,7 +60,9 @@ func (l *Local) Entry() registry.Entry { return l.tool.Entry }
 func (l *Local) Code() []byte { return l.tool.Code }
 
 // Call validates args against the tool's schema (an *ArgsError when they
-// are not valid JSON or break it) and runs this version in the sandbox. A
+// are not valid JSON or break it), runs this version in the sandbox, and
+// checks a result against the tool's output schema, if it has one (a
+// *sandbox.Error of kind output when it breaks it: output.go). A
 // stored schema that does not compile is a plain error naming the tool and
 // the schema: the arguments are not at fault.
 //
@@ -102,6 +106,9 @@ func (l *Local) run(ctx context.Context, args json.RawMessage) (out string, err 
 			return "", err // "tool NAME: KIND: what happened", with the limit it hit
 		}
 		return "", fmt.Errorf("tool %s failed: %w", l.tool.Name, err)
+	}
+	if err := checkOutput(l.spec, res.Output, l.output); err != nil {
+		return "", err
 	}
 	return res.Output, nil
 }

@@ -3,10 +3,12 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -156,7 +158,7 @@ func TestResultOutsideItsSchemaIsAToolError(t *testing.T) {
 	}}}, Options{})
 	cs, _ := connectInMemory(t, srv, "")
 	text, isErr := callText(t, cs, "liar", map[string]any{})
-	if !isErr || !strings.Contains(text, "tool liar: its result does not match its output schema") {
+	if !isErr || !strings.Contains(text, "tool liar: output: its result does not match its output schema") {
 		t.Errorf("liar = %q (isError %v), want a tool error about its output schema", text, isErr)
 	}
 }
@@ -201,4 +203,36 @@ type fakeTool struct {
 func (f fakeTool) Spec() toolbox.Spec { return f.spec }
 func (f fakeTool) Call(context.Context, json.RawMessage) (string, error) {
 	return f.out, nil
+}
+
+// TestUnknownToolIsRefusedOnce: a tools/call of a tool the server does not
+// publish is answered by the SDK as before, and Options.Refuse hears of it
+// once, so the call has its row; a call that runs is not a refusal.
+func TestUnknownToolIsRefusedOnce(t *testing.T) {
+	type refusal struct {
+		name, args string
+		err        error
+	}
+	var mu sync.Mutex
+	var heard []refusal
+	srv := New(fakeBox{tools: []toolbox.Tool{fakeTool{
+		spec: toolbox.Spec{Name: "echo", Description: "Echoes.", Parameters: json.RawMessage(`{"type":"object"}`)},
+		out:  "hi",
+	}}}, Options{Refuse: func(_ context.Context, name string, args json.RawMessage, err error) {
+		mu.Lock()
+		heard = append(heard, refusal{name, string(args), err})
+		mu.Unlock()
+	}})
+	cs, _ := connectInMemory(t, srv, "")
+	if _, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "missing", Arguments: map[string]any{"x": 1}}); err == nil || !strings.Contains(err.Error(), "missing") {
+		t.Errorf("unknown tool: %v, want the SDK's refusal", err)
+	}
+	if text, isErr := callText(t, cs, "echo", map[string]any{}); isErr || text != "hi" {
+		t.Errorf("echo = %q (isError %v)", text, isErr)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(heard) != 1 || heard[0].name != "missing" || heard[0].args != `{"x":1}` || !errors.Is(heard[0].err, toolbox.ErrNotFound) {
+		t.Errorf("refusals heard = %+v, want one of missing", heard)
+	}
 }

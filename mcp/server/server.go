@@ -20,7 +20,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"adaptbot/contract"
 	"adaptbot/toolbox"
 )
 
@@ -48,6 +47,12 @@ type Options struct {
 	// and trace, as for a direct run. Nil calls the Box's tool directly
 	// (`adaptbot mcp`, which owns no files to write to).
 	Call func(ctx context.Context, name string, args json.RawMessage) (string, error)
+	// Refuse, when set, hears of each tools/call refused before any tool
+	// runs, because no tool of that name serves here (the SDK answers
+	// "unknown tool"), with the call's context (who calls, through which
+	// door) and the refusal: the server's service layer writes the call's
+	// row, as for a call that ran. Nil writes nothing.
+	Refuse func(ctx context.Context, name string, args json.RawMessage, err error)
 }
 
 // DefaultInstructions describe the server to clients when
@@ -64,13 +69,13 @@ type Server struct {
 	log     *slog.Logger
 	timeout time.Duration
 	call    func(ctx context.Context, name string, args json.RawMessage) (string, error)
+	refuse  func(ctx context.Context, name string, args json.RawMessage, err error)
 	user    func(r *http.Request) string
 	sdk     *sdk.Server
 
 	mu        sync.Mutex
 	published map[string]string // tool name → fingerprint of what clients see
 
-	outputs  sync.Map // output schema text → *contract.Schema, for results
 	requests requests // the POSTs under way on /mcp, for their calls
 }
 
@@ -90,7 +95,7 @@ func New(tools toolbox.Box, opts Options) *Server {
 	if opts.SessionTimeout <= 0 {
 		opts.SessionTimeout = 30 * time.Minute
 	}
-	s := &Server{tools: tools, log: opts.Log, timeout: opts.SessionTimeout, call: opts.Call, user: opts.User, published: map[string]string{}}
+	s := &Server{tools: tools, log: opts.Log, timeout: opts.SessionTimeout, call: opts.Call, refuse: opts.Refuse, user: opts.User, published: map[string]string{}}
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: "adaptbot", Title: "AdaptBot", Version: opts.Version}, &sdk.ServerOptions{
 		Instructions: opts.Instructions,
 		Logger:       opts.Log,
@@ -98,6 +103,7 @@ func New(tools toolbox.Box, opts Options) *Server {
 		// empty: the first generated tool must still reach clients.
 		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}},
 	})
+	s.sdk.AddReceivingMiddleware(s.unknownTools)
 	s.Sync()
 	tools.OnChange(func(c toolbox.Change) {
 		if !c.Spec.Remote() {
@@ -249,10 +255,12 @@ func (s *Server) handler(name string) sdk.ToolHandler {
 		var out string
 		if err == nil {
 			out, err = s.run(ctx, t, args)
+		} else if s.refuse != nil {
+			s.refuse(ctx, name, args, err) // gone since it was listed
 		}
 		if err == nil {
 			var res *sdk.CallToolResult
-			if res, err = s.result(t.Spec(), out); err == nil {
+			if res, err = s.result(t, out); err == nil {
 				return res, nil
 			}
 		}
@@ -261,50 +269,44 @@ func (s *Server) handler(name string) sdk.ToolHandler {
 	}
 }
 
+// unknownTools tells Options.Refuse of a tools/call of a tool this server
+// does not publish, which the SDK refuses without calling a handler, so
+// that the refusal has its row like any call.
+func (s *Server) unknownTools(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if call, ok := req.(*sdk.CallToolRequest); ok && s.refuse != nil && call.Params != nil {
+			name := call.Params.Name
+			s.mu.Lock()
+			_, published := s.published[name]
+			s.mu.Unlock()
+			if !published {
+				ctx, cancel := s.requests.bind(ctx, call.Extra)
+				s.refuse(ctx, name, call.Params.Arguments, toolbox.NotFound(name))
+				cancel()
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
 // result is a successful call's result as clients get it: the text, and
-// for a tool with an output schema the same JSON as structured content,
-// checked against the schema first. A result that does not match is the
-// tool's failure: clients that check structured results (as they should)
-// would refuse it anyway, with less to go on.
-func (s *Server) result(t toolbox.Spec, out string) (*sdk.CallToolResult, error) {
+// for a tool with an output schema the same JSON as structured content. A
+// result that does not match the schema is the tool's failure: clients
+// that check structured results (as they should) would refuse it anyway,
+// with less to go on. The check is the toolbox's (toolbox.CheckOutput): a
+// local tool's Call makes it before it returns, so the call's row, written
+// by Options.Call, already records the failure; any other tool is checked
+// here.
+func (s *Server) result(t toolbox.Tool, out string) (*sdk.CallToolResult, error) {
 	res := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: out}}}
-	if len(t.Output) == 0 {
+	if len(t.Spec().Output) == 0 {
 		return res, nil
 	}
-	schema, err := s.outputValidator(t.Output)
-	if err == nil {
-		err = schema.ValidateResult(json.RawMessage(out))
-	}
-	if err != nil {
-		return nil, fmt.Errorf("tool %s: its result does not match its output schema: %w", t.Name, err)
+	if err := toolbox.CheckOutput(t, out); err != nil {
+		return nil, err
 	}
 	res.StructuredContent = json.RawMessage(out)
 	return res, nil
-}
-
-// outputValidator compiles an output schema once.
-func (s *Server) outputValidator(output json.RawMessage) (*contract.Schema, error) {
-	if v, ok := s.outputs.Load(string(output)); ok {
-		return v.(*contract.Schema), nil
-	}
-	schema, err := contract.CompileSchema(output)
-	if err != nil {
-		return nil, err
-	}
-	s.outputs.Store(string(output), schema)
-	return schema, nil
-}
-
-// Call runs the local tool named name with args, as an MCP client's call
-// does: the toolbox validates args against the tool's schema, then the tool
-// runs in the sandbox. Errors name the tool and say what went wrong (the
-// validation problem, or the sandbox's kind of failure and its limit).
-func (s *Server) Call(ctx context.Context, name string, args json.RawMessage) (string, error) {
-	t, err := s.local(name)
-	if err != nil {
-		return "", err
-	}
-	return s.run(ctx, t, args)
 }
 
 // run carries out one call of the local tool t: through Options.Call when

@@ -1,0 +1,70 @@
+package service
+
+import (
+	"context"
+	"time"
+
+	"adaptbot"
+	"adaptbot/benchmarks"
+	"adaptbot/identity"
+	"adaptbot/reqid"
+	"adaptbot/telemetry"
+	"adaptbot/traces"
+)
+
+// Refused is a request turned away before its operation began: by the
+// edge (a body too large, a client over its rate or its share, the server
+// busy, a message that is empty, a bundle that is not one, a role the
+// route needs) or by a door's protocol (a tool that does not exist, over
+// /mcp). The operation it asked for names its row.
+type Refused struct {
+	// Intent is the operation's: benchmarks.IntentChat, IntentBuild,
+	// IntentRun or IntentFeedback.
+	Intent string
+	// Category is what is known of it before decoding: a run's tool, a
+	// build_ category; "" when the body would have said.
+	Category string
+	// Tool is the tool it was about, if any.
+	Tool string
+	// Query is what the caller asked, when it was read.
+	Query string
+	// Err is the refusal the caller gets; its kind (KindOf) and words are
+	// the row's.
+	Err error
+}
+
+// Refuse writes the one row and trace of a request refused before its
+// operation began, attributed to the caller and door ctx names, as an
+// operation refused at its start does (finish). It returns the refusal as
+// an *Error carrying the request ID.
+func (s *Service) Refuse(ctx context.Context, r Refused) *adaptbot.Error {
+	id := reqid.From(ctx)
+	if id == "" {
+		id = reqid.New()
+		ctx = reqid.With(ctx, id)
+	}
+	o := &op{s: s, id: id, who: identity.From(ctx), door: DoorOf(ctx), began: time.Now(), fallback: adaptbot.Invalid}
+	o.ctx, o.span = telemetry.StartOperation(ctx, "refuse", r.Tool, id, o.door)
+	o.row = benchmarks.Row{RequestID: id, Query: r.Query, Intent: r.Intent, Category: r.Category,
+		ParamExtraction: benchmarks.NA, ToolExecution: benchmarks.NA}
+	o.rec = traces.Record{ID: id, Kind: traceKind(r.Intent, r.Category), Query: r.Query, Tool: r.Tool}
+	e, _ := o.finish(r.Err).(*adaptbot.Error)
+	return e
+}
+
+// traceKind is the kind of trace of a request of intent and category.
+func traceKind(intent, category string) string {
+	switch intent {
+	case benchmarks.IntentChat:
+		return traces.Chat
+	case benchmarks.IntentRun:
+		return traces.Run
+	case benchmarks.IntentFeedback:
+		return traces.Feedback
+	}
+	switch category {
+	case benchmarks.CategoryBuildDelete, benchmarks.CategoryBuildRollback, benchmarks.CategoryBuildApprove, benchmarks.CategoryBuildTest:
+		return traces.Change
+	}
+	return traces.Build
+}
