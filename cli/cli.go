@@ -43,6 +43,12 @@ type Env struct {
 	// Sandbox starts the sandbox the configuration asks for, for the
 	// commands that run tools themselves (tools test, mcp); they close it.
 	Sandbox func(log *slog.Logger) (sandbox.Runner, error)
+	// ServeMCP serves the folder's tools over Stdin and Stdout, through
+	// the service as the server does (each call's row, trace and failure
+	// cases), until the client leaves: `adaptbot mcp` with no server
+	// running. The caller holds the folder's lock. Nil where the program
+	// cannot (then `adaptbot mcp` needs a server).
+	ServeMCP func(ctx context.Context) error
 	// Flags, when set, sees each command's flag set and usage before it
 	// parses, so a test can check that the usage and docs/cli.md name every
 	// flag.
