@@ -15,6 +15,7 @@ import (
 	"adaptbot/identity/users"
 	mcpserver "adaptbot/mcp/server"
 	"adaptbot/service"
+	"adaptbot/toolbox"
 	"adaptbot/traces"
 )
 
@@ -84,6 +85,11 @@ func serveMCP(ctx context.Context, cfg config.Config, h hooks, getenv func(strin
 	call := func(ctx context.Context, name string, args json.RawMessage) (string, error) {
 		ctx = identity.With(service.WithDoor(ctx, benchmarks.DoorMCP), who)
 		res, err := svc.Run(ctx, name, args)
+		if ae, ok := errors.AsType[*toolbox.ArgsError](err); ok {
+			// The model reads this as the result: the tool's name with the
+			// reason, as the toolbox words it.
+			return "", ae
+		}
 		if err != nil {
 			return "", err
 		}
