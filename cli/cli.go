@@ -5,13 +5,14 @@
 // clients of the running server (package api), which alone writes tools/,
 // the registry, the users and the CSV; the others only read: the registry
 // opened read-only, the CSV, the MCP servers file. When no server runs,
-// `users` changes the users file under that file's own lock, which a
-// server that starts takes in turn.
+// the users commands that change users, and `adaptbot mcp`, take the
+// folder's lock (homelock) and are its one writer while they run: `mcp`
+// then serves through the server's own wiring (Env.ServeMCP).
 //
 // Every command parses its flags one way and refuses a bad command line
 // the one way: exit status 2, one line that says what is wrong, then the
 // command's usage (flags.go). What a command needs of the server's wiring
-// (the sandbox, for `tools test` and `mcp`) comes in Env: cli never
+// (a sandbox for `tools test`, the service for `mcp`) comes in Env: cli never
 // imports app, and opens no server.
 package cli
 

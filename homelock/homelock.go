@@ -7,7 +7,10 @@
 // drops it when the process ends, however it ends (kill -9 included), so a
 // crash never leaves a folder locked. The file itself stays behind, holding
 // the last holder's details; they are read only while someone holds the
-// lock. Readers (adaptbot mcp, tools list) take no lock: they write nothing.
+// lock. Readers (tools list, show, report) take no lock: they write
+// nothing. Besides the server, `adaptbot mcp` with no server running and
+// the users commands with none take it (AcquireAs), as the folder's one
+// writer for as long as they run.
 //
 // It must not be used to wait for a folder: Acquire never blocks.
 package homelock
