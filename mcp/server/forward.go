@@ -46,10 +46,11 @@ type Forwarder struct {
 	client *sdk.Client
 	srv    *sdk.Server
 
-	mu sync.Mutex
-	cs *sdk.ClientSession // nil once the session has ended
+	dialMu sync.Mutex // one new session at a time
+	mu     sync.Mutex
+	cs     *sdk.ClientSession // nil once the session has ended
 
-	syncMu    sync.Mutex
+	syncMu    sync.Mutex        // guards srv's tools, and published
 	published map[string]string // tool name → the tool as listed, in JSON
 }
 
@@ -89,8 +90,13 @@ func Dial(ctx context.Context, opts ForwardOptions) (*Forwarder, error) {
 			impl.Version = info.ServerInfo.Version
 		}
 	}
-	f.srv = sdk.NewServer(impl, &sdk.ServerOptions{Instructions: instructions, Logger: f.log,
+	srv := sdk.NewServer(impl, &sdk.ServerOptions{Instructions: instructions, Logger: f.log,
 		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}}})
+	// A list_changed that came before this has nothing to update yet: the
+	// sync below lists the tools as they are now.
+	f.syncMu.Lock()
+	f.srv = srv
+	f.syncMu.Unlock()
 	if err := f.sync(ctx, cs); err != nil {
 		f.Close()
 		return nil, err
@@ -125,10 +131,18 @@ func (f *Forwarder) connect(ctx context.Context) (*sdk.ClientSession, error) {
 
 // session is the current session, or a new one when it has ended.
 func (f *Forwarder) session(ctx context.Context) (*sdk.ClientSession, error) {
-	f.mu.Lock()
-	cs := f.cs
-	f.mu.Unlock()
-	if cs != nil {
+	current := func() *sdk.ClientSession {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.cs
+	}
+	if cs := current(); cs != nil {
+		return cs, nil
+	}
+	// Calls that find the session ended together share one new session.
+	f.dialMu.Lock()
+	defer f.dialMu.Unlock()
+	if cs := current(); cs != nil {
 		return cs, nil
 	}
 	cs, err := f.connect(ctx)
@@ -156,6 +170,9 @@ func (f *Forwarder) drop(cs *sdk.ClientSession) {
 func (f *Forwarder) sync(ctx context.Context, cs *sdk.ClientSession) error {
 	f.syncMu.Lock()
 	defer f.syncMu.Unlock()
+	if f.srv == nil {
+		return nil
+	}
 	listed := map[string]*sdk.Tool{}
 	for t, err := range cs.Tools(ctx, nil) {
 		if err != nil {
