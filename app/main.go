@@ -20,6 +20,7 @@ import (
 	"adaptbot/cli"
 	"adaptbot/config"
 	"adaptbot/homelock"
+	"adaptbot/native"
 	"adaptbot/sandbox"
 )
 
@@ -153,8 +154,14 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 		return err
 	}
 	cfg, err := config.Load(getenv)
+	// The commands that run tools themselves (tools test with no server)
+	// only read the folder: their sandbox compiles no native programs into
+	// it.
+	readOnly := cfg
+	readOnly.Native = native.ModeOff
 	env := cli.Env{Config: cfg, Getenv: getenv, Stdin: stdin, Stdout: stdout, Stderr: stderr, Flags: h.flags,
-		Sandbox: func(log *slog.Logger) (sandbox.Runner, error) { return newRunner(cfg, h, log) }}
+		Sandbox:  func(log *slog.Logger) (sandbox.Runner, error) { return newRunner(readOnly, h, log) },
+		ServeMCP: func(ctx context.Context) error { return serveMCP(ctx, cfg, h, getenv, stdin, stdout, stderr) }}
 	if cmd == "config" {
 		// The settings in effect, even when some are bad: err follows the table.
 		return cli.Config(env, rest, err)
@@ -172,7 +179,8 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 			return cli.UsageError(serveUsage, "serve takes no arguments, got %q", fs.Args())
 		}
 		// One server per folder: a second one would write the same tools,
-		// registry and CSV. Readers (mcp, tools list) take no lock.
+		// registry and CSV. Readers (tools list, show) take no lock; `adaptbot
+		// mcp` with no server takes it, as the folder's one writer.
 		lock, err := homelock.Acquire(cfg.LockDir(), cfg.Addr)
 		if err != nil {
 			return err

@@ -5,13 +5,14 @@
 // clients of the running server (package api), which alone writes tools/,
 // the registry, the users and the CSV; the others only read: the registry
 // opened read-only, the CSV, the MCP servers file. When no server runs,
-// `users` changes the users file under that file's own lock, which a
-// server that starts takes in turn.
+// the users commands that change users, and `adaptbot mcp`, take the
+// folder's lock (homelock) and are its one writer while they run: `mcp`
+// then serves through the server's own wiring (Env.ServeMCP).
 //
 // Every command parses its flags one way and refuses a bad command line
 // the one way: exit status 2, one line that says what is wrong, then the
 // command's usage (flags.go). What a command needs of the server's wiring
-// (the sandbox, for `tools test` and `mcp`) comes in Env: cli never
+// (a sandbox for `tools test`, the service for `mcp`) comes in Env: cli never
 // imports app, and opens no server.
 package cli
 
@@ -43,6 +44,12 @@ type Env struct {
 	// Sandbox starts the sandbox the configuration asks for, for the
 	// commands that run tools themselves (tools test, mcp); they close it.
 	Sandbox func(log *slog.Logger) (sandbox.Runner, error)
+	// ServeMCP serves the folder's tools over Stdin and Stdout, through
+	// the service as the server does (each call's row, trace and failure
+	// cases), until the client leaves: `adaptbot mcp` with no server
+	// running. The caller holds the folder's lock. Nil where the program
+	// cannot (then `adaptbot mcp` needs a server).
+	ServeMCP func(ctx context.Context) error
 	// Flags, when set, sees each command's flag set and usage before it
 	// parses, so a test can check that the usage and docs/cli.md name every
 	// flag.

@@ -1,13 +1,19 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"strings"
+	"time"
 
+	"adaptbot/config"
+	"adaptbot/homelock"
 	mcpclient "adaptbot/mcp/client"
 	mcpconfig "adaptbot/mcp/config"
 	mcpserver "adaptbot/mcp/server"
@@ -19,9 +25,19 @@ const (
        adaptbot mcp validate [-c|--config FILE] [--connect] [--timeout 30s]
 
 adaptbot mcp serves AdaptBot's tools to an MCP client over standard input
-and output. It opens the tools read-only, so it may run beside the server;
-an MCP client starts it in a folder of its own, so set ADAPTBOT_HOME to
-AdaptBot's folder.
+and output. Every call goes through a server, with its benchmark row, trace
+and failure cases, as a call to /mcp does:
+  - when a server answers at ADAPTBOT_ADDR (or the folder's server answers
+    at the address it holds the folder with), each call is sent to its
+    /mcp with your key (ADAPTBOT_KEY, or else ADAPTBOT_ADMIN_TOKEN) and
+    runs as you;
+  - when none runs, it takes the folder's lock and serves the folder
+    itself, as its one writer, as the local user (or as the user whose
+    key ADAPTBOT_KEY is); a server, or a second adaptbot mcp, started in
+    the folder meanwhile is refused. Start the server first to have both.
+A folder held by a process that does not answer is refused, naming it. An
+MCP client starts it in a folder of its own, so set ADAPTBOT_HOME to
+AdaptBot's folder, or ADAPTBOT_ADDR to a running server.
 
 adaptbot mcp validate checks the MCP servers file: see
 "adaptbot mcp validate --help".
@@ -76,12 +92,19 @@ func mcpCommand(ctx context.Context, e Env, args []string) error {
 	return UsageError(mcpUsage, "mcp: unknown subcommand %q", sub)
 }
 
-// mcpServeStdio serves the registry's tools over stdin and stdout until the
+// mcpServeStdio serves AdaptBot's tools over stdin and stdout until the
 // client leaves. Stdout carries the protocol and nothing else: every log
-// line goes to stderr. It opens the registry read-only, so it writes nothing,
-// where it was started or in ADAPTBOT_HOME, and may run beside the server.
-// Hand edits and the server's changes are followed, so clients get
-// list_changed for them too.
+// line goes to stderr. Either way every call goes through the service, with
+// its row, trace and failure cases:
+//   - a server answers at ADAPTBOT_ADDR, or at the address of the server
+//     that holds the folder: each call is forwarded to its /mcp, with the
+//     caller's key (ADAPTBOT_KEY, or else the admin token);
+//   - none runs: it takes the folder's lock and serves the folder itself
+//     as its one writer (Env.ServeMCP), so a server started meanwhile is
+//     refused, and so is a second `adaptbot mcp`.
+//
+// The folder held by a process that does not answer is refused with a
+// message that says which one.
 func mcpServeStdio(ctx context.Context, e Env, args []string) error {
 	fs := NewFlags("mcp")
 	if err := e.Parse(fs, args, mcpUsage); err != nil {
@@ -90,30 +113,113 @@ func mcpServeStdio(ctx context.Context, e Env, args []string) error {
 	if fs.NArg() > 0 {
 		return UsageError(mcpUsage, "mcp: unexpected arguments %q", fs.Args())
 	}
-	if err := e.Config.CheckHome(); err != nil {
+	cfg := e.Config
+	if base := cfg.ServerURL(); answers(base) {
+		return mcpForward(ctx, e, base)
+	}
+	if base, err := folderServer(ctx, cfg); err != nil || base != "" {
+		if err != nil {
+			return err
+		}
+		return mcpForward(ctx, e, base)
+	}
+	if cfg.NATSURL != "" {
+		return fmt.Errorf("no AdaptBot server answers at %s, and in a cluster adaptbot mcp serves only through a replica: start one (adaptbot serve), or set ADAPTBOT_ADDR to one", cfg.ServerURL())
+	}
+	if err := cfg.CheckHome(); err != nil {
 		return err
 	}
+	if e.ServeMCP == nil {
+		return errors.New("mcp: this program cannot serve the folder itself; start the server (adaptbot serve)")
+	}
+	lock, err := homelock.AcquireAs(cfg.LockDir(), "", "mcp")
+	if err != nil {
+		return heldRefusal(cfg, err)
+	}
+	defer lock.Release()
+	return e.ServeMCP(ctx)
+}
+
+// serverStartup is how long `adaptbot mcp` waits for a server that holds
+// the folder but does not answer yet: one still starting.
+const serverStartup = 15 * time.Second
+
+// folderServer is the address of the server that holds the folder, once it
+// answers, or "" when no process holds the folder. A server still starting
+// is waited for (serverStartup); a folder held by another command, or by a
+// server that does not answer in time, is refused.
+func folderServer(ctx context.Context, cfg config.Config) (string, error) {
+	deadline := time.Now().Add(serverStartup)
+	for {
+		h, held, err := homelock.Read(cfg.LockDir())
+		if err != nil || !held {
+			return "", err
+		}
+		if h.Command != "" {
+			return "", heldRefusal(cfg, &homelock.HeldError{Dir: cfg.LockDir(), Holder: h})
+		}
+		if h.Addr != "" {
+			at := cfg
+			at.Addr = h.Addr
+			if base := at.ServerURL(); answers(base) {
+				return base, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return "", heldRefusal(cfg, &homelock.HeldError{Dir: cfg.LockDir(), Holder: h})
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// heldRefusal is the error of a folder that another process holds while no
+// server answers, naming it.
+func heldRefusal(cfg config.Config, err error) error {
+	if _, held := errors.AsType[*homelock.HeldError](err); held {
+		return fmt.Errorf("no AdaptBot server answers at %s, and the folder is not free to serve from: %w", cfg.ServerURL(), err)
+	}
+	return err
+}
+
+// answers reports whether something accepts connections at base
+// (http://host:port).
+func answers(base string) bool {
+	conn, err := net.DialTimeout("tcp", strings.TrimPrefix(base, "http://"), 2*time.Second)
+	if err != nil {
+		return false
+	}
+	conn.Close()
+	return true
+}
+
+// mcpForward serves the tools of the server at base over stdio, each call
+// carried out there, as the caller's key says.
+func mcpForward(ctx context.Context, e Env, base string) error {
 	log := slog.New(redact.Handler(slog.NewTextHandler(e.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	reg, box, runner, err := openToolbox(ctx, e, log)
+	header := http.Header{}
+	if token := cmp.Or(e.Config.Identity.Key, e.Config.AdminToken); token != "" {
+		header.Set("Authorization", "Bearer "+token)
+	}
+	keepAlive := time.Minute
+	if t := e.Config.Identity.MCPSessionTimeout; t > 0 {
+		keepAlive = min(keepAlive, t/3)
+	}
+	dialCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	f, err := mcpserver.Dial(dialCtx, mcpserver.ForwardOptions{URL: base + "/mcp", Header: header, KeepAlive: keepAlive, Log: log})
+	cancel()
+	if errors.Is(err, mcpserver.ErrRefused) {
+		return fmt.Errorf("%w\nadaptbot mcp sends your key: set ADAPTBOT_KEY to it (adaptbot users add NAME --role ROLE makes one)", err)
+	}
 	if err != nil {
 		return err
 	}
-	defer runner.Close()
-
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	watching := make(chan struct{})
-	watchDone := make(chan error, 1)
-	go func() { watchDone <- reg.Watch(ctx, watching) }()
-	select {
-	case <-watching:
-	case err := <-watchDone:
-		return fmt.Errorf("watch tools: %w", err)
-	}
-	defer func() { cancel(); <-watchDone }()
-
-	srv := mcpserver.New(box, mcpserver.Options{Log: log})
-	return srv.ServeStdio(ctx, e.Stdin, e.Stdout)
+	defer f.Close()
+	fmt.Fprintf(e.Stderr, "adaptbot mcp: serving the tools of the server at %s; each call runs there\n", base)
+	return f.ServeStdio(ctx, e.Stdin, e.Stdout)
 }
 
 // mcpValidate is `adaptbot mcp validate [-c FILE] [--connect]`: it says

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -35,8 +38,12 @@ users, and read everyone's requests and the dashboard).
 
 These go through the server at ADAPTBOT_ADDR with your key (ADAPTBOT_KEY, or
 ADAPTBOT_ADMIN_TOKEN), as an admin. When no server runs and there is no
-cluster, they change ADAPTBOT_USERS directly: how the first admin is made
-before a server that listens beyond loopback first starts.
+cluster, list only reads ADAPTBOT_USERS, and add, role, rotate and remove
+change it themselves as the folder's one writer, holding the folder's lock
+for the moment they take (a server started meanwhile is refused, and
+told by which command): how the first admin is made before a server
+that listens beyond loopback first starts. A folder a server holds, even
+one still starting, refuses them: run them again once it listens.
 `
 
 // usersCommand is `adaptbot users ...`.
@@ -184,17 +191,11 @@ func printUser(w io.Writer, sub string, u api.User, key, note string) error {
 }
 
 // usersList prints the users, from the server or, when none runs, the
-// file (reading needs no lock).
+// file, which it only reads (readUsers).
 func usersList(ctx context.Context, cfg config.Config, format string, stdout, stderr io.Writer) error {
 	out, err := newClient(cfg).Users(ctx)
 	if _, down := errors.AsType[*api.NoServerError](err); down {
-		out = new(api.UserList)
-		err = withStore(ctx, cfg, stderr, func(s *users.Store) error {
-			for _, u := range s.List() {
-				out.Users = append(out.Users, apiUser(u))
-			}
-			return nil
-		})
+		out, err = readUsers(ctx, cfg, stderr)
 	}
 	if err != nil {
 		return err
@@ -218,6 +219,65 @@ func usersList(ctx context.Context, cfg config.Config, format string, stdout, st
 	return tw.Flush()
 }
 
+// readUsers lists the users file as it is, for when no server runs: it
+// takes no lock, so it works beside a server still starting or a users
+// command under way, and writes nothing, not even the server's secret
+// (without one, no one has a pseudonym yet, and none is shown).
+func readUsers(ctx context.Context, cfg config.Config, stderr io.Writer) (*api.UserList, error) {
+	if cfg.NATSURL != "" {
+		return nil, fmt.Errorf("no AdaptBot server answers at %s, and in a cluster the users are the cluster's: ask a replica (adaptbot serve)", cfg.ServerURL())
+	}
+	list, err := users.ReadFile(cfg.Identity.Users)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(stderr, "(no server runs at %s: reading %s)\n", cfg.ServerURL(), cfg.Identity.Users)
+	out := new(api.UserList)
+	secret := filepath.Join(filepath.Dir(cfg.Identity.Users), users.SecretFile)
+	if _, err := users.ReadSecret(secret, false); errors.Is(err, os.ErrNotExist) {
+		for _, u := range list {
+			out.Users = append(out.Users, api.User{Name: u.Name, Role: api.Role(u.Role), Created: u.Created, Rotated: u.Rotated})
+		}
+		return out, nil
+	}
+	s, err := users.Open(ctx, readOnlyUsers{path: secret, list: list})
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range s.List() {
+		out.Users = append(out.Users, apiUser(u))
+	}
+	return out, nil
+}
+
+// readOnlyUsers is a users.Backend over what the users file held when it
+// was read, for listing: it makes no secret and takes no change.
+type readOnlyUsers struct {
+	path string // the secret's
+	list []users.User
+}
+
+var errUsersReadOnly = errors.New("users: read only here; changes go through the server")
+
+func (b readOnlyUsers) Secret(context.Context) ([]byte, error) {
+	return users.ReadSecret(b.path, false)
+}
+
+// Load gives a user from before IDs the ID users.Open would give them
+// (their name, which keeps their pseudonym), so Open has nothing to write.
+func (b readOnlyUsers) Load(context.Context) ([]users.User, error) {
+	list := slices.Clone(b.list)
+	for i := range list {
+		if list[i].ID == "" {
+			list[i].ID = list[i].Name
+		}
+	}
+	return list, nil
+}
+func (readOnlyUsers) Create(context.Context, users.User) error { return errUsersReadOnly }
+func (readOnlyUsers) Update(context.Context, users.User) error { return errUsersReadOnly }
+func (readOnlyUsers) Delete(context.Context, string) error     { return errUsersReadOnly }
+
 // usersDirect makes a change in the users file itself, for when no server
 // runs.
 func usersDirect(ctx context.Context, cfg config.Config, fn func(*users.Store) (users.Info, string, error), stderr io.Writer) (u users.Info, key string, err error) {
@@ -240,7 +300,7 @@ func withStore(ctx context.Context, cfg config.Config, stderr io.Writer, fn func
 	if cfg.NATSURL != "" {
 		return fmt.Errorf("no AdaptBot server answers at %s, and in a cluster users change only through a replica: start one (adaptbot serve), then run this again", cfg.ServerURL())
 	}
-	lock, err := homelock.Acquire(cfg.LockDir(), "")
+	lock, err := homelock.AcquireAs(cfg.LockDir(), "", "users")
 	if _, held := errors.AsType[*homelock.HeldError](err); held {
 		return fmt.Errorf("no AdaptBot server answers at %s, but one holds %s (%w); users change through it: run this again once it listens", cfg.ServerURL(), cfg.LockDir(), err)
 	}

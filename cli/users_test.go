@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -69,4 +72,69 @@ func TestUsersWithoutServerTakeTheFolder(t *testing.T) {
 	if _, held, _ := homelock.Read(dir); held {
 		t.Error("the folder is still held after the command")
 	}
+}
+
+// TestUsersListWithoutServerOnlyReads: with no server answering, `users
+// list` reads the users file and changes nothing: it takes no lock, so it
+// lists beside a server still starting (which holds the folder and the
+// users file), and writes no file, not even the server's secret.
+func TestUsersListWithoutServerOnlyReads(t *testing.T) {
+	dir := t.TempDir()
+	var stdout, stderr strings.Builder
+	e := homeEnv(t, dir, &stdout, &stderr)
+	if err := usersCommand(t.Context(), e, []string{"list"}); err != nil || !strings.Contains(stdout.String(), "No users yet") {
+		t.Errorf("list with no users file: %v\n%s", err, stdout.String())
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) > 0 {
+		t.Errorf("list with no users file wrote %d entries, the first %s", len(entries), entries[0].Name())
+	}
+	if err := usersCommand(t.Context(), e, []string{"add", "ann", "--role", "admin"}); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, dir)
+
+	server, err := homelock.Acquire(dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer server.Release()
+	usersLock, err := os.OpenFile(e.Config.Identity.Users+".lock", os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer usersLock.Close()
+	if held, err := homelock.TryLock(usersLock); err != nil || held {
+		t.Fatalf("lock the users file: held %v, %v", held, err)
+	}
+	stdout.Reset()
+	if err := usersCommand(t.Context(), e, []string{"list", "--format", "json"}); err != nil {
+		t.Fatalf("list beside a server still starting: %v", err)
+	}
+	if !strings.Contains(stdout.String(), `"name": "ann"`) || !strings.Contains(stdout.String(), `"pseudonym": "u-`) {
+		t.Errorf("list = %s; want ann with her pseudonym", stdout.String())
+	}
+	server.Release()
+	usersLock.Close()
+	if after := snapshot(t, dir); !maps.EqualFunc(before, after, bytes.Equal) {
+		t.Errorf("list changed the folder: %v, then %v", slices.Sorted(maps.Keys(before)), slices.Sorted(maps.Keys(after)))
+	}
+}
+
+// snapshot is every file under dir, by path, with its content; lock files
+// (whose content says who held them last) are left out.
+func snapshot(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasSuffix(path, ".lock") {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		files[path] = data
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
 }

@@ -7,7 +7,10 @@
 // drops it when the process ends, however it ends (kill -9 included), so a
 // crash never leaves a folder locked. The file itself stays behind, holding
 // the last holder's details; they are read only while someone holds the
-// lock. Readers (adaptbot mcp, tools list) take no lock: they write nothing.
+// lock. Readers (tools list, show, report) take no lock: they write
+// nothing. Besides the server, `adaptbot mcp` with no server running and
+// the users commands with none take it (AcquireAs), as the folder's one
+// writer for as long as they run.
 //
 // It must not be used to wait for a folder: Acquire never blocks.
 package homelock
@@ -40,6 +43,9 @@ type Holder struct {
 	// Addr is the address the server listens on; empty until known (a
 	// server asked for port 0 learns its port only once it listens).
 	Addr string `json:"addr,omitempty"`
+	// Command is the command that holds the folder when it is not the
+	// server: "mcp", for `adaptbot mcp` serving the folder's tools itself.
+	Command string `json:"command,omitempty"`
 }
 
 // HeldError is Acquire's answer when another process holds the folder.
@@ -51,6 +57,10 @@ type HeldError struct {
 func (e *HeldError) Error() string {
 	var who string
 	switch {
+	case e.Holder.Command == "mcp":
+		return fmt.Sprintf("adaptbot mcp (pid %d) holds %s: it serves the folder's tools over stdio as the folder's one writer; stop the MCP client that started it, or start the server first (adaptbot mcp then forwards to it), or use another folder (ADAPTBOT_HOME)", e.Holder.PID, e.Dir)
+	case e.Holder.Command != "":
+		return fmt.Sprintf("adaptbot %s (pid %d) holds %s as the folder's one writer; try again once it has finished", e.Holder.Command, e.Holder.PID, e.Dir)
 	case e.Holder.PID == 0:
 		who = "another AdaptBot server is starting in " + e.Dir
 	case e.Holder.Addr == "":
@@ -64,7 +74,12 @@ func (e *HeldError) Error() string {
 // Acquire locks dir for this process, recording addr (which may be empty or
 // have port 0, to be set later with SetAddr). It fails at once with a
 // *HeldError when another process holds dir.
-func Acquire(dir, addr string) (*Lock, error) {
+func Acquire(dir, addr string) (*Lock, error) { return AcquireAs(dir, addr, "") }
+
+// AcquireAs is Acquire for a command other than the server (Holder.Command),
+// which listens on no address: others are told which command holds the
+// folder.
+func AcquireAs(dir, addr, command string) (*Lock, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -83,7 +98,7 @@ func Acquire(dir, addr string) (*Lock, error) {
 		f.Close()
 		return nil, &HeldError{Dir: abs, Holder: h}
 	}
-	l := &Lock{f: f, holder: Holder{PID: os.Getpid(), Addr: knownAddr(addr)}}
+	l := &Lock{f: f, holder: Holder{PID: os.Getpid(), Addr: knownAddr(addr), Command: command}}
 	if err := l.write(); err != nil {
 		l.Release()
 		return nil, err

@@ -126,3 +126,23 @@ func TestKillReleases(t *testing.T) {
 	}
 	l.Release()
 }
+
+// TestAcquireAsNamesTheCommand: a folder held by a command other than the
+// server says which, to whoever is refused it.
+func TestAcquireAsNamesTheCommand(t *testing.T) {
+	dir := t.TempDir()
+	l, err := homelock.AcquireAs(dir, "", "mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	h, held, err := homelock.Read(dir)
+	if err != nil || !held || h.Command != "mcp" || h.Addr != "" {
+		t.Fatalf("Read = %+v, %v, %v", h, held, err)
+	}
+	_, err = homelock.Acquire(dir, "127.0.0.1:3000")
+	var he *homelock.HeldError
+	if !errors.As(err, &he) || !strings.Contains(err.Error(), "adaptbot mcp (pid") {
+		t.Errorf("a server beside adaptbot mcp: %v; want it refused, naming adaptbot mcp", err)
+	}
+}
