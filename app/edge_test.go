@@ -240,18 +240,24 @@ func TestHostAndOriginRules(t *testing.T) {
 	}
 }
 
-// TestLimits sends what is too big, too often and too many at once.
-func TestLimits(t *testing.T) {
+// holdingModel is a scripted model that holds every message saying "hold"
+// until free is called (or the test ends), and deletes tools otherwise.
+func holdingModel(t *testing.T) (*llmtest.Server, func()) {
 	release := make(chan struct{})
 	var once sync.Once
 	free := func() { once.Do(func() { close(release) }) }
 	t.Cleanup(free)
-	llmSrv := llmtest.New(t, func(r llmtest.Request) llmtest.Reply {
+	return llmtest.New(t, func(r llmtest.Request) llmtest.Reply {
 		if strings.Contains(r.LastUser(), "hold") {
 			<-release
 		}
 		return deleteScript(r)
-	})
+	}), free
+}
+
+// TestLimits sends what is too big, too often and too many at once.
+func TestLimits(t *testing.T) {
+	llmSrv, free := holdingModel(t)
 	env := modelEnv(llmSrv)
 	env["ADAPTBOT_MAX_INFLIGHT"] = "1"
 	env["ADAPTBOT_RATE_LIMIT"] = "5/min"

@@ -10,12 +10,10 @@ import (
 	"net"
 	nethttp "net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"adaptbot/llm/llmtest"
 	"adaptbot/poll"
 )
 
@@ -128,16 +126,7 @@ func oneRow(t *testing.T, in *instance, before int, raw []byte, want map[string]
 // door, and the answer names the row. Before, they wrote none. The steps
 // share one server, in order: the first five count against ann's rate.
 func TestEdgeRefusalsWriteTheirRow(t *testing.T) {
-	release := make(chan struct{})
-	var once sync.Once
-	free := func() { once.Do(func() { close(release) }) }
-	t.Cleanup(free)
-	llmSrv := llmtest.New(t, func(r llmtest.Request) llmtest.Reply {
-		if strings.Contains(r.LastUser(), "hold") {
-			<-release
-		}
-		return deleteScript(r)
-	})
+	llmSrv, free := holdingModel(t)
 	env := modelEnv(llmSrv)
 	env["ADAPTBOT_MAX_INFLIGHT"] = "1"
 	env["ADAPTBOT_RATE_LIMIT"] = "4/min"

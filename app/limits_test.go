@@ -2,10 +2,8 @@ package main
 
 import (
 	"strings"
-	"sync"
 	"testing"
 
-	"adaptbot/llm/llmtest"
 	"adaptbot/poll"
 )
 
@@ -14,16 +12,7 @@ import (
 // Retry-After and the setting's name, while someone else still gets a
 // slot. Before, ann's chats took every slot and bob got 503.
 func TestFairShareOfSlots(t *testing.T) {
-	release := make(chan struct{})
-	var once sync.Once
-	free := func() { once.Do(func() { close(release) }) }
-	t.Cleanup(free)
-	llmSrv := llmtest.New(t, func(r llmtest.Request) llmtest.Reply {
-		if strings.Contains(r.LastUser(), "hold") {
-			<-release
-		}
-		return deleteScript(r)
-	})
+	llmSrv, free := holdingModel(t)
 	env := modelEnv(llmSrv)
 	env["ADAPTBOT_MAX_INFLIGHT"] = "4"
 	env["ADAPTBOT_RATE_LIMIT"] = "off"
