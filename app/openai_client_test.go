@@ -324,7 +324,7 @@ func TestOpenAIRefusals(t *testing.T) {
 	}
 	// The two chats, and the refusal over the rate (the others came from
 	// nobody, or from another site's page).
-	rows := in.rows(t)
+	rows := in.requestRows(t)
 	if len(rows) != 3 || rows[0]["door"] != "openai" || rows[1]["door"] != "openai" || rows[2]["door"] != "openai" || rows[2]["error_kind"] != "limited" {
 		t.Errorf("rows = %v", rows)
 	}

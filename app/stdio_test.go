@@ -214,7 +214,7 @@ func TestStdioMCPForwardsToTheServerAsTheKeysUser(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Errorf("adaptbot mcp: %v\nstderr: %s", err, stderr)
 	}
-	rows := in.rows(t)
+	rows := in.requestRows(t)
 	if len(rows) != 1 || rows[0]["door"] != "mcp" || rows[0]["user"] != bobP || rows[0]["tool_execution_success"] != "True" {
 		t.Fatalf("the server's rows = %v; want one, through mcp, as bob (%s)", rows, bobP)
 	}
@@ -229,7 +229,7 @@ func TestStdioMCPForwardsToTheServerAsTheKeysUser(t *testing.T) {
 		t.Errorf("a user's call = %q, isError %v; want a refusal naming the builder role", text, isErr)
 	}
 	stop()
-	rows = in.rows(t)
+	rows = in.requestRows(t)
 	if len(rows) != 2 || rows[1]["user"] != danP || rows[1]["door"] != "mcp" || rows[1]["error_kind"] != "forbidden" {
 		t.Errorf("the refused call's row = %v; want dan's (%s), through mcp, forbidden", rows[1:], danP)
 	}
