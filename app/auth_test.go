@@ -13,9 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gofiber/fiber/v2"
-	"github.com/valyala/fasthttp"
-
 	"adaptbot/auth"
 	"adaptbot/auth/oidctest"
 	"adaptbot/cluster"
@@ -24,19 +21,22 @@ import (
 	"adaptbot/identity"
 	"adaptbot/identity/users"
 	"adaptbot/poll"
+	"adaptbot/service"
+	"adaptbot/web"
 )
 
-// authServer is the edge's identity pieces mounted as the server mounts
-// them (the middleware before every route, the sign-in and user routes),
-// with two stand-ins for the rest: a page at / and an API at /api/requests
-// that answer with the caller's identity. It listens on loopback; its
-// configuration may say it listens beyond (ADAPTBOT_ADDR), which is what
-// decides single-user mode and Secure cookies.
+// authServer is the edge over a service that knows only the users: the
+// identities opened as serve opens them (openAuth), and the users API
+// through the service. /api/me answers with the caller's identity. It
+// listens on loopback; its configuration may say it listens beyond
+// (ADAPTBOT_ADDR), which is what decides single-user mode and Secure
+// cookies.
 type authServer struct {
 	url  string
 	dir  string
 	env  map[string]string
-	edge *authEdge
+	edge *people
+	auth *web.Auth
 	log  *syncBuffer
 }
 
@@ -58,32 +58,15 @@ func startAuth(t *testing.T, env map[string]string) *authServer {
 		t.Fatal(err)
 	}
 	t.Cleanup(e.Close)
-	app := authApp(e, log)
+	a := web.NewAuth(e.auth, cfg, log)
+	srv := web.NewServer(service.New(service.Deps{Users: e.store, Log: log}), a, nil, web.Options{Config: cfg, Log: log})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	go app.Listener(ln)
-	t.Cleanup(func() { app.Shutdown() })
-	return &authServer{url: "http://" + ln.Addr().String(), dir: dir, env: full, edge: e, log: logBuf}
-}
-
-// authApp is a Fiber app with the identity middleware and routes, and the
-// stand-ins.
-func authApp(e *authEdge, log *slog.Logger) *fiber.App {
-	app := fiber.New(fiber.Config{ErrorHandler: errorHandler(log), DisableStartupMessage: true, Immutable: true})
-	app.Use(e.authenticate())
-	e.routes(app)
-	whoami := func(c *fiber.Ctx) error { return c.JSON(identity.From(c.UserContext())) }
-	app.Get("/", func(c *fiber.Ctx) error {
-		c.Type("html")
-		return c.SendString("<p>chat page for " + identity.From(c.UserContext()).Name + "</p>")
-	})
-	app.Get("/api/requests", whoami)
-	app.Post("/chat", whoami)
-	app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
-	app.Get("/static/*", func(c *fiber.Ctx) error { return c.SendString("body{}") })
-	return app
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Shutdown(context.Background()) })
+	return &authServer{url: "http://" + ln.Addr().String(), dir: dir, env: full, edge: e, auth: a, log: logBuf}
 }
 
 // hit is one request: its headers, and the cookies to send.
@@ -226,7 +209,7 @@ func TestOIDCSignInEndToEnd(t *testing.T) {
 	if me["name"] != "alice@example.com" || me["role"] != "builder" || me["method"] != "session" || !strings.HasPrefix(str(me["pseudonym"]), "u-") {
 		t.Errorf("/api/me: %v", me)
 	}
-	if r := s.do(t, hit{path: "/", accept: "text/html", cookies: []*http.Cookie{sess}}); r.status != 200 || !strings.Contains(r.body, "alice@example.com") {
+	if r := s.do(t, hit{path: "/", accept: "text/html", cookies: []*http.Cookie{sess}}); r.status != 200 || !strings.Contains(r.body, `id="new-chat"`) {
 		t.Errorf("the page, signed in: %d %s", r.status, r.body)
 	}
 	if r := s.do(t, hit{path: "/login", accept: "text/html", cookies: []*http.Cookie{sess}}); !strings.Contains(r.body, `id="who-name">alice@example.com`) || !strings.Contains(r.body, "Sign out") {
@@ -256,7 +239,7 @@ func TestBadCredentialsAre401AndChangeNothing(t *testing.T) {
 	}
 	// Many refusals follow from one address: the throttle is not what
 	// this test is about (TestFailedCredentialsAreThrottled is).
-	s.edge.throttle.Free = 100
+	s.auth.Throttle().Free = 100
 	login := s.do(t, hit{method: "POST", path: "/login/key", body: `{"key":"` + bob + `"}`})
 	expired := login.cookies[auth.SessionCookie]
 	if login.status != 200 || expired == nil {
@@ -351,7 +334,7 @@ func TestTrustedHeaderOverHTTP(t *testing.T) {
 		want    int
 	}{{"127.0.0.1", 200}, {"10.0.0.0/8, 192.0.2.1", 401}} {
 		s := startAuth(t, map[string]string{"ADAPTBOT_ADDR": "0.0.0.0:3000", "ADAPTBOT_TRUSTED_HEADER": "X-Forwarded-User", "ADAPTBOT_TRUSTED_PROXIES": tt.proxies})
-		r := s.do(t, hit{path: "/api/requests", header: hdr})
+		r := s.do(t, hit{path: "/api/me", header: hdr})
 		if r.status != tt.want {
 			t.Errorf("proxies %s: %d %s, want %d", tt.proxies, r.status, r.body, tt.want)
 		}
@@ -365,7 +348,7 @@ func TestTrustedHeaderOverHTTP(t *testing.T) {
 
 func TestSingleUserOnLoopbackAndRefusalBeyond(t *testing.T) {
 	s := startAuth(t, nil)
-	id := s.do(t, hit{path: "/api/requests"}).json(t)
+	id := s.do(t, hit{path: "/api/me"}).json(t)
 	if id["name"] != "local" || id["role"] != "admin" || id["method"] != "loopback" {
 		t.Errorf("loopback, nothing configured: %v", id)
 	}
@@ -374,8 +357,8 @@ func TestSingleUserOnLoopbackAndRefusalBeyond(t *testing.T) {
 	if r.status != 201 || !strings.Contains(str(r.json(t)["note"]), "until it restarts") {
 		t.Errorf("adding to a single-user server: %d %s", r.status, r.body)
 	}
-	if !strings.Contains(s.edge.describe(), "single user") {
-		t.Errorf("describe: %s", s.edge.describe())
+	if !strings.Contains(s.auth.Describe(), "single user") {
+		t.Errorf("describe: %s", s.auth.Describe())
 	}
 
 	// Beyond loopback with nothing configured: refused, saying what to set.
@@ -396,31 +379,6 @@ func TestSingleUserOnLoopbackAndRefusalBeyond(t *testing.T) {
 		t.Fatalf("beyond loopback with a user: %v", err)
 	}
 	e.Close()
-}
-
-func TestRateKeyIsPerPerson(t *testing.T) {
-	s := startAuth(t, map[string]string{"ADAPTBOT_ADDR": "0.0.0.0:3000", "ADAPTBOT_ADMIN_TOKEN": "tok-for-the-tests"})
-	a, b := s.addUser(t, "ann", "user"), s.addUser(t, "ben", "user")
-	app := fiber.New()
-	app.Use(s.edge.authenticate())
-	app.Get("/k", func(c *fiber.Ctx) error { return c.SendString(rateKey(c)) })
-	app.Get("/login", func(c *fiber.Ctx) error { return c.SendString(rateKey(c)) })
-	key := func(path, auth string) string {
-		req, _ := http.NewRequest("GET", "http://127.0.0.1:3000"+path, nil)
-		if auth != "" {
-			req.Header.Set("Authorization", "Bearer "+auth)
-		}
-		resp, err := app.Test(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		return string(b)
-	}
-	ka, kb, anon := key("/k", a), key("/k", b), key("/login", "")
-	if !strings.HasPrefix(ka, "id:u-") || ka == kb || !strings.HasPrefix(anon, "ip:") {
-		t.Errorf("rate keys: ann %q, ben %q, anonymous %q", ka, kb, anon)
-	}
 }
 
 // TestKeysAppearInNoFileAndNoLog: whatever happens to keys (made through
@@ -481,74 +439,6 @@ func TestKeysAppearInNoFileAndNoLog(t *testing.T) {
 	}
 }
 
-// BenchmarkAuthMiddleware is what establishing the identity adds to a
-// request at the edge, in memory: compare "none" (no middleware) with a
-// key, a session cookie, and the loopback single user.
-func BenchmarkAuthMiddleware(b *testing.B) {
-	bench := func(b *testing.B, env map[string]string, setup func(e *authEdge, req *fasthttp.Request)) {
-		full := map[string]string{"ADAPTBOT_ADDR": "0.0.0.0:3000", "ADAPTBOT_ADMIN_TOKEN": "tok-for-the-bench", "ADAPTBOT_USERS": filepath.Join(b.TempDir(), "users.json")}
-		for k, v := range env {
-			full[k] = v
-		}
-		cfg, err := config.Load(func(k string) string { return full[k] })
-		if err != nil {
-			b.Fatal(err)
-		}
-		log := slog.New(slog.DiscardHandler)
-		e, err := openAuth(context.Background(), cfg, nil, log)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer e.Close()
-		app := fiber.New(fiber.Config{ErrorHandler: errorHandler(log), DisableStartupMessage: true})
-		if setup != nil {
-			app.Use(e.authenticate())
-		}
-		app.Get("/api/x", func(c *fiber.Ctx) error { return c.SendString("ok") })
-		h := app.Handler()
-		var req fasthttp.Request
-		req.Header.SetMethod("GET")
-		req.SetRequestURI("/api/x")
-		req.Header.SetHost("127.0.0.1:3000")
-		if setup != nil {
-			setup(e, &req)
-		}
-		addr := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 50000}
-		var ctx fasthttp.RequestCtx
-		b.ReportAllocs()
-		for b.Loop() {
-			ctx.Init(&req, addr, nil)
-			h(&ctx)
-			if ctx.Response.StatusCode() != 200 {
-				b.Fatalf("status %d: %s", ctx.Response.StatusCode(), ctx.Response.Body())
-			}
-		}
-	}
-	b.Run("none", func(b *testing.B) { bench(b, nil, nil) })
-	b.Run("loopback", func(b *testing.B) {
-		bench(b, map[string]string{"ADAPTBOT_ADDR": "127.0.0.1:3000", "ADAPTBOT_ADMIN_TOKEN": ""}, func(*authEdge, *fasthttp.Request) {})
-	})
-	b.Run("key", func(b *testing.B) {
-		bench(b, nil, func(e *authEdge, req *fasthttp.Request) {
-			for i := range 50 {
-				e.store.Add(context.Background(), "user"+strings.Repeat("x", i), identity.User)
-			}
-			_, key, err := e.store.Add(context.Background(), "bench", identity.Builder)
-			if err != nil {
-				b.Fatal(err)
-			}
-			req.Header.Set("Authorization", "Bearer "+key)
-		})
-	})
-	b.Run("session", func(b *testing.B) {
-		bench(b, nil, func(e *authEdge, req *fasthttp.Request) {
-			_, key, _ := e.store.Add(context.Background(), "bench", identity.Builder)
-			cookie, _, _ := e.auth.KeyLogin(context.Background(), key)
-			req.Header.SetCookie(auth.SessionCookie, cookie)
-		})
-	})
-}
-
 // TestReplicasShareUsers: two replicas' identity pieces on one NATS. The
 // first seeds the empty bucket from its files (users and secret), so keys
 // made before the cluster keep working; a key added on one works on the
@@ -557,7 +447,7 @@ func TestReplicasShareUsers(t *testing.T) {
 	srv := clustertest.Start(t)
 	ctx := context.Background()
 	log := slog.New(slog.DiscardHandler)
-	open := func(usersFile string) *authEdge {
+	open := func(usersFile string) *people {
 		t.Helper()
 		cfg, err := config.Load(func(k string) string {
 			return map[string]string{"ADAPTBOT_ADDR": "0.0.0.0:3000", "ADAPTBOT_ADMIN_TOKEN": "tok-for-the-cluster", "ADAPTBOT_NATS_URL": srv.URL(), "ADAPTBOT_USERS": usersFile}[k]
@@ -587,7 +477,7 @@ func TestReplicasShareUsers(t *testing.T) {
 	}
 
 	a, b := open(fileA), open(filepath.Join(t.TempDir(), "users.json"))
-	check := func(e *authEdge, key string) bool {
+	check := func(e *people, key string) bool {
 		id, err := e.auth.Authenticate(auth.Request{Authorization: "Bearer " + key})
 		return err == nil && id.Known()
 	}
@@ -625,7 +515,13 @@ func TestReplicasShareUsers(t *testing.T) {
 
 // testAuth opens the identity edge for a server built by hand (NewServer in
 // a test), over a users file in a temporary folder.
-func testAuth(tb testing.TB, cfg config.Config) *authEdge {
+func testAuth(tb testing.TB, cfg config.Config) *web.Auth {
+	a, _ := testUsers(tb, cfg)
+	return a
+}
+
+// testUsers is testAuth with the users behind it, to add some.
+func testUsers(tb testing.TB, cfg config.Config) (*web.Auth, *users.Store) {
 	tb.Helper()
 	cfg.Identity.Users = filepath.Join(tb.TempDir(), "users.json")
 	e, err := openAuth(context.Background(), cfg, nil, slog.New(slog.DiscardHandler))
@@ -633,7 +529,7 @@ func testAuth(tb testing.TB, cfg config.Config) *authEdge {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(e.Close)
-	return e
+	return web.NewAuth(e.auth, cfg, slog.New(slog.DiscardHandler)), e.store
 }
 
 // TestRefusalsAPersonSeesArePages: a person whose browser opens a page

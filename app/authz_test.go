@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"log/slog"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"adaptbot/identity"
 	"adaptbot/service"
 	"adaptbot/telemetry"
+	"adaptbot/web"
 )
 
 // The authorization table: every route the server registers, and every MCP
@@ -114,12 +114,12 @@ func rule(method, path string) (routeRule, bool) {
 
 // registeredRoutes are the routes a fully wired server registers, as
 // Fiber lists them: every method and path.
-func registeredRoutes(t *testing.T) []fiber.Route {
+func registeredRoutes(t *testing.T) []web.Route {
 	t.Helper()
 	cfg := config.Config{Addr: "0.0.0.0:3000", AdminToken: "s3cret-admin-token"}
-	s := NewServer(Deps{Config: cfg, Service: service.New(service.Deps{}), Auth: testAuth(t, cfg), Metrics: telemetry.NewMetrics(),
-		MCP: func(c *fiber.Ctx) error { return nil }, Log: slog.New(slog.DiscardHandler)})
-	routes := s.app.GetRoutes(true)
+	s := web.NewServer(service.New(service.Deps{}), testAuth(t, cfg), telemetry.NewMetrics(),
+		web.Options{Config: cfg, MCP: http.NotFoundHandler()})
+	routes := s.Routes()
 	if len(routes) < len(routeRules) {
 		t.Fatalf("the server registers %d routes, fewer than the %d rules", len(routes), len(routeRules))
 	}

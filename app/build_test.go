@@ -17,6 +17,7 @@ import (
 	"adaptbot/registry"
 	"adaptbot/service"
 	"adaptbot/toolbox"
+	"adaptbot/web"
 )
 
 // romanScript is a model that builds the roman_numerals tool when asked.
@@ -253,14 +254,14 @@ func TestAdminTokenBeyondLoopback(t *testing.T) {
 	for _, tt := range tests {
 		svc := service.New(service.Deps{Tools: toolbox.New(reg, nil), Registry: reg, Log: log})
 		cfg := config.Config{Addr: tt.addr, AdminToken: tt.token}
-		s := NewServer(Deps{Config: cfg, Service: svc, Log: log, Auth: testAuth(t, cfg)})
+		s := web.NewServer(svc, testAuth(t, cfg), nil, web.Options{Config: cfg, Log: log})
 		req := httptest.NewRequest("POST", "/api/tools/nope/run", strings.NewReader(`{}`))
 		req.Host = "127.0.0.1:3000"
 		req.Header.Set("Content-Type", "application/json")
 		if tt.auth != "" {
 			req.Header.Set("Authorization", tt.auth)
 		}
-		resp, err := s.app.Test(req)
+		resp, err := s.Test(req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,12 +1,13 @@
 package main
 
 import (
-	"adaptbot/llm/llmtest"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"adaptbot/llm/llmtest"
 )
 
 // TestToolsTestOfAToolThatCallsTools: `adaptbot tools test` runs the

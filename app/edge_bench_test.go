@@ -26,6 +26,7 @@ import (
 	"adaptbot/telemetry"
 	"adaptbot/toolbox"
 	"adaptbot/traces"
+	"adaptbot/web"
 )
 
 // BenchmarkEdgeHealthz measures what one request costs at the edge: GET
@@ -50,12 +51,12 @@ func BenchmarkEdgeHealthz(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer w.Close()
-	s := NewServer(Deps{Config: cfg, Service: w.service(nil, nil, nil, nil, nil), Log: log, Auth: testAuth(b, cfg)})
+	s := web.NewServer(w.service(nil, nil, nil, nil, nil), testAuth(b, cfg), nil, web.Options{Config: cfg, Log: log})
 	var req fasthttp.Request
 	req.Header.SetMethod("GET")
 	req.SetRequestURI("/healthz")
 	req.Header.SetHost("127.0.0.1:3000")
-	serveInMemory(b, s.app.Handler(), &req)
+	serveInMemory(b, s.Handler(), &req)
 }
 
 // serveInMemory times h answering req b.N times, in memory, from a
@@ -197,36 +198,6 @@ func startTB(tb testing.TB, env map[string]string) string {
 	}
 }
 
-// BenchmarkEdgeMiddleware isolates what the edge's middleware (security
-// headers and the Host, Origin and Content-Type checks) adds to a request:
-// the same trivial handler with and without it, in memory.
-func BenchmarkEdgeMiddleware(b *testing.B) {
-	s := &Server{cfg: config.Config{Addr: "127.0.0.1:3000", Edge: config.EdgeConfig{}.WithDefaults()}}
-	for _, bc := range []struct {
-		name   string
-		guard  bool
-		method string
-	}{{"GET/bare", false, "GET"}, {"GET/guarded", true, "GET"}, {"POST/bare", false, "POST"}, {"POST/guarded", true, "POST"}} {
-		b.Run(bc.name, func(b *testing.B) {
-			app := fiber.New(fiber.Config{DisableStartupMessage: true})
-			if bc.guard {
-				app.Use(securityHeaders(), s.sameSite())
-			}
-			app.All("/x", func(c *fiber.Ctx) error { return c.SendString("ok") })
-			var req fasthttp.Request
-			req.Header.SetMethod(bc.method)
-			req.SetRequestURI("/x")
-			req.Header.SetHost("127.0.0.1:3000")
-			if bc.method == "POST" {
-				req.Header.SetContentType("application/json")
-				req.Header.Set("Origin", "http://127.0.0.1:3000")
-				req.SetBodyString(`{}`)
-			}
-			serveInMemory(b, app.Handler(), &req)
-		})
-	}
-}
-
 // instantTool answers at once: what is left of a request for it is the
 // edge's and the service's own work.
 type instantTool struct{}
@@ -296,8 +267,8 @@ func BenchmarkEdgeAndService(b *testing.B) {
 			}
 			cfg := config.Config{Addr: "127.0.0.1:3000"}
 			svc := service.New(service.Deps{Tools: instantBox{}, Rows: nowhere{}, Traces: nowhere{}, Metrics: telemetry.NewMetrics()})
-			s := NewServer(Deps{Config: cfg, Service: svc, Log: slog.New(slog.DiscardHandler), Auth: testAuth(b, cfg)})
-			serveInMemory(b, s.app.Handler(), &req)
+			s := web.NewServer(svc, testAuth(b, cfg), nil, web.Options{Config: cfg})
+			serveInMemory(b, s.Handler(), &req)
 		})
 	}
 }

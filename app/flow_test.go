@@ -18,6 +18,7 @@ import (
 	"adaptbot/sandbox"
 	"adaptbot/service"
 	"adaptbot/toolbox"
+	"adaptbot/web"
 )
 
 // buildModel asks for a build whatever it is told.
@@ -58,12 +59,12 @@ func TestChatBuildNeedsTheAdminToken(t *testing.T) {
 	}
 	svc := service.New(service.Deps{Agent: a, Tools: box, Registry: reg, Generator: gen, Log: log})
 	cfg := config.Config{Addr: "0.0.0.0:3000", AdminToken: "s3cret-admin-token"}
-	ae := testAuth(t, cfg)
-	_, builderKey, err := ae.store.Add(context.Background(), "bob", identity.Builder)
+	ae, people := testUsers(t, cfg)
+	_, builderKey, err := people.Add(context.Background(), "bob", identity.Builder)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := NewServer(Deps{Config: cfg, Service: svc, Log: log, Auth: ae})
+	s := web.NewServer(svc, ae, nil, web.Options{Config: cfg, Log: log})
 	for _, tt := range []struct {
 		auth   string
 		status int
@@ -81,7 +82,7 @@ func TestChatBuildNeedsTheAdminToken(t *testing.T) {
 		if tt.auth != "" {
 			req.Header.Set("Authorization", tt.auth)
 		}
-		resp, err := s.app.Test(req)
+		resp, err := s.Test(req)
 		if err != nil {
 			t.Fatal(err)
 		}

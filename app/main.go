@@ -5,7 +5,9 @@
 package main
 
 import (
+	"adaptbot/cluster"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,15 +15,20 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	// Tools call time.LoadLocation; embed the zone database so they work on
-	// hosts without /usr/share/zoneinfo (workers run this same binary).
+	"time"
 	_ "time/tzdata"
 
+	"adaptbot/benchmarks"
 	"adaptbot/cli"
 	"adaptbot/config"
+	"adaptbot/generator"
 	"adaptbot/homelock"
 	"adaptbot/native"
+	"adaptbot/redact"
 	"adaptbot/sandbox"
+	"adaptbot/web"
+	"net"
+	"path/filepath"
 )
 
 func main() {
@@ -191,4 +198,139 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 		return fleetWorkerCommand(ctx, env, h, rest)
 	}
 	return cli.Run(ctx, cmd, rest, env)
+}
+
+// serve runs the HTTP server until ctx ends. lock is its hold on the
+// folder, which learns the address it listens on.
+func serve(ctx context.Context, cfg config.Config, h hooks, lock *homelock.Lock, getenv func(string) string, stdout, stderr io.Writer) error {
+	log := slog.New(redact.Handler(slog.NewTextHandler(stderr, nil)))
+	metrics, stopTelemetry, err := startTelemetry(ctx, cfg, log, stdout)
+	if err != nil {
+		return err
+	}
+	defer stopTelemetry()
+	w, err := openWorld(ctx, cfg, h, getenv, log, metrics)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	if err := watchWorld(metrics, w); err != nil {
+		return err
+	}
+	if w.learn, err = openFailures(ctx, cfg, w.link, log); err != nil {
+		return err
+	}
+	bench, err := openBench(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer bench.Close()
+	var stats *benchmarks.Store
+	if w.link != nil {
+		// Every replica's rows, from the cluster's stream; this replica's
+		// go there through the spool.
+		if stats, err = w.link.FollowRows(ctx, filepath.Join(filepath.Dir(cfg.Benchmarks), "nats-spool"), bench, log); err != nil {
+			return err
+		}
+	} else {
+		stats = loadStats(bench, log)
+	}
+	if cfg.Learn {
+		learnFromBenchmarks(w.feed, bench.Path(), log)
+	}
+	for _, warning := range w.reg.Warnings() {
+		fmt.Fprintln(stdout, "warning:", warning)
+	}
+
+	w.gen.RetestOnChange(ctx, func(rep *generator.ExampleReport, err error) {
+		switch {
+		case err != nil:
+			log.Warn("examples not re-run", "err", err)
+		case !rep.OK:
+			log.Warn("a changed tool fails its examples", "tool", rep.Tool, "version", rep.Version, "failures", rep.Failures())
+		default:
+			log.Info("a changed tool passes its examples", "tool", rep.Tool, "version", rep.Version)
+		}
+	})
+	if cfg.LLM.EmbeddingModel != "" {
+		// Embed the tools ahead of the first message; until then, and if
+		// the embedding model fails, routing is lexical.
+		go func() {
+			if err := w.feed.Index().EmbedPending(ctx); err != nil {
+				log.Warn("tool embeddings failed; routing stays lexical", "err", err)
+			}
+		}()
+	}
+	ws, err := openWorkspace(ctx, cfg, w.link, log)
+	if err != nil {
+		return err
+	}
+	defer ws.Close()
+	ae, err := openAuth(ctx, cfg, w.link, log)
+	if err != nil {
+		return err
+	}
+	defer ae.Close()
+	svc := w.service(bench, stats, ws, metrics, ae.store)
+	defer w.learn.start(svc, log)()
+	edge := web.NewAuth(ae.auth, cfg, log)
+	srv := web.NewServer(svc, edge, metrics, web.Options{Config: cfg, Log: log, MCP: mcpHTTPHandler(ctx, w, svc), Context: ctx})
+
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	watching := make(chan struct{})
+	watchDone := make(chan error, 1)
+	go func() { watchDone <- w.reg.Watch(watchCtx, watching) }()
+	select {
+	case <-watching:
+	case err := <-watchDone:
+		return fmt.Errorf("watch tools: %w", err)
+	}
+	// In a cluster, the bucket's watch brings the other replicas' changes;
+	// the file watch above still takes hand edits here, which go out.
+	if err := w.link.OpenMirror(ctx, w.reg, log); err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	// A second server in this folder is refused naming this address, the
+	// one it really got (ADAPTBOT_ADDR may ask for port 0).
+	if err := lock.SetAddr(ln.Addr().String()); err != nil {
+		log.Warn("the folder's lock does not name this server's address", "err", err)
+	}
+	fmt.Fprintf(stdout, "AdaptBot is listening on http://%s\n", ln.Addr())
+	if w.model != nil {
+		fmt.Fprintf(stdout, "model: %s\n", w.model.Name())
+	} else {
+		fmt.Fprintf(stdout, "model: none configured; chat answers and tool building are off until one is set (OPENAI_API_KEY or OPENAI_BASE_URL, ANTHROPIC_API_KEY, GOOGLE_API_KEY or OLLAMA_HOST); running tools directly works\n")
+	}
+	fmt.Fprintf(stdout, "tools: %d loaded from %s\n", w.reg.Len(), cfg.ToolsDir)
+	if st := w.runner.Stats(); st.Mode == sandbox.ModeWorkers {
+		fmt.Fprintf(stdout, "sandbox: %d workers, %s\n", st.Size, st.Confinement)
+	} else if st.Mode == cluster.ModeFleet {
+		fmt.Fprintf(stdout, "sandbox: none here; tool calls go to the worker fleet on %s\n", w.link.URL)
+	}
+	if w.link != nil {
+		fmt.Fprintf(stdout, "cluster: replica %s on %s; benchmark rows go to stream %s\n", w.link.Replica, w.link.URL, cluster.RowStream)
+	}
+	fmt.Fprintln(stdout, edge.Describe())
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err = srv.Shutdown(shutdownCtx)
+	stopWatch()
+	if werr := <-watchDone; werr != nil && !errors.Is(werr, context.Canceled) {
+		log.Warn("watch stopped", "err", werr)
+	}
+	return err
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"log/slog"
 	"net"
 	"testing"
 
@@ -14,6 +13,7 @@ import (
 	"adaptbot/llm"
 	"adaptbot/service"
 	"adaptbot/telemetry"
+	"adaptbot/web"
 )
 
 // sayModel answers every call at once with the same words, streamed word
@@ -44,8 +44,8 @@ func BenchmarkOpenAIOverChat(b *testing.B) {
 	}
 	cfg := config.Config{Addr: "127.0.0.1:3000"}
 	svc := service.New(service.Deps{Agent: a, Tools: instantBox{}, Rows: nowhere{}, Traces: nowhere{}, Metrics: telemetry.NewMetrics()})
-	s := NewServer(Deps{Config: cfg, Service: svc, Log: slog.New(slog.DiscardHandler), Auth: testAuth(b, cfg)})
-	h := s.app.Handler()
+	s := web.NewServer(svc, testAuth(b, cfg), nil, web.Options{Config: cfg})
+	h := s.Handler()
 	for _, bc := range []struct {
 		name, path, body string
 		stream           bool

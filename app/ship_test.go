@@ -23,6 +23,7 @@ import (
 	"adaptbot/registry"
 	"adaptbot/service"
 	"adaptbot/shipping"
+	"adaptbot/web"
 )
 
 // toolsHome is an AdaptBot folder holding copies of the named shipped
@@ -77,7 +78,7 @@ func shipServer(t *testing.T, dir string, env map[string]string) (*registry.Regi
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := NewServer(Deps{Config: cfg, Service: w.service(nil, nil, nil, nil, nil), Log: log, Auth: testAuth(t, cfg)})
+	s := web.NewServer(w.service(nil, nil, nil, nil, nil), testAuth(t, cfg), nil, web.Options{Config: cfg, Log: log})
 	go s.Serve(ln)
 	t.Cleanup(func() { s.Shutdown(context.Background()); w.Close() })
 	return w.reg, ln.Addr().String()
@@ -261,12 +262,12 @@ func rewriteTar(in io.Reader, out io.Writer, name, data string) error {
 func TestImportNeedsTheBuilderRole(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
 	cfg := config.Config{Addr: "0.0.0.0:3000", AdminToken: "s3cret-admin-token"}
-	ae := testAuth(t, cfg)
-	_, userKey, err := ae.store.Add(context.Background(), "ann", identity.User)
+	ae, people := testUsers(t, cfg)
+	_, userKey, err := people.Add(context.Background(), "ann", identity.User)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := NewServer(Deps{Config: cfg, Service: service.New(service.Deps{Log: log}), Log: log, Auth: ae})
+	s := web.NewServer(service.New(service.Deps{Log: log}), ae, nil, web.Options{Config: cfg, Log: log})
 	for _, tt := range []struct {
 		auth string
 		want int
@@ -278,7 +279,7 @@ func TestImportNeedsTheBuilderRole(t *testing.T) {
 		if tt.auth != "" {
 			req.Header.Set("Authorization", tt.auth)
 		}
-		resp, err := s.app.Test(req)
+		resp, err := s.Test(req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,22 +7,20 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
-	"github.com/gofiber/fiber/v2"
-
 	"adaptbot/agent"
+	"adaptbot/auth"
 	"adaptbot/benchmarks"
-	"adaptbot/clip"
 	"adaptbot/cluster"
 	"adaptbot/config"
+	"adaptbot/failures"
 	"adaptbot/generator"
-	"adaptbot/homelock"
 	"adaptbot/identity"
 	"adaptbot/identity/users"
 	"adaptbot/llm"
@@ -31,7 +29,6 @@ import (
 	mcpconfig "adaptbot/mcp/config"
 	mcpserver "adaptbot/mcp/server"
 	"adaptbot/native"
-	"adaptbot/redact"
 	"adaptbot/registry"
 	"adaptbot/router"
 	"adaptbot/sandbox"
@@ -39,6 +36,7 @@ import (
 	"adaptbot/telemetry"
 	"adaptbot/toolbox"
 	"adaptbot/toolkit"
+	"adaptbot/traces"
 )
 
 // world is every long-lived piece of AdaptBot, wired from a Config: the
@@ -233,141 +231,6 @@ func learnFromBenchmarks(f *router.Feed, path string, log *slog.Logger) {
 	}
 }
 
-// serve runs the HTTP server until ctx ends. lock is its hold on the
-// folder, which learns the address it listens on.
-func serve(ctx context.Context, cfg config.Config, h hooks, lock *homelock.Lock, getenv func(string) string, stdout, stderr io.Writer) error {
-	log := slog.New(redact.Handler(slog.NewTextHandler(stderr, nil)))
-	metrics, stopTelemetry, err := startTelemetry(ctx, cfg, log, stdout)
-	if err != nil {
-		return err
-	}
-	defer stopTelemetry()
-	w, err := openWorld(ctx, cfg, h, getenv, log, metrics)
-	if err != nil {
-		return err
-	}
-	defer w.Close()
-	if err := watchWorld(metrics, w); err != nil {
-		return err
-	}
-	if w.learn, err = openFailures(ctx, cfg, w.link, log); err != nil {
-		return err
-	}
-	bench, err := openBench(cfg, log)
-	if err != nil {
-		return err
-	}
-	defer bench.Close()
-	var stats *benchmarks.Store
-	if w.link != nil {
-		// Every replica's rows, from the cluster's stream; this replica's
-		// go there through the spool.
-		if stats, err = w.link.FollowRows(ctx, filepath.Join(filepath.Dir(cfg.Benchmarks), "nats-spool"), bench, log); err != nil {
-			return err
-		}
-	} else {
-		stats = loadStats(bench, log)
-	}
-	if cfg.Learn {
-		learnFromBenchmarks(w.feed, bench.Path(), log)
-	}
-	for _, warning := range w.reg.Warnings() {
-		fmt.Fprintln(stdout, "warning:", warning)
-	}
-
-	w.gen.RetestOnChange(ctx, func(rep *generator.ExampleReport, err error) {
-		switch {
-		case err != nil:
-			log.Warn("examples not re-run", "err", err)
-		case !rep.OK:
-			log.Warn("a changed tool fails its examples", "tool", rep.Tool, "version", rep.Version, "failures", rep.Failures())
-		default:
-			log.Info("a changed tool passes its examples", "tool", rep.Tool, "version", rep.Version)
-		}
-	})
-	if cfg.LLM.EmbeddingModel != "" {
-		// Embed the tools ahead of the first message; until then, and if
-		// the embedding model fails, routing is lexical.
-		go func() {
-			if err := w.feed.Index().EmbedPending(ctx); err != nil {
-				log.Warn("tool embeddings failed; routing stays lexical", "err", err)
-			}
-		}()
-	}
-	ws, err := openWorkspace(ctx, cfg, w.link, log)
-	if err != nil {
-		return err
-	}
-	defer ws.Close()
-	ae, err := openAuth(ctx, cfg, w.link, log)
-	if err != nil {
-		return err
-	}
-	defer ae.Close()
-	svc := w.service(bench, stats, ws, metrics, ae.store)
-	ae.ops = svc // the users API through the service: rows, traces, spans
-	defer w.learn.start(svc, log)()
-	srv := NewServer(Deps{Config: cfg, Service: svc, MCP: mcpHTTPHandler(ctx, w, svc), Log: log, Workspace: ws, Auth: ae, Metrics: metrics})
-
-	watchCtx, stopWatch := context.WithCancel(ctx)
-	defer stopWatch()
-	watching := make(chan struct{})
-	watchDone := make(chan error, 1)
-	go func() { watchDone <- w.reg.Watch(watchCtx, watching) }()
-	select {
-	case <-watching:
-	case err := <-watchDone:
-		return fmt.Errorf("watch tools: %w", err)
-	}
-	// In a cluster, the bucket's watch brings the other replicas' changes;
-	// the file watch above still takes hand edits here, which go out.
-	if err := w.link.OpenMirror(ctx, w.reg, log); err != nil {
-		return err
-	}
-
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
-	}
-	// A second server in this folder is refused naming this address, the
-	// one it really got (ADAPTBOT_ADDR may ask for port 0).
-	if err := lock.SetAddr(ln.Addr().String()); err != nil {
-		log.Warn("the folder's lock does not name this server's address", "err", err)
-	}
-	fmt.Fprintf(stdout, "AdaptBot is listening on http://%s\n", ln.Addr())
-	if w.model != nil {
-		fmt.Fprintf(stdout, "model: %s\n", w.model.Name())
-	} else {
-		fmt.Fprintf(stdout, "model: none configured; chat answers and tool building are off until one is set (OPENAI_API_KEY or OPENAI_BASE_URL, ANTHROPIC_API_KEY, GOOGLE_API_KEY or OLLAMA_HOST); running tools directly works\n")
-	}
-	fmt.Fprintf(stdout, "tools: %d loaded from %s\n", w.reg.Len(), cfg.ToolsDir)
-	if st := w.runner.Stats(); st.Mode == sandbox.ModeWorkers {
-		fmt.Fprintf(stdout, "sandbox: %d workers, %s\n", st.Size, st.Confinement)
-	} else if st.Mode == cluster.ModeFleet {
-		fmt.Fprintf(stdout, "sandbox: none here; tool calls go to the worker fleet on %s\n", w.link.URL)
-	}
-	if w.link != nil {
-		fmt.Fprintf(stdout, "cluster: replica %s on %s; benchmark rows go to stream %s\n", w.link.Replica, w.link.URL, cluster.RowStream)
-	}
-	fmt.Fprintln(stdout, ae.describe())
-
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	select {
-	case err := <-served:
-		return err
-	case <-ctx.Done():
-	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	err = srv.Shutdown(shutdownCtx)
-	stopWatch()
-	if werr := <-watchDone; werr != nil && !errors.Is(werr, context.Canceled) {
-		log.Warn("watch stopped", "err", werr)
-	}
-	return err
-}
-
 // openHub is the hub the server keeps: the servers of ADAPTBOT_MCP_CONFIG,
 // not connected yet. It returns nil when no server is configured.
 func openHub(cfg config.Config, getenv func(string) string, log *slog.Logger) (*mcpclient.Hub, error) {
@@ -410,6 +273,9 @@ func (w *world) service(bench *benchmarks.Logger, stats *benchmarks.Store, ws *W
 	if ws != nil && ws.Traces != nil {
 		d.Traces = ws.Traces
 	}
+	if ws != nil && ws.Model != nil {
+		d.Model = ws.Model
+	}
 	if w.link != nil {
 		d.Cluster = w.link
 	}
@@ -436,7 +302,7 @@ func (w *world) service(bench *benchmarks.Logger, stats *benchmarks.Store, ws *W
 // trace each, as for a direct run). Streams (server-sent events, including
 // the GET stream that carries list_changed) end when ctx ends, so pass the
 // context whose end starts the shutdown.
-func mcpHTTPHandler(ctx context.Context, w *world, svc *service.Service) fiber.Handler {
+func mcpHTTPHandler(ctx context.Context, w *world, svc *service.Service) http.Handler {
 	call := func(ctx context.Context, name string, args json.RawMessage) (string, error) {
 		res, err := svc.Run(ctx, name, args)
 		if err != nil {
@@ -464,7 +330,6 @@ func mcpHTTPHandler(ctx context.Context, w *world, svc *service.Service) fiber.H
 		if perr := service.Permit(identity.From(ctx), identity.RunTool); perr != nil {
 			err = perr
 		}
-		name = clip.String(name, maxRefusedName)
 		svc.Refuse(ctx, service.Refused{Intent: benchmarks.IntentRun, Category: name, Tool: name, Query: string(args), Err: err})
 	}
 	srv := mcpserver.New(w.box, mcpserver.Options{Log: w.log, Call: call, Refuse: refuse, User: user, SessionTimeout: w.cfg.Identity.MCPSessionTimeout})
@@ -472,5 +337,309 @@ func mcpHTTPHandler(ctx context.Context, w *world, svc *service.Service) fiber.H
 		<-ctx.Done()
 		srv.Close()
 	}()
-	return streamHandler(ctx, srv.Handler())
+	return srv.Handler()
+}
+
+// failuresDir is where a server on files keeps its tools' failure cases,
+// one JSON file per tool: beside the tools' history, written by the server
+// alone.
+func failuresDir(cfg config.Config) string { return filepath.Join(cfg.ToolsDir, ".failures") }
+
+// learningParts are the failure store and what keeps it: the writer of
+// its changes, and in a cluster the follower of the other replicas'.
+type learningParts struct {
+	store  *failures.Store
+	follow func(ctx context.Context, store *failures.Store) error // nil on files
+}
+
+// openFailures opens the failure store: files beside the tools, or with a
+// cluster link, the cluster's bucket.
+func openFailures(ctx context.Context, cfg config.Config, link *cluster.Link, log *slog.Logger) (*learningParts, error) {
+	var backend failures.Backend = &failures.Files{Dir: failuresDir(cfg)}
+	parts := &learningParts{}
+	if link != nil {
+		kv, err := cluster.OpenFailures(ctx, link.NC, log)
+		if err != nil {
+			return nil, err
+		}
+		backend, parts.follow = kv, kv.Follow
+	}
+	st, err := failures.Load(ctx, backend, failures.Options{Keep: cfg.FailuresKeep, Log: log})
+	if st == nil {
+		return nil, fmt.Errorf("failure cases: %w", err)
+	}
+	if err != nil {
+		log.Warn("failures: some failure cases were not read", "err", err)
+	}
+	parts.store = st
+	return parts, nil
+}
+
+// learning is the service's configuration for learning from use.
+func (p *learningParts) learning(cfg config.Config) service.Learning {
+	if p == nil {
+		return service.Learning{}
+	}
+	return service.Learning{Failures: p.store, AutoRepair: cfg.AutoRepair, RepairAfter: cfg.RepairAfter, RepairEvery: cfg.RepairEvery,
+		Skills: cfg.Skills, SkillAfter: cfg.SkillAfter}
+}
+
+// start writes the store's changes, follows the cluster's, and runs the
+// automatic repairs, until the returned stop, which waits for the last
+// changes to be written.
+func (p *learningParts) start(svc *service.Service, log *slog.Logger) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { p.store.Run(ctx) })
+	wg.Go(func() { svc.RunLearning(ctx) })
+	if p.follow != nil {
+		wg.Go(func() {
+			if err := p.follow(ctx, p.store); err != nil && !errors.Is(err, context.Canceled) {
+				log.Error("cluster: stopped following the failure cases", "err", err)
+			}
+		})
+	}
+	return func() {
+		cancel()
+		wg.Wait()
+	}
+}
+
+// startTelemetry turns on what the configuration asks for: spans exported
+// over OTLP when an endpoint is set (telemetry.Setup), and the metrics,
+// which every instrumented package counts in from now on. stop flushes
+// the spans still waiting, within a few seconds; call it at exit (once is
+// enough; later calls do nothing).
+func startTelemetry(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.Writer) (m *telemetry.Metrics, stop func(), err error) {
+	shutdown, err := telemetry.Setup(ctx, cfg.Telemetry, log)
+	if err != nil {
+		return nil, nil, fmt.Errorf("tracing: %w", err)
+	}
+	fmt.Fprintf(stdout, "tracing: %s\n", cfg.Telemetry)
+	m = telemetry.NewMetrics()
+	restore := telemetry.Use(m)
+	return m, sync.OnceFunc(func() {
+		restore()
+		flushCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := shutdown(flushCtx); err != nil {
+			log.Warn("tracing: spans not flushed at exit", "err", err)
+		}
+	}), nil
+}
+
+// watchWorld adds the sandbox's workers to the metrics and, in a cluster,
+// NATS's connection and the spooled rows: all read at each scrape.
+func watchWorld(m *telemetry.Metrics, w *world) error {
+	err := m.WatchSandbox(func() telemetry.SandboxStats {
+		s := w.runner.Stats()
+		return telemetry.SandboxStats{Size: s.Size, Live: s.Live, Busy: s.Busy, Restarts: s.Restarts, StartFailures: s.StartFailures}
+	})
+	if err != nil || w.link == nil {
+		return err
+	}
+	return m.WatchCluster(func() telemetry.ClusterStats {
+		s := w.link.Status()
+		return telemetry.ClusterStats{Connected: s.Connected, Spooled: s.Spooled, Dropped: s.Dropped}
+	})
+}
+
+// loadStats builds the benchmark aggregates from the CSV in one streaming
+// pass and has the logger keep them up to date from then on, so the
+// dashboard never reads the file again. Rows another process (the CLI)
+// appends later are not counted until the next start.
+func loadStats(bench *benchmarks.Logger, log *slog.Logger) *benchmarks.Store {
+	start := time.Now()
+	stats, err := benchmarks.LoadFile(bench.Path())
+	if bad, ok := errors.AsType[*benchmarks.BadLinesError](err); ok {
+		log.Warn("benchmarks: some rows were not read for the dashboard", "err", bad)
+	} else if err != nil {
+		log.Warn("benchmarks: the dashboard starts empty", "err", err)
+		stats = benchmarks.NewStore()
+	}
+	bench.SetSink(stats)
+	if n := stats.Rows(); n > 0 {
+		log.Info("benchmarks: dashboard aggregates built", "rows", n, "took", time.Since(start).Round(time.Millisecond))
+	}
+	return stats
+}
+
+// people are the users the server knows and the Authenticator over them.
+type people struct {
+	store *users.Store
+	auth  *auth.Authenticator
+	close func()
+}
+
+// Close stops following the cluster's users, or releases the users file.
+func (p *people) Close() {
+	if p != nil {
+		p.close()
+	}
+}
+
+// openAuth opens the users (from ADAPTBOT_USERS, or the cluster's bucket
+// when link is set) and the authenticator, and refuses a server that
+// listens beyond loopback where nobody could sign in. Call Close at
+// shutdown: it releases the users file.
+func openAuth(ctx context.Context, cfg config.Config, link *cluster.Link, log *slog.Logger) (*people, error) {
+	if cfg.Identity.Users == "" {
+		// Only a Config built by hand has none; config.Load has a default.
+		return nil, errors.New("ADAPTBOT_USERS is empty: say where the users file goes")
+	}
+	var backend users.Backend
+	if err := checkTokens(cfg); err != nil {
+		return nil, err
+	}
+	e := &people{close: func() {}}
+	if link != nil {
+		// The first replica seeds an empty bucket with its files' users
+		// and secret, which it only reads.
+		var seed cluster.UserSeed
+		seed.Users, _ = users.ReadFile(cfg.Identity.Users)
+		seed.Secret, _ = users.ReadSecret(filepath.Join(filepath.Dir(cfg.Identity.Users), users.SecretFile), false)
+		kv, err := cluster.OpenUsers(ctx, link.NC, seed, log)
+		if err != nil {
+			return nil, err
+		}
+		backend = kv
+	} else {
+		fb, err := users.OpenFile(cfg.Identity.Users)
+		if errors.Is(err, users.ErrLocked) {
+			return nil, fmt.Errorf("%w: is another AdaptBot serving this folder? (a users command that is running holds it for a moment too)", err)
+		}
+		if err != nil {
+			return nil, err
+		}
+		backend = fb
+		e.close = func() { fb.Close() }
+	}
+	store, err := users.Open(ctx, backend)
+	if err != nil {
+		e.close()
+		return nil, err
+	}
+	e.store = store
+	if link != nil {
+		fctx, stop := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if err := store.Follow(fctx); err != nil && !errors.Is(err, context.Canceled) {
+				log.Error("cluster: stopped following the users", "err", err)
+			}
+		}()
+		e.close = func() { stop(); <-done }
+	}
+	settings := auth.Settings{Loopback: cfg.Loopback(), AdminToken: cfg.AdminToken, Users: store,
+		TrustedHeader: cfg.Identity.TrustedHeader, TrustedProxies: cfg.Identity.TrustedProxies, SessionTTL: cfg.Identity.SessionTTL}
+	if cfg.Identity.OIDCIssuer != "" {
+		settings.OIDC = &auth.OIDCSettings{Issuer: cfg.Identity.OIDCIssuer, ClientID: cfg.Identity.OIDCClientID,
+			ClientSecret: cfg.Identity.OIDCClientSecret, Roles: cfg.Identity.OIDCRoles}
+	}
+	if err := checkIdentity(cfg, settings); err != nil {
+		e.close()
+		return nil, err
+	}
+	if e.auth, err = auth.New(settings); err != nil {
+		e.close()
+		return nil, err
+	}
+	for _, p := range cfg.Identity.TrustedProxies {
+		if p.Bits() == 0 {
+			log.Warn("ADAPTBOT_TRUSTED_PROXIES holds "+p.String()+", every address: anyone who reaches the server can name themselves in "+
+				cfg.Identity.TrustedHeader+"; list only your auth proxy's addresses", "proxies", p.String())
+		}
+	}
+	return e, nil
+}
+
+// MinTokenLength is the shortest admin or metrics token a server beyond
+// loopback accepts: long enough that guessing it, even at the throttle's
+// pace from many addresses, is hopeless.
+const MinTokenLength = 16
+
+// checkTokens refuses, beyond loopback, an admin or metrics token short
+// enough to guess. On loopback, where only this machine reaches the
+// server, any token does.
+func checkTokens(cfg config.Config) error {
+	if cfg.Loopback() {
+		return nil
+	}
+	for _, t := range []struct{ name, value string }{{"ADAPTBOT_ADMIN_TOKEN", cfg.AdminToken}, {"ADAPTBOT_METRICS_TOKEN", cfg.MetricsToken}} {
+		if t.value != "" && len(t.value) < MinTokenLength {
+			return fmt.Errorf("%s is %d characters; a server that listens beyond loopback (%s) needs at least %d. Make one with: openssl rand -hex 24",
+				t.name, len(t.value), cfg.Addr, MinTokenLength)
+		}
+	}
+	return nil
+}
+
+// checkIdentity refuses to serve beyond loopback when nobody could prove
+// who they are: every caller would be anonymous, and refused.
+func checkIdentity(cfg config.Config, s auth.Settings) error {
+	if s.Loopback || s.Configured() {
+		return nil
+	}
+	return fmt.Errorf(`AdaptBot would listen on %s, beyond loopback, but no one could sign in. Set one of:
+  ADAPTBOT_ADMIN_TOKEN=<a long random string>   a key with the admin role
+  adaptbot users add NAME --role admin          (run it before starting) a person's own key
+  ADAPTBOT_OIDC_ISSUER, ADAPTBOT_OIDC_CLIENT_ID and ADAPTBOT_OIDC_CLIENT_SECRET   sign-in with your identity provider
+  ADAPTBOT_TRUSTED_HEADER and ADAPTBOT_TRUSTED_PROXIES   an auth proxy in front (oauth2-proxy, Authelia) names the user
+or listen on loopback (ADAPTBOT_ADDR=127.0.0.1:3000) for a single-user server`, cfg.Addr)
+}
+
+// Workspace is what the pages for people need beyond the API: the store of
+// recent requests' traces and the model check. A nil *Workspace (the CLI,
+// some tests) stores nothing and checks nothing.
+type Workspace struct {
+	// Traces is the file beside the CSV, or in a cluster the trace stream
+	// every replica reads (so a rating needs no sticky session).
+	Traces service.Traces
+	Model  *provider.Check
+	file   *traces.Store
+	stop   context.CancelFunc
+}
+
+// openWorkspace opens the trace store (unless ADAPTBOT_TRACES=off): the
+// cluster's when link is set, else the file; and starts checking the
+// model: at once, then every minute.
+func openWorkspace(ctx context.Context, cfg config.Config, link *cluster.Link, log *slog.Logger) (*Workspace, error) {
+	ws := &Workspace{Model: provider.NewCheck(cfg.LLM)}
+	switch {
+	case cfg.Traces == "":
+	case link != nil:
+		st, err := cluster.OpenTraces(ctx, link.NC, traces.Options{}, log)
+		if err != nil {
+			return nil, err
+		}
+		ws.Traces = st
+	default:
+		st, err := traces.Open(cfg.Traces, traces.Options{})
+		if err != nil {
+			return nil, err
+		}
+		ws.Traces, ws.file = st, st
+	}
+	ctx, ws.stop = context.WithCancel(ctx)
+	go ws.Model.Run(ctx, provider.CheckEvery, func(st provider.Status) {
+		if *st.Reachable {
+			log.Info("model answers", "provider", st.Provider, "url", st.URL)
+		} else {
+			log.Warn("model does not answer", "provider", st.Provider, "url", st.URL, "err", st.Error)
+		}
+	})
+	return ws, nil
+}
+
+// Close stops the model check and closes the trace store.
+func (w *Workspace) Close() error {
+	if w == nil {
+		return nil
+	}
+	w.stop()
+	if w.file != nil {
+		return w.file.Close()
+	}
+	return nil
 }

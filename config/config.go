@@ -92,9 +92,9 @@ type Config struct {
 	SkillAfter   int                // ADAPTBOT_SKILL_AFTER: recurrences that propose a skill
 	RepairEvery  time.Duration      // ADAPTBOT_REPAIR_EVERY: the least time between two of a tool
 
-	// The edge's limits and cross-site rules (app/limits.go, app/guard.go).
+	// The edge's limits and cross-site rules (web/limits.go, web/guard.go).
 	Edge EdgeConfig
-	// Identity is how callers prove who they are (app/auth.go).
+	// Identity is how callers prove who they are (web/auth.go).
 	Identity IdentityConfig
 
 	// Telemetry says whether and where spans go (OTEL_*,

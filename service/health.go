@@ -5,6 +5,7 @@ import (
 
 	"adaptbot/cluster"
 	"adaptbot/identity"
+	"adaptbot/llm/provider"
 	mcpclient "adaptbot/mcp/client"
 	"adaptbot/sandbox"
 )
@@ -88,4 +89,18 @@ func (s *Service) RemoteTools(ctx context.Context) (servers []string, tools []Re
 		tools = append(tools, RemoteTool{Server: t.Server, Name: t.Name, Description: t.Description})
 	}
 	return s.d.Remote.Servers(), tools, o.finish(nil)
+}
+
+// ModelCheck watches the chat model's reachability; *provider.Check is one.
+type ModelCheck interface {
+	Status() provider.Status
+}
+
+// ModelStatus is the last check of the chat model; ok is false when no
+// check runs here (a service built without one).
+func (s *Service) ModelStatus() (st provider.Status, ok bool) {
+	if s.d.Model == nil {
+		return provider.Status{}, false
+	}
+	return s.d.Model.Status(), true
 }

@@ -6,6 +6,7 @@ import (
 
 	"adaptbot"
 	"adaptbot/benchmarks"
+	"adaptbot/clip"
 	"adaptbot/identity"
 	"adaptbot/reqid"
 	"adaptbot/telemetry"
@@ -33,6 +34,10 @@ type Refused struct {
 	Err error
 }
 
+// MaxRefusedName caps a tool name or category taken from a refused
+// request.
+const MaxRefusedName = 200
+
 // Refuse writes the one row and trace of a request refused before its
 // operation began, attributed to the caller and door ctx names, as an
 // operation refused at its start does (finish). It returns the refusal as
@@ -43,6 +48,9 @@ func (s *Service) Refuse(ctx context.Context, r Refused) *adaptbot.Error {
 		id = reqid.New()
 		ctx = reqid.With(ctx, id)
 	}
+	// A name taken from a refused request's path or body is the caller's
+	// to choose: it is clipped before it names a row.
+	r.Tool, r.Category = clip.String(r.Tool, MaxRefusedName), clip.String(r.Category, MaxRefusedName)
 	o := &op{s: s, id: id, who: identity.From(ctx), door: DoorOf(ctx), began: time.Now(), fallback: adaptbot.Invalid}
 	o.ctx, o.span = telemetry.StartOperation(ctx, "refuse", r.Tool, id, o.door)
 	o.row = benchmarks.Row{RequestID: id, Query: r.Query, Intent: r.Intent, Category: r.Category,

@@ -86,6 +86,9 @@ type Deps struct {
 	// servers, for Health and the tools page (health.go); either may be nil.
 	Sandbox Sandbox
 	Remote  Remote
+	// Model checks the chat model's reachability, for /healthz; nil: no
+	// check runs here.
+	Model ModelCheck
 }
 
 // Tiers is the native tier as the service asks it.

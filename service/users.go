@@ -157,5 +157,12 @@ func (s *Service) EndSessions(ctx context.Context, name, id string) (int, error)
 	if err == nil && id != "" && n == 0 {
 		err = adaptbot.Errorf(adaptbot.NotFound, "%s has no session %q that is on (adaptbot users sessions %s lists them)", name, id, name)
 	}
+	if err == nil && s.d.Log != nil {
+		who := s.d.Users.Pseudonym(strings.ToLower(name))
+		if u, ok := s.d.Users.Lookup(name); ok {
+			who = u.Pseudonym
+		}
+		s.d.Log.Info("sessions ended", "user", who, "count", n, "by", identity.From(ctx).Pseudonym)
+	}
 	return n, o.finish(userError(err))
 }

@@ -1,36 +1,14 @@
-package main
+package web
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
 	"adaptbot/benchmarks"
 )
-
-// loadStats builds the benchmark aggregates from the CSV in one streaming
-// pass and has the logger keep them up to date from then on, so the
-// dashboard never reads the file again. Rows another process (the CLI)
-// appends later are not counted until the next start.
-func loadStats(bench *benchmarks.Logger, log *slog.Logger) *benchmarks.Store {
-	start := time.Now()
-	stats, err := benchmarks.LoadFile(bench.Path())
-	if bad, ok := errors.AsType[*benchmarks.BadLinesError](err); ok {
-		log.Warn("benchmarks: some rows were not read for the dashboard", "err", bad)
-	} else if err != nil {
-		log.Warn("benchmarks: the dashboard starts empty", "err", err)
-		stats = benchmarks.NewStore()
-	}
-	bench.SetSink(stats)
-	if n := stats.Rows(); n > 0 {
-		log.Info("benchmarks: dashboard aggregates built", "rows", n, "took", time.Since(start).Round(time.Millisecond))
-	}
-	return stats
-}
 
 // benchmarkFilter reads the filter of /dashboard and /api/benchmarks from the
 // query string.

@@ -1,4 +1,4 @@
-package main
+package web
 
 import (
 	"github.com/gofiber/fiber/v2"
@@ -22,6 +22,16 @@ func (s *Server) routes() {
 	}
 	s.app.Post("/chat", s.limits.rateLimit(), s.limits.admit(), s.cancelOnLeave(), s.handleChat())
 	s.auth.routes(s.app)
+
+	// The users API (users.go): admin only, checked by the service.
+	s.app.Get("/api/users", s.handleUserList())
+	s.app.Post("/api/users", s.handleUserAdd())
+	s.app.Patch("/api/users/:name", s.handleUserRole())
+	s.app.Delete("/api/users/:name", s.handleUserRemove())
+	s.app.Post("/api/users/:name/rotate", s.handleUserRotate())
+	s.app.Get("/api/users/:name/sessions", s.handleUserSessions())
+	s.app.Delete("/api/users/:name/sessions", s.handleUserSessionsEnd())
+	s.app.Delete("/api/users/:name/sessions/:id", s.handleUserSessionsEnd())
 
 	s.app.Get("/api/tools", s.handleToolList())
 	s.app.Get("/api/tools/:name", s.handleToolGet())
@@ -61,10 +71,8 @@ func (s *Server) routes() {
 	}
 }
 
-// routes adds the sign-in pages and the users API (admin only: the
-// service checks, through ops).
-// They are the authEdge's, so that its tests can mount them alone.
-func (e *authEdge) routes(r fiber.Router) {
+// routes adds the sign-in pages and /api/me.
+func (e *Auth) routes(r fiber.Router) {
 	r.Get("/login", e.handleLoginPage())
 	r.Get("/login/oidc", e.handleLoginStart())
 	r.Get("/login/callback", e.handleLoginCallback())
@@ -72,12 +80,4 @@ func (e *authEdge) routes(r fiber.Router) {
 	r.Get("/logout", e.handleLogoutPage())
 	r.Post("/logout", e.handleLogout())
 	r.Get("/api/me", e.handleMe())
-	r.Get("/api/users", e.handleUserList())
-	r.Post("/api/users", e.handleUserAdd())
-	r.Patch("/api/users/:name", e.handleUserRole())
-	r.Delete("/api/users/:name", e.handleUserRemove())
-	r.Post("/api/users/:name/rotate", e.handleUserRotate())
-	r.Get("/api/users/:name/sessions", e.handleUserSessions())
-	r.Delete("/api/users/:name/sessions", e.handleUserSessionsEnd())
-	r.Delete("/api/users/:name/sessions/:id", e.handleUserSessionsEnd())
 }

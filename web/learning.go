@@ -1,19 +1,11 @@
-package main
+package web
 
 import (
 	"bytes"
 	"context"
-	"errors"
-	"fmt"
-	"log/slog"
-	"path/filepath"
-	"sync"
 
 	"github.com/gofiber/fiber/v2"
 
-	"adaptbot/cluster"
-	"adaptbot/config"
-	"adaptbot/failures"
 	"adaptbot/generator"
 	"adaptbot/service"
 )
@@ -21,71 +13,6 @@ import (
 // Learning from use at the edge: where failure cases are kept, and the
 // handlers of failures, repairs and feedback. The service does the work
 // (service/learning.go); `adaptbot tools failures|repair` are cli's.
-
-// failuresDir is where a server on files keeps its tools' failure cases,
-// one JSON file per tool: beside the tools' history, written by the server
-// alone.
-func failuresDir(cfg config.Config) string { return filepath.Join(cfg.ToolsDir, ".failures") }
-
-// learningParts are the failure store and what keeps it: the writer of
-// its changes, and in a cluster the follower of the other replicas'.
-type learningParts struct {
-	store  *failures.Store
-	follow func(ctx context.Context, store *failures.Store) error // nil on files
-}
-
-// openFailures opens the failure store: files beside the tools, or with a
-// cluster link, the cluster's bucket.
-func openFailures(ctx context.Context, cfg config.Config, link *cluster.Link, log *slog.Logger) (*learningParts, error) {
-	var backend failures.Backend = &failures.Files{Dir: failuresDir(cfg)}
-	parts := &learningParts{}
-	if link != nil {
-		kv, err := cluster.OpenFailures(ctx, link.NC, log)
-		if err != nil {
-			return nil, err
-		}
-		backend, parts.follow = kv, kv.Follow
-	}
-	st, err := failures.Load(ctx, backend, failures.Options{Keep: cfg.FailuresKeep, Log: log})
-	if st == nil {
-		return nil, fmt.Errorf("failure cases: %w", err)
-	}
-	if err != nil {
-		log.Warn("failures: some failure cases were not read", "err", err)
-	}
-	parts.store = st
-	return parts, nil
-}
-
-// learning is the service's configuration for learning from use.
-func (p *learningParts) learning(cfg config.Config) service.Learning {
-	if p == nil {
-		return service.Learning{}
-	}
-	return service.Learning{Failures: p.store, AutoRepair: cfg.AutoRepair, RepairAfter: cfg.RepairAfter, RepairEvery: cfg.RepairEvery,
-		Skills: cfg.Skills, SkillAfter: cfg.SkillAfter}
-}
-
-// start writes the store's changes, follows the cluster's, and runs the
-// automatic repairs, until the returned stop, which waits for the last
-// changes to be written.
-func (p *learningParts) start(svc *service.Service, log *slog.Logger) (stop func()) {
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() { p.store.Run(ctx) })
-	wg.Go(func() { svc.RunLearning(ctx) })
-	if p.follow != nil {
-		wg.Go(func() {
-			if err := p.follow(ctx, p.store); err != nil && !errors.Is(err, context.Canceled) {
-				log.Error("cluster: stopped following the failure cases", "err", err)
-			}
-		})
-	}
-	return func() {
-		cancel()
-		wg.Wait()
-	}
-}
 
 // handleToolFailures answers a tool's failure cases and repairs: GET
 // /api/tools/<name>/failures.

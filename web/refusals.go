@@ -1,4 +1,4 @@
-package main
+package web
 
 import (
 	"errors"
@@ -10,7 +10,6 @@ import (
 
 	"adaptbot"
 	"adaptbot/benchmarks"
-	"adaptbot/clip"
 	"adaptbot/identity"
 	"adaptbot/service"
 )
@@ -57,9 +56,6 @@ var edgeOps = map[string]edgeOp{
 	"POST /api/requests/:id/feedback": {intent: benchmarks.IntentFeedback},
 }
 
-// maxRefusedName caps a tool name taken from a refused request's path.
-const maxRefusedName = 200
-
 // operationOf returns the refusal row's start for a request of method to
 // path, if the route is an operation's (edgeOps).
 func operationOf(method, path string) (service.Refused, bool) {
@@ -85,7 +81,7 @@ func operationOf(method, path string) (service.Refused, bool) {
 		if n, err := url.PathUnescape(name); err == nil {
 			name = n
 		}
-		r.Tool = clip.String(name, maxRefusedName)
+		r.Tool = name // the service clips it
 		if r.Category == "" {
 			r.Category = r.Tool
 		}
@@ -198,7 +194,7 @@ func kindOfStatus(status int) adaptbot.Kind {
 // identify says who sent c, for a request refused before the edge asked
 // (authenticate): nobody when its address is throttled or its credential
 // fails, which counts against the address as it would have there.
-func (e *authEdge) identify(c *fiber.Ctx) identity.Identity {
+func (e *Auth) identify(c *fiber.Ctx) identity.Identity {
 	if e == nil || e.throttle.Wait(e.clientAddr(c)) > 0 {
 		return identity.Identity{}
 	}

@@ -1,4 +1,4 @@
-package main
+package web
 
 import (
 	"strings"
@@ -13,10 +13,8 @@ import (
 // error; all null, with the setting that turns a model on, when none is
 // configured.
 func (s *Server) modelHealth(full string) fiber.Map {
-	var st provider.Status
-	if s.ws != nil && s.ws.Model != nil {
-		st = s.ws.Model.Status()
-	} else {
+	st, ok := s.svc.ModelStatus()
+	if !ok {
 		st = provider.NewCheck(s.cfg.LLM).Status()
 	}
 	if st.Provider == "" {

@@ -1,7 +1,6 @@
-package main
+package web
 
 import (
-	"context"
 	"crypto/subtle"
 	"errors"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -18,26 +16,19 @@ import (
 
 	"adaptbot"
 	"adaptbot/auth"
-	"adaptbot/cluster"
 	"adaptbot/config"
 	"adaptbot/identity"
-	"adaptbot/identity/users"
-	"adaptbot/service"
 )
 
-// This file is the edge's side of identities: it opens the user store (a
-// file the server owns, or the cluster's bucket), makes the Authenticator
-// from the settings, and adapts both to Fiber: the middleware that puts
-// each request's identity in its context, the sign-in pages, and the key
-// the rate limit counts by. What an identity may do is asked of
+// This file adapts identities to Fiber: the middleware that puts each
+// request's identity in its context, the sign-in pages, and the key the
+// rate limit counts by. The users and the Authenticator are opened by the
+// wiring (package main); what an identity may do is asked of
 // identity.Identity.Can, never decided here.
 
-// authEdge holds the user store and the authenticator of one server.
-type authEdge struct {
-	store *users.Store
-	// ops carry out the users API: the service's (run sets them), or, for
-	// an edge opened alone, a service over the store only (no rows).
-	ops      userOps
+// Auth is the edge's side of identities: the authenticator of one server
+// and the throttle of failed credentials.
+type Auth struct {
 	auth     *auth.Authenticator
 	throttle *auth.Throttle // failed credentials, per client address
 	secure   bool           // cookies are Secure: the server listens beyond loopback
@@ -45,131 +36,18 @@ type authEdge struct {
 	// metricsToken is ADAPTBOT_METRICS_TOKEN: a scraper's, not a failed key.
 	metricsToken string
 	log          *slog.Logger
-	close        func()
 }
 
-// openAuth opens the users (from ADAPTBOT_USERS, or the cluster's bucket
-// when link is set) and the authenticator, and refuses a server that
-// listens beyond loopback where nobody could sign in. Call Close at
-// shutdown: it releases the users file.
-func openAuth(ctx context.Context, cfg config.Config, link *cluster.Link, log *slog.Logger) (*authEdge, error) {
-	if cfg.Identity.Users == "" {
-		// Only a Config built by hand has none; config.Load has a default.
-		return nil, errors.New("ADAPTBOT_USERS is empty: say where the users file goes")
-	}
-	var backend users.Backend
-	if err := checkTokens(cfg); err != nil {
-		return nil, err
-	}
-	e := &authEdge{secure: !cfg.Loopback(), cfg: cfg.Identity, log: log, close: func() {}, throttle: auth.NewThrottle(cfg.Identity.BackoffMax),
-		metricsToken: cfg.MetricsToken}
-	if link != nil {
-		// The first replica seeds an empty bucket with its files' users
-		// and secret, which it only reads.
-		var seed cluster.UserSeed
-		seed.Users, _ = users.ReadFile(cfg.Identity.Users)
-		seed.Secret, _ = users.ReadSecret(filepath.Join(filepath.Dir(cfg.Identity.Users), users.SecretFile), false)
-		kv, err := cluster.OpenUsers(ctx, link.NC, seed, log)
-		if err != nil {
-			return nil, err
-		}
-		backend = kv
-	} else {
-		fb, err := users.OpenFile(cfg.Identity.Users)
-		if errors.Is(err, users.ErrLocked) {
-			return nil, fmt.Errorf("%w: is another AdaptBot serving this folder? (a users command that is running holds it for a moment too)", err)
-		}
-		if err != nil {
-			return nil, err
-		}
-		backend = fb
-		e.close = func() { fb.Close() }
-	}
-	store, err := users.Open(ctx, backend)
-	if err != nil {
-		e.close()
-		return nil, err
-	}
-	e.store = store
-	e.ops = service.New(service.Deps{Users: store, Log: log})
-	if link != nil {
-		fctx, stop := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			if err := store.Follow(fctx); err != nil && !errors.Is(err, context.Canceled) {
-				log.Error("cluster: stopped following the users", "err", err)
-			}
-		}()
-		e.close = func() { stop(); <-done }
-	}
-	settings := auth.Settings{Loopback: cfg.Loopback(), AdminToken: cfg.AdminToken, Users: store,
-		TrustedHeader: cfg.Identity.TrustedHeader, TrustedProxies: cfg.Identity.TrustedProxies, SessionTTL: cfg.Identity.SessionTTL}
-	if cfg.Identity.OIDCIssuer != "" {
-		settings.OIDC = &auth.OIDCSettings{Issuer: cfg.Identity.OIDCIssuer, ClientID: cfg.Identity.OIDCClientID,
-			ClientSecret: cfg.Identity.OIDCClientSecret, Roles: cfg.Identity.OIDCRoles}
-	}
-	if err := checkIdentity(cfg, settings); err != nil {
-		e.close()
-		return nil, err
-	}
-	if e.auth, err = auth.New(settings); err != nil {
-		e.close()
-		return nil, err
-	}
-	for _, p := range cfg.Identity.TrustedProxies {
-		if p.Bits() == 0 {
-			log.Warn("ADAPTBOT_TRUSTED_PROXIES holds "+p.String()+", every address: anyone who reaches the server can name themselves in "+
-				cfg.Identity.TrustedHeader+"; list only your auth proxy's addresses", "proxies", p.String())
-		}
-	}
-	return e, nil
+// NewAuth adapts a to the edge. cfg is the server's: its identity
+// settings, its metrics token, and whether it listens beyond loopback
+// (then cookies are Secure).
+func NewAuth(a *auth.Authenticator, cfg config.Config, log *slog.Logger) *Auth {
+	return &Auth{auth: a, throttle: auth.NewThrottle(cfg.Identity.BackoffMax), secure: !cfg.Loopback(), cfg: cfg.Identity,
+		metricsToken: cfg.MetricsToken, log: log}
 }
 
-// MinTokenLength is the shortest admin or metrics token a server beyond
-// loopback accepts: long enough that guessing it, even at the throttle's
-// pace from many addresses, is hopeless.
-const MinTokenLength = 16
-
-// checkTokens refuses, beyond loopback, an admin or metrics token short
-// enough to guess. On loopback, where only this machine reaches the
-// server, any token does.
-func checkTokens(cfg config.Config) error {
-	if cfg.Loopback() {
-		return nil
-	}
-	for _, t := range []struct{ name, value string }{{"ADAPTBOT_ADMIN_TOKEN", cfg.AdminToken}, {"ADAPTBOT_METRICS_TOKEN", cfg.MetricsToken}} {
-		if t.value != "" && len(t.value) < MinTokenLength {
-			return fmt.Errorf("%s is %d characters; a server that listens beyond loopback (%s) needs at least %d. Make one with: openssl rand -hex 24",
-				t.name, len(t.value), cfg.Addr, MinTokenLength)
-		}
-	}
-	return nil
-}
-
-// checkIdentity refuses to serve beyond loopback when nobody could prove
-// who they are: every caller would be anonymous, and refused.
-func checkIdentity(cfg config.Config, s auth.Settings) error {
-	if s.Loopback || s.Configured() {
-		return nil
-	}
-	return fmt.Errorf(`AdaptBot would listen on %s, beyond loopback, but no one could sign in. Set one of:
-  ADAPTBOT_ADMIN_TOKEN=<a long random string>   a key with the admin role
-  adaptbot users add NAME --role admin          (run it before starting) a person's own key
-  ADAPTBOT_OIDC_ISSUER, ADAPTBOT_OIDC_CLIENT_ID and ADAPTBOT_OIDC_CLIENT_SECRET   sign-in with your identity provider
-  ADAPTBOT_TRUSTED_HEADER and ADAPTBOT_TRUSTED_PROXIES   an auth proxy in front (oauth2-proxy, Authelia) names the user
-or listen on loopback (ADAPTBOT_ADDR=127.0.0.1:3000) for a single-user server`, cfg.Addr)
-}
-
-// Close stops following the cluster's users, or releases the users file.
-func (e *authEdge) Close() {
-	if e != nil {
-		e.close()
-	}
-}
-
-// describe is the start-up line on identities.
-func (e *authEdge) describe() string { return "identity: " + e.auth.Describe() }
+// Describe is the start-up line on identities.
+func (e *Auth) Describe() string { return "identity: " + e.auth.Describe() }
 
 // publicPath reports whether a path is served to callers who are not
 // signed in: the sign-in pages, the pages' static files, /healthz, and
@@ -193,7 +71,7 @@ func remoteAddr(c *fiber.Ctx) netip.Addr {
 // identity and puts it in its context (identity.From(c.UserContext())):
 // anonymous callers reach only the public paths, and a page asked for by
 // a browser that is not signed in answers 401 with the sign-in page.
-func (e *authEdge) authenticate() fiber.Handler {
+func (e *Auth) authenticate() fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		r := authRequest(c)
 		public := publicPath(c.Path())
@@ -257,7 +135,7 @@ func metricsToken(token, authorization string) bool {
 // connection's, or, from a trusted proxy, the last address it added to
 // X-Forwarded-For (the client it saw; earlier entries are the client's
 // own words).
-func (e *authEdge) clientAddr(c *fiber.Ctx) netip.Addr {
+func (e *Auth) clientAddr(c *fiber.Ctx) netip.Addr {
 	addr := remoteAddr(c)
 	for _, p := range e.cfg.TrustedProxies {
 		if !p.Contains(addr) {
@@ -281,7 +159,7 @@ func (e *authEdge) clientAddr(c *fiber.Ctx) netip.Addr {
 
 // throttled refuses, with 429 and Retry-After, a request with credentials
 // from an address that must still wait after failing them (auth.Throttle).
-func (e *authEdge) throttled(c *fiber.Ctx) error {
+func (e *Auth) throttled(c *fiber.Ctx) error {
 	wait := e.throttle.Wait(e.clientAddr(c))
 	if wait <= 0 {
 		return nil
@@ -296,7 +174,7 @@ func (e *authEdge) throttled(c *fiber.Ctx) error {
 
 // failed counts a failed credential against its address, and logs it:
 // what was tried and why it failed, never the credential.
-func (e *authEdge) failed(c *fiber.Ctx, r auth.Request, err error) {
+func (e *Auth) failed(c *fiber.Ctx, r auth.Request, err error) {
 	addr := e.clientAddr(c)
 	wait := e.throttle.Fail(addr)
 	what := "session cookie"
@@ -315,7 +193,7 @@ func (e *authEdge) failed(c *fiber.Ctx, r auth.Request, err error) {
 
 // unauthorized answers 401: the sign-in page (saying page, if anything)
 // for a browser asking for a page, JSON saying msg for everyone else.
-func (e *authEdge) unauthorized(c *fiber.Ctx, page, msg string) error {
+func (e *Auth) unauthorized(c *fiber.Ctx, page, msg string) error {
 	if c.Method() == fiber.MethodGet && wantsPage(c) {
 		return e.loginPage(c, fiber.StatusUnauthorized, page, c.OriginalURL())
 	}
@@ -341,7 +219,7 @@ func rateKey(c *fiber.Ctx) string {
 
 // loginPage renders the sign-in page with status and an error message,
 // coming back to next afterwards.
-func (e *authEdge) loginPage(c *fiber.Ctx, status int, msg, next string) error {
+func (e *Auth) loginPage(c *fiber.Ctx, status int, msg, next string) error {
 	data := map[string]any{"Error": msg, "OIDC": e.auth.OIDC(), "Next": auth.SafeNext(next)}
 	if u, err := url.Parse(e.cfg.OIDCIssuer); err == nil {
 		data["Provider"] = u.Host
@@ -355,7 +233,7 @@ func (e *authEdge) loginPage(c *fiber.Ctx, status int, msg, next string) error {
 }
 
 // handleLoginPage is GET /login: how to sign in, or who is signed in.
-func (e *authEdge) handleLoginPage() fiber.Handler {
+func (e *Auth) handleLoginPage() fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		return e.loginPage(c, fiber.StatusOK, "", c.Query("next"))
 	}
@@ -363,7 +241,7 @@ func (e *authEdge) handleLoginPage() fiber.Handler {
 
 // handleLoginStart is GET /login/oidc: off to the provider, with the
 // sign-in's state, nonce and PKCE verifier kept in a short-lived cookie.
-func (e *authEdge) handleLoginStart() fiber.Handler {
+func (e *Auth) handleLoginStart() fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		authURL, cookie, err := e.auth.BeginLogin(c.UserContext(), e.redirectURL(c), c.Query("next"))
 		if err != nil {
@@ -377,7 +255,7 @@ func (e *authEdge) handleLoginStart() fiber.Handler {
 // handleLoginCallback is GET /login/callback: the provider sends the
 // browser back here; the session cookie is set and the browser goes on to
 // where it was going.
-func (e *authEdge) handleLoginCallback() fiber.Handler {
+func (e *Auth) handleLoginCallback() fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		q, _ := url.ParseQuery(string(c.Request().URI().QueryString()))
 		session, id, next, err := e.auth.FinishLogin(c.UserContext(), c.Cookies(auth.LoginCookie), q)
@@ -393,7 +271,7 @@ func (e *authEdge) handleLoginCallback() fiber.Handler {
 
 // loginError shows a failed sign-in on the sign-in page, with the status
 // its kind gives.
-func (e *authEdge) loginError(c *fiber.Ctx, err error) error {
+func (e *Auth) loginError(c *fiber.Ctx, err error) error {
 	status := statusOf(adaptbot.KindOf(err))
 	if status >= 500 {
 		e.log.Warn("sign-in failed", "err", err)
@@ -407,7 +285,7 @@ func (e *authEdge) loginError(c *fiber.Ctx, err error) error {
 
 // handleKeyLogin is POST /login/key {"key"}: a key typed into the sign-in
 // page becomes a session cookie, so the page never keeps the key.
-func (e *authEdge) handleKeyLogin() fiber.Handler {
+func (e *Auth) handleKeyLogin() fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		var req struct {
 			Key string `json:"key"`
@@ -438,7 +316,7 @@ func (e *authEdge) handleKeyLogin() fiber.Handler {
 // handleLogout is POST /logout: the session ends on the server, so its
 // cookie replayed signs nobody in, and the browser drops the cookie. Only
 // POST signs out: a link or an image on another site (a GET) must not.
-func (e *authEdge) handleLogout() fiber.Handler {
+func (e *Auth) handleLogout() fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		if err := e.auth.SignOut(c.UserContext(), c.Cookies(auth.SessionCookie)); err != nil {
 			return err
@@ -450,14 +328,14 @@ func (e *authEdge) handleLogout() fiber.Handler {
 
 // handleLogoutPage is GET /logout: it signs nobody out (see handleLogout),
 // and sends the browser to the sign-in page, whose button signs out.
-func (e *authEdge) handleLogoutPage() fiber.Handler {
+func (e *Auth) handleLogoutPage() fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		return c.Redirect(auth.LoginPath, fiber.StatusSeeOther)
 	}
 }
 
 // handleMe is GET /api/me: who the caller is, and what they may do.
-func (e *authEdge) handleMe() fiber.Handler {
+func (e *Auth) handleMe() fiber.Handler {
 	actions := []identity.Action{identity.Chat, identity.ReadTools, identity.ReadOwn, identity.RunTool,
 		identity.Build, identity.Delete, identity.Manage, identity.ReadAll}
 	return func(c *fiber.Ctx) error {
@@ -475,7 +353,7 @@ func (e *authEdge) handleMe() fiber.Handler {
 // redirectURL is the OIDC callback as the provider knows it:
 // ADAPTBOT_OIDC_REDIRECT_URL, or this server at the Host the browser used
 // (https unless that is loopback, or the request came over TLS).
-func (e *authEdge) redirectURL(c *fiber.Ctx) string {
+func (e *Auth) redirectURL(c *fiber.Ctx) string {
 	if e.cfg.OIDCRedirect != "" {
 		return e.cfg.OIDCRedirect
 	}
@@ -496,12 +374,15 @@ func (e *authEdge) redirectURL(c *fiber.Ctx) string {
 
 // setCookie sets an HttpOnly, SameSite=Lax cookie, Secure unless the
 // server listens on loopback.
-func (e *authEdge) setCookie(c *fiber.Ctx, name, value, path string, ttl time.Duration) {
+func (e *Auth) setCookie(c *fiber.Ctx, name, value, path string, ttl time.Duration) {
 	c.Cookie(&fiber.Cookie{Name: name, Value: value, Path: path, MaxAge: int(ttl.Seconds()), Expires: time.Now().Add(ttl),
 		HTTPOnly: true, Secure: e.secure, SameSite: fiber.CookieSameSiteLaxMode})
 }
 
 // clearCookie tells the browser to drop a cookie setCookie set.
-func (e *authEdge) clearCookie(c *fiber.Ctx, name, path string) {
+func (e *Auth) clearCookie(c *fiber.Ctx, name, path string) {
 	e.setCookie(c, name, "", path, -time.Second)
 }
+
+// Throttle is the throttle of failed credentials, per client address.
+func (e *Auth) Throttle() *auth.Throttle { return e.throttle }

@@ -1,0 +1,129 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+
+	"adaptbot"
+	"adaptbot/config"
+	"adaptbot/identity"
+	"adaptbot/llm/provider"
+	"adaptbot/service"
+	"net"
+	"net/http"
+)
+
+// fakeService stands in for the service: the edge's tests check what the
+// edge does (decode, who asks, refuse, encode) without a registry, a
+// sandbox or files. Methods a test does not set panic through the nil
+// embedded interface, so a handler that asks for more than it should fails
+// loudly.
+type fakeService struct {
+	Service
+	mu      sync.Mutex
+	runs    []fakeRun
+	refused []service.Refused
+	runErr  error
+}
+
+type fakeRun struct {
+	who  identity.Identity
+	name string
+	args string
+}
+
+func (f *fakeService) Run(ctx context.Context, name string, args json.RawMessage) (*service.RunResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.runs = append(f.runs, fakeRun{who: identity.From(ctx), name: name, args: string(args)})
+	if f.runErr != nil {
+		return nil, f.runErr
+	}
+	return &service.RunResult{Tool: name, Output: "ran " + name, RequestID: "r-1"}, nil
+}
+
+func (f *fakeService) Refuse(ctx context.Context, r service.Refused) *adaptbot.Error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.refused = append(f.refused, r)
+	e, _ := r.Err.(*adaptbot.Error)
+	if e == nil {
+		e = &adaptbot.Error{Kind: adaptbot.KindOf(r.Err), Msg: r.Err.Error()}
+	}
+	return e
+}
+
+func (f *fakeService) ModelStatus() (provider.Status, bool) { return provider.Status{}, true }
+func (f *fakeService) ModelName() string                    { return "" }
+
+// fakeEdge is the edge over a fake service, on loopback with its limits
+// as cfg says.
+func fakeEdge(t *testing.T, f *fakeService, cfg config.Config) *edge {
+	t.Helper()
+	cfg.Addr = "127.0.0.1:0"
+	a, _ := openAuth(t, cfg)
+	s := NewServer(f, a, nil, Options{Config: cfg})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve(ln)
+	t.Cleanup(func() { s.Shutdown(context.Background()) })
+	return &edge{s, "http://" + ln.Addr().String()}
+}
+
+// edge is a server listening on loopback.
+type edge struct {
+	*Server
+	url string
+}
+
+func post(t *testing.T, s *edge, path, body string) (int, string) {
+	t.Helper()
+	resp, err := http.Post(s.url+path, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(raw)
+}
+
+// TestRunGoesThroughTheService: a direct run is decoded at the edge and
+// carried out by the service, with the caller's identity in its context;
+// the service's error kinds become statuses.
+func TestRunGoesThroughTheService(t *testing.T) {
+	f := &fakeService{}
+	s := fakeEdge(t, f, config.Config{})
+	code, body := post(t, s, "/api/tools/calculator/run", `{"expression":"1+1"}`)
+	if code != 200 || !strings.Contains(body, `"output":"ran calculator"`) {
+		t.Fatalf("run = %d %s", code, body)
+	}
+	if len(f.runs) != 1 || f.runs[0].name != "calculator" || f.runs[0].args != `{"expression":"1+1"}` || f.runs[0].who.Name != identity.Local.Name {
+		t.Errorf("the service got %+v", f.runs)
+	}
+	f.runErr = adaptbot.Errorf(adaptbot.NotFound, "no tool named %q", "calculator")
+	if code, body := post(t, s, "/api/tools/calculator/run", `{}`); code != 404 || !strings.Contains(body, "no tool named") {
+		t.Errorf("a run the service finds nothing for = %d %s", code, body)
+	}
+}
+
+// TestEdgeRefusalsAreTheServicesRows: a request the edge turns away before
+// any operation (a body over the limit, a bad body) is written by the
+// service as one refused row, naming the operation it asked for; the
+// operation itself never runs.
+func TestEdgeRefusalsAreTheServicesRows(t *testing.T) {
+	f := &fakeService{}
+	s := fakeEdge(t, f, config.Config{})
+	code, _ := post(t, s, "/api/tools/calculator/run", `{"expression":"`+strings.Repeat("1+", 1<<20)+`1"}`)
+	if code != 413 {
+		t.Fatalf("an oversized run = %d, want 413", code)
+	}
+	if len(f.runs) != 0 || len(f.refused) != 1 || f.refused[0].Tool != "calculator" || adaptbot.KindOf(f.refused[0].Err) != adaptbot.Invalid {
+		t.Errorf("runs %+v, refused %+v", f.runs, f.refused)
+	}
+}
