@@ -305,8 +305,10 @@ func TestAutomaticRepairProposesAfterThreeCases(t *testing.T) {
 	if code, r := in.do(t, "POST", "/api/tools/first_word/run", `{"text": "!x"}`); code != 200 || r["output"] != "first: !x" {
 		t.Errorf("after approval = %d %v", code, r)
 	}
-	// The old examples and the case that now gives a result.
-	if code, r := in.do(t, "POST", "/api/tools/first_word/test", ""); code != 200 || r["ok"] != true || len(r["results"].([]any)) != 3 {
+	// The old examples alone: an automatic repair is the server's, so the
+	// case that now gives a result, someone's input, is no example (issue
+	// 27: service/examples.go).
+	if code, r := in.do(t, "POST", "/api/tools/first_word/test", ""); code != 200 || r["ok"] != true || len(r["results"].([]any)) != 2 {
 		t.Errorf("the approved version's examples = %d %v", code, r)
 	}
 	if n := repairs.Load(); n != 1 {

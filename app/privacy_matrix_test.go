@@ -19,7 +19,8 @@ import (
 
 // The privacy matrix (issue 27's "Done when"): every door, every role and
 // every store that holds a person's words. People leave words through each
-// door (HTTP JSON, SSE, /v1, /mcp, the CLI); then everyone reads through each door, and nobody but a word's
+// door (HTTP JSON, SSE, /v1, /mcp, stdio MCP, the CLI); then everyone
+// reads through each door, and nobody but a word's
 // author and the admins gets it back. Every call that writes leaves
 // exactly one row, naming its caller. A GET route, or a file holding
 // people's words, that has no rule here fails the test.
@@ -164,7 +165,7 @@ func (m *matrix) leaveWords() {
 	m.count(ann, "http")
 	m.post(ann, "/api/requests/"+m.rated+"/feedback", `{"score": -1, "comment": "annsaidwrongly"}`, 200)
 	m.count(ann, "http")
-	m.words[ann.pseudonym] = []string{"annzqx7", "ann asks", "914914", "annsaidwrongly", "annmcp7"}
+	m.words[ann.pseudonym] = []string{"annzqx7", "ann asks", "914914", "annsaidwrongly", "annmcp7", "annstdio7"}
 	m.post(cy, "/chat", `{"message": "cy says cyhello5"}`, 200)
 	m.count(cy, "http")
 	m.post(root, "/chat", `{"message": "root says rootword9"}`, 200)
@@ -192,12 +193,18 @@ func (m *matrix) leaveWords() {
 	m.mcpCall(bob, "bobmcp7")
 	m.mcpCall(ann, "annmcp7")
 
+	// stdio MCP: `adaptbot mcp` started elsewhere with the person's
+	// ADAPTBOT_KEY forwards to the server, as that person: bob's call that
+	// fails on his words; ann's, refused. The server names the door mcp.
+	m.stdioCall(bob, "bobstdio7")
+	m.stdioCall(ann, "annstdio7")
+
 	// The CLI, through the api client: bob runs the tool.
 	if out := m.cli(bob, "tools", "run", "calculator", `{"expression": "bobcli7"}`); !strings.Contains(out, "bobcli7") {
 		t.Fatalf("bob's run from the command line: %s", out)
 	}
 	m.count(bob, "cli")
-	m.words[bob.pseudonym] = []string{"bobqrs7", "bobsse7", "bobmcp7", "bobcli7"}
+	m.words[bob.pseudonym] = []string{"bobqrs7", "bobsse7", "bobmcp7", "bobstdio7", "bobcli7"}
 
 	// A version note that quotes a case (as a repair's does).
 	notes, _ := filepath.Glob(filepath.Join(in.dir, "tools", ".history", "calculator", "v*"))
@@ -231,6 +238,28 @@ func (m *matrix) mcpCall(p matrixPerson, expr string) {
 	defer cs.Close()
 	if res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "calculator", Arguments: map[string]any{"expression": expr}}); err != nil || !res.IsError {
 		m.t.Fatalf("%s's call over /mcp = %+v, %v; want a tool error", p.name, res, err)
+	}
+	m.count(p, "mcp")
+}
+
+// stdioSession runs `adaptbot mcp` as p (ADAPTBOT_KEY is p's key), started
+// in a folder of its own, so it forwards to the server; stop ends it.
+func (m *matrix) stdioSession(p matrixPerson) (cs *sdk.ClientSession, stop func() error) {
+	m.t.Helper()
+	env := cliEnv(m.t.TempDir(), serverAddr(m.t, m.in))
+	env["ADAPTBOT_KEY"] = p.key
+	cs, stop, _ = stdioMCP(m.t, env)
+	return cs, stop
+}
+
+// stdioCall calls the calculator through `adaptbot mcp` as p, with an
+// expression it refuses.
+func (m *matrix) stdioCall(p matrixPerson, expr string) {
+	m.t.Helper()
+	cs, stop := m.stdioSession(p)
+	defer stop()
+	if text, isErr := callTool(m.t, cs, "calculator", map[string]any{"expression": expr}); !isErr {
+		m.t.Fatalf("%s's call through adaptbot mcp = %q; want a tool error", p.name, text)
 	}
 	m.count(p, "mcp")
 }
@@ -329,9 +358,23 @@ func (m *matrix) readEverywhere() {
 			t.Fatal(err)
 		}
 		m.leaks("/mcp tools/list", rd.p, rd.admin, str(list))
+		// stdio MCP: what `adaptbot mcp` lists, and what a call that
+		// fails says, as this reader.
+		scs, stop := m.stdioSession(rd.p)
+		list, err = scs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatalf("%s lists the tools through adaptbot mcp: %v", rd.p.name, err)
+		}
+		m.leaks("adaptbot mcp tools/list", rd.p, rd.admin, str(list))
+		text, _ := callTool(t, scs, "calculator", map[string]any{"expression": "2+"})
+		m.leaks("adaptbot mcp tools/call", rd.p, rd.admin, text)
+		if err := stop(); err != nil {
+			t.Errorf("%s's adaptbot mcp: %v", rd.p.name, err)
+		}
+		if rd.p.pseudonym != "" {
+			m.count(rd.p, "mcp")
+		}
 	}
-	// TODO(issue 27): stdio MCP (`adaptbot mcp`) does not go through the
-	// service on this branch; once it does, read and call through it here.
 }
 
 // authorsAndAdminsRead: the admins and the authors do get the words, so
@@ -343,10 +386,10 @@ func (m *matrix) authorsAndAdminsRead() {
 		path  string
 		wants []string
 	}{
-		{m.token, "/api/tools/calculator/failures", []string{"annzqx7", "annsaidwrongly", "bobqrs7", "bobmcp7", "bobcli7"}},
+		{m.token, "/api/tools/calculator/failures", []string{"annzqx7", "annsaidwrongly", "bobqrs7", "bobmcp7", "bobstdio7", "bobcli7"}},
 		{m.root, "/api/tools/calculator/versions", []string{"annzqx7"}},
 		{m.ann, "/api/tools/calculator/failures", []string{"annzqx7", "annsaidwrongly", m.rated}},
-		{m.bob, "/api/tools/calculator/failures", []string{"bobqrs7", "bobmcp7", "bobcli7"}},
+		{m.bob, "/api/tools/calculator/failures", []string{"bobqrs7", "bobmcp7", "bobstdio7", "bobcli7"}},
 		{m.ann, "/api/requests/" + m.rated, []string{"ann asks twice", "annsaidwrongly"}},
 	} {
 		_, _, raw := m.in.send(t, "GET", tc.path, "", matrixHeaders(tc.p.key))

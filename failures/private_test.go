@@ -112,3 +112,32 @@ func TestCasesWithoutAuthorsStillLoad(t *testing.T) {
 		t.Errorf("old case names %v/%q/%q, want nobody", c.Authors, c.CommentBy, c.RequestBy)
 	}
 }
+
+// TestExpectIsKeptWithTheCase: what a repair's version answered for a case
+// kept out of the examples stays with the case, across flushes and
+// reloads; an expectation holding a secret is not kept.
+func TestExpectIsKeptWithTheCase(t *testing.T) {
+	dir := t.TempDir()
+	s := load(t, &Files{Dir: dir}, 0)
+	a, _ := s.Record(Call{Tool: "calc", Version: 1, Args: json.RawMessage(`{"expression":"2+"}`), Kind: Panic, Message: "boom", Author: "p-ana"})
+	b, _ := s.Record(Call{Tool: "calc", Version: 1, Args: json.RawMessage(`{"expression":"3+"}`), Kind: Panic, Message: "boom", Author: "p-ana"})
+	if err := s.Expect("calc", a, "2+ = 2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Expect("calc", b, "token adaptbot_c2VjcmV0LWtleS1wYXN0ZWQtaW4tYS1jaGF0"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Expect("calc", "nope", "x"); err != ErrNoCase {
+		t.Errorf("Expect of an unknown case = %v", err)
+	}
+	if err := s.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	again := load(t, &Files{Dir: dir}, 0)
+	if c, _ := again.Case("calc", a); c.Expect != "2+ = 2" {
+		t.Errorf("case a after a reload: expect %q", c.Expect)
+	}
+	if c, _ := again.Case("calc", b); c.Expect != "" {
+		t.Errorf("case b keeps an expectation with a secret: %q", c.Expect)
+	}
+}

@@ -86,6 +86,11 @@ type Case struct {
 	// FixedIn is the version a repair made that passes this case (it may
 	// still wait for approval).
 	FixedIn int `json:"fixed_in,omitempty"`
+	// Expect is, for a case a repair fixed without making it one of the
+	// tool's examples (its input was someone else's words), the start of
+	// what that version answered: later repairs must still give it. It
+	// quotes the case, so it is its authors' like Args.
+	Expect string `json:"expect,omitempty"`
 
 	// Who may read a case's words (Args, Comment, RequestID): their
 	// authors and admins (service.caseFor decides). Each is a pseudonym
@@ -221,6 +226,8 @@ type op struct {
 	ids     []string
 	version int
 	at      time.Time
+	// expect is opExpect's text.
+	expect string
 }
 
 type opKind int8
@@ -230,6 +237,7 @@ const (
 	opDismiss
 	opFixed
 	opAccept
+	opExpect
 )
 
 // Load returns a Store over backend, with every tool's state it keeps. A
@@ -465,6 +473,18 @@ func (s *Store) Fixed(name string, v int, ids ...string) error {
 	return s.change(name, op{what: opFixed, ids: ids, version: v})
 }
 
+// Expect keeps with a case what a repair's version answered for it, where
+// the case is not one of the tool's examples: later repairs must still
+// give it (Case.Expect).
+// An expectation that held a secret, or is longer than MaxMessage, is not
+// kept: cut or redacted, it would no longer be what the version answers.
+func (s *Store) Expect(name, id, expect string) error {
+	if len(expect) > MaxMessage || redact.String(expect) != expect {
+		expect = ""
+	}
+	return s.change(name, op{what: opExpect, ids: []string{id}, expect: expect})
+}
+
 // Accept marks the cases (clear errors) that the repair making version v
 // kept as the right answer: they count toward nothing again.
 func (s *Store) Accept(name string, v int, ids ...string) error {
@@ -560,6 +580,8 @@ func apply(base State, p pending, keep int) State {
 				}
 			case opFixed:
 				c.FixedIn = max(c.FixedIn, o.version)
+			case opExpect:
+				c.Expect = o.expect
 			case opAccept:
 				if c.Kind == Error {
 					c.Status, c.FixedIn = Accepted, max(c.FixedIn, o.version)

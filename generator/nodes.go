@@ -194,6 +194,10 @@ func (g *Generator) write(ctx context.Context, b *build, task, stage, doing stri
 // is held to the tool's stored examples too: those whose input the model
 // did not send again still run, so a change cannot drop what the tool did.
 func (g *Generator) check(ctx context.Context, b *build) (*build, error) {
+	// The model's examples that copy people's private inputs are left out
+	// (private.go); the stored ones are kept as they are.
+	var dropped int
+	b.cand.Examples, dropped = withoutPrivate(b.cand.Examples, privateInputs(b.req))
 	switch {
 	case b.req.fix != nil:
 		b.cand.Examples = keepExamples(b.cand.Examples, g.opts.Registry.Examples(b.name), sameExample)
@@ -218,6 +222,9 @@ func (g *Generator) check(ctx context.Context, b *build) (*build, error) {
 		if len(problems) > 0 {
 			v.tool, v.problems = nil, problems
 		}
+	}
+	if dropped > 0 && v.tool == nil {
+		v.problems = append([]string{privateProblem(dropped)}, v.problems...)
 	}
 	b.breaks, b.dependents = false, nil // this attempt's, not an earlier one's
 	if v.tool != nil && b.op == Modify {
@@ -263,7 +270,7 @@ func (g *Generator) register(ctx context.Context, b *build) (*build, error) {
 		// The cases that now give a result are regression tests from now
 		// on; the version's note says what the repair fixed.
 		var more []Example
-		more, fix.results = fixedExamples(tool.examples, fix.results)
+		more, fix.results = fixedExamples(tool.examples, fix.cases, fix.results)
 		o.Examples = encodeExamples(append(tool.examples, more...))
 		o.Hold, o.Note = o.Hold || fix.hold, repairNote(fix.results)
 	}

@@ -253,7 +253,7 @@ Current source:
 `+"```go\n%s```\n", t.Name, orNone(t.Category), t.Code)
 	b.WriteString("\nFailing inputs:\n")
 	for i, c := range cases {
-		fmt.Fprintf(&b, "%d. input %s\n   ", i+1, clip.String(string(compact(c.Input)), maxCaseInput))
+		fmt.Fprintf(&b, "%d. input %s%s\n   ", i+1, clip.String(string(compact(c.Input)), maxCaseInput), caseLabel(c))
 		if c.Kind == "feedback" {
 			b.WriteString("ran, but a person said the answer was wrong")
 			if c.Comment != "" {
@@ -266,6 +266,9 @@ Current source:
 			fmt.Fprintf(&b, " (seen %d times)", c.Count)
 		}
 		b.WriteString("\n")
+	}
+	if hasPrivate(cases) {
+		b.WriteString(privateNote + "\n")
 	}
 	if len(examples) > 0 {
 		fmt.Fprintf(&b, "\nCurrent examples (they must still pass):\n%s\n", strings.TrimSpace(string(examples)))

@@ -91,6 +91,11 @@ func TestPrompts(t *testing.T) {
 			Entry: registry.Entry{Name: "first_word", Category: "text"}, Code: []byte(firstWord)},
 			append(firstWordCases, Case{ID: "c3", Input: json.RawMessage(`{"text": "2 + 2"}`), Kind: "feedback", Comment: "it should skip numbers"}),
 			[]byte("[\n  "+exHello+",\n  "+exOne+"\n]\n"))}}, writeToolFunction},
+		{"repair_cases_private", []llm.Message{{Role: llm.User, Content: repairCasesTask(registry.Tool{
+			Entry: registry.Entry{Name: "first_word", Category: "text"}, Code: []byte(firstWord)},
+			[]Case{{ID: "c4", Input: json.RawMessage(`{"text": "!mine"}`), Kind: "panic", Error: "no bangs", Private: true},
+				{ID: "c5", Input: json.RawMessage(`{"text": "!theirs"}`), Kind: "panic", Error: "no bangs", Private: true, Recheck: true, Expect: "first: !theirs"}},
+			[]byte("[\n  "+exHello+"\n]\n"))}}, writeToolFunction},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { golden(t, tt.name, render(tt.msgs, tt.fn)) })

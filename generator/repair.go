@@ -26,7 +26,10 @@ import (
 //
 // The cases that now give a result become stored examples, expecting what
 // the new version answered (or what the model's own example for that input
-// expects): regression tests for every later change. The version's note in
+// expects): regression tests for every later change. A private case (one
+// whose input the caller may not publish, private.go) does not: what it
+// gave is returned to the caller (CaseResult.Expect) to keep with the case,
+// and later repairs run it again (Case.Recheck). The version's note in
 // history lists what the repair fixed.
 
 // StageCase is the stage of a repair's check that runs one failing case.
@@ -35,6 +38,10 @@ const StageCase = "case"
 // MaxRepairCases bounds the failing cases one repair takes, so that a tool
 // failing every way at once cannot flood the model's prompt.
 const MaxRepairCases = 10
+
+// MaxRecheckCases bounds the cases fixed before (Case.Recheck) that one
+// repair runs again, on top of MaxRepairCases.
+const MaxRecheckCases = 10
 
 // maxCaseInput caps each case's input as the prompt quotes it.
 const maxCaseInput = 1 << 10
@@ -52,6 +59,15 @@ type Case struct {
 	Error   string `json:"error,omitempty"`
 	Comment string `json:"comment,omitempty"`
 	Count   int    `json:"count,omitempty"`
+	// Private: the input is someone else's words, which this repair may
+	// not publish: it never becomes a stored example, and neither does an
+	// example of the model's with the same input.
+	Private bool `json:"private,omitempty"`
+	// Recheck: an earlier repair fixed this case without making it an
+	// example; the new version must still pass it: give a result that
+	// contains Expect when it is set, else a result or a clear error.
+	Recheck bool   `json:"recheck,omitempty"`
+	Expect  string `json:"expect,omitempty"`
 }
 
 // RepairRequest asks for a repair of Tool from Cases.
@@ -79,6 +95,10 @@ type CaseResult struct {
 	Error   string `json:"error,omitempty"`
 	// Example: the case is a stored example from now on.
 	Example bool `json:"example,omitempty"`
+	// Expect, for a private case that now gives a result, is what later
+	// repairs must still give for it (Case.Expect): the start of its
+	// output. It quotes the case, so it is never sent to the caller.
+	Expect string `json:"-"`
 }
 
 // Outcomes of a failing case under the repaired version.
@@ -107,11 +127,19 @@ func (g *Generator) Repair(ctx context.Context, req RepairRequest, progress func
 	if err := contract.ValidName(req.Tool); err != nil {
 		return nil, err
 	}
-	if len(req.Cases) == 0 {
+	var fresh, rechecks int
+	for _, c := range req.Cases {
+		if c.Recheck {
+			rechecks++
+		} else {
+			fresh++
+		}
+	}
+	if fresh == 0 {
 		return nil, ErrNoCases
 	}
-	if len(req.Cases) > MaxRepairCases {
-		return nil, fmt.Errorf("a repair takes at most %d failing cases, not %d", MaxRepairCases, len(req.Cases))
+	if fresh > MaxRepairCases || rechecks > MaxRecheckCases {
+		return nil, fmt.Errorf("a repair takes at most %d failing cases and %d fixed before, not %d and %d", MaxRepairCases, MaxRecheckCases, fresh, rechecks)
 	}
 	for _, c := range req.Cases {
 		if len(c.Input) == 0 || c.Input[0] != '{' || !json.Valid(c.Input) {
@@ -121,7 +149,7 @@ func (g *Generator) Repair(ctx context.Context, req RepairRequest, progress func
 	fix := &caseFix{cases: req.Cases, hold: req.Hold}
 	res, err := g.Build(ctx, Request{
 		Op: Modify, Tool: req.Tool, Permit: req.Permit, fix: fix,
-		Text:    fmt.Sprintf("repair %s from %d failure case%s", req.Tool, len(req.Cases), adaptbot.Plural(len(req.Cases))),
+		Text:    fmt.Sprintf("repair %s from %d failure case%s", req.Tool, fresh, adaptbot.Plural(fresh)),
 		Summary: "Fix the failures seen in real use, keeping everything the stored examples check.",
 	}, progress)
 	if res != nil {
@@ -161,10 +189,18 @@ func (g *Generator) checkCases(ctx context.Context, name string, t *checked, cas
 		switch {
 		case err == nil:
 			r.OK, r.Outcome, r.Output = true, OutcomeResult, clipText(res.Output)
+			if c.Recheck && c.Expect != "" && !strings.Contains(res.Output, c.Expect) {
+				r.OK = false
+				problems = append(problems, fmt.Sprintf("%s: gave %q, which lacks %q: the version an earlier repair made gave that, and it must still", where, clipText(res.Output), c.Expect))
+			}
 		case ctx.Err() != nil || sandbox.KindOf(err) == sandbox.KindUnavailable:
 			return results, problems, fmt.Errorf("%s: %w", where, err)
 		case errors.As(err, &se) && (se.Kind == sandbox.KindTool || se.Kind == sandbox.KindInput) && strings.TrimSpace(se.Msg) != "":
 			r.OK, r.Outcome, r.Error = true, OutcomeError, se.Msg
+			if c.Recheck && c.Expect != "" {
+				r.OK = false
+				problems = append(problems, fmt.Sprintf("%s: now refuses it (%s), but the version an earlier repair made gave a result containing %q, and it must still", where, clipText(se.Msg), c.Expect))
+			}
 		case errors.As(err, &se) && (se.Kind == sandbox.KindTool || se.Kind == sandbox.KindInput):
 			r.Outcome, r.Error = string(se.Kind), "Execute returned an empty error"
 			problems = append(problems, where+": Execute returned an error with no message; say what is wrong with the input")
@@ -179,6 +215,9 @@ func (g *Generator) checkCases(ctx context.Context, name string, t *checked, cas
 
 // failedHow says how a case failed before, for a problem's words.
 func failedHow(c Case) string {
+	if c.Recheck {
+		return "an earlier repair fixed"
+	}
 	if c.Kind == "feedback" {
 		return "a person said gave a wrong answer"
 	}
@@ -187,15 +226,25 @@ func failedHow(c Case) string {
 
 // fixedExamples are the stored examples the cases that now give a result
 // become: expecting what the new version answered, unless an example
-// already has that input (the model's own, or a stored one).
-func fixedExamples(have []Example, results []CaseResult) ([]Example, []CaseResult) {
+// already has that input (the model's own, or a stored one). A private
+// case becomes none: its result says what later repairs must still give
+// (CaseResult.Expect).
+func fixedExamples(have []Example, cases []Case, results []CaseResult) ([]Example, []CaseResult) {
 	seen := map[string]bool{}
 	for _, e := range have {
 		seen[canonical(e.Input)] = true
 	}
+	private := map[string]bool{}
+	for _, c := range cases {
+		private[c.ID] = c.Private
+	}
 	var out []Example
 	for i, r := range results {
 		if !r.OK || r.Outcome != OutcomeResult {
+			continue
+		}
+		if private[r.ID] {
+			results[i].Expect = expecting(r.Input, r.Output).Contains
 			continue
 		}
 		results[i].Example = true
@@ -228,6 +277,8 @@ func repairNote(results []CaseResult) string {
 		switch {
 		case r.Outcome == OutcomeResult && r.Example:
 			b.WriteString("now gives a result (a stored example from now on)\n")
+		case r.Outcome == OutcomeResult && r.Expect != "":
+			b.WriteString("now gives a result (someone else's input: kept with the case, run again by later repairs, never an example)\n")
 		case r.Outcome == OutcomeResult:
 			b.WriteString("now gives a result\n")
 		default:

@@ -44,6 +44,11 @@ type Request struct {
 	// Note, when set, is kept with the version in history (a proposed
 	// skill names the chats it came from).
 	Note string `json:"-"`
+	// Private are inputs drawn from people's words that the build may show
+	// the model but not publish: an example the model writes with one of
+	// them as its input is not stored (see private.go). A skill proposed
+	// from chats sets them.
+	Private []json.RawMessage `json:"-"`
 	// fix, set by Repair, makes the modify a repair from failure cases.
 	fix *caseFix
 }

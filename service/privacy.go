@@ -40,7 +40,7 @@ func caseFor(who identity.Identity, c failures.Case) failures.Case {
 	mine := who.Known() && who.Pseudonym != "" && slices.Contains(c.Authors, who.Pseudonym)
 	if !mine {
 		c.Message = newWithholder([]failures.Case{c}, who).mask(c.Message)
-		c.Args, c.Withheld = nil, true
+		c.Args, c.Expect, c.Withheld = nil, "", true
 	}
 	if c.Comment != "" && !who.Owns(c.CommentBy) {
 		c.Comment, c.Withheld = "", true

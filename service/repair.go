@@ -103,13 +103,17 @@ func (s *Service) repair(ctx context.Context, name string, req RepairRequest, pr
 	ctx, cancel := context.WithTimeout(ctx, o.deadline)
 	defer cancel()
 
+	who := identity.From(ctx)
+	// The cases earlier repairs fixed without publishing them run again;
+	// a case is published as an example only by its one author.
+	cases = append(cases, rechecks(store.Get(name), cases, s.d.Registry.Examples(name))...)
 	gcases := make([]generator.Case, len(cases))
 	ids := make([]string, len(cases))
 	for i, c := range cases {
-		gcases[i] = generator.Case{ID: c.ID, Input: c.Args, Kind: string(c.Kind), Error: c.Message, Comment: c.Comment, Count: c.Count}
+		gcases[i] = generator.Case{ID: c.ID, Input: c.Args, Kind: string(c.Kind), Error: c.Message, Comment: c.Comment, Count: c.Count,
+			Private: !publishes(who, c), Recheck: c.FixedIn > 0, Expect: c.Expect}
 		ids[i] = c.ID
 	}
-	who := identity.From(ctx)
 	// The model gets the cases whole; the caller reads the repair's
 	// progress, result and trace without the words of cases not theirs.
 	res, err := s.d.Generator.Repair(ctx, generator.RepairRequest{
@@ -136,6 +140,9 @@ func (s *Service) repair(ctx context.Context, name string, req RepairRequest, pr
 		}
 		if rec.OK && len(rec.Accepted) > 0 {
 			store.Accept(name, rec.Version, rec.Accepted...) //nolint:errcheck // as above
+		}
+		if rec.OK {
+			keepExpected(store, name, res.Cases)
 		}
 	}
 	if errors.Is(err, generator.ErrNoCases) {

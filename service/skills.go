@@ -305,7 +305,7 @@ func (s *Service) proposeSkill(ctx context.Context, key string) {
 	req := generator.Request{Op: generator.Create, Tool: name,
 		Text:    skillTask(tools, samples),
 		Summary: fmt.Sprintf("One tool that does what %s do in turn, calling them through toolkit.Call.", strings.Join(tools, " then ")),
-		Hold:    s.learn.cfg.Skills != SkillsOn, Note: skillNote(key, samples)}
+		Hold:    s.learn.cfg.Skills != SkillsOn, Note: skillNote(key, samples), Private: skillPrivate(samples)}
 	ctx, o, err := s.start(ctx, "build", name, identity.Build)
 	o.fallback, o.deadline, o.what, o.category = adaptbot.Upstream, s.d.Deadlines.Build, "Proposing skills", benchmarks.CategoryBuildSkill
 	o.rec.Kind, o.rec.Query, o.rec.Tool = traces.Build, "skill "+name+": "+key, name
@@ -349,8 +349,8 @@ func skillName(tools []string) string {
 }
 
 // skillTask is what the model is asked to write: the chain, and the chats
-// that followed it with their calls and outputs, from which it takes the
-// examples.
+// that followed it with their calls and outputs, after which it models its
+// examples (with values of its own).
 func skillTask(tools []string, samples []sample) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "People keep asking questions that need these tools in turn: %s, the output of one feeding the next. Write ONE tool that does the whole chain in a single call. It must call those tools through toolkit.Call (never reimplement them), in that order, passing each output on as the chats below did, and return the final result. Its Input holds what a person gives at the start (the first call's values and the values used later).\n", strings.Join(tools, ", then "))
@@ -361,8 +361,21 @@ func skillTask(tools []string, samples []sample) string {
 			fmt.Fprintf(&b, "   %s %s → %q\n", c.Tool, clip.String(string(c.Args), 300), clip.String(c.Output, 300))
 		}
 	}
-	b.WriteString("Make each recorded chat an example: its input is what the question gave, and what its output must contain is the last call's output.\n")
+	b.WriteString("The chats are people's words, and a tool's examples are shown to everyone who reads it: write at least two examples like the chats, but with input values of your own, never a chat's. What the output must contain is a part of the final result you are sure of (or use a \"matches\" regexp).\n")
 	return b.String()
+}
+
+// skillPrivate are the inputs of the recorded chats' calls: the server
+// proposes a skill, so none of them is published as one of its examples
+// (generator.Request.Private).
+func skillPrivate(samples []sample) []json.RawMessage {
+	var out []json.RawMessage
+	for _, s := range samples {
+		for _, c := range s.Calls {
+			out = append(out, c.Args)
+		}
+	}
+	return out
 }
 
 // skillNote is the proposed version's note in history: why it exists.
