@@ -1,12 +1,16 @@
 // Package adaptbot holds the words every room of AdaptBot shares, and
 // imports nothing but the standard library: Error and its Kind, the one
 // vocabulary of failure every operation returns and every door turns into
-// a status; Digest, the one name of content by its SHA-256; Millis and
-// MaxTraceOutput, the units of a trace; Plural; and the module's go.mod and go.sum, carried into the
-// binary. A tool exported as a standalone Go module (package shipping)
-// requires the same versions of the MCP SDK and its dependencies that
-// AdaptBot is built and tested with, and takes their checksums from here,
-// so the module builds from a Go module cache alone, offline.
+// a status; Tool, the one description of a tool, of which the toolbox's
+// spec, the registry's entries, MCP servers' tools and the listings are
+// views; Example, one check a tool must pass; AutoRepair, what the server
+// does on its own when a tool keeps failing; Digest, the one name of
+// content by its SHA-256; Millis and MaxTraceOutput, the units of a trace;
+// Plural; and the module's go.mod and go.sum, carried into the binary. A
+// tool exported as a standalone Go module (package shipping) requires the
+// same versions of the MCP SDK and its dependencies that AdaptBot is built
+// and tested with, and takes their checksums from here, so the module
+// builds from a Go module cache alone, offline.
 //
 // The rest of AdaptBot lives in the folders below.
 package adaptbot

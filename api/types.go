@@ -3,6 +3,8 @@ package api
 import (
 	"encoding/json"
 	"time"
+
+	"adaptbot"
 )
 
 // The bodies of the HTTP API, as they travel. The server's own types
@@ -83,12 +85,8 @@ type BuildResult struct {
 }
 
 // Example is one check a tool must pass: an input and what the output
-// must contain, or match.
-type Example struct {
-	Input    json.RawMessage `json:"input"`
-	Contains string          `json:"contains,omitempty"`
-	Matches  string          `json:"matches,omitempty"`
-}
+// must contain, or match (adaptbot.Example).
+type Example = adaptbot.Example
 
 // ExampleResult is one example's run.
 type ExampleResult struct {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"sort"
 
+	"adaptbot"
 	"adaptbot/mcp/client"
 	"adaptbot/mcp/config"
 	"adaptbot/registry"
@@ -14,8 +15,10 @@ import (
 // results; no configured MCP server may take it.
 const Local = config.Local
 
-// Tool is one tool as listings and search see it: one of AdaptBot's own
-// (Server is Local) or one of an external MCP server's.
+// Tool is one tool as listings and search see it, and as `tools list
+// --format json` writes it: one of AdaptBot's own (Server is Local) or one
+// of an external MCP server's. It is a view of the tool's description
+// (adaptbot.Tool), made by listed alone.
 type Tool struct {
 	Server      string          `json:"server"`
 	Name        string          `json:"name"`
@@ -48,9 +51,20 @@ func (t Tool) doc() router.Doc {
 		Server:            t.Server,
 		ServerDescription: t.ServerDescription,
 		Name:              t.Name,
-		Description:       client.Tool{Title: t.Title, Description: t.Description}.Text(),
+		Description:       client.Text(t.Title, t.Description),
 		Params:            router.ParamsFromSchema(t.InputSchema),
 	}
+}
+
+// listed returns the description t as listings show it, its server
+// server (Local for AdaptBot's own tools). An external tool's domain and
+// origin are its server's, which the listing already names.
+func listed(server, title, status string, t adaptbot.Tool) Tool {
+	v := Tool{Server: server, Name: t.Name, Title: title, Description: t.Description, InputSchema: t.Parameters, Status: status}
+	if !t.Remote() {
+		v.Category, v.Version, v.Origin = t.Domain, t.Version, t.Origin
+	}
+	return v
 }
 
 // LocalTools returns AdaptBot's own tools as listings show them: the
@@ -62,16 +76,7 @@ func LocalTools(entries []registry.Entry) []Tool {
 		if e.Version == 0 && e.Status != registry.OK {
 			continue // never passed its checks: nothing serves
 		}
-		out = append(out, Tool{
-			Server:      Local,
-			Name:        e.Name,
-			Description: e.Description,
-			InputSchema: e.Parameters,
-			Category:    e.Category,
-			Version:     e.Version,
-			Origin:      string(e.Origin),
-			Status:      string(e.Status),
-		})
+		out = append(out, listed(Local, "", string(e.Status), e.Spec()))
 	}
 	return out
 }
@@ -80,7 +85,8 @@ func LocalTools(entries []registry.Entry) []Tool {
 func external(ts []client.Tool) []Tool {
 	out := make([]Tool, len(ts))
 	for i, t := range ts {
-		out[i] = Tool{Server: t.Server, Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema, ServerDescription: t.ServerDescription}
+		out[i] = listed(t.Server, t.Title, "", t.Tool)
+		out[i].ServerDescription = t.ServerDescription
 	}
 	return out
 }

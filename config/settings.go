@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"adaptbot"
 	"adaptbot/agent"
 	"adaptbot/auth"
 	"adaptbot/failures"
@@ -174,7 +175,7 @@ var settings = []setting{
 	{"ADAPTBOT_AUTO_REPAIR", "propose", "off, propose (a tool that keeps failing gets a repaired version that waits for approval) or on (a repair that passes its examples and failure cases serves); needs a model",
 		func(c *Config, v string) error {
 			v, err := oneOf(v, "off", "propose", "on")
-			c.AutoRepair = service.AutoRepair(v)
+			c.AutoRepair = adaptbot.AutoRepair(v)
 			return err
 		}, false},
 	{"ADAPTBOT_REPAIR_AFTER", strconv.Itoa(service.DefaultRepairAfter), "distinct failure cases of a tool's serving version, clear errors included (accepted ones never), that start an automatic repair",

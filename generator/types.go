@@ -1,9 +1,10 @@
 package generator
 
 import (
-	"encoding/json"
 	"errors"
 	"time"
+
+	"adaptbot"
 )
 
 // Op is what a build does to a tool.
@@ -116,15 +117,8 @@ type Result struct {
 var ErrConflict = errors.New("a build for this tool is already running")
 
 // Example is one check a tool must pass, stored with the tool in
-// examples.json: an input and what the output must contain, or match.
-type Example struct {
-	// Input is the JSON object of arguments passed to Execute.
-	Input json.RawMessage `json:"input"`
-	// Contains is a substring the output must contain.
-	Contains string `json:"contains,omitempty"`
-	// Matches is a regular expression (RE2 syntax) the output must match.
-	Matches string `json:"matches,omitempty"`
-}
+// examples.json: the root's adaptbot.Example.
+type Example = adaptbot.Example
 
 // ExampleResult is one example's run.
 type ExampleResult struct {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"adaptbot"
 	"adaptbot/contract"
 )
 
@@ -14,10 +15,10 @@ type Origin string
 
 // The origins of tools.
 const (
-	Builtin   Origin = "builtin"   // shipped with AdaptBot
-	Generated Origin = "generated" // written by the model through the generator
-	Manual    Origin = "manual"    // dropped in or edited by hand
-	Imported  Origin = "imported"  // brought from another AdaptBot in a bundle
+	Builtin   Origin = adaptbot.OriginBuiltin   // shipped with AdaptBot
+	Generated Origin = adaptbot.OriginGenerated // written by the model through the generator
+	Manual    Origin = adaptbot.OriginManual    // dropped in or edited by hand
+	Imported  Origin = adaptbot.OriginImported  // brought from another AdaptBot in a bundle
 )
 
 // Status says whether the tool's file on disk is the version that serves.
@@ -35,6 +36,10 @@ const (
 
 // Entry is one tool as tools_registry.json records it. The fields describe the
 // version that serves; Status and LastError describe the file on disk.
+//
+// An entry is the stored record of a local tool; its description, the one
+// every other room uses, is Spec. Its fields stay flat, in this order, so
+// that the registry file and the API's tool bodies keep their shape.
 type Entry struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
@@ -89,6 +94,23 @@ func (e *Entry) describe(spec *contract.Spec) bool {
 	e.Calls = spec.Calls
 	e.NoDirect = spec.NoDirect
 	return changed
+}
+
+// Spec returns the tool's description (adaptbot.Tool): the one place an
+// entry becomes what a model, a page or a listing sees.
+func (e Entry) Spec() adaptbot.Tool {
+	return adaptbot.Tool{
+		Name:        e.Name,
+		Description: e.Description,
+		Parameters:  e.Parameters,
+		Output:      e.Output,
+		Domain:      e.Category,
+		Origin:      string(e.Origin),
+		Version:     e.Version,
+		Network:     e.Network,
+		Calls:       e.Calls,
+		NoDirect:    e.NoDirect,
+	}
 }
 
 // Timeout is the tool's own call limit, or zero for the sandbox default.

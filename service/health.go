@@ -74,10 +74,10 @@ func (s *Service) ModelName() string {
 	return ""
 }
 
-// RemoteTool is one tool of an external MCP server, as the tools page lists it.
-type RemoteTool struct {
-	Server, Name, Description string
-}
+// RemoteTool is one tool of an external MCP server, as the hub last listed
+// it: its description (adaptbot.Tool, Name its name on its server), its
+// server and its title.
+type RemoteTool = mcpclient.Tool
 
 // RemoteTools lists the external MCP servers and their tools.
 func (s *Service) RemoteTools(ctx context.Context) (servers []string, tools []RemoteTool, err error) {
@@ -85,10 +85,7 @@ func (s *Service) RemoteTools(ctx context.Context) (servers []string, tools []Re
 	if err != nil || s.d.Remote == nil {
 		return nil, nil, o.finish(err)
 	}
-	for _, t := range s.d.Remote.Tools() {
-		tools = append(tools, RemoteTool{Server: t.Server, Name: t.Name, Description: t.Description})
-	}
-	return s.d.Remote.Servers(), tools, o.finish(nil)
+	return s.d.Remote.Servers(), s.d.Remote.Tools(), o.finish(nil)
 }
 
 // ModelCheck watches the chat model's reachability; *provider.Check is one.

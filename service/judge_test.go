@@ -13,7 +13,6 @@ import (
 	"adaptbot"
 	"adaptbot/agent"
 	"adaptbot/failures"
-	"adaptbot/generator"
 	"adaptbot/identity"
 	"adaptbot/llm"
 	"adaptbot/poll"
@@ -112,7 +111,7 @@ func (m *judge) prompt() string {
 // no more, and the same refusal in the new version starts nothing.
 func TestRefusalsAreJudgedOnce(t *testing.T) {
 	m := &judge{}
-	w := newWorldOf(t, m, service.Learning{AutoRepair: service.AutoRepairPropose}, "shout", shout, shoutExamples)
+	w := newWorldOf(t, m, service.Learning{AutoRepair: adaptbot.AutoRepairPropose}, "shout", shout, shoutExamples)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go w.svc.RunLearning(ctx)
@@ -149,7 +148,7 @@ func TestRefusalsAreJudgedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var ex []generator.Example
+	var ex []adaptbot.Example
 	json.Unmarshal(w.reg.Examples("shout"), &ex)
 	stored := map[string]string{}
 	for _, e := range ex {

@@ -24,22 +24,6 @@ import (
 // Recording costs nothing on the success path: only a failed call reaches
 // RecordFailure.
 
-// AutoRepair says what the server does on its own once a tool keeps
-// failing (ADAPTBOT_AUTO_REPAIR).
-type AutoRepair string
-
-// The modes of automatic repair.
-const (
-	// AutoRepairOff: never.
-	AutoRepairOff AutoRepair = "off"
-	// AutoRepairPropose: a repair is proposed as a pending version, never
-	// served without a person's approval.
-	AutoRepairPropose AutoRepair = "propose"
-	// AutoRepairOn: a repair that passes everything serves (unless review
-	// is on).
-	AutoRepairOn AutoRepair = "on"
-)
-
 // Defaults of Learning's fields left at zero.
 const (
 	DefaultRepairAfter = 3
@@ -52,7 +36,7 @@ type Learning struct {
 	// and repair operations say so).
 	Failures *failures.Store
 	// AutoRepair is the mode of automatic repairs; empty is off.
-	AutoRepair AutoRepair
+	AutoRepair adaptbot.AutoRepair
 	// RepairAfter is how many distinct failure cases of a tool's serving
 	// version start an automatic repair (DefaultRepairAfter).
 	RepairAfter int
@@ -77,7 +61,7 @@ type learning struct {
 
 func newLearning(cfg Learning) *learning {
 	if cfg.AutoRepair == "" {
-		cfg.AutoRepair = AutoRepairOff
+		cfg.AutoRepair = adaptbot.AutoRepairOff
 	}
 	if cfg.RepairAfter <= 0 {
 		cfg.RepairAfter = DefaultRepairAfter
@@ -171,7 +155,7 @@ type FailureReport struct {
 
 // AutoStatus says where a tool stands with automatic repair.
 type AutoStatus struct {
-	Mode AutoRepair `json:"mode"`
+	Mode adaptbot.AutoRepair `json:"mode"`
 	// After is ADAPTBOT_REPAIR_AFTER; SinceChange counts the distinct
 	// cases of the serving version that a repair may take.
 	After       int    `json:"after"`

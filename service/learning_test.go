@@ -298,7 +298,7 @@ func TestRepairFromCases(t *testing.T) {
 	if rep.Open != 0 || rep.Errors != 0 || len(rep.Repairs) != 1 || !rep.Repairs[0].OK || len(rep.Repairs[0].Fixed) != 2 || rep.Repairs[0].Auto {
 		t.Errorf("report = %+v", rep)
 	}
-	var ex []generator.Example
+	var ex []adaptbot.Example
 	json.Unmarshal(w.reg.Examples("first_word"), &ex)
 	if len(ex) != 3 || !strings.Contains(string(ex[2].Input), `"bad"`) || ex[2].Contains != "first: bad" {
 		t.Errorf("examples = %+v", ex)
@@ -359,7 +359,7 @@ func TestRepairRefusesBadInputAndChangesNothing(t *testing.T) {
 // the serving version starts a repair as the server; its version waits for
 // approval, and no second repair starts while it waits.
 func TestAutomaticRepairProposes(t *testing.T) {
-	w := newLearningWorld(t, &learner{}, service.Learning{AutoRepair: service.AutoRepairPropose})
+	w := newLearningWorld(t, &learner{}, service.Learning{AutoRepair: adaptbot.AutoRepairPropose})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go w.svc.RunLearning(ctx)
@@ -428,7 +428,7 @@ func (w *lworld) logText() string {
 // a repair that fails is not tried again until a new case arrives.
 func TestHostileToolDoesNotFloodTheRepairQueue(t *testing.T) {
 	m := &learner{source: "package first_word\n\nthis is not Go", gate: make(chan struct{})}
-	w := newLearningWorld(t, m, service.Learning{AutoRepair: service.AutoRepairOn, RepairEvery: time.Nanosecond})
+	w := newLearningWorld(t, m, service.Learning{AutoRepair: adaptbot.AutoRepairOn, RepairEvery: time.Nanosecond})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go w.svc.RunLearning(ctx)
@@ -479,7 +479,7 @@ func TestHostileToolDoesNotFloodTheRepairQueue(t *testing.T) {
 // new case starts none within RepairEvery.
 func TestAutomaticRepairAtMostOncePerEvery(t *testing.T) {
 	m := &learner{source: "package first_word\n\nthis is not Go"}
-	w := newLearningWorld(t, m, service.Learning{AutoRepair: service.AutoRepairOn, RepairAfter: 2})
+	w := newLearningWorld(t, m, service.Learning{AutoRepair: adaptbot.AutoRepairOn, RepairAfter: 2})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go w.svc.RunLearning(ctx)
@@ -495,7 +495,7 @@ func TestAutomaticRepairAtMostOncePerEvery(t *testing.T) {
 
 // TestAutomaticRepairWithoutAModel does nothing, and says so once.
 func TestAutomaticRepairWithoutAModel(t *testing.T) {
-	w := newLearningWorld(t, nil, service.Learning{AutoRepair: service.AutoRepairOn})
+	w := newLearningWorld(t, nil, service.Learning{AutoRepair: adaptbot.AutoRepairOn})
 	for _, text := range []string{"", " ", "  ", "bad", "   "} {
 		w.run(t, as(bob), text)
 	}

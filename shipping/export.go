@@ -21,7 +21,6 @@ import (
 
 	"adaptbot"
 	"adaptbot/contract"
-	"adaptbot/generator"
 	"adaptbot/sandbox"
 	"adaptbot/toolbox"
 	"adaptbot/toolkit"
@@ -284,7 +283,7 @@ func examples(it Item) ([]exportExample, error) {
 	if it.Examples == nil {
 		return nil, nil
 	}
-	var raw []generator.Example
+	var raw []adaptbot.Example
 	if err := json.Unmarshal(it.Examples, &raw); err != nil {
 		return nil, refuse(NotShippable, it.Entry.Name, "", "%s: its examples are not a JSON array of examples: %v", it.Entry.Name, err)
 	}

@@ -11,15 +11,15 @@ import (
 	"sort"
 	"strings"
 
+	"adaptbot"
 	"adaptbot/contract"
-	"adaptbot/generator"
 	"adaptbot/registry"
 )
 
 // Checker puts a tool through the gate without saving it;
 // *generator.Generator is one.
 type Checker interface {
-	Check(ctx context.Context, name string, src []byte, examples []generator.Example) (problems []string, err error)
+	Check(ctx context.Context, name string, src []byte, examples []adaptbot.Example) (problems []string, err error)
 }
 
 // Target is the registry an import writes to; *registry.Registry is one.
@@ -119,7 +119,7 @@ type importTool struct {
 	from     string // its name in the bundle, when renamed
 	src      []byte
 	rawEx    []byte
-	examples []generator.Example
+	examples []adaptbot.Example
 	entry    registry.Entry
 	spec     *contract.Spec
 }

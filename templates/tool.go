@@ -14,6 +14,8 @@ import (
 	chromahtml "github.com/alecthomas/chroma/v2/formatters/html"
 	"github.com/alecthomas/chroma/v2/lexers"
 	"github.com/alecthomas/chroma/v2/styles"
+
+	"adaptbot"
 )
 
 // This file turns a tool's parts into what its page shows: a form from its
@@ -121,32 +123,36 @@ func propertyOrder(schema json.RawMessage) map[string]int {
 	return order
 }
 
-// Example is one stored example as the page shows it.
-type Example struct {
+// ExampleView is one stored example (adaptbot.Example) as the page shows
+// it: its input, and what the output must contain or match, in words.
+type ExampleView struct {
 	Input, Expect string
 }
 
-func Examples(raw []byte) []Example {
-	var exs []struct {
-		Input    json.RawMessage `json:"input"`
-		Contains string          `json:"contains"`
-		Matches  string          `json:"matches"`
+// ViewExample returns how the page shows e.
+func ViewExample(e adaptbot.Example) ExampleView {
+	v := ExampleView{Input: string(e.Input)}
+	var parts []string
+	if e.Contains != "" {
+		parts = append(parts, "contains "+strconv.Quote(e.Contains))
 	}
+	if e.Matches != "" {
+		parts = append(parts, "matches /"+e.Matches+"/")
+	}
+	v.Expect = strings.Join(parts, " and ")
+	return v
+}
+
+// Examples returns the page's view of a tool's stored examples, the JSON
+// of examples.json; nil if raw is not a list of examples.
+func Examples(raw []byte) []ExampleView {
+	var exs []adaptbot.Example
 	if json.Unmarshal(raw, &exs) != nil {
 		return nil
 	}
-	out := make([]Example, 0, len(exs))
+	out := make([]ExampleView, 0, len(exs))
 	for _, e := range exs {
-		v := Example{Input: string(e.Input)}
-		var parts []string
-		if e.Contains != "" {
-			parts = append(parts, "contains "+strconv.Quote(e.Contains))
-		}
-		if e.Matches != "" {
-			parts = append(parts, "matches /"+e.Matches+"/")
-		}
-		v.Expect = strings.Join(parts, " and ")
-		out = append(out, v)
+		out = append(out, ViewExample(e))
 	}
 	return out
 }

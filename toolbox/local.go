@@ -34,18 +34,8 @@ type Local struct {
 // NewLocal returns the serving version t of a registry tool, whose calls
 // run on runner.
 func NewLocal(t registry.Tool, runner Runner) *Local {
-	return &Local{tool: t, runner: runner, spec: Spec{
-		Name:        t.Name,
-		Description: t.Description,
-		Parameters:  t.Parameters,
-		Output:      t.Output,
-		Domain:      t.Category,
-		Origin:      string(t.Origin),
-		Version:     t.Version,
-		Network:     t.Network,
-		Calls:       t.Calls,
-		NoDirect:    t.NoDirect,
-	}, schema: sync.OnceValues(func() (*contract.Schema, error) { return contract.CompileSchema(t.Parameters) }),
+	return &Local{tool: t, runner: runner, spec: t.Spec(),
+		schema: sync.OnceValues(func() (*contract.Schema, error) { return contract.CompileSchema(t.Parameters) }),
 		output: outputSchema(t.Output)}
 }
 

@@ -8,54 +8,29 @@
 package toolbox
 
 import (
-	"adaptbot/registry"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"adaptbot"
+	"adaptbot/registry"
 )
 
 // Origins of tools. The first four are the registry's; Remote is a tool of
 // an external MCP server.
 const (
-	Builtin   = "builtin"
-	Generated = "generated"
-	Manual    = "manual"
-	Imported  = "imported"
-	Remote    = "mcp"
+	Builtin   = adaptbot.OriginBuiltin
+	Generated = adaptbot.OriginGenerated
+	Manual    = adaptbot.OriginManual
+	Imported  = adaptbot.OriginImported
+	Remote    = adaptbot.OriginRemote
 )
 
 // Spec describes a tool: everything a model, a page or a listing needs to
-// know about it without calling it.
-type Spec struct {
-	// Name is the tool's ID: "calculator" for a local tool, "server/tool"
-	// for a remote one.
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	Parameters  json.RawMessage `json:"parameters"`
-	// Output is the JSON schema of the tool's result (an object), when it
-	// has one: a local tool that returns an Output struct, or an external
-	// tool whose server sent an output schema. Its calls' results are then
-	// that object's JSON text.
-	Output json.RawMessage `json:"output,omitempty"`
-	// Domain is a local tool's category, or a remote tool's server.
-	Domain  string `json:"domain"`
-	Origin  string `json:"origin"`
-	Version int    `json:"version,omitempty"`
-	// Network and Calls say what a local tool reaches, as its source shows
-	// (contract.Spec): the network itself, and other tools by name.
-	Network bool     `json:"network,omitempty"`
-	Calls   []string `json:"calls,omitempty"`
-	// NoDirect says a local tool opted out of direct answers (`const
-	// Direct = false`, contract.Spec.NoDirect): its output is never fit to
-	// show a person as it is, so the chat never offers to.
-	NoDirect bool `json:"no_direct,omitempty"`
-}
-
-// Remote reports whether the spec is an external MCP server's tool.
-func (s Spec) Remote() bool { return s.Origin == Remote }
+// know about it without calling it. It is the root's one description of a
+// tool, adaptbot.Tool.
+type Spec = adaptbot.Tool
 
 // Tool is a tool that can be called. Call validates args against the
 // tool's schema before anything runs; a failure to validate is an
@@ -118,8 +93,7 @@ func FunctionName(name string) string {
 	if fn != "" && len(fn) <= MaxFunctionName {
 		return fn
 	}
-	sum := sha256.Sum256([]byte(name))
-	suffix := "_" + hex.EncodeToString(sum[:4])
+	suffix := "_" + adaptbot.Digest([]byte(name))[:8] // the first 4 bytes of its SHA-256
 	if fn == "" {
 		return "tool" + suffix
 	}

@@ -7,41 +7,47 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"adaptbot"
 	"adaptbot/toolbox"
 )
 
-// Tool is one tool of an external MCP server, as the hub last listed it.
+// Tool is one tool of an external MCP server, as the hub last listed it:
+// its description (adaptbot.Tool) as the server gave it, with Name the
+// server's own name for it, Domain the server and Origin
+// adaptbot.OriginRemote; and what the description does not hold, its server
+// and its title. Spec is the description as the rest of AdaptBot uses it.
 type Tool struct {
-	Server      string          `json:"server"`
-	Name        string          `json:"name"`
-	Title       string          `json:"title,omitempty"`
-	Description string          `json:"description,omitempty"`
-	InputSchema json.RawMessage `json:"input_schema,omitempty"`
-	// OutputSchema is the schema of the tool's structured results, if the
-	// server sent one.
-	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+	adaptbot.Tool
+	Server string
+	Title  string
 	// ServerDescription describes the tool's server, for routing.
-	ServerDescription string `json:"-"`
+	ServerDescription string
 }
 
 // ID returns the tool's name as the rest of AdaptBot uses it: "server/tool".
 func (t Tool) ID() string { return t.Server + "/" + t.Name }
 
 // Text returns what the tool does, its title folded into its description.
-func (t Tool) Text() string {
-	desc := t.Description
-	if desc == "" {
-		desc = t.Title
-	} else if t.Title != "" && !strings.Contains(desc, t.Title) {
-		desc = t.Title + ". " + desc
+func (t Tool) Text() string { return Text(t.Title, t.Description) }
+
+// Text returns what a tool does from its title and its description: the
+// title folded into the description when it adds something.
+func Text(title, description string) string {
+	if description == "" {
+		return title
 	}
-	return desc
+	if title != "" && !strings.Contains(description, title) {
+		return title + ". " + description
+	}
+	return description
 }
 
 // Spec returns the tool as the toolbox sees it: named "server/tool", its
-// server its domain.
+// title folded into its description, its server its domain.
 func (t Tool) Spec() toolbox.Spec {
-	return toolbox.Spec{Name: t.ID(), Description: t.Text(), Parameters: t.InputSchema, Output: t.OutputSchema, Domain: t.Server, Origin: toolbox.Remote}
+	s := t.Tool
+	s.Name, s.Description, s.Domain, s.Origin = t.ID(), t.Text(), t.Server, toolbox.Remote
+	return s
 }
 
 // fromSDK converts a listed tool.
@@ -60,7 +66,10 @@ func fromSDK(server, serverDesc string, t *sdk.Tool) Tool {
 			output = b
 		}
 	}
-	return Tool{Server: server, Name: t.Name, Title: title, Description: t.Description, InputSchema: schema, OutputSchema: output, ServerDescription: serverDesc}
+	return Tool{
+		Tool:   adaptbot.Tool{Name: t.Name, Description: t.Description, Parameters: schema, Output: output, Domain: server, Origin: adaptbot.OriginRemote},
+		Server: server, Title: title, ServerDescription: serverDesc,
+	}
 }
 
 // sortTools orders tools by server, then name.
