@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"adaptbot"
+	"encoding/json"
 )
 
 // Op is what a build does to a tool.

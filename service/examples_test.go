@@ -9,6 +9,7 @@ import (
 	"adaptbot/failures"
 	"adaptbot/poll"
 	"adaptbot/service"
+	"adaptbot"
 )
 
 // examplesAs are the tool's stored examples as who reads them (the tool's
@@ -82,7 +83,7 @@ func TestRepairPublishesNoOneElsesWords(t *testing.T) {
 // server's, not the cases' author's: none of their arguments becomes an
 // example, before or after a person approves the version.
 func TestAutomaticRepairPublishesNoOneElsesWords(t *testing.T) {
-	w := newLearningWorld(t, &learner{}, service.Learning{AutoRepair: service.AutoRepairPropose})
+	w := newLearningWorld(t, &learner{}, service.Learning{AutoRepair: adaptbot.AutoRepairPropose})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go w.svc.RunLearning(ctx)
