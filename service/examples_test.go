@@ -5,11 +5,11 @@ import (
 	"strings"
 	"testing"
 
+	"adaptbot"
 	"adaptbot/agent"
 	"adaptbot/failures"
 	"adaptbot/poll"
 	"adaptbot/service"
-	"adaptbot"
 )
 
 // examplesAs are the tool's stored examples as who reads them (the tool's

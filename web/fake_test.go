@@ -66,7 +66,7 @@ func fakeEdge(t *testing.T, f *fakeService, cfg config.Config) *edge {
 	t.Helper()
 	cfg.Addr = "127.0.0.1:0"
 	a, _ := openAuth(t, cfg)
-	s := NewServer(f, a, nil, Options{Config: cfg})
+	s := NewServer(f, a, nil, Options{Config: cfg, MCP: http.NotFoundHandler()})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -125,5 +125,12 @@ func TestEdgeRefusalsAreTheServicesRows(t *testing.T) {
 	}
 	if len(f.runs) != 0 || len(f.refused) != 1 || f.refused[0].Tool != "calculator" || adaptbot.KindOf(f.refused[0].Err) != adaptbot.Invalid {
 		t.Errorf("runs %+v, refused %+v", f.runs, f.refused)
+	}
+	// The same over /mcp, where the message (a tools/call) is not read.
+	if code, _ := post(t, s, "/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"calculator","arguments":{"expression":"`+strings.Repeat("1+", 1<<20)+`1"}}}`); code != 413 {
+		t.Fatalf("an oversized MCP message = %d, want 413", code)
+	}
+	if len(f.refused) != 2 || f.refused[1].Intent != "RUN" {
+		t.Errorf("refused %+v", f.refused)
 	}
 }

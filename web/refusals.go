@@ -54,6 +54,9 @@ var edgeOps = map[string]edgeOp{
 	"POST /api/tools/:name/approve":   {intent: benchmarks.IntentBuild, category: benchmarks.CategoryBuildApprove, tool: true},
 	"DELETE /api/tools/:name":         {intent: benchmarks.IntentBuild, category: benchmarks.CategoryBuildDelete, tool: true},
 	"POST /api/requests/:id/feedback": {intent: benchmarks.IntentFeedback},
+	// A message to /mcp refused before it is read (too large) is put down
+	// as a run, its tool unknown: listings are small.
+	"POST /mcp": {intent: benchmarks.IntentRun},
 }
 
 // operationOf returns the refusal row's start for a request of method to
@@ -173,17 +176,11 @@ func bodyTooLarge(c *fiber.Ctx) string {
 // kindOfStatus is the kind a refusal of the edge's own (an *apiError, a
 // *fiber.Error) records in its row, from the status it answers with.
 func kindOfStatus(status int) adaptbot.Kind {
-	switch status {
-	case fiber.StatusUnauthorized:
-		return adaptbot.Unauthenticated
-	case fiber.StatusForbidden:
-		return adaptbot.Forbidden
-	case fiber.StatusNotFound:
-		return adaptbot.NotFound
-	case fiber.StatusTooManyRequests:
-		return adaptbot.Limited
-	case fiber.StatusServiceUnavailable:
-		return adaptbot.Unavailable
+	// The kinds an edge refusal has, by the status statusOf gives them.
+	for _, k := range []adaptbot.Kind{adaptbot.Unauthenticated, adaptbot.Forbidden, adaptbot.NotFound, adaptbot.Limited, adaptbot.Unavailable} {
+		if statusOf(k) == status {
+			return k
+		}
 	}
 	if status < 500 {
 		return adaptbot.Invalid
