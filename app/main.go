@@ -5,21 +5,23 @@
 package main
 
 import (
-	"adaptbot/cluster"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 	_ "time/tzdata"
 
 	"adaptbot/benchmarks"
 	"adaptbot/cli"
+	"adaptbot/cluster"
 	"adaptbot/config"
 	"adaptbot/generator"
 	"adaptbot/homelock"
@@ -27,8 +29,6 @@ import (
 	"adaptbot/redact"
 	"adaptbot/sandbox"
 	"adaptbot/web"
-	"net"
-	"path/filepath"
 )
 
 func main() {

@@ -1,11 +1,11 @@
 package generator
 
 import (
+	"encoding/json"
 	"errors"
 	"time"
 
 	"adaptbot"
-	"encoding/json"
 )
 
 // Op is what a build does to a tool.

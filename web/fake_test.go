@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -13,8 +15,6 @@ import (
 	"adaptbot/identity"
 	"adaptbot/llm/provider"
 	"adaptbot/service"
-	"net"
-	"net/http"
 )
 
 // fakeService stands in for the service: the edge's tests check what the

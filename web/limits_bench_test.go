@@ -1,6 +1,7 @@
 package web
 
 import (
+	"net"
 	"testing"
 
 	"github.com/gofiber/fiber/v2"
@@ -8,7 +9,6 @@ import (
 
 	"adaptbot/config"
 	"adaptbot/identity"
-	"net"
 )
 
 // BenchmarkAdmit is what taking and giving back an in-flight slot costs a

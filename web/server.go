@@ -1,3 +1,9 @@
+// Package web is AdaptBot's HTTP edge: the Fiber routes, handlers and
+// pages, the sign-in adapters, the limits and the cross-site rules. It
+// decodes a request, establishes who sent it, asks the Service (an
+// interface declared here, which *service.Service implements) and encodes
+// the answer; it holds no registry, file or runner of its own. Package main
+// (app/) wires it.
 package web
 
 import (
