@@ -6,7 +6,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -217,10 +216,7 @@ func serve(ctx context.Context, cfg config.Config, h hooks, lock *homelock.Lock,
 	if err := watchWorld(metrics, w); err != nil {
 		return err
 	}
-	if w.learn, err = openFailures(ctx, cfg, w.link, log); err != nil {
-		return err
-	}
-	bench, err := openBench(cfg, log)
+	bench, err := w.openRecords(ctx)
 	if err != nil {
 		return err
 	}
@@ -276,16 +272,15 @@ func serve(ctx context.Context, cfg config.Config, h hooks, lock *homelock.Lock,
 	edge := web.NewAuth(ae.auth, cfg, log)
 	srv := web.NewServer(svc, edge, metrics, web.Options{Config: cfg, Log: log, MCP: mcpHTTPHandler(ctx, w, svc), Context: ctx})
 
-	watchCtx, stopWatch := context.WithCancel(ctx)
-	defer stopWatch()
-	watching := make(chan struct{})
-	watchDone := make(chan error, 1)
-	go func() { watchDone <- w.reg.Watch(watchCtx, watching) }()
-	select {
-	case <-watching:
-	case err := <-watchDone:
-		return fmt.Errorf("watch tools: %w", err)
+	stopWatch, err := w.watch(ctx)
+	if err != nil {
+		return err
 	}
+	defer func() {
+		if err := stopWatch(); err != nil {
+			log.Warn("watch stopped", "err", err)
+		}
+	}()
 	// In a cluster, the bucket's watch brings the other replicas' changes;
 	// the file watch above still takes hand edits here, which go out.
 	if err := w.link.OpenMirror(ctx, w.reg, log); err != nil {
@@ -327,10 +322,5 @@ func serve(ctx context.Context, cfg config.Config, h hooks, lock *homelock.Lock,
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	err = srv.Shutdown(shutdownCtx)
-	stopWatch()
-	if werr := <-watchDone; werr != nil && !errors.Is(werr, context.Canceled) {
-		log.Warn("watch stopped", "err", werr)
-	}
-	return err
+	return srv.Shutdown(shutdownCtx)
 }

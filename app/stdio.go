@@ -44,10 +44,7 @@ func serveMCP(ctx context.Context, cfg config.Config, h hooks, getenv func(strin
 		return err
 	}
 	defer w.Close()
-	if w.learn, err = openFailures(ctx, cfg, w.link, log); err != nil {
-		return err
-	}
-	bench, err := openBench(cfg, log)
+	bench, err := w.openRecords(ctx)
 	if err != nil {
 		return err
 	}
@@ -73,15 +70,11 @@ func serveMCP(ctx context.Context, cfg config.Config, h hooks, getenv func(strin
 			log.Warn("a changed tool fails its examples", "tool", rep.Tool, "version", rep.Version, "failures", rep.Failures())
 		}
 	})
-	watching := make(chan struct{})
-	watchDone := make(chan error, 1)
-	go func() { watchDone <- w.reg.Watch(ctx, watching) }()
-	select {
-	case <-watching:
-	case err := <-watchDone:
-		return fmt.Errorf("watch tools: %w", err)
+	stopWatch, err := w.watch(ctx)
+	if err != nil {
+		return err
 	}
-	defer func() { cancel(); <-watchDone }()
+	defer stopWatch()
 
 	call := func(ctx context.Context, name string, args json.RawMessage) (string, error) {
 		ctx = identity.With(service.WithDoor(ctx, benchmarks.DoorMCP), who)

@@ -188,6 +188,40 @@ func (w *world) Close() error {
 	return err
 }
 
+// openRecords opens what every call through a door writes besides its
+// trace: the failure cases (w.learn) and the benchmarks CSV, returned for
+// the caller to close.
+func (w *world) openRecords(ctx context.Context) (*benchmarks.Logger, error) {
+	var err error
+	if w.learn, err = openFailures(ctx, w.cfg, w.link, w.log); err != nil {
+		return nil, err
+	}
+	return openBench(w.cfg, w.log)
+}
+
+// watch starts the registry's watch of the tools folder and returns once
+// it watches, so a hand edit from then on is taken in. stop ends the watch
+// and waits for it; its error is the watch's own, not the cancellation.
+func (w *world) watch(ctx context.Context) (stop func() error, err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	watching := make(chan struct{})
+	done := make(chan error, 1)
+	go func() { done <- w.reg.Watch(ctx, watching) }()
+	select {
+	case <-watching:
+	case err := <-done:
+		cancel()
+		return nil, fmt.Errorf("watch tools: %w", err)
+	}
+	return func() error {
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			return err
+		}
+		return nil
+	}, nil
+}
+
 // openBench opens the benchmarks CSV, and says where an older file went if it
 // had to be moved aside.
 func openBench(cfg config.Config, log *slog.Logger) (*benchmarks.Logger, error) {

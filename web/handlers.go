@@ -121,21 +121,7 @@ func acceptsEvents(c *fiber.Ctx) bool {
 // door), cancelled when the client goes away. The operation bounds its own
 // time. run executes after the handler has returned, so it must not touch c.
 func (s *Server) streamEvents(c *fiber.Ctx, run func(ctx context.Context, send func(event string, v any)) (any, error)) {
-	c.Set(fiber.HeaderContentType, "text/event-stream")
-	c.Set(fiber.HeaderCacheControl, "no-cache")
-	c.Set("X-Accel-Buffering", "no")
-	release := holdSlot(c)
-	conn := c.Context().Conn()
-	// The request's values (identity, door) outlive the handler; its
-	// cancellation does not, so the stream's context starts afresh.
-	base := context.WithoutCancel(c.UserContext())
-	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
-		defer release()
-		ctx, stop := watchConn(base, conn)
-		defer stop()
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		var mu sync.Mutex // progress may be reported from other goroutines
+	openStream(c, c.UserContext(), func(ctx context.Context, write func(frame []byte)) {
 		send := func(event string, v any) {
 			data, err := json.Marshal(v)
 			if err != nil {
@@ -143,12 +129,7 @@ func (s *Server) streamEvents(c *fiber.Ctx, run func(ctx context.Context, send f
 				data, _ = json.Marshal(fiber.Map{"error": "internal error; the server log has the details", "status": fiber.StatusInternalServerError})
 				event = "error"
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, data)
-			if err := w.Flush(); err != nil {
-				cancel() // the client went away: stop working for it
-			}
+			write(fmt.Appendf(nil, "event: %s\ndata: %s\n\n", event, data))
 		}
 		res, err := run(ctx, send)
 		if err != nil {
@@ -156,6 +137,39 @@ func (s *Server) streamEvents(c *fiber.Ctx, run func(ctx context.Context, send f
 			return
 		}
 		send("result", res)
+	})
+}
+
+// openStream answers with a stream of Server-Sent Events that body writes
+// after the handler has returned, holding the request's in-flight slot
+// until it is done. body runs under base's values (identity, door) but its
+// own cancellation: ctx ends when the client goes away, when a write
+// cannot be flushed to it, or when body returns. write sends one whole
+// frame; it may be called from other goroutines (progress is reported from
+// them), and frames never interleave.
+func openStream(c *fiber.Ctx, base context.Context, body func(ctx context.Context, write func(frame []byte))) {
+	c.Set(fiber.HeaderContentType, "text/event-stream")
+	c.Set(fiber.HeaderCacheControl, "no-cache")
+	c.Set("X-Accel-Buffering", "no")
+	release := holdSlot(c)
+	conn := c.Context().Conn()
+	base = context.WithoutCancel(base)
+	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+		defer release()
+		ctx, stop := watchConn(base, conn)
+		defer stop()
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		var mu sync.Mutex
+		write := func(frame []byte) {
+			mu.Lock()
+			defer mu.Unlock()
+			w.Write(frame)
+			if err := w.Flush(); err != nil {
+				cancel() // the client went away: stop working for it
+			}
+		}
+		body(ctx, write)
 	})
 }
 

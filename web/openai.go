@@ -1,14 +1,12 @@
 package web
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -307,44 +305,22 @@ func (s *Server) handleCompletions() fiber.Handler {
 // event in OpenAI's shape. Like streamEvents, it runs after the handler has
 // returned, under the request's values but its own cancellation.
 func (s *Server) openAIStream(c *fiber.Ctx, ctx context.Context, enc completionEncoder, includeUsage bool, conv service.Conversation) {
-	c.Set(fiber.HeaderContentType, "text/event-stream")
-	c.Set(fiber.HeaderCacheControl, "no-cache")
-	c.Set("X-Accel-Buffering", "no")
-	release := holdSlot(c)
-	conn := c.Context().Conn()
-	base := context.WithoutCancel(ctx)
-	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
-		defer release()
-		ctx, stop := watchConn(base, conn)
-		defer stop()
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		var mu sync.Mutex // progress may be reported from other goroutines
-		write := func(data []byte) {
-			mu.Lock()
-			defer mu.Unlock()
-			w.WriteString("data: ")
-			w.Write(data)
-			w.WriteString("\n\n")
-			if err := w.Flush(); err != nil {
-				cancel() // the client went away: stop working for it
-			}
-		}
+	openStream(c, ctx, func(ctx context.Context, write func(frame []byte)) {
 		send := func(v any) {
 			data, err := json.Marshal(v)
 			if err != nil {
 				s.log.Error("openai chunk not encoded", "err", err)
 				return
 			}
-			write(data)
+			write(append(append([]byte("data: "), data...), "\n\n"...))
 		}
 		send(enc.chunk(fiber.Map{"role": "assistant", "content": ""}, nil))
 		// A piece of text is the chunk most sent: its frame is made once.
 		head, _ := json.Marshal(enc.chunk(fiber.Map{"content": ""}, nil))
-		before, after, _ := bytes.Cut(head, []byte(`""`))
+		before, after, _ := bytes.Cut(append(append([]byte("data: "), head...), "\n\n"...), []byte(`""`))
 		conv.Stream = func(text string) {
 			piece, _ := json.Marshal(text)
-			write(append(append(append(make([]byte, 0, len(head)+len(piece)), before...), piece...), after...))
+			write(append(append(append(make([]byte, 0, len(before)+len(piece)+len(after)), before...), piece...), after...))
 		}
 		res, err := s.svc.Converse(ctx, conv)
 		if err != nil {
@@ -360,10 +336,7 @@ func (s *Server) openAIStream(c *fiber.Ctx, ctx context.Context, enc completionE
 			send(fiber.Map{"id": enc.id, "object": "chat.completion.chunk", "created": enc.created, "model": enc.model,
 				"choices": []any{}, "usage": completionUsage(res)})
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		fmt.Fprint(w, "data: [DONE]\n\n")
-		w.Flush()
+		write([]byte("data: [DONE]\n\n"))
 	})
 }
 
