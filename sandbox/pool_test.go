@@ -102,6 +102,19 @@ func TestPoolWorkerIsolation(t *testing.T) {
 
 func TestPoolCallerCancels(t *testing.T) {
 	p := newPool(t, testOptions(t))
+	// Each worker loads the sleeper first, so the cancels below meet a
+	// running tool, not a worker still compiling it: under -race on a
+	// loaded machine a compile can outlast the grace, and the worker would
+	// be replaced for it. The two calls hold both workers at once.
+	var warm sync.WaitGroup
+	for range 2 {
+		warm.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			p.Run(ctx, sandbox.Call{Tool: "sleeper", Source: []byte(sleeper), Input: []byte(`{"cooperative":true}`)}) //nolint:errcheck // it ends cancelled
+		})
+	}
+	warm.Wait()
 	for _, tt := range []struct {
 		input        string
 		wantRestarts int64
