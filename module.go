@@ -1,7 +1,7 @@
 // Package adaptbot holds the words every room of AdaptBot shares, and
 // imports nothing but the standard library: Error and its Kind, the one
 // vocabulary of failure every operation returns and every door turns into
-// a status; Tool, the one description of a tool, of which the toolbox's
+// a status; Failure, the one vocabulary of a failed tool call; Tool, the one description of a tool, of which the toolbox's
 // spec, the registry's entries, MCP servers' tools and the listings are
 // views; Example, one check a tool must pass; AutoRepair, what the server
 // does on its own when a tool keeps failing; Digest, the one name of
@@ -26,3 +26,10 @@ var GoMod []byte
 //
 //go:embed go.sum
 var GoSum []byte
+
+// FailureSource is failure.go, for a native worker program (package
+// native): its copy of package sandbox reports a call's Failure, and of
+// the root it needs no more.
+//
+//go:embed failure.go
+var FailureSource []byte

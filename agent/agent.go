@@ -284,10 +284,10 @@ type Step struct {
 	// Calls are the calls the tool made of other tools (toolkit.Call),
 	// nested ones included, in the order they began.
 	Calls []toolbox.CallRecord `json:"calls,omitempty"`
-	// ErrorKind is how a tool call failed (toolbox.ErrorKind: error, panic,
+	// ErrorKind is how a tool call failed (adaptbot.Failure: error, panic,
 	// timeout, ...); Version is the version of the tool that ran.
-	ErrorKind string `json:"error_kind,omitempty"`
-	Version   int    `json:"version,omitempty"`
+	ErrorKind adaptbot.Failure `json:"error_kind,omitempty"`
+	Version   int              `json:"version,omitempty"`
 	// Round is the round of tool calls a tool step belongs to, from 1: the
 	// calls of one round ran at once. StartMs and EndMs are when the call
 	// began and ended, in milliseconds since the message began, so the

@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"adaptbot"
 	"adaptbot/contract"
 	"adaptbot/llm"
 	"adaptbot/llm/llmtest"
@@ -418,7 +419,7 @@ func TestToolErrorIsReportedNotDressedUp(t *testing.T) {
 	calc := tool("calculator", "math", "evaluates arithmetic")
 	calc.spec.Version = 4
 	calc.fn = func(json.RawMessage) (string, error) {
-		return "", &sandbox.Error{Tool: "calculator", Kind: sandbox.KindPanic, Msg: "runtime error: division by zero"}
+		return "", &sandbox.Error{Tool: "calculator", Kind: adaptbot.FailPanic, Msg: "runtime error: division by zero"}
 	}
 	model := &llmtest.Fake{Reply: func(r llm.Request) llm.Response {
 		if isClassifier(r) {

@@ -415,7 +415,7 @@ func (a *Agent) retry(ctx context.Context, s *state, calls []toolCall, idx []int
 			if again.argsErr != nil {
 				again.err = fmt.Errorf("could not get valid arguments for %s: %w", calls[i].tool, again.err)
 				again.ran = false
-				st.Error, st.ErrorKind = again.err.Error(), string(toolbox.KindOf(again.err))
+				st.Error, st.ErrorKind = again.err.Error(), toolbox.KindOf(again.err)
 			} else {
 				again.valid = true
 			}
@@ -482,7 +482,7 @@ func (a *Agent) call(ctx context.Context, name string, raw json.RawMessage) (r r
 	}
 	defer func() {
 		if step.Error != "" {
-			step.ErrorKind = string(toolbox.KindOf(r.err))
+			step.ErrorKind = toolbox.KindOf(r.err)
 		}
 	}()
 	r.output, r.err = t.Call(ctx, r.args)

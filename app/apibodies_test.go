@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot"
 	"adaptbot/api"
 	"adaptbot/failures"
 	"adaptbot/generator"
@@ -47,7 +48,7 @@ func TestAPIBodiesMatchTheServer(t *testing.T) {
 		{"user", users.Info{Name: "ann", Role: identity.Admin, Pseudonym: "p", Created: at, Rotated: at}, &api.User{}},
 		{"failure report", service.FailureReport{Tool: "t", Version: 2, PendingVersion: 3, Open: 1, Errors: 2, Unconfirmed: 3, Keep: 50,
 			Auto:    service.AutoStatus{Mode: "on", After: 3, SinceChange: 1, Every: "1h"},
-			Cases:   []failures.Case{{ID: "c", Tool: "t", Version: 2, Args: json.RawMessage(`{}`), ArgsBytes: 2, Exact: true, Kind: failures.Panic, Message: "m", Comment: "c", Count: 2, FirstSeen: at, LastSeen: at, RequestID: "r", Status: failures.Open, FixedIn: 3}},
+			Cases:   []failures.Case{{ID: "c", Tool: "t", Version: 2, Args: json.RawMessage(`{}`), ArgsBytes: 2, Exact: true, Kind: adaptbot.FailPanic, Message: "m", Comment: "c", Count: 2, FirstSeen: at, LastSeen: at, RequestID: "r", Status: failures.Open, FixedIn: 3}},
 			Repairs: []failures.Repair{{At: at, RequestID: "r", Auto: true, From: 2, Version: 3, Pending: true, OK: true, Cases: []string{"c"}, Fixed: []string{"c"}, Error: "e"}}},
 			&api.FailureReport{}},
 		{"repair request", service.RepairRequest{Cases: []string{"c"}}, &api.RepairRequest{}},

@@ -188,7 +188,7 @@ func TestLearningFromUse(t *testing.T) {
 	if code, r := in.do(t, "POST", "/api/tools/first_word/run", `{"text": "bad"}`); code != 200 || r["output"] != "first: bad" {
 		t.Errorf("the repaired tool on bad = %d %v", code, r)
 	}
-	if code, r := in.do(t, "POST", "/api/tools/first_word/run", `{"text": ""}`); code != 422 || r["kind"] != "tool_error" || !strings.Contains(str(r["error"]), "has no words") {
+	if code, r := in.do(t, "POST", "/api/tools/first_word/run", `{"text": ""}`); code != 422 || r["kind"] != "error" || !strings.Contains(str(r["error"]), "has no words") {
 		t.Errorf("the repaired tool on nothing = %d %v", code, r)
 	}
 	if code, r := in.do(t, "POST", "/api/tools/first_word/test", ""); code != 200 || r["ok"] != true || len(r["results"].([]any)) != 3 {

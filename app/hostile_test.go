@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"adaptbot"
 	"adaptbot/poll"
 	"adaptbot/sandbox"
 	"adaptbot/sandbox/sandboxtest"
@@ -50,7 +51,7 @@ func TestHostileToolsCannotTakeTheServerDown(t *testing.T) {
 			if entry["status"] == "broken" {
 				// Refused before it could run: at the contract or while
 				// compiling in the sandbox (an init that never ends).
-				if c.Kind != sandbox.KindCompile && c.Kind != sandbox.KindTimeout {
+				if c.Kind != adaptbot.FailCompile && c.Kind != adaptbot.FailTimeout {
 					t.Fatalf("refused at load, but the corpus expects %s: %v", c.Kind, entry["last_error"])
 				}
 				if !strings.Contains(str(entry["last_error"]), c.Message) {

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"path/filepath"
 
+	"adaptbot"
 	"adaptbot/config"
 	"adaptbot/failures"
 	"adaptbot/native"
@@ -64,6 +65,6 @@ func (w *world) connectNative() {
 		if t, ok := w.reg.Tool(m.Tool); ok && sandbox.Digest(m.Tool, t.Code) == m.Digest {
 			version = t.Version
 		}
-		w.learn.store.Record(failures.Call{Tool: m.Tool, Version: version, Args: m.Input, Kind: failures.NativeDiffers, Message: m.Reason()})
+		w.learn.store.Record(failures.Call{Tool: m.Tool, Version: version, Args: m.Input, Kind: adaptbot.FailNativeDiffers, Message: m.Reason()})
 	})
 }

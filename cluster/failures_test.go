@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"adaptbot"
 	"adaptbot/cluster"
 	"adaptbot/cluster/clustertest"
 	"adaptbot/failures"
@@ -49,7 +50,7 @@ func TestFailureCasesAreSharedAndNoCountIsLost(t *testing.T) {
 			defer wg.Done()
 			for range 3 {
 				for range 10 {
-					st.Record(failures.Call{Tool: "echo", Version: 1, Args: same, Kind: failures.Panic, Message: "boom"})
+					st.Record(failures.Call{Tool: "echo", Version: 1, Args: same, Kind: adaptbot.FailPanic, Message: "boom"})
 				}
 				if err := st.Flush(context.Background()); err != nil {
 					t.Error(err)
@@ -58,7 +59,7 @@ func TestFailureCasesAreSharedAndNoCountIsLost(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	b.Record(failures.Call{Tool: "echo", Version: 1, Args: json.RawMessage(`{"text":"b only"}`), Kind: failures.Error})
+	b.Record(failures.Call{Tool: "echo", Version: 1, Args: json.RawMessage(`{"text":"b only"}`), Kind: adaptbot.FailError})
 	b.AddRepair("echo", failures.Repair{From: 1})
 	if err := b.Flush(context.Background()); err != nil {
 		t.Fatal(err)

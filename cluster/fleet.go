@@ -14,6 +14,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"adaptbot"
 	"adaptbot/reqid"
 	"adaptbot/sandbox"
 	"adaptbot/toolkit"
@@ -58,18 +59,18 @@ type nestedAnswer struct {
 
 // fleetReply is a worker's answer: an output, or the sandbox's verdict.
 type fleetReply struct {
-	Output string        `json:"output"`
-	Took   time.Duration `json:"took"`
-	Kind   sandbox.Kind  `json:"kind,omitempty"`
-	Error  string        `json:"error,omitempty"`
-	Worker string        `json:"worker,omitempty"`
+	Output string           `json:"output"`
+	Took   time.Duration    `json:"took"`
+	Kind   adaptbot.Failure `json:"kind,omitempty"`
+	Error  string           `json:"error,omitempty"`
+	Worker string           `json:"worker,omitempty"`
 }
 
 // Fleet is the sandbox.Runner of a replica that sends its tool calls to the
 // worker fleet (`adaptbot worker --nats URL`) over NATS, request and reply:
 // any one worker of the queue group answers each call. A call that no
 // worker takes, or whose worker dies or goes silent, fails with
-// sandbox.KindUnavailable (503 at the edge) within the call's limit plus a
+// adaptbot.FailUnavailable (503 at the edge) within the call's limit plus a
 // short grace, and fails alone.
 //
 // A tool running on a worker may call other tools (toolkit.Call): the call
@@ -121,7 +122,7 @@ func (f *Fleet) Run(ctx context.Context, c sandbox.Call) (sandbox.Result, error)
 		if dl, ok := ctx.Deadline(); ok {
 			left := time.Until(dl)
 			if left <= 0 {
-				return sandbox.Result{}, &sandbox.Error{Tool: c.Tool, Kind: sandbox.KindTimeout, Msg: "its caller had no time left to run it"}
+				return sandbox.Result{}, &sandbox.Error{Tool: c.Tool, Kind: adaptbot.FailTimeout, Msg: "its caller had no time left to run it"}
 			}
 			limit = min(limit, left)
 		}
@@ -132,7 +133,7 @@ func (f *Fleet) Run(ctx context.Context, c sandbox.Call) (sandbox.Result, error)
 		defer cancel()
 		subject, done, err := f.serveCalls(hctx, host)
 		if err != nil {
-			return sandbox.Result{}, &sandbox.Error{Tool: c.Tool, Kind: sandbox.KindUnavailable, Msg: "cannot take the tool's calls of other tools: " + err.Error()}
+			return sandbox.Result{}, &sandbox.Error{Tool: c.Tool, Kind: adaptbot.FailUnavailable, Msg: "cannot take the tool's calls of other tools: " + err.Error()}
 		}
 		defer done()
 		req.Calls = subject
@@ -212,7 +213,7 @@ func (f *Fleet) Compile(ctx context.Context, tool string, source []byte) error {
 
 func (f *Fleet) ask(ctx context.Context, subject, tool string, req fleetRequest, limit time.Duration) (fleetReply, error) {
 	unavailable := func(format string, args ...any) error {
-		return &sandbox.Error{Tool: tool, Kind: sandbox.KindUnavailable, Msg: fmt.Sprintf(format, args...)}
+		return &sandbox.Error{Tool: tool, Kind: adaptbot.FailUnavailable, Msg: fmt.Sprintf(format, args...)}
 	}
 	if f.closed.Load() {
 		return fleetReply{}, unavailable("the fleet runner is closed")
@@ -326,7 +327,7 @@ func serveOne(ctx context.Context, nc *nats.Conn, runner sandbox.Runner, id stri
 	var req fleetRequest
 	rep := fleetReply{Worker: id}
 	if err := json.Unmarshal(m.Data, &req); err != nil {
-		rep.Kind, rep.Error = sandbox.KindInput, "the request is not a fleet call: "+err.Error()
+		rep.Kind, rep.Error = adaptbot.FailInvalidArgs, "the request is not a fleet call: "+err.Error()
 	} else {
 		// The replica stops waiting at the limit plus its grace; so does
 		// the call, queued or running, here.
@@ -353,14 +354,14 @@ func serveOne(ctx context.Context, nc *nats.Conn, runner sandbox.Runner, id stri
 				rep.Error = se.Msg
 			}
 			if rep.Kind == "" {
-				rep.Kind = sandbox.KindUnavailable
+				rep.Kind = adaptbot.FailUnavailable
 			}
 		}
 	}
 	b, err := json.Marshal(rep)
 	if err == nil && int64(len(b)) > nc.MaxPayload() {
 		rep.Output = ""
-		rep.Kind, rep.Error = sandbox.KindOutput, fmt.Sprintf("the result is larger than NATS carries in one message (%d bytes)", nc.MaxPayload())
+		rep.Kind, rep.Error = adaptbot.FailBadOutput, fmt.Sprintf("the result is larger than NATS carries in one message (%d bytes)", nc.MaxPayload())
 		b, err = json.Marshal(rep)
 	}
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"adaptbot"
 	"adaptbot/cluster"
 	"adaptbot/cluster/clustertest"
 	"adaptbot/sandbox"
@@ -163,12 +164,12 @@ func TestFleetPassesTheSandboxVerdict(t *testing.T) {
 	startWorker(t, srv.URL(), "a")
 	fleet := cluster.NewFleet(connect(t, srv.URL(), "replica"), 5*time.Second)
 	_, err := fleet.Run(context.Background(), sandbox.Call{Tool: "sleepy", Source: []byte(sleepTool), Input: json.RawMessage(`{}`), Timeout: 100 * time.Millisecond})
-	if got := sandbox.KindOf(err); got != sandbox.KindTimeout {
-		t.Errorf("a call past its limit: kind %q (%v), want %q", got, err, sandbox.KindTimeout)
+	if got := sandbox.KindOf(err); got != adaptbot.FailTimeout {
+		t.Errorf("a call past its limit: kind %q (%v), want %q", got, err, adaptbot.FailTimeout)
 	}
 	err = fleet.Compile(context.Background(), "broken", []byte("package broken\nfunc {"))
-	if got := sandbox.KindOf(err); got != sandbox.KindCompile {
-		t.Errorf("a broken tool: kind %q (%v), want %q", got, err, sandbox.KindCompile)
+	if got := sandbox.KindOf(err); got != adaptbot.FailCompile {
+		t.Errorf("a broken tool: kind %q (%v), want %q", got, err, adaptbot.FailCompile)
 	}
 }
 
@@ -176,8 +177,8 @@ func TestFleetWithoutWorkersSaysSo(t *testing.T) {
 	srv := clustertest.Start(t)
 	fleet := cluster.NewFleet(connect(t, srv.URL(), "replica"), 5*time.Second)
 	_, err := fleet.Run(context.Background(), echoCall("hello"))
-	if got := sandbox.KindOf(err); got != sandbox.KindUnavailable {
-		t.Fatalf("kind %q (%v), want %q", got, err, sandbox.KindUnavailable)
+	if got := sandbox.KindOf(err); got != adaptbot.FailUnavailable {
+		t.Fatalf("kind %q (%v), want %q", got, err, adaptbot.FailUnavailable)
 	}
 	if !strings.Contains(err.Error(), "no fleet worker") {
 		t.Errorf("error %q does not say there is no worker", err)
@@ -239,8 +240,8 @@ func TestFleetWorkerKilledMidCallFailsThatCallOnly(t *testing.T) {
 		}
 	}
 	err = <-slow
-	if got := sandbox.KindOf(err); got != sandbox.KindUnavailable {
-		t.Fatalf("the call in the killed worker: kind %q (%v), want %q", got, err, sandbox.KindUnavailable)
+	if got := sandbox.KindOf(err); got != adaptbot.FailUnavailable {
+		t.Fatalf("the call in the killed worker: kind %q (%v), want %q", got, err, adaptbot.FailUnavailable)
 	}
 	if !strings.Contains(err.Error(), "died") {
 		t.Errorf("error %q does not say the worker died", err)

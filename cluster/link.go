@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"adaptbot"
 	"adaptbot/benchmarks"
 	"adaptbot/registry"
 	"adaptbot/sandbox"
@@ -234,7 +235,7 @@ type FleetCompiler struct {
 // answers.
 func (c FleetCompiler) Compile(ctx context.Context, tool string, source []byte) error {
 	err := c.Runner.Compile(ctx, tool, source)
-	if sandbox.KindOf(err) == sandbox.KindUnavailable {
+	if sandbox.KindOf(err) == adaptbot.FailUnavailable {
 		c.Log.Warn("tool loaded without a compile check: no fleet worker answered", "tool", tool, "err", err)
 		return nil
 	}

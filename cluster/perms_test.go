@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"adaptbot"
 	"adaptbot/benchmarks"
 	"adaptbot/cluster"
 	"adaptbot/cluster/clustertest"
@@ -67,7 +68,7 @@ func TestDocumentedPermissionsAreEnough(t *testing.T) {
 	}
 	poll.Until(t, "the delete reaches B", func() bool { _, ok := b.reg.Tool("echo"); return !ok })
 	fa := openFailureStore(t, replicaURL, "a")
-	fa.Record(failures.Call{Tool: "echo", Version: 1, Kind: failures.Panic})
+	fa.Record(failures.Call{Tool: "echo", Version: 1, Kind: adaptbot.FailPanic})
 	if err := fa.Flush(context.Background()); err != nil {
 		t.Errorf("failure cases under the documented permissions: %v", err)
 	}

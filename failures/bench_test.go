@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"adaptbot"
 )
 
 // BenchmarkRecord is what a failed call costs the caller: the same case
@@ -21,14 +23,14 @@ func BenchmarkRecord(b *testing.B) {
 	}
 	for _, bc := range []struct {
 		name string
-		kind Kind
+		kind adaptbot.Failure
 		args func(i int) json.RawMessage
 	}{
-		{"same_case", Panic, func(int) json.RawMessage { return small }},
-		{"new_case", Panic, func(i int) json.RawMessage { return json.RawMessage(fmt.Sprintf(`{"n":%d}`, i)) }},
-		{"new_case_2KiB_args", Panic, bigArgs},
+		{"same_case", adaptbot.FailPanic, func(int) json.RawMessage { return small }},
+		{"new_case", adaptbot.FailPanic, func(i int) json.RawMessage { return json.RawMessage(fmt.Sprintf(`{"n":%d}`, i)) }},
+		{"new_case_2KiB_args", adaptbot.FailPanic, bigArgs},
 		// Arguments the schema refused are validated as they are kept.
-		{"new_case_2KiB_invalid_args", InvalidArguments, bigArgs},
+		{"new_case_2KiB_invalid_args", adaptbot.FailInvalidArgs, bigArgs},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			s, err := Load(context.Background(), &Files{Dir: b.TempDir()}, Options{})

@@ -23,62 +23,37 @@ import (
 	"context"
 	"errors"
 
+	"adaptbot"
 	"adaptbot/sandbox"
 	"adaptbot/toolbox"
 )
 
-// Kind says how a call failed, in the words the pages and the API use: a
-// call's failure kind (toolbox.ErrorKind, the one vocabulary of the row, the
-// trace and the case) for the kinds a case keeps, and two of the case's own
-// (Feedback, NativeDiffers).
-type Kind string
-
-// The kinds of failure.
-const (
-	// Error: Execute returned an error.
-	Error Kind = "error"
-	// Panic: Execute panicked.
-	Panic Kind = "panic"
-	// Crash: the worker died under the call (a fatal runtime error, a
-	// stack overflow). Cases kept before this kind existed say panic.
-	Crash Kind = "crash"
-	// Timeout: the call ran past its time limit.
-	Timeout Kind = "timeout"
-	// Memory: the call ran past the worker's memory limit.
-	Memory Kind = "memory"
-	// BadOutput: the result could not be returned (larger than the cap).
-	BadOutput Kind = "bad_output"
-	// InvalidArguments: the arguments broke the tool's schema or did not
-	// decode into its Input. Kept for people to see; a repair cannot fix
-	// the caller's arguments, so these never start one.
-	InvalidArguments Kind = "invalid_arguments"
-	// Feedback: the call ran, and a person said the answer was wrong. It
-	// waits (Unconfirmed) until someone confirms it on the tool's page.
-	Feedback Kind = "feedback"
-	// NativeDiffers: the tool's native build gave another result than the
-	// interpreter on this call (package native), so it stays interpreted.
-	// A repair cannot be asked to fix it; people read it on the tool's page.
-	NativeDiffers Kind = "native_differs"
-)
-
-// Repairable reports whether a repair may be asked to fix a case of kind k.
-func (k Kind) Repairable() bool {
+// Repairable reports whether a repair may be asked to fix a case of kind
+// k. An invalid_arguments case is kept for people to see, but a repair
+// cannot fix the caller's arguments; a native_differs case is the native
+// build's, not the source's. A feedback case waits (Unconfirmed) until
+// someone confirms it on the tool's page.
+func Repairable(k adaptbot.Failure) bool {
 	switch k {
-	case Error, Panic, Crash, Timeout, Memory, BadOutput, Feedback:
+	case adaptbot.FailError, adaptbot.FailPanic, adaptbot.FailCrash, adaptbot.FailTimeout,
+		adaptbot.FailMemory, adaptbot.FailBadOutput, adaptbot.FailFeedback:
 		return true
 	}
 	return false
 }
 
-// Known reports whether k is one of the kinds above.
-func (k Kind) Known() bool { return k.Repairable() || k == InvalidArguments || k == NativeDiffers }
+// Known reports whether k is a kind a case keeps: the repairable ones,
+// invalid_arguments and native_differs.
+func Known(k adaptbot.Failure) bool {
+	return Repairable(k) || k == adaptbot.FailInvalidArgs || k == adaptbot.FailNativeDiffers
+}
 
 // KindOf returns the kind of a failed call's error (toolbox.KindOf's, the
 // same word the call's row and trace step say), or "" when the failure is
 // not the tool's: the caller went away or ran out of time, the sandbox
 // could not run it, its source does not compile (the registry already says
 // so), or it is no sandbox's at all (an external server's error).
-func KindOf(err error) Kind {
+func KindOf(err error) adaptbot.Failure {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return ""
 	}
@@ -86,9 +61,9 @@ func KindOf(err error) Kind {
 		return ""
 	}
 	switch k := toolbox.KindOf(err); k {
-	case toolbox.KindError, toolbox.KindPanic, toolbox.KindCrash, toolbox.KindTimeout,
-		toolbox.KindMemory, toolbox.KindBadOutput, toolbox.KindInvalidArgs:
-		return Kind(k)
+	case adaptbot.FailError, adaptbot.FailPanic, adaptbot.FailCrash, adaptbot.FailTimeout,
+		adaptbot.FailMemory, adaptbot.FailBadOutput, adaptbot.FailInvalidArgs:
+		return k
 	}
 	return ""
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"adaptbot"
 )
 
 // TestCasesAreStoredPrivateAndRedacted: a failure case holds a person's
@@ -17,7 +19,7 @@ func TestCasesAreStoredPrivateAndRedacted(t *testing.T) {
 	dir := t.TempDir()
 	s := load(t, &Files{Dir: dir}, 0)
 	const key = "adaptbot_c2VjcmV0LWtleS1wYXN0ZWQtaW4tYS1jaGF0"
-	id, _ := s.Record(Call{Tool: "calc", Version: 1, Args: json.RawMessage(`{"expression":"` + key + `"}`), Kind: Error,
+	id, _ := s.Record(Call{Tool: "calc", Version: 1, Args: json.RawMessage(`{"expression":"` + key + `"}`), Kind: adaptbot.FailError,
 		Message: "bad token " + key, Comment: "here is my key " + key})
 	if err := s.Flush(context.Background()); err != nil {
 		t.Fatal(err)
@@ -52,13 +54,13 @@ func TestCasesKeepTheirAuthors(t *testing.T) {
 	dir := t.TempDir()
 	s := load(t, &Files{Dir: dir}, 0)
 	args := json.RawMessage(`{"expression":"1/0"}`)
-	id, _ := s.Record(Call{Tool: "calc", Version: 1, Args: args, Kind: Error, Message: "division by zero", RequestID: "r1", Author: "p-ana"})
+	id, _ := s.Record(Call{Tool: "calc", Version: 1, Args: args, Kind: adaptbot.FailError, Message: "division by zero", RequestID: "r1", Author: "p-ana"})
 	if err := s.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	s.Record(Call{Tool: "calc", Version: 1, Args: args, Kind: Error, Message: "division by zero", RequestID: "r2", Author: "p-bo"})
-	s.Record(Call{Tool: "calc", Version: 1, Args: args, Kind: Feedback, Message: "wrong", Comment: "nope", RequestID: "r2", Author: "p-bo", CommentBy: "p-root"})
-	s.Record(Call{Tool: "calc", Version: 1, Args: args, Kind: Error, Message: "division by zero", RequestID: "r3", Author: "p-ana"})
+	s.Record(Call{Tool: "calc", Version: 1, Args: args, Kind: adaptbot.FailError, Message: "division by zero", RequestID: "r2", Author: "p-bo"})
+	s.Record(Call{Tool: "calc", Version: 1, Args: args, Kind: adaptbot.FailFeedback, Message: "wrong", Comment: "nope", RequestID: "r2", Author: "p-bo", CommentBy: "p-root"})
+	s.Record(Call{Tool: "calc", Version: 1, Args: args, Kind: adaptbot.FailError, Message: "division by zero", RequestID: "r3", Author: "p-ana"})
 	if err := s.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +89,7 @@ func TestCasesKeepAtMostMaxAuthors(t *testing.T) {
 	s := load(t, &Files{Dir: t.TempDir()}, 0)
 	var id string
 	for i := range MaxAuthors + 3 {
-		id, _ = s.Record(Call{Tool: "calc", Version: 1, Args: json.RawMessage(`{"x":1}`), Kind: Panic, Message: "boom", Author: fmt.Sprintf("p-%d", i)})
+		id, _ = s.Record(Call{Tool: "calc", Version: 1, Args: json.RawMessage(`{"x":1}`), Kind: adaptbot.FailPanic, Message: "boom", Author: fmt.Sprintf("p-%d", i)})
 	}
 	c, _ := s.Case("calc", id)
 	if len(c.Authors) != MaxAuthors || c.Authors[0] != "p-3" || c.Authors[MaxAuthors-1] != fmt.Sprintf("p-%d", MaxAuthors+2) {
@@ -119,8 +121,8 @@ func TestCasesWithoutAuthorsStillLoad(t *testing.T) {
 func TestExpectIsKeptWithTheCase(t *testing.T) {
 	dir := t.TempDir()
 	s := load(t, &Files{Dir: dir}, 0)
-	a, _ := s.Record(Call{Tool: "calc", Version: 1, Args: json.RawMessage(`{"expression":"2+"}`), Kind: Panic, Message: "boom", Author: "p-ana"})
-	b, _ := s.Record(Call{Tool: "calc", Version: 1, Args: json.RawMessage(`{"expression":"3+"}`), Kind: Panic, Message: "boom", Author: "p-ana"})
+	a, _ := s.Record(Call{Tool: "calc", Version: 1, Args: json.RawMessage(`{"expression":"2+"}`), Kind: adaptbot.FailPanic, Message: "boom", Author: "p-ana"})
+	b, _ := s.Record(Call{Tool: "calc", Version: 1, Args: json.RawMessage(`{"expression":"3+"}`), Kind: adaptbot.FailPanic, Message: "boom", Author: "p-ana"})
 	if err := s.Expect("calc", a, "2+ = 2"); err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,6 @@
 package failures
 
 import (
-	"adaptbot/redact"
-
 	"bytes"
 	"cmp"
 	"context"
@@ -13,7 +11,9 @@ import (
 	"sync"
 	"time"
 
+	"adaptbot"
 	"adaptbot/clip"
+	"adaptbot/redact"
 )
 
 // Limits on what one case keeps, so that a tool's cases stay small whatever
@@ -71,9 +71,9 @@ type Case struct {
 	// ArgsBytes is how long the arguments were.
 	ArgsBytes int `json:"arguments_bytes"`
 	// Exact says Args are the whole arguments, so the case can be run again.
-	Exact   bool   `json:"exact"`
-	Kind    Kind   `json:"kind"`
-	Message string `json:"message"`
+	Exact   bool             `json:"exact"`
+	Kind    adaptbot.Failure `json:"kind"`
+	Message string           `json:"message"`
 	// Comment is what a person said of a feedback case.
 	Comment   string    `json:"comment,omitempty"`
 	Count     int       `json:"count"`
@@ -112,7 +112,7 @@ type Case struct {
 // Repairable reports whether a repair may take c: an open case of a kind a
 // repair can fix, whose arguments are kept whole.
 func (c Case) Repairable() bool {
-	return c.Exact && c.Status == Open && c.Kind.Repairable()
+	return c.Exact && c.Status == Open && Repairable(c.Kind)
 }
 
 // Failing reports whether c is a failure in the narrow sense: a repairable
@@ -121,7 +121,7 @@ func (c Case) Repairable() bool {
 // a missing capability. Only the model can tell, so a repair takes clear
 // errors as well (Repairable) and may keep them (Accepted); Failing only
 // tells the two apart for people.
-func (c Case) Failing() bool { return c.Repairable() && c.Kind != Error }
+func (c Case) Failing() bool { return c.Repairable() && c.Kind != adaptbot.FailError }
 
 // Repair records one repair of a tool, kept with its cases.
 type Repair struct {
@@ -155,7 +155,7 @@ type Call struct {
 	Tool    string
 	Version int
 	Args    json.RawMessage
-	Kind    Kind
+	Kind    adaptbot.Failure
 	Message string
 	// Comment is a person's words (a feedback case).
 	Comment   string
@@ -281,7 +281,7 @@ func (s *Store) Record(c Call) (id string, fresh bool) {
 	at = at.UTC()
 	// Arguments of any kind but invalid ones passed the tool's schema, so
 	// they are a JSON object already: compacting them needs no validation.
-	args, size, exact := capArgs(c.Args, c.Kind != InvalidArguments)
+	args, size, exact := capArgs(c.Args, c.Kind != adaptbot.FailInvalidArgs)
 	// A key pasted into a tool's arguments is not kept; arguments that held
 	// one are no longer the call as made, so they cannot be run again.
 	if red, changed := redact.JSON(args); changed {
@@ -289,13 +289,13 @@ func (s *Store) Record(c Call) (id string, fresh bool) {
 	}
 	id = caseID(c.Tool, c.Version, args)
 	status := Open
-	if c.Kind == Feedback {
+	if c.Kind == adaptbot.FailFeedback {
 		status = Unconfirmed
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t := s.toolLocked(c.Tool)
-	if c.Kind == Error && exact && t.accepted(args) {
+	if c.Kind == adaptbot.FailError && exact && t.accepted(args) {
 		// A refusal a repair kept, seen again (in a later version): it
 		// is still the right answer.
 		status = Accepted
@@ -330,9 +330,9 @@ func (s *Store) Record(c Call) (id string, fresh bool) {
 func merge(c *Case, later Case) {
 	switch {
 	case later.Kind == "":
-	case c.Kind == "", c.Kind == Feedback && later.Kind != Feedback:
+	case c.Kind == "", c.Kind == adaptbot.FailFeedback && later.Kind != adaptbot.FailFeedback:
 		c.Kind, c.Message = later.Kind, later.Message
-	case later.Kind == Feedback && c.Kind != Feedback:
+	case later.Kind == adaptbot.FailFeedback && c.Kind != adaptbot.FailFeedback:
 		// keep the failure's kind and message
 	case !later.LastSeen.Before(c.LastSeen):
 		c.Kind, c.Message = later.Kind, later.Message
@@ -344,7 +344,7 @@ func merge(c *Case, later Case) {
 	switch {
 	case later.Status == Accepted:
 		c.Status = Accepted
-	case later.Status == Open && !(c.Status == Accepted && later.Kind == Error):
+	case later.Status == Open && !(c.Status == Accepted && later.Kind == adaptbot.FailError):
 		// A failure reopens a case; the same refusal of an accepted
 		// one does not.
 		c.Status = Open
@@ -413,7 +413,7 @@ func (t *tool) accepted(args []byte) bool {
 			continue
 		}
 		for _, id := range o.ids {
-			if c := find(id); c != nil && c.Kind == Error && bytes.Equal(c.Args, args) {
+			if c := find(id); c != nil && c.Kind == adaptbot.FailError && bytes.Equal(c.Args, args) {
 				return true
 			}
 		}
@@ -583,7 +583,7 @@ func apply(base State, p pending, keep int) State {
 			case opExpect:
 				c.Expect = o.expect
 			case opAccept:
-				if c.Kind == Error {
+				if c.Kind == adaptbot.FailError {
 					c.Status, c.FixedIn = Accepted, max(c.FixedIn, o.version)
 				}
 			}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot"
 	"adaptbot/sandbox"
 	"adaptbot/toolbox"
 )
@@ -28,9 +29,9 @@ func load(t *testing.T, b Backend, keep int) *Store {
 
 func TestRecordDeduplicatesByToolVersionAndArguments(t *testing.T) {
 	s := load(t, &Files{Dir: t.TempDir()}, 0)
-	id1, fresh1 := s.Record(Call{Tool: "echo", Version: 1, Args: json.RawMessage(`{"text": ""}`), Kind: Panic, Message: "index out of range", RequestID: "r1"})
-	id2, fresh2 := s.Record(Call{Tool: "echo", Version: 1, Args: json.RawMessage(`{"text":""}`), Kind: Panic, Message: "index out of range", RequestID: "r2"})
-	id3, fresh3 := s.Record(Call{Tool: "echo", Version: 2, Args: json.RawMessage(`{"text":""}`), Kind: Panic, RequestID: "r3"})
+	id1, fresh1 := s.Record(Call{Tool: "echo", Version: 1, Args: json.RawMessage(`{"text": ""}`), Kind: adaptbot.FailPanic, Message: "index out of range", RequestID: "r1"})
+	id2, fresh2 := s.Record(Call{Tool: "echo", Version: 1, Args: json.RawMessage(`{"text":""}`), Kind: adaptbot.FailPanic, Message: "index out of range", RequestID: "r2"})
+	id3, fresh3 := s.Record(Call{Tool: "echo", Version: 2, Args: json.RawMessage(`{"text":""}`), Kind: adaptbot.FailPanic, RequestID: "r3"})
 	if id1 != id2 || !fresh1 || fresh2 {
 		t.Errorf("the same arguments (spaced differently) are not one case: %s %v, %s %v", id1, fresh1, id2, fresh2)
 	}
@@ -50,7 +51,7 @@ func TestRecordDeduplicatesByToolVersionAndArguments(t *testing.T) {
 func TestArgumentsAreCapped(t *testing.T) {
 	s := load(t, &Files{Dir: t.TempDir()}, 0)
 	long := `{"text":"` + strings.Repeat("é", MaxArgs) + `"}`
-	id, _ := s.Record(Call{Tool: "echo", Version: 1, Args: json.RawMessage(long), Kind: Error, Message: strings.Repeat("m", 10*MaxMessage)})
+	id, _ := s.Record(Call{Tool: "echo", Version: 1, Args: json.RawMessage(long), Kind: adaptbot.FailError, Message: strings.Repeat("m", 10*MaxMessage)})
 	c, _ := s.Case("echo", id)
 	var text string
 	if err := json.Unmarshal(c.Args, &text); err != nil {
@@ -63,7 +64,7 @@ func TestArgumentsAreCapped(t *testing.T) {
 		t.Errorf("message kept %d bytes", len(c.Message))
 	}
 	// Arguments that are not JSON are kept as text, and never replayed.
-	id, _ = s.Record(Call{Tool: "echo", Version: 1, Args: json.RawMessage(`{broken`), Kind: InvalidArguments})
+	id, _ = s.Record(Call{Tool: "echo", Version: 1, Args: json.RawMessage(`{broken`), Kind: adaptbot.FailInvalidArgs})
 	if c, _ := s.Case("echo", id); c.Exact || string(c.Args) != `"{broken"` {
 		t.Errorf("broken arguments kept as %s, exact %v", c.Args, c.Exact)
 	}
@@ -76,7 +77,7 @@ func TestKeepBoundsEachTool(t *testing.T) {
 	s := load(t, &Files{Dir: dir}, 5)
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := range 12 {
-		s.Record(Call{Tool: "echo", Version: 1, Args: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i)), Kind: Error, At: base.Add(time.Duration(i) * time.Minute)})
+		s.Record(Call{Tool: "echo", Version: 1, Args: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i)), Kind: adaptbot.FailError, At: base.Add(time.Duration(i) * time.Minute)})
 		if i == 6 {
 			if err := s.Flush(context.Background()); err != nil {
 				t.Fatal(err)
@@ -84,7 +85,7 @@ func TestKeepBoundsEachTool(t *testing.T) {
 		}
 	}
 	// n=2 is seen again: it is recent now and stays.
-	s.Record(Call{Tool: "echo", Version: 1, Args: json.RawMessage(`{"n":2}`), Kind: Error, At: base.Add(time.Hour)})
+	s.Record(Call{Tool: "echo", Version: 1, Args: json.RawMessage(`{"n":2}`), Kind: adaptbot.FailError, At: base.Add(time.Hour)})
 	if err := s.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +139,7 @@ func TestHostileToolCannotFloodTheDisk(t *testing.T) {
 	msg := strings.Repeat("x", 100<<10)
 	for i := range 5000 {
 		args := fmt.Sprintf(`{"n":%d,"pad":"%s"}`, i, strings.Repeat("p", 5<<10))
-		s.Record(Call{Tool: "hostile", Version: 1, Args: json.RawMessage(args), Kind: Panic, Message: msg})
+		s.Record(Call{Tool: "hostile", Version: 1, Args: json.RawMessage(args), Kind: adaptbot.FailPanic, Message: msg})
 		if len(s.tools["hostile"].pending.deltas) > 50 {
 			t.Fatalf("pending cases grew to %d", len(s.tools["hostile"].pending.deltas))
 		}
@@ -167,12 +168,12 @@ func TestHostileToolCannotFloodTheDisk(t *testing.T) {
 func TestFailedWriteIsKeptForTheNext(t *testing.T) {
 	b := &counting{Files: Files{Dir: t.TempDir()}, updates: map[string]int{}, fail: errors.New("away")}
 	s := load(t, b, 0)
-	id, _ := s.Record(Call{Tool: "echo", Version: 1, Args: json.RawMessage(`{}`), Kind: Error})
+	id, _ := s.Record(Call{Tool: "echo", Version: 1, Args: json.RawMessage(`{}`), Kind: adaptbot.FailError})
 	s.AddRepair("echo", Repair{From: 1, Cases: []string{id}})
 	if err := s.Flush(context.Background()); err == nil {
 		t.Fatal("flush did not report the failed write")
 	}
-	s.Record(Call{Tool: "echo", Version: 1, Args: json.RawMessage(`{}`), Kind: Error})
+	s.Record(Call{Tool: "echo", Version: 1, Args: json.RawMessage(`{}`), Kind: adaptbot.FailError})
 	b.fail = nil
 	if err := s.Flush(context.Background()); err != nil {
 		t.Fatal(err)
@@ -188,7 +189,7 @@ func TestFailedWriteIsKeptForTheNext(t *testing.T) {
 
 func TestFeedbackCasesWaitForAPerson(t *testing.T) {
 	s := load(t, &Files{Dir: t.TempDir()}, 0)
-	id, _ := s.Record(Call{Tool: "calc", Version: 3, Args: json.RawMessage(`{"x":1}`), Kind: Feedback, Message: "a person said the answer was wrong", Comment: "2+2 is not 5"})
+	id, _ := s.Record(Call{Tool: "calc", Version: 3, Args: json.RawMessage(`{"x":1}`), Kind: adaptbot.FailFeedback, Message: "a person said the answer was wrong", Comment: "2+2 is not 5"})
 	c, _ := s.Case("calc", id)
 	if c.Status != Unconfirmed || c.Repairable() || c.Comment != "2+2 is not 5" {
 		t.Fatalf("feedback case = %+v", c)
@@ -203,7 +204,7 @@ func TestFeedbackCasesWaitForAPerson(t *testing.T) {
 		t.Errorf("confirm of an unknown case = %v", err)
 	}
 	// Dismissed, it is gone, on disk too.
-	id2, _ := s.Record(Call{Tool: "calc", Version: 3, Args: json.RawMessage(`{"x":2}`), Kind: Feedback, At: time.Now().Add(-time.Second)})
+	id2, _ := s.Record(Call{Tool: "calc", Version: 3, Args: json.RawMessage(`{"x":2}`), Kind: adaptbot.FailFeedback, At: time.Now().Add(-time.Second)})
 	if err := s.Dismiss("calc", id2); err != nil {
 		t.Fatal(err)
 	}
@@ -213,8 +214,8 @@ func TestFeedbackCasesWaitForAPerson(t *testing.T) {
 	}
 	// The tool failing on the same arguments later brings it back, as a
 	// failure this time.
-	s.Record(Call{Tool: "calc", Version: 3, Args: json.RawMessage(`{"x":2}`), Kind: Panic, Message: "boom", At: time.Now().Add(time.Second)})
-	if c, ok := s.Case("calc", id2); !ok || c.Kind != Panic || c.Status != Open {
+	s.Record(Call{Tool: "calc", Version: 3, Args: json.RawMessage(`{"x":2}`), Kind: adaptbot.FailPanic, Message: "boom", At: time.Now().Add(time.Second)})
+	if c, ok := s.Case("calc", id2); !ok || c.Kind != adaptbot.FailPanic || c.Status != Open {
 		t.Errorf("after a new failure: %+v %v", c, ok)
 	}
 }
@@ -222,11 +223,11 @@ func TestFeedbackCasesWaitForAPerson(t *testing.T) {
 func TestAFailureOutranksFeedback(t *testing.T) {
 	s := load(t, &Files{Dir: t.TempDir()}, 0)
 	args := json.RawMessage(`{"x":1}`)
-	id, _ := s.Record(Call{Tool: "t", Version: 1, Args: args, Kind: Timeout, Message: "ran past its limit"})
+	id, _ := s.Record(Call{Tool: "t", Version: 1, Args: args, Kind: adaptbot.FailTimeout, Message: "ran past its limit"})
 	s.Flush(context.Background())
-	s.Record(Call{Tool: "t", Version: 1, Args: args, Kind: Feedback, Comment: "slow and wrong"})
+	s.Record(Call{Tool: "t", Version: 1, Args: args, Kind: adaptbot.FailFeedback, Comment: "slow and wrong"})
 	c, _ := s.Case("t", id)
-	if c.Kind != Timeout || c.Status != Open || c.Message != "ran past its limit" || c.Comment != "slow and wrong" || c.Count != 2 {
+	if c.Kind != adaptbot.FailTimeout || c.Status != Open || c.Message != "ran past its limit" || c.Comment != "slow and wrong" || c.Count != 2 {
 		t.Errorf("case = %+v", c)
 	}
 }
@@ -234,7 +235,7 @@ func TestAFailureOutranksFeedback(t *testing.T) {
 func TestFixedAndRepairsAreKept(t *testing.T) {
 	dir := t.TempDir()
 	s := load(t, &Files{Dir: dir}, 0)
-	id, _ := s.Record(Call{Tool: "t", Version: 1, Args: json.RawMessage(`{}`), Kind: Panic})
+	id, _ := s.Record(Call{Tool: "t", Version: 1, Args: json.RawMessage(`{}`), Kind: adaptbot.FailPanic})
 	for i := range MaxRepairs + 3 {
 		s.AddRepair("t", Repair{From: 1, Version: 2 + i, OK: true, Cases: []string{id}, Fixed: []string{id}})
 	}
@@ -255,8 +256,8 @@ func TestFixedAndRepairsAreKept(t *testing.T) {
 // while this one has failures not written yet: both count.
 func TestReplaceKeepsWhatIsNotWrittenYet(t *testing.T) {
 	s := load(t, &Files{Dir: t.TempDir()}, 0)
-	id, _ := s.Record(Call{Tool: "t", Version: 1, Args: json.RawMessage(`{}`), Kind: Panic})
-	remote := State{Cases: []Case{{ID: id, Tool: "t", Version: 1, Args: json.RawMessage(`{}`), Exact: true, Kind: Panic, Count: 5, Status: Open, LastSeen: time.Now().Add(-time.Hour)}}}
+	id, _ := s.Record(Call{Tool: "t", Version: 1, Args: json.RawMessage(`{}`), Kind: adaptbot.FailPanic})
+	remote := State{Cases: []Case{{ID: id, Tool: "t", Version: 1, Args: json.RawMessage(`{}`), Exact: true, Kind: adaptbot.FailPanic, Count: 5, Status: Open, LastSeen: time.Now().Add(-time.Hour)}}}
 	s.Replace("t", remote)
 	if c, _ := s.Case("t", id); c.Count != 6 {
 		t.Errorf("count = %d, want 5 there and 1 here", c.Count)
@@ -268,14 +269,14 @@ func TestReplaceKeepsWhatIsNotWrittenYet(t *testing.T) {
 func TestCorruptFileIsMovedAside(t *testing.T) {
 	dir := t.TempDir()
 	good := load(t, &Files{Dir: dir}, 0)
-	good.Record(Call{Tool: "ok", Version: 1, Kind: Panic})
+	good.Record(Call{Tool: "ok", Version: 1, Kind: adaptbot.FailPanic})
 	good.Flush(context.Background())
 	os.WriteFile(filepath.Join(dir, "t.json"), []byte("{not json"), 0o644)
 	s, err := Load(context.Background(), &Files{Dir: dir}, Options{})
 	if err == nil || s == nil || len(s.Get("ok").Cases) != 1 {
 		t.Fatalf("Load = %v, %v; want the store, and the corrupt file reported", s, err)
 	}
-	s.Record(Call{Tool: "t", Version: 1, Kind: Panic})
+	s.Record(Call{Tool: "t", Version: 1, Kind: adaptbot.FailPanic})
 	if err := s.Flush(context.Background()); err != nil {
 		t.Errorf("flush after a corrupt file: %v", err)
 	}
@@ -290,18 +291,18 @@ func TestCorruptFileIsMovedAside(t *testing.T) {
 func TestKindOf(t *testing.T) {
 	for _, c := range []struct {
 		err  error
-		want Kind
+		want adaptbot.Failure
 	}{
-		{&sandbox.Error{Kind: sandbox.KindTool}, Error},
-		{&sandbox.Error{Kind: sandbox.KindPanic}, Panic},
-		{&sandbox.Error{Kind: sandbox.KindCrash}, Crash}, // the word of its row and its trace step
-		{&sandbox.Error{Kind: sandbox.KindTimeout}, Timeout},
-		{&sandbox.Error{Kind: sandbox.KindMemory}, Memory},
-		{&sandbox.Error{Kind: sandbox.KindOutput}, BadOutput},
-		{&sandbox.Error{Kind: sandbox.KindInput}, InvalidArguments},
-		{fmt.Errorf("wrapped: %w", &toolbox.ArgsError{Tool: "t"}), InvalidArguments},
-		{&sandbox.Error{Kind: sandbox.KindUnavailable}, ""},
-		{&sandbox.Error{Kind: sandbox.KindCompile}, ""},
+		{&sandbox.Error{Kind: adaptbot.FailError}, adaptbot.FailError},
+		{&sandbox.Error{Kind: adaptbot.FailPanic}, adaptbot.FailPanic},
+		{&sandbox.Error{Kind: adaptbot.FailCrash}, adaptbot.FailCrash}, // the word of its row and its trace step
+		{&sandbox.Error{Kind: adaptbot.FailTimeout}, adaptbot.FailTimeout},
+		{&sandbox.Error{Kind: adaptbot.FailMemory}, adaptbot.FailMemory},
+		{&sandbox.Error{Kind: adaptbot.FailBadOutput}, adaptbot.FailBadOutput},
+		{&sandbox.Error{Kind: adaptbot.FailInvalidArgs}, adaptbot.FailInvalidArgs},
+		{fmt.Errorf("wrapped: %w", &toolbox.ArgsError{Tool: "t"}), adaptbot.FailInvalidArgs},
+		{&sandbox.Error{Kind: adaptbot.FailUnavailable}, ""},
+		{&sandbox.Error{Kind: adaptbot.FailCompile}, ""},
 		{fmt.Errorf("tool t: %w", context.Canceled), ""},
 		{errors.New("who knows"), ""},
 		{nil, ""},
@@ -313,7 +314,7 @@ func TestKindOf(t *testing.T) {
 }
 
 func TestMessages(t *testing.T) {
-	if got := Message(fmt.Errorf("run: %w", &sandbox.Error{Tool: "t", Kind: sandbox.KindPanic, Msg: "index out of range"})); got != "index out of range" {
+	if got := Message(fmt.Errorf("run: %w", &sandbox.Error{Tool: "t", Kind: adaptbot.FailPanic, Msg: "index out of range"})); got != "index out of range" {
 		t.Errorf("Message(sandbox) = %q", got)
 	}
 	if got := Message(&toolbox.ArgsError{Tool: "t", Reason: `"x" is required`}); got != `"x" is required` {

@@ -18,6 +18,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"adaptbot"
 	"adaptbot/clip"
 	"adaptbot/contract"
 	"adaptbot/registry"
@@ -142,7 +143,7 @@ func infrastructure(ctx context.Context, err error) error {
 		return ctx.Err()
 	}
 	// Anything but the sandbox's verdict on the code stops the build.
-	if k := sandbox.KindOf(err); k == "" || k == sandbox.KindUnavailable {
+	if k := sandbox.KindOf(err); k == "" || k == adaptbot.FailUnavailable {
 		return err
 	}
 	return nil
@@ -155,11 +156,11 @@ func compileProblem(err error) string {
 	var se *sandbox.Error
 	if errors.As(err, &se) {
 		msg = se.Msg
-		if se.Kind == sandbox.KindPanic {
+		if se.Kind == adaptbot.FailPanic {
 			return "the interpreter failed while compiling (" + msg + "): this usually means a Go feature the interpreter lacks " +
 				"(range over a function, slices or maps functions it does not offer) or generics over named types; rewrite that part with plain loops and helpers"
 		}
-		if se.Kind == sandbox.KindTimeout {
+		if se.Kind == adaptbot.FailTimeout {
 			return "loading the tool ran past its time limit: package-level variables must not do heavy work or loop"
 		}
 	}
@@ -334,7 +335,7 @@ func (g *Generator) runExamples(ctx context.Context, name string, src []byte, ou
 		where := fmt.Sprintf("example %d of %d (input %s)", i+1, len(examples), clipText(string(compact(e.Input))))
 		res, err := g.opts.Runner.Run(ctx, sandbox.Call{Tool: name, Source: src, Input: e.Input, Timeout: g.opts.ExampleTimeout})
 		if err != nil {
-			if ctx.Err() != nil || sandbox.KindOf(err) == sandbox.KindUnavailable {
+			if ctx.Err() != nil || sandbox.KindOf(err) == adaptbot.FailUnavailable {
 				return out, fmt.Errorf("%s: %w", where, err)
 			}
 			r.Error = where + ": " + runProblem(err)
@@ -364,13 +365,13 @@ func runProblem(err error) string {
 		return err.Error()
 	}
 	switch se.Kind {
-	case sandbox.KindTool:
+	case adaptbot.FailError:
 		return "Execute returned an error: " + se.Msg
-	case sandbox.KindPanic:
+	case adaptbot.FailPanic:
 		return "Execute panicked (return an error instead of panicking): " + se.Msg
-	case sandbox.KindTimeout:
+	case adaptbot.FailTimeout:
 		return "timed out: " + se.Msg
-	case sandbox.KindInput:
+	case adaptbot.FailInvalidArgs:
 		return "the input was rejected: " + se.Msg
 	}
 	return string(se.Kind) + ": " + se.Msg

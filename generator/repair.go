@@ -193,15 +193,15 @@ func (g *Generator) checkCases(ctx context.Context, name string, t *checked, cas
 				r.OK = false
 				problems = append(problems, fmt.Sprintf("%s: gave %q, which lacks %q: the version an earlier repair made gave that, and it must still", where, clipText(res.Output), c.Expect))
 			}
-		case ctx.Err() != nil || sandbox.KindOf(err) == sandbox.KindUnavailable:
+		case ctx.Err() != nil || sandbox.KindOf(err) == adaptbot.FailUnavailable:
 			return results, problems, fmt.Errorf("%s: %w", where, err)
-		case errors.As(err, &se) && (se.Kind == sandbox.KindTool || se.Kind == sandbox.KindInput) && strings.TrimSpace(se.Msg) != "":
+		case errors.As(err, &se) && (se.Kind == adaptbot.FailError || se.Kind == adaptbot.FailInvalidArgs) && strings.TrimSpace(se.Msg) != "":
 			r.OK, r.Outcome, r.Error = true, OutcomeError, se.Msg
 			if c.Recheck && c.Expect != "" {
 				r.OK = false
 				problems = append(problems, fmt.Sprintf("%s: now refuses it (%s), but the version an earlier repair made gave a result containing %q, and it must still", where, clipText(se.Msg), c.Expect))
 			}
-		case errors.As(err, &se) && (se.Kind == sandbox.KindTool || se.Kind == sandbox.KindInput):
+		case errors.As(err, &se) && (se.Kind == adaptbot.FailError || se.Kind == adaptbot.FailInvalidArgs):
 			r.Outcome, r.Error = string(se.Kind), "Execute returned an empty error"
 			problems = append(problems, where+": Execute returned an error with no message; say what is wrong with the input")
 		default:

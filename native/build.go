@@ -8,13 +8,16 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"adaptbot"
@@ -127,15 +130,15 @@ func goVersion() string {
 	return "1.22"
 }
 
-// writeModule writes, under dir, the Go module of a native worker program
-// serving tools: package main, the tools' packages (each with one added
-// file importing package sandbox, so that the worker confines itself before
-// any tool's initialiser runs), and copies of sandbox's worker side, toolkit
-// and clip, the very source this binary was built from.
-func writeModule(dir string, tools []Source) error {
+// runtimeFiles are the files of a native worker program's module that are
+// not its tools': the go.mod, and copies of sandbox's worker side, toolkit,
+// clip and the root's Failure words, the very source this binary was built
+// from. runtimeID names them.
+func runtimeFiles() map[string][]byte {
 	files := map[string][]byte{
 		"go.mod":       fmt.Appendf(nil, "module adaptbot\n\ngo %s\n", goVersion()),
 		"clip/clip.go": clip.Source(),
+		"failure.go":   adaptbot.FailureSource,
 	}
 	for name, b := range sandbox.NativeSource() {
 		files["sandbox/"+name] = b
@@ -143,6 +146,31 @@ func writeModule(dir string, tools []Source) error {
 	for name, b := range toolkit.PackageSource() {
 		files["toolkit/"+name] = b
 	}
+	return files
+}
+
+// runtimeID is a digest of runtimeFiles and the Go toolchain: a native
+// binary built from another AdaptBot's worker side (an older protocol,
+// other failure words) or by another Go is never run by this one.
+var runtimeID = sync.OnceValue(func() string {
+	files := runtimeFiles()
+	names := slices.Sorted(maps.Keys(files))
+	var all bytes.Buffer
+	fmt.Fprintf(&all, "%s\n", runtime.Version())
+	for _, n := range names {
+		fmt.Fprintf(&all, "%s %d\n", n, len(files[n]))
+		all.Write(files[n])
+	}
+	return adaptbot.Digest(all.Bytes())[:16]
+})
+
+// writeModule writes, under dir, the Go module of a native worker program
+// serving tools: package main (in worker/, since the module's root is
+// package adaptbot), the tools' packages (each with one added file
+// importing package sandbox, so that the worker confines itself before any
+// tool's initialiser runs), and the runtime's files (runtimeFiles).
+func writeModule(dir string, tools []Source) error {
+	files := runtimeFiles()
 	var main bytes.Buffer
 	main.WriteString("// Command worker is a native worker program, written by package native.\npackage main\n\nimport (\n\t\"context\"\n\t\"fmt\"\n\t\"os\"\n\n\t\"adaptbot/sandbox\"\n")
 	for i, t := range tools {
@@ -157,7 +185,7 @@ func writeModule(dir string, tools []Source) error {
 		fmt.Fprintf(&main, "\t\tsandbox.NativeTool{Name: %q, Hash: %q, Invoke: func(ctx context.Context, decode func(any) error) (any, error) {\n\t\t\tvar in t%d.Input\n\t\t\tif err := decode(&in); err != nil {\n\t\t\t\treturn nil, err\n\t\t\t}\n\t\t\treturn t%d.Execute(ctx, in)\n\t\t}},\n", t.Tool, t.Digest(), i, i)
 	}
 	main.WriteString("\t)\n\tif err != nil {\n\t\tfmt.Fprintln(os.Stderr, err)\n\t\tos.Exit(1)\n\t}\n}\n")
-	files["main.go"] = main.Bytes()
+	files["worker/main.go"] = main.Bytes() // the root is package adaptbot
 
 	names := make([]string, 0, len(files))
 	for n := range files {
@@ -201,7 +229,7 @@ func compile(ctx context.Context, goCmd, home, cache string, tools []Source, out
 		return err
 	}
 	cmd := exec.CommandContext(ctx, goCmd, "build", "-trimpath", "-buildvcs=false", "-tags", sandbox.NativeBuildTag,
-		"-ldflags=-s -w", "-o", out, ".")
+		"-ldflags=-s -w", "-o", out, "./worker")
 	cmd.Dir = src
 	cmd.Env = []string{
 		"PATH=" + filepath.Dir(goCmd),

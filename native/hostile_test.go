@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot"
 	"adaptbot/sandbox"
 	"adaptbot/sandbox/sandboxtest"
 )
@@ -66,7 +67,7 @@ func TestHostileCorpusNative(t *testing.T) {
 			}
 			if err := Check(c.Name, c.Source); err != nil {
 				// Refused natively: it never leaves the interpreter.
-				if c.Kind != sandbox.KindCompile && c.Name != "template_method_call" {
+				if c.Kind != adaptbot.FailCompile && c.Name != "template_method_call" {
 					t.Errorf("refused natively, but the interpreter runs it: %v", err)
 				}
 				t.Logf("refused natively: %v", err)
@@ -76,7 +77,7 @@ func TestHostileCorpusNative(t *testing.T) {
 				t.Skipf("no redirector: %v", rerr)
 			}
 			call := sandbox.Call{Tool: c.Name, Source: c.Source, Input: []byte(`{}`)}
-			if c.Kind == sandbox.KindTimeout {
+			if c.Kind == adaptbot.FailTimeout {
 				call.Timeout = time.Second
 			}
 			before := waitIdle(t, p)

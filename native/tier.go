@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"adaptbot"
 	"adaptbot/clip"
 	"adaptbot/sandbox"
 	"adaptbot/telemetry"
@@ -163,6 +164,8 @@ type Tier struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
+	cleanBins sync.Once // binDir removes other runtimes' binaries once
+
 	compiles atomic.Int64 // builds run, for tests
 
 	mu       sync.Mutex
@@ -246,7 +249,7 @@ func (t *Tier) Run(ctx context.Context, c sandbox.Call) (sandbox.Result, error) 
 		telemetry.ToolTier(ctx, Native)
 		res, err := pool.Run(ctx, c)
 		// A closed pool (evicted meanwhile) is not the tool's doing.
-		if !(sandbox.KindOf(err) == sandbox.KindUnavailable && strings.Contains(err.Error(), "closed")) {
+		if !(sandbox.KindOf(err) == adaptbot.FailUnavailable && strings.Contains(err.Error(), "closed")) {
 			res.Tier = Native
 			return res, err
 		}
@@ -405,13 +408,31 @@ func (t *Tier) build(v *version) {
 
 var errRefused = errors.New("refused")
 
+// binDir is the folder of the native binaries this AdaptBot can run:
+// Dir/bin/<runtimeID>. The first time it is asked for, it removes what
+// other runtimes (an older AdaptBot, another Go) left under Dir/bin, whose
+// binaries this one must not run.
+func (t *Tier) binDir() string {
+	root := filepath.Join(t.opts.Dir, "bin")
+	dir := filepath.Join(root, runtimeID())
+	t.cleanBins.Do(func() {
+		entries, _ := os.ReadDir(root)
+		for _, e := range entries {
+			if e.Name() != filepath.Base(dir) {
+				os.RemoveAll(filepath.Join(root, e.Name()))
+			}
+		}
+	})
+	return dir
+}
+
 // binary returns the native binary of v: the one kept for its digest (a
 // rollback finds it again), or a new build.
 func (t *Tier) binary(v *version) (string, error) {
 	if err := Check(v.tool, v.code); err != nil {
 		return "", fmt.Errorf("%w: it may not be compiled natively: %v", errRefused, err)
 	}
-	bins := filepath.Join(t.opts.Dir, "bin")
+	bins := t.binDir()
 	bin := filepath.Join(bins, v.digest)
 	now := time.Now()
 	if err := os.Chtimes(bin, now, now); err == nil {

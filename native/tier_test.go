@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot"
 	"adaptbot/sandbox"
 	"adaptbot/sandbox/sandboxtest"
 )
@@ -49,10 +50,10 @@ func newTier(t *testing.T, opts Options) (*Tier, sandbox.Runner) {
 func preseed(t *testing.T, dir string, src Source) {
 	t.Helper()
 	bin := sharedBinary(t, nativeTools(t)...)
-	if err := os.MkdirAll(filepath.Join(dir, "bin"), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, "bin", runtimeID()), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Link(bin, filepath.Join(dir, "bin", src.Digest())); err != nil {
+	if err := os.Link(bin, filepath.Join(dir, "bin", runtimeID(), src.Digest())); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -98,7 +99,8 @@ func calculatorExamples(tool string, code []byte) []json.RawMessage {
 // the first call runs interpreted and starts the build; the new version
 // never runs the old binary; each version serves natively once its own
 // build gives the interpreter's results; and a tier started again on the
-// same folder finds the binaries without compiling.
+// same folder finds the binaries without compiling, while one of another
+// AdaptBot (another worker runtime) builds its own.
 func TestServesNativelyOnceProven(t *testing.T) {
 	g := goCmd(t)
 	dir := t.TempDir()
@@ -123,6 +125,9 @@ func TestServesNativelyOnceProven(t *testing.T) {
 	for !isNative(tier, "calculator", v1) {
 		if got := call(t, tier, "calculator", v2, `{"expression":"17 * 23 + 4"}`); got != "17 * 23 + 4 => 395" {
 			t.Fatalf("v2 during v1's build: %q", got)
+		}
+		if s := tier.Status("calculator", v1); s.State == StateFailed || s.State == StateDiffers {
+			t.Fatalf("v1: %+v", s)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -156,6 +161,24 @@ func TestServesNativelyOnceProven(t *testing.T) {
 	waitState(t, again, "calculator", v1, StateNative)
 	if n := again.compiles.Load(); n != 0 {
 		t.Errorf("the rollback compiled %d times, want 0: its binary is kept", n)
+	}
+
+	// The binaries another AdaptBot built (its worker side, its protocol,
+	// its failure words) are never run, and go at the first build.
+	again.Close()
+	bins := filepath.Join(dir, "bin")
+	if err := os.Rename(filepath.Join(bins, runtimeID()), filepath.Join(bins, "0123456789abcdef")); err != nil {
+		t.Fatal(err)
+	}
+	upgraded, _ := newTier(t, Options{Go: g, Dir: dir})
+	upgraded.SetExamples(calculatorExamples)
+	call(t, upgraded, "calculator", v1, `{"expression":"1 + 1"}`)
+	waitState(t, upgraded, "calculator", v1, StateNative)
+	if n := upgraded.compiles.Load(); n != 1 {
+		t.Errorf("after an upgrade v1 was compiled %d times, want 1: the old binary is another runtime's", n)
+	}
+	if _, err := os.Stat(filepath.Join(bins, "0123456789abcdef")); !os.IsNotExist(err) {
+		t.Errorf("the other runtime's binaries are still there: %v", err)
 	}
 }
 
@@ -262,7 +285,7 @@ func TestNeverServedNeverBuilt(t *testing.T) {
 	}
 	tier, _ := newTier(t, Options{Go: g})
 	_, err = tier.Run(context.Background(), sandbox.Call{Tool: "init_loop", Source: src, Input: []byte(`{}`), Timeout: time.Second})
-	if sandbox.KindOf(err) != sandbox.KindTimeout {
+	if sandbox.KindOf(err) != adaptbot.FailTimeout {
 		t.Fatalf("init_loop: %v, want a timeout", err)
 	}
 	tier.Close()

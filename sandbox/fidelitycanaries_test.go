@@ -3,6 +3,7 @@ package sandbox_test
 import (
 	"testing"
 
+	"adaptbot"
 	"adaptbot/sandbox"
 )
 
@@ -386,6 +387,6 @@ func TestInterpreterRefusals(t *testing.T) {
 	} {
 		src := semanticsTool("\"maps\"\n\t\"slices\"", tt.decls+"\n\nvar _, _ = maps.Equal(map[string]int{}, nil), slices.Equal([]int{}, nil)\n", tt.body)
 		_, err := run(t, r, "canary", src, "")
-		wantKind(t, err, sandbox.KindCompile, tt.msg)
+		wantKind(t, err, adaptbot.FailCompile, tt.msg)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot"
 	"adaptbot/sandbox"
 	"adaptbot/sandbox/sandboxtest"
 )
@@ -117,7 +118,7 @@ func corpusSetup(t *testing.T) ([]sandboxtest.Case, sandbox.Options, func(*testi
 
 func corpusCall(c sandboxtest.Case) sandbox.Call {
 	call := sandbox.Call{Tool: c.Name, Source: c.Source, Input: []byte(`{}`)}
-	if c.Kind == sandbox.KindTimeout {
+	if c.Kind == adaptbot.FailTimeout {
 		call.Timeout = time.Second
 	}
 	return call

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"adaptbot"
 	"adaptbot/telemetry"
 	"adaptbot/toolkit"
 )
@@ -58,7 +59,7 @@ func (r *InProcess) Run(ctx context.Context, c Call) (_ Result, err error) {
 
 func (r *InProcess) do(ctx context.Context, c Call, run bool) (Result, error) {
 	if r.isClosed() {
-		return Result{}, &Error{Tool: c.Tool, Kind: KindUnavailable, Msg: "the sandbox is closed"}
+		return Result{}, &Error{Tool: c.Tool, Kind: adaptbot.FailUnavailable, Msg: "the sandbox is closed"}
 	}
 	if err := checkInput(c.Tool, c.Input); err != nil {
 		return Result{}, err
@@ -82,7 +83,7 @@ func (r *InProcess) do(ctx context.Context, c Call, run bool) (Result, error) {
 	if p == nil {
 		out := newLineLog(r.opts.Log, "sandbox: tool output", "tool", c.Tool)
 		if p, err = load(ctx, c.Tool, c.Source, limit, out); err != nil {
-			if KindOf(err) == KindTimeout && caller.Err() != nil {
+			if KindOf(err) == adaptbot.FailTimeout && caller.Err() != nil {
 				return Result{}, fmt.Errorf("tool %s: %w", c.Tool, caller.Err())
 			}
 			return Result{}, err
@@ -94,10 +95,10 @@ func (r *InProcess) do(ctx context.Context, c Call, run bool) (Result, error) {
 	}
 	o, finished := p.execute(toolkit.WithClient(ctx, r.client), c.Input, r.opts.MaxOutput, cancelGrace, limit)
 	// An interpreter stopped, or left mid-statement by a panic, is dropped.
-	if finished && o.Kind != KindPanic && o.Kind != KindTimeout {
+	if finished && o.Kind != adaptbot.FailPanic && o.Kind != adaptbot.FailTimeout {
 		r.put(hash, p)
 	}
-	if o.Kind == KindTimeout && caller.Err() != nil {
+	if o.Kind == adaptbot.FailTimeout && caller.Err() != nil {
 		// The caller gave up first: its error, not the tool's.
 		return Result{Duration: o.Duration}, fmt.Errorf("tool %s: %w", c.Tool, caller.Err())
 	}
@@ -145,7 +146,7 @@ func (r *InProcess) isClosed() bool {
 }
 
 // Close drops the cached interpreters; later calls fail with
-// KindUnavailable.
+// adaptbot.FailUnavailable.
 func (r *InProcess) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()

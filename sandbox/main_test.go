@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot"
 	"adaptbot/sandbox"
 )
 
@@ -135,7 +136,7 @@ func run(t testing.TB, r sandbox.Runner, tool, src, input string) (sandbox.Resul
 	return r.Run(context.Background(), sandbox.Call{Tool: tool, Source: []byte(src), Input: []byte(input)})
 }
 
-func wantKind(t testing.TB, err error, kind sandbox.Kind, msg string) {
+func wantKind(t testing.TB, err error, kind adaptbot.Failure, msg string) {
 	t.Helper()
 	if got := sandbox.KindOf(err); got != kind {
 		t.Fatalf("kind %q, want %q (err: %v)", got, kind, err)

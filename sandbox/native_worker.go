@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"adaptbot"
 	"adaptbot/clip"
 )
 
@@ -65,7 +66,7 @@ type program struct{ tool NativeTool }
 func load(_ context.Context, tool string, src []byte, _ time.Duration, _ any) (*program, error) {
 	t, ok := nativeTools[sourceHash(tool, src)]
 	if !ok || t.Name != tool {
-		return nil, &Error{Tool: tool, Kind: KindCompile, Msg: "this native worker was not built from this version of the tool"}
+		return nil, &Error{Tool: tool, Kind: adaptbot.FailCompile, Msg: "this native worker was not built from this version of the tool"}
 	}
 	return &program{tool: t}, nil
 }
@@ -79,7 +80,7 @@ func (p *program) execute(ctx context.Context, input []byte, maxOutput int, grac
 	go func() {
 		defer func() {
 			if r := recover(); r != nil {
-				done <- outcome{Kind: KindPanic, Msg: clip.String(panicString(r), 4096)}
+				done <- outcome{Kind: adaptbot.FailPanic, Msg: clip.String(panicString(r), 4096)}
 			}
 		}()
 		var inputErr error
@@ -89,14 +90,14 @@ func (p *program) execute(ctx context.Context, input []byte, maxOutput int, grac
 		})
 		switch {
 		case inputErr != nil:
-			done <- outcome{Kind: KindInput, Msg: "arguments do not match Input: " + clip.String(inputErr.Error(), 4096)}
+			done <- outcome{Kind: adaptbot.FailInvalidArgs, Msg: "arguments do not match Input: " + clip.String(inputErr.Error(), 4096)}
 		case err != nil:
 			msg := clip.String(err.Error(), maxOutput)
 			if ctx.Err() != nil {
-				done <- outcome{Kind: KindTimeout, Msg: msg}
+				done <- outcome{Kind: adaptbot.FailTimeout, Msg: msg}
 				return
 			}
-			done <- outcome{Kind: KindTool, Msg: msg}
+			done <- outcome{Kind: adaptbot.FailError, Msg: msg}
 		default:
 			done <- encodeOutput(out, maxOutput)
 		}
@@ -110,10 +111,10 @@ func (p *program) execute(ctx context.Context, input []byte, maxOutput int, grac
 		select {
 		case o = <-done:
 		case <-t.C:
-			return outcome{Kind: KindTimeout, Msg: timeoutMsg(ctx, limit), Duration: time.Since(start)}, false
+			return outcome{Kind: adaptbot.FailTimeout, Msg: timeoutMsg(ctx, limit), Duration: time.Since(start)}, false
 		}
 	}
-	if o.Kind == KindTimeout {
+	if o.Kind == adaptbot.FailTimeout {
 		o.Msg = timeoutMsg(ctx, limit)
 	}
 	o.Duration = time.Since(start)

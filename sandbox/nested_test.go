@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot"
 	"adaptbot/poll"
 	"adaptbot/sandbox"
 	"adaptbot/toolkit"
@@ -257,7 +258,7 @@ func TestNestedCallErrors(t *testing.T) {
 			for _, tt := range []struct{ relay, input, want string }{
 				{"relay_missing", `{}`, `error: no tool named "missing"`},
 				{"relay_panicker", `{}`, "error: tool panicker: panic: assignment to entry in nil map"},
-				{"relay_adder", `{"args": "{\"a\": \"x\"}"}`, "error: tool adder: input: arguments do not match Input"},
+				{"relay_adder", `{"args": "{\"a\": \"x\"}"}`, "error: tool adder: invalid_arguments: arguments do not match Input"},
 				{"relay_adder", `{"bare": true}`, `error: toolkit.Call("adder"): calling other tools is not available here (pass the ctx that Execute was given)`},
 			} {
 				res, err := h.call(context.Background(), tt.relay, tt.input)
@@ -293,13 +294,13 @@ func TestNestedCallBoundedByCaller(t *testing.T) {
 			if err == nil && !strings.Contains(res.Output, "time limit") && !strings.Contains(res.Output, "deadline") {
 				t.Errorf("relay of a deaf callee = %q; want a timeout", res.Output)
 			}
-			if err != nil && sandbox.KindOf(err) != sandbox.KindTimeout {
+			if err != nil && sandbox.KindOf(err) != adaptbot.FailTimeout {
 				t.Errorf("relay of a deaf callee failed with %v; want a timeout", err)
 			}
 			// The callee ran out of its caller's time: it timed out, or was
 			// cancelled as its caller gave up, whichever came first.
 			poll.Until(t, "the callee's failure", func() bool { return len(h.errsOf("deaf")) == 1 })
-			if e := h.errsOf("deaf")[0]; sandbox.KindOf(e) != sandbox.KindTimeout && !errors.Is(e, context.Canceled) && !errors.Is(e, context.DeadlineExceeded) {
+			if e := h.errsOf("deaf")[0]; sandbox.KindOf(e) != adaptbot.FailTimeout && !errors.Is(e, context.Canceled) && !errors.Is(e, context.DeadlineExceeded) {
 				t.Errorf("the deaf callee ended with %v, want a timeout or a cancellation", e)
 			}
 

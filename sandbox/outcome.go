@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"time"
 
+	"adaptbot"
 	"adaptbot/clip"
 )
 
@@ -30,10 +31,10 @@ func sourceHash(tool string, src []byte) string {
 // outcome is the result of one call as the runners report it, and as it
 // crosses the worker pipe.
 type outcome struct {
-	Output   string        `json:"output,omitempty"`
-	Kind     Kind          `json:"kind,omitempty"`
-	Msg      string        `json:"msg,omitempty"`
-	Duration time.Duration `json:"duration"`
+	Output   string           `json:"output,omitempty"`
+	Kind     adaptbot.Failure `json:"kind,omitempty"`
+	Msg      string           `json:"msg,omitempty"`
+	Duration time.Duration    `json:"duration"`
 }
 
 func (o outcome) result(tool string) (Result, error) {
@@ -48,7 +49,7 @@ func failed(err error) outcome {
 	if errors.As(err, &e) {
 		return outcome{Kind: e.Kind, Msg: e.Msg}
 	}
-	return outcome{Kind: KindCrash, Msg: err.Error()}
+	return outcome{Kind: adaptbot.FailCrash, Msg: err.Error()}
 }
 
 // encodeOutput returns a string result as is and anything else as JSON,
@@ -60,12 +61,12 @@ func encodeOutput(v any, maxOutput int) outcome {
 	} else {
 		b, err := json.Marshal(v)
 		if err != nil {
-			return outcome{Kind: KindTool, Msg: "result cannot be encoded as JSON: " + clip.String(err.Error(), 4096)}
+			return outcome{Kind: adaptbot.FailError, Msg: "result cannot be encoded as JSON: " + clip.String(err.Error(), 4096)}
 		}
 		out = string(b)
 	}
 	if len(out) > maxOutput {
-		return outcome{Kind: KindOutput, Msg: fmt.Sprintf("result is %s, over the %s output limit", sizeString(int64(len(out))), sizeString(int64(maxOutput)))}
+		return outcome{Kind: adaptbot.FailBadOutput, Msg: fmt.Sprintf("result is %s, over the %s output limit", sizeString(int64(len(out))), sizeString(int64(maxOutput)))}
 	}
 	return outcome{Output: out}
 }

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"adaptbot"
 	"adaptbot/telemetry"
 	"adaptbot/toolkit"
 )
@@ -271,7 +272,7 @@ func (p *Pool) do(ctx context.Context, op string, c Call) (Result, error) {
 			p.retire(w, err.Error())
 			return Result{}, p.callError(c.Tool, err)
 		}
-		if resp.Kind != KindCompile {
+		if resp.Kind != adaptbot.FailCompile {
 			if len(w.has) >= 4*p.opts.CacheSize {
 				clear(w.has) // the worker has evicted most; it asks again
 			}
@@ -282,7 +283,7 @@ func (p *Pool) do(ctx context.Context, op string, c Call) (Result, error) {
 		} else {
 			p.release(w)
 		}
-		if resp.Kind == KindTimeout && ctx.Err() != nil {
+		if resp.Kind == adaptbot.FailTimeout && ctx.Err() != nil {
 			// The caller gave up first: its error, not the tool's.
 			return Result{Duration: resp.Duration}, fmt.Errorf("tool %s: %w", c.Tool, ctx.Err())
 		}
@@ -293,7 +294,7 @@ func (p *Pool) do(ctx context.Context, op string, c Call) (Result, error) {
 // callError turns a failed round trip into the call's error.
 func (p *Pool) callError(tool string, err error) error {
 	if p.isClosed() {
-		return &Error{Tool: tool, Kind: KindUnavailable, Msg: "the sandbox is closed"}
+		return &Error{Tool: tool, Kind: adaptbot.FailUnavailable, Msg: "the sandbox is closed"}
 	}
 	var e *Error
 	if errors.As(err, &e) && e.Tool == "" {
@@ -311,7 +312,7 @@ func (p *Pool) acquire(ctx context.Context, tool string, nested bool) (*proc, er
 		p.mu.Lock()
 		if p.closed {
 			p.mu.Unlock()
-			return nil, &Error{Tool: tool, Kind: KindUnavailable, Msg: "the sandbox is closed"}
+			return nil, &Error{Tool: tool, Kind: adaptbot.FailUnavailable, Msg: "the sandbox is closed"}
 		}
 		w := p.takeIdle(nested)
 		if w != nil {
@@ -347,9 +348,9 @@ func (p *Pool) acquire(ctx context.Context, tool string, nested bool) (*proc, er
 		case <-ctx.Done():
 			err = fmt.Errorf("tool %s: waiting for a free worker: %w", tool, ctx.Err())
 		case <-timeout:
-			err = &Error{Tool: tool, Kind: KindUnavailable, Msg: fmt.Sprintf("no worker was free within %v (pool of %d)", p.opts.QueueTimeout, p.opts.PoolSize)}
+			err = &Error{Tool: tool, Kind: adaptbot.FailUnavailable, Msg: fmt.Sprintf("no worker was free within %v (pool of %d)", p.opts.QueueTimeout, p.opts.PoolSize)}
 		case <-p.closing:
-			err = &Error{Tool: tool, Kind: KindUnavailable, Msg: "the sandbox is closed"}
+			err = &Error{Tool: tool, Kind: adaptbot.FailUnavailable, Msg: "the sandbox is closed"}
 		}
 		p.mu.Lock()
 		i := slices.IndexFunc(p.waiters, func(x waiter) bool { return x.ch == ch })
@@ -629,7 +630,7 @@ func (p *Pool) isClosed() bool {
 }
 
 // Close kills every worker, busy or idle, and waits until all are reaped.
-// Calls in flight fail with KindUnavailable.
+// Calls in flight fail with adaptbot.FailUnavailable.
 func (p *Pool) Close() error {
 	p.mu.Lock()
 	if p.closed {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot"
 	"adaptbot/sandbox"
 )
 
@@ -61,7 +62,7 @@ func TestPoolCloseKillsEveryWorker(t *testing.T) {
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}
-	wantKind(t, <-errc, sandbox.KindUnavailable, "closed")
+	wantKind(t, <-errc, adaptbot.FailUnavailable, "closed")
 	for _, pid := range s.PIDs {
 		if !processGone(pid) {
 			t.Errorf("worker %d outlived Close", pid)
@@ -153,7 +154,7 @@ func TestPoolQueueTimeout(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	_, err := run(t, p, "calculator", calculator, `{}`)
-	wantKind(t, err, sandbox.KindUnavailable, "no worker was free within 100ms")
+	wantKind(t, err, adaptbot.FailUnavailable, "no worker was free within 100ms")
 }
 
 func TestPoolStartFailure(t *testing.T) {
@@ -262,7 +263,7 @@ func TestPoolCrashLoopBacksOff(t *testing.T) {
 		t.Errorf("4 restarts within %v: the replacements of a crashing worker do not back off", took)
 	}
 	_, err := p.Run(context.Background(), sandbox.Call{Tool: "calculator", Source: []byte(calculator), Timeout: 200 * time.Millisecond})
-	if k := sandbox.KindOf(err); k != sandbox.KindUnavailable && k != sandbox.KindCrash {
+	if k := sandbox.KindOf(err); k != adaptbot.FailUnavailable && k != adaptbot.FailCrash {
 		t.Errorf("a call on a broken worker: %v", err)
 	}
 }

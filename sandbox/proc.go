@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"adaptbot"
 	"adaptbot/clip"
 )
 
@@ -236,29 +237,29 @@ func (p *proc) died(tool string, cfg workerConfig) *Error {
 		if p.readErr != nil {
 			msg += ": " + p.readErr.Error()
 		}
-		return &Error{Tool: tool, Kind: KindCrash, Msg: msg}
+		return &Error{Tool: tool, Kind: adaptbot.FailCrash, Msg: msg}
 	}
 	select {
 	case <-p.stderrDone:
 	case <-time.After(time.Second):
 	}
 	fatal := p.fatalLine()
-	e := &Error{Tool: tool, Kind: KindCrash}
+	e := &Error{Tool: tool, Kind: adaptbot.FailCrash}
 	code := -1
 	if p.state != nil {
 		code = p.state.ExitCode()
 	}
 	switch {
 	case code == exitTimeout:
-		e.Kind, e.Msg = KindTimeout, "ran past its time limit"
+		e.Kind, e.Msg = adaptbot.FailTimeout, "ran past its time limit"
 	case code == exitLimit:
-		e.Kind, e.Msg = KindMemory, "ran past the worker's memory or goroutine limit"
+		e.Kind, e.Msg = adaptbot.FailMemory, "ran past the worker's memory or goroutine limit"
 	case strings.HasPrefix(fatal, "panic: "):
 		// First, as the panic's value is the tool's to choose.
 		e.Msg = "a goroutine panicked, which ends the worker: " + strings.TrimPrefix(fatal, "panic: ")
 	case strings.HasPrefix(fatal, "fatal error: ") && strings.Contains(fatal, "out of memory"),
 		strings.HasPrefix(fatal, "runtime: out of memory"):
-		e.Kind, e.Msg = KindMemory, memoryOutcome(cfg.MemoryLimit).Msg
+		e.Kind, e.Msg = adaptbot.FailMemory, memoryOutcome(cfg.MemoryLimit).Msg
 	case fatal == "fatal error: stack overflow":
 		e.Msg = fmt.Sprintf("stack overflow: recursion ran past the %s stack limit", sizeString(maxStack))
 	case fatal == "fatal error: thread exhaustion":
@@ -268,7 +269,7 @@ func (p *proc) died(tool string, cfg workerConfig) *Error {
 	case p.state != nil && !p.state.Exited():
 		// Killed by a signal nobody here sent: most likely the kernel's
 		// out-of-memory killer.
-		e.Kind, e.Msg = KindMemory, fmt.Sprintf("the worker was killed (%v), likely for memory", p.state)
+		e.Kind, e.Msg = adaptbot.FailMemory, fmt.Sprintf("the worker was killed (%v), likely for memory", p.state)
 	default:
 		e.Msg = fmt.Sprintf("the worker exited unexpectedly (%v)", p.state)
 	}

@@ -15,10 +15,11 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/traefik/yaegi/interp"
+
+	"adaptbot"
 	"adaptbot/clip"
 	"adaptbot/contract"
-
-	"github.com/traefik/yaegi/interp"
 )
 
 // The host package is how the invoke wrapper reaches the call's context and
@@ -62,7 +63,7 @@ func checkInput(tool string, input []byte) error {
 	}
 	var v json.RawMessage
 	if err := json.Unmarshal(input, &v); err != nil {
-		return &Error{Tool: tool, Kind: KindInput, Msg: "arguments are not valid JSON: " + clip.String(err.Error(), 4096)}
+		return &Error{Tool: tool, Kind: adaptbot.FailInvalidArgs, Msg: "arguments are not valid JSON: " + clip.String(err.Error(), 4096)}
 	}
 	return nil
 }
@@ -82,9 +83,9 @@ func checkSource(tool string, src []byte) (time.Duration, error) {
 	if err != nil {
 		var ce *contract.Error
 		if errors.As(err, &ce) {
-			return 0, &Error{Tool: tool, Kind: KindCompile, Msg: "breaks the tool contract:\n- " + strings.Join(ce.Problems, "\n- ")}
+			return 0, &Error{Tool: tool, Kind: adaptbot.FailCompile, Msg: "breaks the tool contract:\n- " + strings.Join(ce.Problems, "\n- ")}
 		}
-		return 0, &Error{Tool: tool, Kind: KindCompile, Msg: err.Error()}
+		return 0, &Error{Tool: tool, Kind: adaptbot.FailCompile, Msg: err.Error()}
 	}
 	return spec.Timeout, nil
 }
@@ -99,7 +100,7 @@ func load(ctx context.Context, tool string, src []byte, limit time.Duration, std
 	}
 	src, err := rewriteSemantics(src)
 	if err != nil {
-		return nil, &Error{Tool: tool, Kind: KindCompile, Msg: err.Error()}
+		return nil, &Error{Tool: tool, Kind: adaptbot.FailCompile, Msg: err.Error()}
 	}
 	s := &slot{}
 	in := interp.New(interp.Options{
@@ -169,18 +170,18 @@ var position = regexp.MustCompile(`(?m)^(\d+:\d+: )`)
 func loadError(ctx context.Context, tool string, limit time.Duration, err error) error {
 	if ctx.Err() != nil {
 		if timeoutMsg(ctx, limit) == cancelledMsg {
-			return &Error{Tool: tool, Kind: KindTimeout, Msg: cancelledMsg + " while the tool was loading"}
+			return &Error{Tool: tool, Kind: adaptbot.FailTimeout, Msg: cancelledMsg + " while the tool was loading"}
 		}
-		return &Error{Tool: tool, Kind: KindTimeout, Msg: fmt.Sprintf("loading the tool (its package initialisers) ran past its %v time limit", limit)}
+		return &Error{Tool: tool, Kind: adaptbot.FailTimeout, Msg: fmt.Sprintf("loading the tool (its package initialisers) ran past its %v time limit", limit)}
 	}
 	var p interp.Panic
 	if errors.As(err, &p) {
-		return &Error{Tool: tool, Kind: KindPanic, Msg: "panic while loading: " + clip.String(panicString(p.Value), 4096)}
+		return &Error{Tool: tool, Kind: adaptbot.FailPanic, Msg: "panic while loading: " + clip.String(panicString(p.Value), 4096)}
 	}
 	// Yaegi gives positions without a file name: name the tool's file.
 	msg := strings.ReplaceAll(err.Error(), interp.DefaultSourceName+":", "")
 	msg = position.ReplaceAllString(msg, tool+".go:$1")
-	return &Error{Tool: tool, Kind: KindCompile, Msg: msg}
+	return &Error{Tool: tool, Kind: adaptbot.FailCompile, Msg: msg}
 }
 
 // execute runs Execute once with input, under ctx plus grace for a tool
@@ -205,11 +206,11 @@ func (p *program) execute(ctx context.Context, input []byte, maxOutput int, grac
 		case <-t.C:
 			stopRuns(p.in)
 			// The slot is left alone: the stopped code may still write it.
-			return outcome{Kind: KindTimeout, Msg: timeoutMsg(ctx, limit), Duration: time.Since(start)}, false
+			return outcome{Kind: adaptbot.FailTimeout, Msg: timeoutMsg(ctx, limit), Duration: time.Since(start)}, false
 		}
 	}
 	o := p.result(ctx, err, maxOutput)
-	if o.Kind == KindTimeout {
+	if o.Kind == adaptbot.FailTimeout {
 		o.Msg = timeoutMsg(ctx, limit)
 	}
 	*s = slot{}
@@ -223,19 +224,19 @@ func (p *program) result(ctx context.Context, err error, maxOutput int) outcome 
 	var pe interp.Panic
 	switch {
 	case errors.As(err, &pe):
-		return outcome{Kind: KindPanic, Msg: clip.String(panicString(pe.Value), 4096)}
+		return outcome{Kind: adaptbot.FailPanic, Msg: clip.String(panicString(pe.Value), 4096)}
 	case err != nil:
-		return outcome{Kind: KindCrash, Msg: "interpreter: " + clip.String(err.Error(), 4096)}
+		return outcome{Kind: adaptbot.FailCrash, Msg: "interpreter: " + clip.String(err.Error(), 4096)}
 	case s.inputErr != nil:
-		return outcome{Kind: KindInput, Msg: "arguments do not match Input: " + clip.String(s.inputErr.Error(), 4096)}
+		return outcome{Kind: adaptbot.FailInvalidArgs, Msg: "arguments do not match Input: " + clip.String(s.inputErr.Error(), 4096)}
 	case !s.returned:
-		return outcome{Kind: KindCrash, Msg: "Execute did not return"}
+		return outcome{Kind: adaptbot.FailCrash, Msg: "Execute did not return"}
 	case s.failed:
 		msg := clip.String(s.errMsg, maxOutput)
 		if ctx.Err() != nil {
-			return outcome{Kind: KindTimeout, Msg: msg}
+			return outcome{Kind: adaptbot.FailTimeout, Msg: msg}
 		}
-		return outcome{Kind: KindTool, Msg: msg}
+		return outcome{Kind: adaptbot.FailError, Msg: msg}
 	}
 	return encodeOutput(s.out, maxOutput)
 }

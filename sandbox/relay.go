@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"adaptbot"
 	"adaptbot/clip"
 	"adaptbot/toolkit"
 )
@@ -90,7 +91,7 @@ func (p *Pool) roundTrip(ctx context.Context, w *proc, req request, source []byt
 			return response{}, fmt.Errorf("tool %s: %w", req.Tool, ctx.Err())
 		case <-hard.C:
 			w.kill()
-			return response{}, &Error{Tool: req.Tool, Kind: KindTimeout, Msg: fmt.Sprintf("ran past its %v time limit; the worker was killed", limit)}
+			return response{}, &Error{Tool: req.Tool, Kind: adaptbot.FailTimeout, Msg: fmt.Sprintf("ran past its %v time limit; the worker was killed", limit)}
 		}
 	}
 }
@@ -122,7 +123,7 @@ func nestedLimit(ctx context.Context, tool string, limit time.Duration) (time.Du
 	}
 	left := time.Until(dl)
 	if left <= 0 {
-		return 0, &Error{Tool: tool, Kind: KindTimeout, Msg: "its caller had no time left to run it"}
+		return 0, &Error{Tool: tool, Kind: adaptbot.FailTimeout, Msg: "its caller had no time left to run it"}
 	}
 	return min(limit, left), nil
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot"
 	"adaptbot/contract"
 	"adaptbot/sandbox"
 	"adaptbot/toolkit"
@@ -22,16 +23,16 @@ func TestRunnersCall(t *testing.T) {
 			tests := []struct {
 				name, tool, src, input string
 				want                   string
-				kind                   sandbox.Kind
+				kind                   adaptbot.Failure
 				msg                    string
 			}{
 				{"json result", "calculator", calculator, `{"a":1,"b":2}`, `{"sum":3}`, "", ""},
 				{"string result as is", "echo", echo, `{"text":"hi"}`, "HI", "", ""},
-				{"tool error", "echo", echo, `{"text":""}`, "", sandbox.KindTool, "nothing to echo"},
-				{"unknown field", "calculator", calculator, `{"a":1,"c":2}`, "", sandbox.KindInput, `unknown field "c"`},
-				{"wrong type", "calculator", calculator, `{"a":"one"}`, "", sandbox.KindInput, "cannot unmarshal"},
-				{"two values", "calculator", calculator, `{"a":1} {}`, "", sandbox.KindInput, "not valid JSON"},
-				{"not an object", "calculator", calculator, `[1]`, "", sandbox.KindInput, "cannot unmarshal array"},
+				{"tool error", "echo", echo, `{"text":""}`, "", adaptbot.FailError, "nothing to echo"},
+				{"unknown field", "calculator", calculator, `{"a":1,"c":2}`, "", adaptbot.FailInvalidArgs, `unknown field "c"`},
+				{"wrong type", "calculator", calculator, `{"a":"one"}`, "", adaptbot.FailInvalidArgs, "cannot unmarshal"},
+				{"two values", "calculator", calculator, `{"a":1} {}`, "", adaptbot.FailInvalidArgs, "not valid JSON"},
+				{"not an object", "calculator", calculator, `[1]`, "", adaptbot.FailInvalidArgs, "cannot unmarshal array"},
 				{"no input", "calculator", calculator, ``, `{"sum":0}`, "", ""},
 			}
 			for _, tt := range tests {
@@ -65,18 +66,18 @@ func TestRunnersCompile(t *testing.T) {
 				t.Fatalf("Compile: %v", err)
 			}
 			err := r.Compile(ctx, "calculator", []byte(broken))
-			wantKind(t, err, sandbox.KindCompile, "undefined: missing")
+			wantKind(t, err, adaptbot.FailCompile, "undefined: missing")
 			if !strings.Contains(err.Error(), "calculator.go:") {
 				t.Errorf("compile error %q does not point into calculator.go", err)
 			}
 			_, err = run(t, r, "calculator", string(broken), `{}`)
-			wantKind(t, err, sandbox.KindCompile, "undefined: missing")
+			wantKind(t, err, adaptbot.FailCompile, "undefined: missing")
 
 			err = r.Compile(ctx, "calculator", []byte(strings.Replace(calculator, `import "context"`, "import (\n\t\"context\"\n\t\"os\"\n)\n\nvar _ = os.Args", 1)))
-			wantKind(t, err, sandbox.KindCompile, `import "os" is not allowed`)
+			wantKind(t, err, adaptbot.FailCompile, `import "os" is not allowed`)
 
 			err = r.Compile(ctx, "adder", []byte(calculator))
-			wantKind(t, err, sandbox.KindCompile, `package is "calculator", must be "adder"`)
+			wantKind(t, err, adaptbot.FailCompile, `package is "calculator", must be "adder"`)
 		})
 	}
 }
@@ -86,7 +87,7 @@ func TestRunnersPanic(t *testing.T) {
 	for name, r := range runners(t, testOptions(t)) {
 		t.Run(name, func(t *testing.T) {
 			_, err := run(t, r, "calculator", src, `{}`)
-			wantKind(t, err, sandbox.KindPanic, "assignment to entry in nil map")
+			wantKind(t, err, adaptbot.FailPanic, "assignment to entry in nil map")
 			// The runner carries on.
 			if _, err := run(t, r, "calculator", calculator, `{"a":1}`); err != nil {
 				t.Fatal(err)
@@ -130,7 +131,7 @@ func Execute(ctx context.Context, in Input) (string, error) {
 			t.Run(name+"/"+how, func(t *testing.T) {
 				start := time.Now()
 				_, err := run(t, r, "slow", fmt.Sprintf(tmpl, body), `{}`)
-				wantKind(t, err, sandbox.KindTimeout, "200ms time limit")
+				wantKind(t, err, adaptbot.FailTimeout, "200ms time limit")
 				if d := time.Since(start); d > 2*time.Second {
 					t.Errorf("took %v: the tool's 200ms Timeout was not applied", d)
 				}
@@ -148,7 +149,7 @@ func TestRunnersOutputCap(t *testing.T) {
 				t.Fatalf("at the cap: %q, %v", res.Output, err)
 			}
 			_, err := run(t, r, "echo", echo, `{"text":"0123456789a"}`)
-			wantKind(t, err, sandbox.KindOutput, "over the 10 bytes output limit")
+			wantKind(t, err, adaptbot.FailBadOutput, "over the 10 bytes output limit")
 		})
 	}
 }
@@ -215,7 +216,7 @@ func Execute(ctx context.Context, in Input) (string, error) {
 	for name, r := range runners(t, testOptions(t)) {
 		t.Run(name+"/default refuses loopback", func(t *testing.T) {
 			_, err := run(t, r, "fetch", src, input)
-			wantKind(t, err, sandbox.KindTool, "blocked by the egress policy")
+			wantKind(t, err, adaptbot.FailError, "blocked by the egress policy")
 		})
 	}
 	opts := testOptions(t)
@@ -285,7 +286,7 @@ func Execute(ctx context.Context, in Input) (int, error) {
 	defer r.Close()
 	before := goroutines()
 	_, err := run(t, r, "spin", src, `{}`)
-	wantKind(t, err, sandbox.KindTimeout, "200ms time limit")
+	wantKind(t, err, adaptbot.FailTimeout, "200ms time limit")
 	deadline := time.Now().Add(5 * time.Second)
 	for goroutines() > before {
 		if time.Now().After(deadline) {
@@ -300,7 +301,7 @@ func TestClosedRunners(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			r.Close()
 			_, err := run(t, r, "calculator", calculator, `{}`)
-			wantKind(t, err, sandbox.KindUnavailable, "closed")
+			wantKind(t, err, adaptbot.FailUnavailable, "closed")
 		})
 	}
 }

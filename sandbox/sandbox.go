@@ -24,6 +24,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"adaptbot"
 )
 
 // Call is one tool invocation.
@@ -105,26 +107,10 @@ type Stats struct {
 	Confinement string `json:"confinement"`
 }
 
-// Kind classifies why a call failed.
-type Kind string
-
-// The ways a call can fail.
-const (
-	KindCompile     Kind = "compile"     // the source does not compile or imports what it may not
-	KindInput       Kind = "input"       // the arguments do not decode into Input
-	KindTool        Kind = "tool_error"  // Execute returned an error
-	KindPanic       Kind = "panic"       // Execute panicked
-	KindTimeout     Kind = "timeout"     // the call ran past its time limit
-	KindMemory      Kind = "memory"      // the worker ran past its memory limit
-	KindOutput      Kind = "output"      // the result is larger than the output cap
-	KindCrash       Kind = "crash"       // the worker died (fatal runtime error, stack overflow, exit)
-	KindUnavailable Kind = "unavailable" // the runner is closed or no worker could start
-)
-
 // Error is a failed call, naming the tool and the limit or fault it hit.
 type Error struct {
 	Tool string
-	Kind Kind
+	Kind adaptbot.Failure
 	Msg  string
 }
 
@@ -132,8 +118,11 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("tool %s: %s: %s", e.Tool, e.Kind, e.Msg)
 }
 
-// KindOf returns the Kind of a sandbox error, or "" for any other error.
-func KindOf(err error) Kind {
+// KindOf returns how a sandbox call failed (adaptbot.Failure: the sandbox
+// reports FailCompile, FailInvalidArgs, FailError, FailPanic, FailTimeout,
+// FailMemory, FailBadOutput, FailCrash and FailUnavailable), or "" for an
+// error that is not the sandbox's.
+func KindOf(err error) adaptbot.Failure {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Kind

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"adaptbot"
 	"adaptbot/sandbox"
 )
 
@@ -188,7 +189,7 @@ func TestGoSemanticsRefusals(t *testing.T) {
 	r := sandbox.NewInProcess(testOptions(t))
 	defer r.Close()
 	_, err := run(t, r, "canary", src, "")
-	wantKind(t, err, sandbox.KindCompile, "the loop variable i is both changed in the loop body and captured by a closure")
+	wantKind(t, err, adaptbot.FailCompile, "the loop variable i is both changed in the loop body and captured by a closure")
 	problems := sandbox.CheckSemantics([]byte(src))
 	if len(problems) != 1 || !strings.HasPrefix(problems[0], "18:2: ") || !strings.Contains(problems[0], "change i only in the loop's post statement") {
 		t.Errorf("CheckSemantics = %q", problems)

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"adaptbot"
 	"adaptbot/toolkit"
 )
 
@@ -241,7 +242,7 @@ func (w *worker) serve(r request) {
 	resp.Duration = time.Since(start)
 	if leaked(before) {
 		resp.Exit = "the tool left goroutines running after Execute returned"
-	} else if retireAfterFailure && (resp.Kind == KindPanic || resp.Kind == KindTimeout) {
+	} else if retireAfterFailure && (resp.Kind == adaptbot.FailPanic || resp.Kind == adaptbot.FailTimeout) {
 		resp.Exit = "a native tool's package state cannot be reloaded after a " + string(resp.Kind)
 	}
 	w.reply(resp)
@@ -262,7 +263,7 @@ func (w *worker) run(ctx context.Context, r request, limit time.Duration) respon
 		var err error
 		if p, err = w.load(ctx, r, limit); err != nil {
 			o := failed(err)
-			if o.Kind == KindTimeout {
+			if o.Kind == adaptbot.FailTimeout {
 				w.die(exitTimeout, o) // initialisers may still be running
 			}
 			return response{outcome: o}
@@ -276,7 +277,7 @@ func (w *worker) run(ctx context.Context, r request, limit time.Duration) respon
 	if !finished {
 		w.die(exitTimeout, o)
 	}
-	if o.Kind == KindPanic || o.Kind == KindTimeout {
+	if o.Kind == adaptbot.FailPanic || o.Kind == adaptbot.FailTimeout {
 		// The interpreter may have been left mid-statement: load afresh.
 		w.evict(r.Hash)
 	}
@@ -344,7 +345,7 @@ func (w *worker) watch() {
 	defer t.Stop()
 	for range t.C {
 		if n := runtime.NumGoroutine(); n > w.cfg.MaxGoroutines {
-			w.die(exitLimit, outcome{Kind: KindMemory, Msg: fmt.Sprintf("started more goroutines than the limit of %d", w.cfg.MaxGoroutines)})
+			w.die(exitLimit, outcome{Kind: adaptbot.FailMemory, Msg: fmt.Sprintf("started more goroutines than the limit of %d", w.cfg.MaxGoroutines)})
 		}
 		metrics.Read(samples)
 		var used uint64
@@ -360,7 +361,7 @@ func (w *worker) watch() {
 }
 
 func memoryOutcome(limit int64) outcome {
-	return outcome{Kind: KindMemory, Msg: fmt.Sprintf("ran past the %s memory limit", sizeString(limit))}
+	return outcome{Kind: adaptbot.FailMemory, Msg: fmt.Sprintf("ran past the %s memory limit", sizeString(limit))}
 }
 
 // serverCaller is the toolkit.Caller of a call in a worker: it sends the

@@ -83,7 +83,7 @@ func classify(err error, deadline time.Duration, fallback adaptbot.Kind) *adaptb
 	if se, ok := errors.AsType[*sandbox.Error](err); ok {
 		e.Kind, e.Msg = adaptbot.Failed, se.Error()
 		e.Extra = map[string]any{"tool": se.Tool, "kind": se.Kind}
-		if se.Kind == sandbox.KindUnavailable {
+		if se.Kind == adaptbot.FailUnavailable {
 			e.Kind = adaptbot.Unavailable
 		}
 		return e

@@ -46,7 +46,7 @@ func rechecks(st failures.State, taken []failures.Case, examples []byte) []failu
 		if len(out) == generator.MaxRecheckCases {
 			break
 		}
-		if c.FixedIn > 0 && c.Exact && c.Status == failures.Open && c.Kind.Repairable() && !skip[c.ID] && !stored[canonicalJSON(c.Args)] {
+		if c.FixedIn > 0 && c.Exact && c.Status == failures.Open && failures.Repairable(c.Kind) && !skip[c.ID] && !stored[canonicalJSON(c.Args)] {
 			out = append(out, c)
 		}
 	}

@@ -7,7 +7,6 @@ import (
 
 	"adaptbot"
 	"adaptbot/agent"
-	"adaptbot/failures"
 	"adaptbot/poll"
 	"adaptbot/service"
 )
@@ -100,7 +99,7 @@ func TestAutomaticRepairPublishesNoOneElsesWords(t *testing.T) {
 	rep, _ := w.svc.Failures(as(bob), "first_word")
 	var kept int
 	for _, c := range rep.Cases {
-		if c.Kind == failures.Panic && c.Expect != "" {
+		if c.Kind == adaptbot.FailPanic && c.Expect != "" {
 			kept++
 		}
 	}

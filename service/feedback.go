@@ -124,7 +124,7 @@ func (s *Service) doubt(answer agent.Result, rated traces.Record, who identity.I
 			continue // an external tool, or one since deleted
 		}
 		msg := "a person said the answer was wrong"
-		cid, _ := st.Record(failures.Call{Tool: step.Tool, Version: step.Version, Args: step.Arguments, Kind: failures.Feedback,
+		cid, _ := st.Record(failures.Call{Tool: step.Tool, Version: step.Version, Args: step.Arguments, Kind: adaptbot.FailFeedback,
 			Message: msg, Comment: comment, RequestID: rated.ID, Author: rated.User, CommentBy: who.Pseudonym})
 		out = append(out, FeedbackCase{Tool: step.Tool, ID: cid})
 	}

@@ -104,7 +104,7 @@ func (s *Service) RecordFailure(f ToolFailure) {
 		return
 	}
 	kind := failures.KindOf(f.Err)
-	if !kind.Known() {
+	if !failures.Known(kind) {
 		return
 	}
 	if _, _, remote := toolbox.SplitName(f.Tool); remote || s.d.Registry == nil {
@@ -350,7 +350,7 @@ func casesOf(st failures.State, name string, ids []string, most int) ([]failures
 			return nil, adaptbot.Errorf(adaptbot.Invalid, "failure case %s is a thumbs-down nobody has confirmed yet: confirm it on the tool's page first", id)
 		case !c.Exact:
 			return nil, adaptbot.Errorf(adaptbot.Invalid, "failure case %s cannot be run again: its arguments were not a JSON object of at most %d bytes", id, failures.MaxArgs)
-		case !c.Kind.Repairable():
+		case !failures.Repairable(c.Kind):
 			return nil, adaptbot.Errorf(adaptbot.Invalid, "failure case %s is of kind %s: the caller's arguments were wrong, which no repair of the tool can fix", id, c.Kind)
 		}
 		seen[id] = true

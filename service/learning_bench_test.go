@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"adaptbot"
 	"adaptbot/agent"
 	"adaptbot/sandbox"
 	"adaptbot/service"
@@ -16,7 +17,7 @@ import (
 // each time), automatic repair off.
 func BenchmarkRecordFailure(b *testing.B) {
 	w := newLearningWorld(b, nil, service.Learning{})
-	err := &sandbox.Error{Tool: "first_word", Kind: sandbox.KindPanic, Msg: "runtime error: index out of range [0] with length 0"}
+	err := &sandbox.Error{Tool: "first_word", Kind: adaptbot.FailPanic, Msg: "runtime error: index out of range [0] with length 0"}
 	args := make([]json.RawMessage, 1024)
 	for i := range args {
 		args[i] = json.RawMessage(fmt.Sprintf(`{"text":"%d"}`, i))

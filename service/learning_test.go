@@ -203,7 +203,7 @@ func caseByArgs(rep *service.FailureReport, args string) (failures.Case, bool) {
 // failed; successes and refusals leave none.
 func TestFailuresFromEveryDoorBecomeCases(t *testing.T) {
 	w := newLearningWorld(t, &learner{}, service.Learning{})
-	w.run(t, as(bob), "")                                          // panics
+	panicked := w.run(t, as(bob), "")                              // panics
 	w.run(t, service.WithDoor(as(bob), benchmarks.DoorMCP), "")    // the same case, over MCP
 	w.run(t, as(bob), "bad")                                       // an error
 	w.run(t, as(bob), "fine words")                                // works: no case
@@ -222,13 +222,30 @@ func TestFailuresFromEveryDoorBecomeCases(t *testing.T) {
 		t.Fatalf("report = %+v", rep)
 	}
 	empty, ok := caseByArgs(rep, `{"text":""}`)
-	if !ok || empty.Kind != failures.Panic || empty.Count != 3 || empty.RequestID != res.RequestID || empty.Version != 1 || !strings.Contains(empty.Message, "index out of range") {
+	if !ok || empty.Kind != adaptbot.FailPanic || empty.Count != 3 || empty.RequestID != res.RequestID || empty.Version != 1 || !strings.Contains(empty.Message, "index out of range") {
 		t.Errorf("the empty text's case = %+v", empty)
 	}
-	if bad, ok := caseByArgs(rep, `{"text":"bad"}`); !ok || bad.Kind != failures.Error || bad.Count != 1 || !strings.Contains(bad.Message, "bad is not a word") {
+	// One failure, one word: the run's answer, the chat's tool step and
+	// the case all say panic (the sandbox's word, adaptbot.Failure).
+	if e, _ := panicked.(*adaptbot.Error); e == nil || e.Extra["kind"] != empty.Kind {
+		t.Errorf("the run's answer says %+v, the case %q", panicked, empty.Kind)
+	}
+	steps := 0
+	for _, st := range res.Trace {
+		if st.Tool == "first_word" {
+			steps++
+			if st.ErrorKind != empty.Kind {
+				t.Errorf("the chat's step says %q, the case %q", st.ErrorKind, empty.Kind)
+			}
+		}
+	}
+	if steps == 0 {
+		t.Errorf("the chat has no step of first_word: %+v", res.Trace)
+	}
+	if bad, ok := caseByArgs(rep, `{"text":"bad"}`); !ok || bad.Kind != adaptbot.FailError || bad.Count != 1 || !strings.Contains(bad.Message, "bad is not a word") {
 		t.Errorf("the bad text's case = %+v", bad)
 	}
-	if inv, ok := caseByArgs(rep, `{"txt":1}`); !ok || inv.Kind != failures.InvalidArguments || inv.Repairable() {
+	if inv, ok := caseByArgs(rep, `{"txt":1}`); !ok || inv.Kind != adaptbot.FailInvalidArgs || inv.Repairable() {
 		t.Errorf("the invalid arguments' case = %+v", inv)
 	}
 	// alice made the empty text's case too (her chat): she reads its
@@ -558,7 +575,7 @@ func TestFeedback(t *testing.T) {
 		t.Errorf("row = %+v", row)
 	}
 	c, ok := w.store.Case("first_word", fb.Cases[0].ID)
-	if !ok || c.Kind != failures.Feedback || c.Status != failures.Unconfirmed || c.Comment != "the first word is hello" || string(c.Args) != `{"text":"hello world"}` || c.Version != 1 {
+	if !ok || c.Kind != adaptbot.FailFeedback || c.Status != failures.Unconfirmed || c.Comment != "the first word is hello" || string(c.Args) != `{"text":"hello world"}` || c.Version != 1 {
 		t.Errorf("case = %+v", c)
 	}
 	// Once per answer.

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"adaptbot"
 	"adaptbot/failures"
 	"adaptbot/generator"
 	"adaptbot/identity"
@@ -20,7 +21,7 @@ var (
 // anaCase is ana's call that failed, quoting her words in its error, with
 // her thumbs-down comment.
 var anaCase = failures.Case{ID: "c1", Tool: "t", Version: 2, Args: json.RawMessage(`{"city":"Ljubljana secret","n":7}`), Exact: true,
-	Kind: failures.Error, Message: `unknown city "Ljubljana secret"`, Comment: "my own words", Count: 3, RequestID: "00000000000000aa",
+	Kind: adaptbot.FailError, Message: `unknown city "Ljubljana secret"`, Comment: "my own words", Count: 3, RequestID: "00000000000000aa",
 	Status: failures.Open, Authors: []string{"p-ana"}, CommentBy: "p-ana", RequestBy: "p-ana"}
 
 // TestCaseForShowsWordsToAuthorsAndAdmins: a case's arguments, comment and
@@ -41,7 +42,7 @@ func TestCaseForShowsWordsToAuthorsAndAdmins(t *testing.T) {
 		if got.Args != nil || got.Comment != "" || got.RequestID != "" || !got.Withheld || got.Authors != nil || got.RequestBy != "" {
 			t.Errorf("%s reads %+v, want no words of ana's", who.Name, got)
 		}
-		if strings.Contains(got.Message, "Ljubljana") || got.Kind != failures.Error || got.Count != 3 || got.Version != 2 || got.Status != failures.Open {
+		if strings.Contains(got.Message, "Ljubljana") || got.Kind != adaptbot.FailError || got.Count != 3 || got.Version != 2 || got.Status != failures.Open {
 			t.Errorf("%s reads %+v, want the kind, the error (masked), the count, the version and the status", who.Name, got)
 		}
 	}

@@ -162,7 +162,7 @@ func (s *Service) repair(ctx context.Context, name string, req RepairRequest, pr
 func judged(cases []failures.Case, results []generator.CaseResult) (fixed, accepted []string) {
 	refused := map[string]bool{}
 	for _, c := range cases {
-		if c.Kind == failures.Error {
+		if c.Kind == adaptbot.FailError {
 			refused[c.ID] = true
 		}
 	}

@@ -281,7 +281,7 @@ func TestBuildGateSandbox(t *testing.T) {
 	compile.End("", nil)
 	sctx = gate.Stage(gctx, "examples")
 	_, run := StartSandbox(sctx, "call", "roman")
-	run.End("tool_error", errors.New("tool roman: tool_error: bad numeral"))
+	run.End("error", errors.New("tool roman: error: bad numeral"))
 	gate.End(1, nil)
 	build.End("create", "roman", false, 3, "The tool did not pass its examples.", nil)
 

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"adaptbot"
 	"adaptbot/registry"
 	"adaptbot/sandbox"
 )
@@ -233,7 +234,7 @@ func TestLocalCallValidatesThenRuns(t *testing.T) {
 	runner := fakeRunner{run: func(c sandbox.Call) (sandbox.Result, error) {
 		ran = append(ran, string(c.Input))
 		if strings.Contains(string(c.Input), "99") {
-			return sandbox.Result{}, &sandbox.Error{Tool: c.Tool, Kind: sandbox.KindTimeout, Msg: "ran past 1s"}
+			return sandbox.Result{}, &sandbox.Error{Tool: c.Tool, Kind: adaptbot.FailTimeout, Msg: "ran past 1s"}
 		}
 		if strings.Contains(string(c.Input), "98") {
 			return sandbox.Result{}, errors.New("pool closed")
@@ -247,7 +248,7 @@ func TestLocalCallValidatesThenRuns(t *testing.T) {
 		args     string
 		want     string
 		argsErr  string // part of the *ArgsError's reason
-		kind     sandbox.Kind
+		kind     adaptbot.Failure
 		otherErr string
 	}{
 		{args: `{"n": 1}`, want: "ok package counter"},
@@ -257,7 +258,7 @@ func TestLocalCallValidatesThenRuns(t *testing.T) {
 		{args: `[1]`, argsErr: "must be a JSON object"},
 		{args: ``, argsErr: "do not match the schema"}, // {} lacks n
 		{args: `null`, argsErr: "do not match the schema"},
-		{args: `{"n": 99}`, kind: sandbox.KindTimeout},
+		{args: `{"n": 99}`, kind: adaptbot.FailTimeout},
 		{args: `{"n": 98}`, otherErr: "tool counter failed: pool closed"},
 	}
 	for _, tt := range tests {

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"adaptbot"
 	"adaptbot/clip"
 	"adaptbot/reqid"
 	"adaptbot/toolkit"
@@ -44,11 +45,11 @@ type CallRecord struct {
 	Tier string `json:"tier,omitempty"`
 	// Arguments as sent (a JSON string holding their start when they were
 	// longer than MaxRecordedText); Output cut to MaxRecordedText.
-	Arguments json.RawMessage `json:"arguments,omitempty"`
-	Output    string          `json:"output,omitempty"`
-	Error     string          `json:"error,omitempty"`
-	Kind      ErrorKind       `json:"kind,omitempty"`
-	Ms        float64         `json:"ms"`
+	Arguments json.RawMessage  `json:"arguments,omitempty"`
+	Output    string           `json:"output,omitempty"`
+	Error     string           `json:"error,omitempty"`
+	Kind      adaptbot.Failure `json:"kind,omitempty"`
+	Ms        float64          `json:"ms"`
 	// Running says the call had not ended when the log was read.
 	Running  bool          `json:"running,omitempty"`
 	Duration time.Duration `json:"-"`
@@ -102,7 +103,7 @@ type call struct {
 	done    bool
 	output  string
 	err     string
-	kind    ErrorKind
+	kind    adaptbot.Failure
 	took    time.Duration
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"adaptbot"
 	"adaptbot/registry"
 	"adaptbot/sandbox"
 	"adaptbot/toolkit"
@@ -202,65 +203,31 @@ func (n *nestedCaller) CallTool(ctx context.Context, name string, args json.RawM
 	return "", err
 }
 
-// ErrorKind says why a call failed, in words every door and observer
-// shares; the failure cases of a tool are kept by kind.
-type ErrorKind string
-
-// The kinds of a failed call.
-const (
-	KindError       ErrorKind = "error"             // the tool returned an error (an external one: its server said so)
-	KindPanic       ErrorKind = "panic"             // the tool panicked
-	KindTimeout     ErrorKind = "timeout"           // it ran past its time limit (or what its caller had left)
-	KindMemory      ErrorKind = "memory"            // it ran past the worker's memory or goroutine limit
-	KindBadOutput   ErrorKind = "bad_output"        // its result is over the output limit or cannot be encoded
-	KindInvalidArgs ErrorKind = "invalid_arguments" // the arguments are not valid JSON or break the schema
-	KindNotFound    ErrorKind = "not_found"         // no tool of that name serves
-	KindRefused     ErrorKind = "refused"           // a cycle, or a chain of calls past the depth limit
-	KindCrash       ErrorKind = "crash"             // the worker died under it (a fatal runtime error)
-	KindCompile     ErrorKind = "compile"           // the serving source does not load
-	KindUnavailable ErrorKind = "unavailable"       // no sandbox worker or server could take it
-	KindCancelled   ErrorKind = "cancelled"         // its caller gave up
-)
-
-// KindOf returns the kind of a call's error, "" for nil.
-func KindOf(err error) ErrorKind {
+// KindOf returns how a call failed, "" for nil: the sandbox's word when
+// the sandbox failed it, else the toolbox's own (arguments refused, a chain
+// refused, no such tool, the caller gone), else FailError (an external
+// tool's error).
+func KindOf(err error) adaptbot.Failure {
 	if err == nil {
 		return ""
 	}
 	if _, ok := errors.AsType[*ArgsError](err); ok {
-		return KindInvalidArgs
+		return adaptbot.FailInvalidArgs
 	}
 	if _, ok := errors.AsType[*ChainError](err); ok {
-		return KindRefused
+		return adaptbot.FailRefused
 	}
 	if errors.Is(err, ErrNotFound) {
-		return KindNotFound
+		return adaptbot.FailNotFound
 	}
-	switch sandbox.KindOf(err) {
-	case sandbox.KindTool:
-		return KindError
-	case sandbox.KindPanic:
-		return KindPanic
-	case sandbox.KindTimeout:
-		return KindTimeout
-	case sandbox.KindMemory:
-		return KindMemory
-	case sandbox.KindOutput:
-		return KindBadOutput
-	case sandbox.KindInput:
-		return KindInvalidArgs
-	case sandbox.KindCrash:
-		return KindCrash
-	case sandbox.KindCompile:
-		return KindCompile
-	case sandbox.KindUnavailable:
-		return KindUnavailable
+	if k := sandbox.KindOf(err); k != "" {
+		return k
 	}
 	switch {
 	case errors.Is(err, context.Canceled):
-		return KindCancelled
+		return adaptbot.FailCancelled
 	case errors.Is(err, context.DeadlineExceeded):
-		return KindTimeout
+		return adaptbot.FailTimeout
 	}
-	return KindError
+	return adaptbot.FailError
 }

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot"
 	"adaptbot/contract"
 	"adaptbot/registry"
 	"adaptbot/sandbox"
@@ -267,15 +268,15 @@ func TestNestedCallsFailClearly(t *testing.T) {
 			seen := observe(set)
 			tests := []struct {
 				tool string
-				want []string  // what the caller's error says
-				kind ErrorKind // the kind the failing nested call is recorded with
+				want []string         // what the caller's error says
+				kind adaptbot.Failure // the kind the failing nested call is recorded with
 			}{
-				{"loop_a", []string{"tool loop_b cannot call loop_a: loop_a → loop_b → loop_a is a cycle"}, KindRefused},
-				{"deep1", []string{"tool deep5 cannot call deep6: deep1 → deep2 → deep3 → deep4 → deep5 → deep6 is 5 calls deep, past the limit of 4 (ADAPTBOT_MAX_CALL_DEPTH)"}, KindRefused},
-				{"calls_nope", []string{`no tool named "nope"`}, KindNotFound},
-				{"calls_boom", []string{"tool boom: panic: assignment to entry in nil map"}, KindPanic},
-				{"calls_stall", []string{"tool stall: timeout: ran past its 300ms time limit"}, KindTimeout},
-				{"bad_args", []string{"tool unit_converter: invalid arguments:", "value"}, KindInvalidArgs},
+				{"loop_a", []string{"tool loop_b cannot call loop_a: loop_a → loop_b → loop_a is a cycle"}, adaptbot.FailRefused},
+				{"deep1", []string{"tool deep5 cannot call deep6: deep1 → deep2 → deep3 → deep4 → deep5 → deep6 is 5 calls deep, past the limit of 4 (ADAPTBOT_MAX_CALL_DEPTH)"}, adaptbot.FailRefused},
+				{"calls_nope", []string{`no tool named "nope"`}, adaptbot.FailNotFound},
+				{"calls_boom", []string{"tool boom: panic: assignment to entry in nil map"}, adaptbot.FailPanic},
+				{"calls_stall", []string{"tool stall: timeout: ran past its 300ms time limit"}, adaptbot.FailTimeout},
+				{"bad_args", []string{"tool unit_converter: invalid arguments:", "value"}, adaptbot.FailInvalidArgs},
 			}
 			for _, tt := range tests {
 				began := time.Now()
@@ -408,23 +409,23 @@ func TestCallingWithOverrides(t *testing.T) {
 func TestKindOf(t *testing.T) {
 	for _, tt := range []struct {
 		err  error
-		want ErrorKind
+		want adaptbot.Failure
 	}{
 		{nil, ""},
-		{&ArgsError{Tool: "x"}, KindInvalidArgs},
-		{fmt.Errorf("wrapped: %w", &ChainError{Cycle: true}), KindRefused},
-		{NotFound("x"), KindNotFound},
-		{&sandbox.Error{Kind: sandbox.KindTool}, KindError},
-		{&sandbox.Error{Kind: sandbox.KindPanic}, KindPanic},
-		{&sandbox.Error{Kind: sandbox.KindTimeout}, KindTimeout},
-		{&sandbox.Error{Kind: sandbox.KindMemory}, KindMemory},
-		{&sandbox.Error{Kind: sandbox.KindOutput}, KindBadOutput},
-		{&sandbox.Error{Kind: sandbox.KindInput}, KindInvalidArgs},
-		{&sandbox.Error{Kind: sandbox.KindCrash}, KindCrash},
-		{&sandbox.Error{Kind: sandbox.KindUnavailable}, KindUnavailable},
-		{fmt.Errorf("tool x: %w", context.Canceled), KindCancelled},
-		{context.DeadlineExceeded, KindTimeout},
-		{errors.New("the server said no"), KindError},
+		{&ArgsError{Tool: "x"}, adaptbot.FailInvalidArgs},
+		{fmt.Errorf("wrapped: %w", &ChainError{Cycle: true}), adaptbot.FailRefused},
+		{NotFound("x"), adaptbot.FailNotFound},
+		{&sandbox.Error{Kind: adaptbot.FailError}, adaptbot.FailError},
+		{&sandbox.Error{Kind: adaptbot.FailPanic}, adaptbot.FailPanic},
+		{&sandbox.Error{Kind: adaptbot.FailTimeout}, adaptbot.FailTimeout},
+		{&sandbox.Error{Kind: adaptbot.FailMemory}, adaptbot.FailMemory},
+		{&sandbox.Error{Kind: adaptbot.FailBadOutput}, adaptbot.FailBadOutput},
+		{&sandbox.Error{Kind: adaptbot.FailInvalidArgs}, adaptbot.FailInvalidArgs},
+		{&sandbox.Error{Kind: adaptbot.FailCrash}, adaptbot.FailCrash},
+		{&sandbox.Error{Kind: adaptbot.FailUnavailable}, adaptbot.FailUnavailable},
+		{fmt.Errorf("tool x: %w", context.Canceled), adaptbot.FailCancelled},
+		{context.DeadlineExceeded, adaptbot.FailTimeout},
+		{errors.New("the server said no"), adaptbot.FailError},
 	} {
 		if got := KindOf(tt.err); got != tt.want {
 			t.Errorf("KindOf(%v) = %q, want %q", tt.err, got, tt.want)

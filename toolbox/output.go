@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"sync"
 
+	"adaptbot"
 	"adaptbot/contract"
 	"adaptbot/sandbox"
 )
@@ -14,7 +15,7 @@ import (
 // arguments are, before any door sees the result: a run's row, a chat, a
 // failure case and an MCP client's structuredContent all see the same
 // verdict. A result that breaks it is the tool's failure, a *sandbox.Error
-// of kind sandbox.KindOutput, so it counts (KindOf) and is learned from as
+// of kind adaptbot.FailBadOutput, so it counts (KindOf) and is learned from as
 // a bad output.
 
 // outputSchema compiles a tool version's output schema once, at its first
@@ -38,7 +39,7 @@ func checkOutput(spec Spec, out string, compiled func() (*contract.Schema, error
 		err = schema.ValidateResult(json.RawMessage(out))
 	}
 	if err != nil {
-		return &sandbox.Error{Tool: spec.Name, Kind: sandbox.KindOutput, Msg: "its result does not match its output schema: " + err.Error()}
+		return &sandbox.Error{Tool: spec.Name, Kind: adaptbot.FailBadOutput, Msg: "its result does not match its output schema: " + err.Error()}
 	}
 	return nil
 }

@@ -158,7 +158,7 @@ func TestResultOutsideItsSchemaIsAToolError(t *testing.T) {
 	}}}, Options{})
 	cs, _ := connectInMemory(t, srv, "")
 	text, isErr := callText(t, cs, "liar", map[string]any{})
-	if !isErr || !strings.Contains(text, "tool liar: output: its result does not match its output schema") {
+	if !isErr || !strings.Contains(text, "tool liar: bad_output: its result does not match its output schema") {
 		t.Errorf("liar = %q (isError %v), want a tool error about its output schema", text, isErr)
 	}
 }

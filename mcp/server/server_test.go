@@ -187,7 +187,7 @@ func TestServerListsAndCalls(t *testing.T) {
 		{"missing argument", "calculator", map[string]any{}, "tool calculator: invalid arguments", true},
 		{"wrong type", "calculator", map[string]any{"expression": 5}, "expression", true},
 		{"unknown argument", "calculator", map[string]any{"expression": "1", "x": 1}, "x", true},
-		{"tool error", "calculator", map[string]any{"expression": "1/0"}, "tool calculator: tool_error", true},
+		{"tool error", "calculator", map[string]any{"expression": "1/0"}, "tool calculator: error", true},
 		{"time limit", "slow", map[string]any{}, "tool slow: timeout", true},
 	}
 	for _, tt := range tests {

@@ -24,7 +24,7 @@
 //		Toolkit: toolkitOpts,
 //	}
 //
-// and give the cases of Kind sandbox.KindTimeout a one-second Call.Timeout.
+// and give the cases of Kind adaptbot.FailTimeout a one-second Call.Timeout.
 package sandboxtest
 
 import (
@@ -39,6 +39,7 @@ import (
 	"runtime"
 	"strings"
 
+	"adaptbot"
 	"adaptbot/sandbox"
 	"adaptbot/toolkit"
 )
@@ -52,7 +53,7 @@ type Case struct {
 	// Name is the case, the tool's name and its folder.
 	Name string `json:"case"`
 	// Kind is the error kind the call must fail with; "" means it succeeds.
-	Kind sandbox.Kind `json:"kind"`
+	Kind adaptbot.Failure `json:"kind"`
 	// Message must appear in the error.
 	Message string `json:"message"`
 	// Output is the result of a call that succeeds.
