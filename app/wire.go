@@ -211,6 +211,11 @@ func (w *world) watch(ctx context.Context) (stop func() error, err error) {
 	case <-watching:
 	case err := <-done:
 		cancel()
+		if err == nil {
+			// ctx ended as the watch began (a server stopped at once):
+			// nothing is left to watch for, and nothing failed.
+			return func() error { return nil }, nil
+		}
 		return nil, fmt.Errorf("watch tools: %w", err)
 	}
 	return func() error {
