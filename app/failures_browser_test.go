@@ -75,7 +75,8 @@ func TestBrowserFeedbackFailuresAndRepair(t *testing.T) {
 		chromedp.Poll[chromedp.Void](`document.querySelectorAll('#failures-table tbody tr').length === 3`, chromedp.WithPollingTimeout(20*time.Second)),
 	)
 	if err != nil {
-		t.Fatalf("the failures section: %v", err)
+		_, rep := in.do(t, "GET", "/api/tools/first_word/failures", "")
+		t.Fatalf("the failures section: %v\nthe API's report: %v", err, rep)
 	}
 	table, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("failures-table")))
 	if err != nil {
@@ -93,7 +94,9 @@ func TestBrowserFeedbackFailuresAndRepair(t *testing.T) {
 		chromedp.Poll[chromedp.Void](`document.querySelectorAll('#failures-table tbody tr').length === 2`, chromedp.WithPollingTimeout(20*time.Second)),
 	)
 	if err != nil {
-		t.Fatalf("dismiss: %v", err)
+		_, rep := in.do(t, "GET", "/api/tools/first_word/failures", "")
+		shown, _ := chromedp.Run(ctx, chromedp.Text(chromedp.ID("repair-out")))
+		t.Fatalf("dismiss: %v\nthe page says: %s\nthe API's report: %v", err, shown, rep)
 	}
 	// Repair: it says what it did; then version 2 serves.
 	err = chromedp.Do(ctx,

@@ -209,36 +209,20 @@ type tool struct {
 	base    State
 	ids     map[string]bool // the IDs in base
 	pending pending
+	// inflight are the changes a flush is writing now, nil when none.
+	// Until the backend has kept them they are neither in base nor in
+	// pending, and reads must still see them (settled).
+	inflight *pending
 }
 
-// pending are changes not yet kept by the backend.
-type pending struct {
-	deltas  map[string]*Case // Count is the number of new failures
-	ops     []op
-	repairs []Repair
+// settled is the tool's state as the backend keeps it, or is being told
+// to keep it: base with the changes in flight.
+func (t *tool) settled(keep int) State {
+	if t.inflight == nil {
+		return t.base
+	}
+	return apply(t.base, *t.inflight, keep)
 }
-
-func (p *pending) empty() bool { return len(p.deltas) == 0 && len(p.ops) == 0 && len(p.repairs) == 0 }
-
-// op is a person's or a repair's change to cases.
-type op struct {
-	what    opKind
-	ids     []string
-	version int
-	at      time.Time
-	// expect is opExpect's text.
-	expect string
-}
-
-type opKind int8
-
-const (
-	opConfirm opKind = iota + 1
-	opDismiss
-	opFixed
-	opAccept
-	opExpect
-)
 
 // Load returns a Store over backend, with every tool's state it keeps. A
 // Store with an error means some states could not be read: the backend
@@ -295,14 +279,14 @@ func (s *Store) Record(c Call) (id string, fresh bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t := s.toolLocked(c.Tool)
-	if c.Kind == adaptbot.FailError && exact && t.accepted(args) {
+	if c.Kind == adaptbot.FailError && exact && t.accepted(args, s.opts.Keep) {
 		// A refusal a repair kept, seen again (in a later version): it
 		// is still the right answer.
 		status = Accepted
 	}
 	d, ok := t.pending.deltas[id]
 	if !ok {
-		fresh = !t.ids[id]
+		fresh = !t.ids[id] && (t.inflight == nil || t.inflight.deltas[id] == nil)
 		if len(t.pending.deltas) >= s.opts.Keep {
 			// The oldest pending case could not be among the Keep most
 			// recent anyway: it goes first.
@@ -324,53 +308,6 @@ func (s *Store) Record(c Call) (id string, fresh bool) {
 	return id, fresh
 }
 
-// merge folds what a later sighting says (kind, message, comment, time,
-// request) into c. A failure is stronger than a person's doubt: a case that
-// failed stays of its failure's kind and open, whatever feedback adds.
-func merge(c *Case, later Case) {
-	switch {
-	case later.Kind == "":
-	case c.Kind == "", c.Kind == adaptbot.FailFeedback && later.Kind != adaptbot.FailFeedback:
-		c.Kind, c.Message = later.Kind, later.Message
-	case later.Kind == adaptbot.FailFeedback && c.Kind != adaptbot.FailFeedback:
-		// keep the failure's kind and message
-	case !later.LastSeen.Before(c.LastSeen):
-		c.Kind, c.Message = later.Kind, later.Message
-	}
-	if later.Comment != "" {
-		c.Comment, c.CommentBy = later.Comment, later.CommentBy
-	}
-	c.Authors = addAuthors(c.Authors, later.Authors)
-	switch {
-	case later.Status == Accepted:
-		c.Status = Accepted
-	case later.Status == Open && !(c.Status == Accepted && later.Kind == adaptbot.FailError):
-		// A failure reopens a case; the same refusal of an accepted
-		// one does not.
-		c.Status = Open
-	}
-	if !later.LastSeen.Before(c.LastSeen) {
-		c.LastSeen = later.LastSeen
-		if later.RequestID != "" {
-			c.RequestID, c.RequestBy = later.RequestID, later.RequestBy
-		}
-	}
-	if !later.FirstSeen.IsZero() && (c.FirstSeen.IsZero() || later.FirstSeen.Before(c.FirstSeen)) {
-		c.FirstSeen = later.FirstSeen
-	}
-}
-
-func oldest(cases map[string]*Case) string {
-	var id string
-	var at time.Time
-	for k, c := range cases {
-		if id == "" || c.LastSeen.Before(at) {
-			id, at = k, c.LastSeen
-		}
-	}
-	return id
-}
-
 func (s *Store) toolLocked(name string) *tool {
 	t := s.tools[name]
 	if t == nil {
@@ -386,19 +323,20 @@ func (s *Store) toolLocked(name string) *tool {
 // accepted reports whether a clear error with these arguments (compact, as
 // cases keep them) was accepted in any version of the tool, kept or about
 // to be.
-func (t *tool) accepted(args []byte) bool {
+func (t *tool) accepted(args []byte, keep int) bool {
+	base := t.settled(keep)
 	find := func(id string) *Case {
 		if d := t.pending.deltas[id]; d != nil {
 			return d
 		}
-		for i := range t.base.Cases {
-			if t.base.Cases[i].ID == id {
-				return &t.base.Cases[i]
+		for i := range base.Cases {
+			if base.Cases[i].ID == id {
+				return &base.Cases[i]
 			}
 		}
 		return nil
 	}
-	for _, c := range t.base.Cases {
+	for _, c := range base.Cases {
 		if c.Status == Accepted && bytes.Equal(c.Args, args) {
 			return true
 		}
@@ -430,7 +368,7 @@ func (s *Store) Get(name string) State {
 	if t == nil {
 		return State{Tool: name}
 	}
-	return apply(t.base, t.pending, s.opts.Keep)
+	return apply(t.settled(s.opts.Keep), t.pending, s.opts.Keep)
 }
 
 // Case returns one case of a tool.
@@ -449,7 +387,7 @@ func (s *Store) Tools() map[string]State {
 	defer s.mu.Unlock()
 	out := make(map[string]State, len(s.tools))
 	for name, t := range s.tools {
-		out[name] = apply(t.base, t.pending, s.opts.Keep)
+		out[name] = apply(t.settled(s.opts.Keep), t.pending, s.opts.Keep)
 	}
 	return out
 }
@@ -543,71 +481,6 @@ func (s *Store) replaceLocked(name string, st State) {
 	}
 }
 
-// apply returns base with p applied, bounded to keep cases: the pending
-// failures counted in, then the changes in order, then the repairs added.
-func apply(base State, p pending, keep int) State {
-	byID := make(map[string]*Case, len(base.Cases)+len(p.deltas))
-	order := make([]*Case, 0, len(base.Cases)+len(p.deltas))
-	for _, c := range base.Cases {
-		c := c
-		byID[c.ID] = &c
-		order = append(order, &c)
-	}
-	for id, d := range p.deltas {
-		if c, ok := byID[id]; ok {
-			c.Count += d.Count
-			merge(c, *d)
-			continue
-		}
-		c := *d
-		byID[id] = &c
-		order = append(order, &c)
-	}
-	dismissed := map[string]bool{}
-	for _, o := range p.ops {
-		for _, id := range o.ids {
-			c := byID[id]
-			if c == nil {
-				continue
-			}
-			switch o.what {
-			case opConfirm:
-				c.Status = Open
-			case opDismiss:
-				// A failure seen after the dismissal brings the case back.
-				if !c.LastSeen.After(o.at) {
-					dismissed[id] = true
-				}
-			case opFixed:
-				c.FixedIn = max(c.FixedIn, o.version)
-			case opExpect:
-				c.Expect = o.expect
-			case opAccept:
-				if c.Kind == adaptbot.FailError {
-					c.Status, c.FixedIn = Accepted, max(c.FixedIn, o.version)
-				}
-			}
-		}
-	}
-	out := State{Tool: base.Tool, Cases: make([]Case, 0, len(order))}
-	for _, c := range order {
-		if !dismissed[c.ID] {
-			out.Cases = append(out.Cases, *c)
-		}
-	}
-	slices.SortStableFunc(out.Cases, func(a, b Case) int {
-		return cmp.Or(b.LastSeen.Compare(a.LastSeen), cmp.Compare(a.ID, b.ID))
-	})
-	if len(out.Cases) > keep {
-		out.Cases = out.Cases[:keep]
-	}
-	out.Repairs = append(slices.Clone(base.Repairs), p.repairs...)
-	if n := len(out.Repairs); n > MaxRepairs {
-		out.Repairs = out.Repairs[n-MaxRepairs:]
-	}
-	return out
-}
-
 // Run writes the tools that changed, at most once per FlushEvery each,
 // until ctx ends; then it writes what is left, and returns.
 func (s *Store) Run(ctx context.Context) {
@@ -645,7 +518,9 @@ func (s *Store) Flush(ctx context.Context) error {
 		if t.pending.empty() {
 			continue
 		}
-		jobs = append(jobs, job{name, t.pending})
+		p := t.pending
+		jobs = append(jobs, job{name, p})
+		t.inflight = &p
 		t.pending = pending{deltas: map[string]*Case{}}
 	}
 	s.mu.Unlock()
@@ -658,6 +533,7 @@ func (s *Store) Flush(ctx context.Context) error {
 		})
 		s.mu.Lock()
 		t := s.toolLocked(j.name)
+		t.inflight = nil
 		if err != nil {
 			t.pending = unwrite(j.p, t.pending)
 			errs = append(errs, err)
@@ -667,20 +543,4 @@ func (s *Store) Flush(ctx context.Context) error {
 		s.mu.Unlock()
 	}
 	return errors.Join(errs...)
-}
-
-// unwrite puts changes that could not be written back before those made
-// since.
-func unwrite(old, since pending) pending {
-	for id, d := range since.deltas {
-		if o, ok := old.deltas[id]; ok {
-			o.Count += d.Count
-			merge(o, *d)
-		} else {
-			old.deltas[id] = d
-		}
-	}
-	old.ops = append(old.ops, since.ops...)
-	old.repairs = append(old.repairs, since.repairs...)
-	return old
 }
