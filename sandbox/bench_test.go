@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -152,4 +153,26 @@ func BenchmarkThroughputPool(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "calls/s")
 	b.ReportMetric(float64(runtime.NumCPU()), "workers")
+}
+
+// BenchmarkInProcessColdBurst is a burst of 64 concurrent calls of a tool
+// version no call has loaded yet: the time until all have answered.
+func BenchmarkInProcessColdBurst(b *testing.B) {
+	r := sandbox.NewInProcess(benchOptions(b))
+	defer r.Close()
+	const burst = 64
+	for i := 0; i < b.N; i++ {
+		src := fmt.Sprintf("%s\n// version %d\n", echo, i)
+		var wg sync.WaitGroup
+		for range burst {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := r.Run(context.Background(), sandbox.Call{Tool: "echo", Source: []byte(src), Input: []byte(`{"text":"x"}`)}); err != nil {
+					b.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+	}
 }

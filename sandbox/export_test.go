@@ -56,3 +56,6 @@ func WatchState(p *Pool) (watching bool, events int, pending bool, rounds uint64
 	events, pending = p.watch.state()
 	return true, events, pending, rounds
 }
+
+// Loaded is how many interpreters r has loaded so far.
+func (r *InProcess) Loaded() int64 { return r.loaded.Load() }

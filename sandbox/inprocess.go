@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"adaptbot"
 	"adaptbot/telemetry"
@@ -18,6 +20,10 @@ import (
 // memory, a panic in a goroutine the tool started), and code blocked outside
 // the interpreter lingers after its timeout. Use it for development and
 // tests; serve with the Pool.
+//
+// A burst of calls of one tool version does not load an interpreter per
+// call: at most PoolSize load at once, and a call waiting for its turn
+// takes the first interpreter another call puts back.
 type InProcess struct {
 	opts   Options
 	client *toolkit.Client
@@ -27,6 +33,16 @@ type InProcess struct {
 	closed bool
 	idle   map[string][]*program // loaded interpreters not in use, by hash
 	order  []string              // hashes in idle, oldest first
+	loads  map[string]*loadGate  // hashes some call is loading or waiting for
+
+	loaded atomic.Int64 // interpreters loaded so far
+}
+
+// loadGate bounds the loads of one tool version.
+type loadGate struct {
+	slots chan struct{} // one per load in progress
+	put   chan struct{} // closed when an interpreter of the version is put back
+	users int           // calls holding or waiting for a slot
 }
 
 var _ Runner = (*InProcess)(nil)
@@ -39,6 +55,7 @@ func NewInProcess(opts Options) *InProcess {
 		opts:   opts,
 		client: toolkit.NewClient(opts.Toolkit),
 		idle:   map[string][]*program{},
+		loads:  map[string]*loadGate{},
 	}
 }
 
@@ -79,15 +96,12 @@ func (r *InProcess) do(ctx context.Context, c Call, run bool) (Result, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, limit, errCallTimeout)
 	defer cancel()
 
-	p := r.take(hash)
-	if p == nil {
-		out := newLineLog(r.opts.Log, "sandbox: tool output", "tool", c.Tool)
-		if p, err = load(ctx, c.Tool, c.Source, limit, out); err != nil {
-			if KindOf(err) == adaptbot.FailTimeout && caller.Err() != nil {
-				return Result{}, fmt.Errorf("tool %s: %w", c.Tool, caller.Err())
-			}
-			return Result{}, err
+	p, err := r.get(ctx, c, hash, limit)
+	if err != nil {
+		if KindOf(err) == adaptbot.FailTimeout && caller.Err() != nil {
+			return Result{}, fmt.Errorf("tool %s: %w", c.Tool, caller.Err())
 		}
+		return Result{}, err
 	}
 	if !run {
 		r.put(hash, p)
@@ -105,10 +119,65 @@ func (r *InProcess) do(ctx context.Context, c Call, run bool) (Result, error) {
 	return o.result(c.Tool)
 }
 
+// get returns an idle interpreter for hash, or loads one when this call's
+// turn to load comes first.
+func (r *InProcess) get(ctx context.Context, c Call, hash string, limit time.Duration) (*program, error) {
+	for {
+		r.mu.Lock()
+		if p := r.takeLocked(hash); p != nil {
+			r.mu.Unlock()
+			return p, nil
+		}
+		g := r.loads[hash]
+		if g == nil {
+			g = &loadGate{slots: make(chan struct{}, r.opts.PoolSize), put: make(chan struct{})}
+			r.loads[hash] = g
+		}
+		g.users++
+		put := g.put
+		r.mu.Unlock()
+
+		select {
+		case g.slots <- struct{}{}:
+			p, err := r.load(ctx, c, hash, limit)
+			<-g.slots
+			r.leave(hash, g)
+			return p, err
+		case <-put:
+			r.leave(hash, g) // and look again
+		case <-ctx.Done():
+			r.leave(hash, g)
+			return nil, loadError(ctx, c.Tool, limit, ctx.Err())
+		}
+	}
+}
+
+// load loads an interpreter for hash, unless one was put back while this
+// call waited for its turn.
+func (r *InProcess) load(ctx context.Context, c Call, hash string, limit time.Duration) (*program, error) {
+	if p := r.take(hash); p != nil {
+		return p, nil
+	}
+	r.loaded.Add(1)
+	return load(ctx, c.Tool, c.Source, limit, newLineLog(r.opts.Log, "sandbox: tool output", "tool", c.Tool))
+}
+
+func (r *InProcess) leave(hash string, g *loadGate) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if g.users--; g.users == 0 && r.loads[hash] == g {
+		delete(r.loads, hash)
+	}
+}
+
 // take returns an idle interpreter for hash, or nil.
 func (r *InProcess) take(hash string) *program {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.takeLocked(hash)
+}
+
+func (r *InProcess) takeLocked(hash string) *program {
 	ps := r.idle[hash]
 	if len(ps) == 0 {
 		return nil
@@ -136,6 +205,10 @@ func (r *InProcess) put(hash string, p *program) {
 	}
 	if len(ps) < r.opts.PoolSize {
 		r.idle[hash] = append(ps, p)
+		if g := r.loads[hash]; g != nil {
+			close(g.put)
+			g.put = make(chan struct{})
+		}
 	}
 }
 

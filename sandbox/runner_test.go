@@ -188,6 +188,43 @@ func TestRunnersConcurrent(t *testing.T) {
 	}
 }
 
+// A burst of calls of one tool in-process reuses interpreters instead of
+// loading one per call: loads of one version are bounded by PoolSize, and a
+// waiting call takes an interpreter put back by another. A fleet worker
+// serving a burst on a busy machine timed out loading otherwise.
+func TestInProcessBurstReusesInterpreters(t *testing.T) {
+	opts := testOptions(t)
+	opts.PoolSize = 2
+	r := sandbox.NewInProcess(opts)
+	t.Cleanup(func() { r.Close() })
+	const n = 64
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := r.Run(context.Background(), sandbox.Call{Tool: "echo", Source: []byte(echo), Input: []byte(fmt.Sprintf(`{"text":"c%d"}`, i))})
+			if err != nil {
+				errs <- err
+				return
+			}
+			if want := fmt.Sprintf("C%d", i); res.Output != want {
+				errs <- fmt.Errorf("got %q, want %q", res.Output, want)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	t.Logf("%d calls loaded %d interpreters", n, r.Loaded())
+	if got := r.Loaded(); got > n/4 {
+		t.Errorf("%d calls loaded %d interpreters, want at most %d", n, got, n/4)
+	}
+}
+
 // The toolkit a tool gets follows the runner's egress policy, in workers too.
 func TestRunnersEgressPolicy(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
