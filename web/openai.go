@@ -312,12 +312,12 @@ func (s *Server) openAIStream(c *fiber.Ctx, ctx context.Context, enc completionE
 				s.log.Error("openai chunk not encoded", "err", err)
 				return
 			}
-			write(append(append([]byte("data: "), data...), "\n\n"...))
+			write(dataFrame(data))
 		}
 		send(enc.chunk(fiber.Map{"role": "assistant", "content": ""}, nil))
 		// A piece of text is the chunk most sent: its frame is made once.
 		head, _ := json.Marshal(enc.chunk(fiber.Map{"content": ""}, nil))
-		before, after, _ := bytes.Cut(append(append([]byte("data: "), head...), "\n\n"...), []byte(`""`))
+		before, after, _ := bytes.Cut(dataFrame(head), []byte(`""`))
 		conv.Stream = func(text string) {
 			piece, _ := json.Marshal(text)
 			write(append(append(append(make([]byte, 0, len(before)+len(piece)+len(after)), before...), piece...), after...))
@@ -435,4 +435,10 @@ func openAIError(status int, body fiber.Map) fiber.Map {
 		e["request_id"] = id
 	}
 	return fiber.Map{"error": e}
+}
+
+// dataFrame is one unnamed Server-Sent Event carrying data, as OpenAI's
+// stream sends each chunk.
+func dataFrame(data []byte) []byte {
+	return append(append(append(make([]byte, 0, len(data)+8), "data: "...), data...), "\n\n"...)
 }
