@@ -17,6 +17,7 @@ import (
 	"adaptbot"
 	"adaptbot/atomicfile"
 	"adaptbot/contract"
+	"adaptbot/redact"
 )
 
 // Compiler loads a tool in the sandbox without running it.
@@ -430,7 +431,7 @@ func (r *Registry) syncLocked(ctx context.Context, name string, origin Origin, t
 func (r *Registry) acceptLocked(ctx context.Context, name string, src []byte, origin Origin, category string, approved bool) (*Event, error) {
 	spec, err := r.check(ctx, name, src, true)
 	if err == nil {
-		return r.applyLocked(name, src, spec, origin, category, approved, false)
+		return r.applyLocked(name, src, spec, origin, category, approved, false, "")
 	}
 	r.mu.RLock()
 	rec := r.tools[name]
@@ -457,8 +458,10 @@ func (r *Registry) acceptLocked(ctx context.Context, name string, src []byte, or
 // version: the next version number, a snapshot in history, the entry.
 //
 // With Options.Review on and approved false, or with hold, the version is
-// kept in history but only held (see holdLocked).
-func (r *Registry) applyLocked(name string, src []byte, spec *contract.Spec, origin Origin, category string, approved, hold bool) (*Event, error) {
+// kept in history but only held (see holdLocked). A note, if any, is kept
+// with the version before it serves or is held, so no reader sees the
+// version without it.
+func (r *Registry) applyLocked(name string, src []byte, spec *contract.Spec, origin Origin, category string, approved, hold bool, note string) (*Event, error) {
 	r.mu.RLock()
 	rec := r.tools[name]
 	r.mu.RUnlock()
@@ -496,6 +499,11 @@ func (r *Registry) applyLocked(name string, src []byte, spec *contract.Spec, ori
 	held := (r.opts.Review && !approved) || hold
 	if err := r.snapshot(e, src, held); err != nil {
 		return nil, err
+	}
+	if note != "" && !r.opts.ReadOnly {
+		if err := atomicfile.Write(filepath.Join(filepath.Dir(r.versionPath(name, e.Version)), NoteFile), []byte(redact.String(note)), 0o600); err != nil {
+			r.warn("registry: %s: the note of version %d was not kept: %v", name, e.Version, err)
+		}
 	}
 	if held {
 		return r.holdLocked(rec, e), nil

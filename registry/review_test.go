@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 )
 
@@ -162,5 +163,50 @@ func TestHoldWithoutReview(t *testing.T) {
 	// Approved overrides review, never a hold.
 	if e, _ = r.Put(ctx, "echo", []byte(toolSource("echo", "echoes again.")), PutOptions{Hold: true, Approved: true}); e.Status != Pending {
 		t.Errorf("hold and approved = %+v", e)
+	}
+}
+
+// A version serves with its note: a reader that sees the new version (a
+// replica's mirror, the tool page) finds what its maker said of it.
+func TestAVersionServesWithItsNote(t *testing.T) {
+	f := newFixture(t)
+	r := f.open(t, nil)
+	ctx := context.Background()
+	const versions = 20
+	done := make(chan struct{})
+	missing := make(chan string, 1)
+	go func() {
+		defer close(done)
+		seen := ""
+		for {
+			e, ok := r.Tool("echo")
+			if ok && e.SHA256 != seen {
+				seen = e.SHA256
+				vs, _ := r.Versions("echo")
+				for _, v := range vs {
+					if v.SHA256 == e.SHA256 && v.Note != fmt.Sprintf("version %d", v.Version) {
+						select {
+						case missing <- fmt.Sprintf("version %d serves with note %q", v.Version, v.Note):
+						default:
+						}
+					}
+				}
+				if e.Version == versions {
+					return
+				}
+			}
+		}
+	}()
+	for i := 1; i <= versions; i++ {
+		src := toolSource("echo", fmt.Sprintf("echoes text, take %d.", i))
+		if _, err := r.Put(ctx, "echo", []byte(src), PutOptions{Origin: Generated, Note: fmt.Sprintf("version %d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-done
+	select {
+	case m := <-missing:
+		t.Error(m)
+	default:
 	}
 }

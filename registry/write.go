@@ -10,7 +10,6 @@ import (
 
 	"adaptbot/atomicfile"
 	"adaptbot/contract"
-	"adaptbot/redact"
 )
 
 // PutOptions describes a new version written through the registry.
@@ -69,18 +68,9 @@ func (r *Registry) Put(ctx context.Context, name string, src []byte, o PutOption
 		if err := atomicfile.Write(r.SourcePath(name), src, 0o644); err != nil {
 			return nil, fmt.Errorf("registry: write source: %w", err)
 		}
-		ev, err := r.applyLocked(name, src, spec, o.Origin, o.Category, o.Approved && !o.Hold, o.Hold)
+		ev, err := r.applyLocked(name, src, spec, o.Origin, o.Category, o.Approved && !o.Hold, o.Hold, o.Note)
 		if err != nil {
 			return nil, err
-		}
-		if o.Note != "" {
-			v := ev.Entry.Version
-			if ev.Kind == Held {
-				v = ev.Entry.PendingVersion
-			}
-			if err := atomicfile.Write(filepath.Join(filepath.Dir(r.versionPath(name, v)), NoteFile), []byte(redact.String(o.Note)), 0o600); err != nil {
-				r.warn("registry: %s: the note of version %d was not kept: %v", name, v, err)
-			}
 		}
 		if err := r.saveLocked(); err != nil {
 			return nil, err
