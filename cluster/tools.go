@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -34,7 +35,7 @@ type Local interface {
 	Examples(name string) []byte
 	Versions(name string) ([]registry.Version, error)
 	Put(ctx context.Context, name string, src []byte, o registry.PutOptions) (registry.Entry, error)
-	Delete(ctx context.Context, name string) (registry.Entry, error)
+	DeleteIf(ctx context.Context, name string, cond func() error) (registry.Entry, error)
 	OnChange(fn func(registry.Event))
 }
 
@@ -90,6 +91,9 @@ type Mirror struct {
 	// away): name → true; retried until they are.
 	pending map[string]bool
 	kick    chan struct{}
+	// done is the bucket's revision of the last change the watch has
+	// handled.
+	done atomic.Uint64
 }
 
 // OpenMirror creates the bucket and store if need be, seeds an empty
@@ -250,7 +254,7 @@ func (m *Mirror) Run(ctx context.Context, ready chan<- struct{}) error {
 					initial = false
 					for _, e := range m.local.List() {
 						if !seen[e.Name] {
-							m.apply(ctx, e.Name, nil)
+							m.apply(ctx, e.Name, nil, 0)
 						}
 					}
 					if ready != nil {
@@ -265,18 +269,24 @@ func (m *Mirror) Run(ctx context.Context, ready chan<- struct{}) error {
 				var rec toolRecord
 				if err := json.Unmarshal(u.Value(), &rec); err != nil {
 					m.log.Warn("cluster: a tool entry is unreadable; skipped", "tool", u.Key(), "err", err)
-					continue
+					break
 				}
-				m.apply(ctx, u.Key(), &rec)
+				m.apply(ctx, u.Key(), &rec, u.Revision())
 			default: // deleted or purged
-				m.apply(ctx, u.Key(), nil)
+				m.apply(ctx, u.Key(), nil, u.Revision())
 			}
+			m.done.Store(u.Revision())
 		}
 	}
 }
 
-// apply makes the local registry serve rec (nil: not serve name).
-func (m *Mirror) apply(ctx context.Context, name string, rec *toolRecord) {
+// errOvertaken stops applying a change of the cluster that a newer one has
+// overtaken.
+var errOvertaken = errors.New("cluster: a newer change of the tool is in the cluster")
+
+// apply makes the local registry serve rec (nil: not serve name), the
+// change at revision rev of the bucket (0: the bucket does not hold name).
+func (m *Mirror) apply(ctx context.Context, name string, rec *toolRecord, rev uint64) {
 	cur, has := m.local.Tool(name)
 	if rec == nil {
 		if !has {
@@ -284,7 +294,10 @@ func (m *Mirror) apply(ctx context.Context, name string, rec *toolRecord) {
 		}
 		m.mark(name, "")
 		defer m.unmark(name)
-		if _, err := m.local.Delete(ctx, name); err != nil && !errors.Is(err, registry.ErrNotFound) {
+		_, err := m.local.DeleteIf(ctx, name, m.latest(ctx, name, rev, false))
+		switch {
+		case err == nil, errors.Is(err, registry.ErrNotFound), errors.Is(err, errOvertaken):
+		default:
 			m.log.Warn("cluster: a delete from the cluster was not applied here", "tool", name, "err", err)
 		}
 		return
@@ -308,8 +321,38 @@ func (m *Mirror) apply(ctx context.Context, name string, rec *toolRecord) {
 		o.Examples = rec.Examples
 	}
 	o.Note = rec.Note
-	if _, err := m.local.Put(ctx, name, src, o); err != nil {
+	o.If = m.latest(ctx, name, rev, true)
+	if _, err := m.local.Put(ctx, name, src, o); errors.Is(err, errOvertaken) {
+		return
+	} else if err != nil {
 		m.log.Warn("cluster: a tool from the cluster fails its checks here", "tool", name, "replica", rec.Replica, "err", err)
+	}
+}
+
+// latest is the condition of applying the change at revision rev of name
+// (present false: its delete, or its absence when rev is 0): that it is
+// still the bucket's newest. The registry asks it under its write lock,
+// when every local change before has been written to the bucket. Without
+// it, a replica that changes a tool twice in quick succession would, as its
+// watch brings back its own first change, serve that again for a moment
+// and keep it in history as a new version.
+func (m *Mirror) latest(ctx context.Context, name string, rev uint64, present bool) func() error {
+	return func() error {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		e, err := m.kv.Get(ctx, name)
+		switch {
+		case errors.Is(err, jetstream.ErrKeyNotFound):
+			if present {
+				return errOvertaken // deleted since
+			}
+			return nil
+		case err != nil:
+			return err
+		case !present || e.Revision() != rev:
+			return errOvertaken
+		}
+		return nil
 	}
 }
 

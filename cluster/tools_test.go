@@ -118,6 +118,58 @@ func TestTwoReplicasServeOneSetOfTools(t *testing.T) {
 	}
 }
 
+// A replica that changes a tool several times in quick succession keeps
+// serving its newest version: its watch, bringing back its own earlier
+// changes, must not make them serve again (nor add them to its history).
+func TestQuickChangesOnAReplicaDoNotComeBack(t *testing.T) {
+	srv := clustertest.Start(t)
+	a := openReplica(t, srv.URL(), "a", nil)
+	b := openReplica(t, srv.URL(), "b", nil)
+	const changes = 10
+	var mu sync.Mutex
+	var served []string // the sources A served, in order
+	a.reg.OnChange(func(ev registry.Event) {
+		if got, ok := a.reg.Tool("shout"); ok {
+			mu.Lock()
+			served = append(served, string(got.Code))
+			mu.Unlock()
+		}
+	})
+	var last string
+	for i := range changes {
+		last = strings.ReplaceAll(namedEcho("shout"), "return in.Text, nil", "return in.Text + \""+strings.Repeat("!", i)+"\", nil")
+		if _, err := a.reg.Put(context.Background(), "shout", []byte(last), registry.PutOptions{Origin: registry.Generated}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	poll.Until(t, "B serves A's last change", func() bool {
+		got, ok := b.reg.Tool("shout")
+		return ok && string(got.Code) == last
+	})
+	// Wait until A's watch has brought back A's last change too.
+	js, err := jetstream.New(connect(t, srv.URL(), "look"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(context.Background(), cluster.ToolBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := kv.Get(context.Background(), "shout")
+	if err != nil {
+		t.Fatal(err)
+	}
+	poll.Until(t, "A's watch has handled A's last change", func() bool { return a.mirror.Done() >= e.Revision() })
+	if vs, _ := a.reg.Versions("shout"); len(vs) != changes {
+		t.Errorf("A's history holds %d versions after %d changes", len(vs), changes)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(served) != changes {
+		t.Errorf("A served %d versions in turn after %d changes; its earlier ones came back", len(served), changes)
+	}
+}
+
 func TestTenConcurrentLocksOfOneNameHaveOneWinner(t *testing.T) {
 	srv := clustertest.Start(t)
 	js, err := jetstream.New(connect(t, srv.URL(), "locks"))

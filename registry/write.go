@@ -33,6 +33,12 @@ type PutOptions struct {
 	// Note, when set, is kept with the version in history (Version.Note):
 	// what the version changed, such as the failure cases a repair fixed.
 	Note string
+	// If, when set, is asked under the registry's write lock, after every
+	// change before this one has been announced and before anything is
+	// written: an error stops the Put, writes nothing and is returned. A
+	// cluster's mirror uses it to drop a change that a newer one has
+	// overtaken.
+	If func() error
 }
 
 // Put checks src and, if it passes, writes it as the tool's next version and
@@ -50,6 +56,11 @@ func (r *Registry) Put(ctx context.Context, name string, src []byte, o PutOption
 	}
 	r.write.Lock()
 	defer r.write.Unlock()
+	if o.If != nil {
+		if err := o.If(); err != nil {
+			return Entry{}, err
+		}
+	}
 	spec, err := r.check(ctx, name, src, !o.Replicated)
 	if err != nil {
 		return Entry{}, err
@@ -85,6 +96,12 @@ func (r *Registry) Put(ctx context.Context, name string, src []byte, o PutOption
 // other tools use it or not (Remove asks first). Its folder is moved into
 // history, so nothing is lost and Rollback can bring it back.
 func (r *Registry) Delete(ctx context.Context, name string) (Entry, error) {
+	return r.DeleteIf(ctx, name, nil)
+}
+
+// DeleteIf is Delete, asking cond first as PutOptions.If does (nil: no
+// condition).
+func (r *Registry) DeleteIf(ctx context.Context, name string, cond func() error) (Entry, error) {
 	if err := contract.ValidName(name); err != nil {
 		return Entry{}, err
 	}
@@ -93,6 +110,11 @@ func (r *Registry) Delete(ctx context.Context, name string) (Entry, error) {
 	}
 	r.write.Lock()
 	defer r.write.Unlock()
+	if cond != nil {
+		if err := cond(); err != nil {
+			return Entry{}, err
+		}
+	}
 	return r.deleteLocked(name)
 }
 
