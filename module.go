@@ -3,10 +3,11 @@
 // vocabulary of failure every operation returns and every door turns into
 // a status; Failure, the one vocabulary of a failed tool call; Tool, the
 // one description of a tool, of which the toolbox's spec, the registry's
-// entries, MCP servers' tools and the listings are views; Example, one check a tool must pass; AutoRepair, what the server
-// does on its own when a tool keeps failing; Digest, the one name of
-// content by its SHA-256; Millis and MaxTraceOutput, the units of a trace;
-// Plural; and the module's go.mod and go.sum, carried into the binary. A
+// entries, MCP servers' tools and the listings are views; Example, one
+// check a tool must pass; AutoRepair, what the server does on its own when
+// a tool keeps failing; Digest, the one name of content by its SHA-256;
+// Millis and MaxTraceOutput, the units of a trace; Plural; and the
+// module's go.mod and go.sum, carried into the binary. A
 // tool exported as a standalone Go module (package shipping) requires the
 // same versions of the MCP SDK and its dependencies that AdaptBot is built
 // and tested with, and takes their checksums from here, so the module
