@@ -10,6 +10,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"net"
 	"net/netip"
@@ -33,7 +34,8 @@ import (
 // Load, from the settings table.
 type Config struct {
 	// Home is the folder every relative path below resolves against
-	// (ADAPTBOT_HOME); empty is the current directory.
+	// (ADAPTBOT_HOME, or the working folder when that is empty), made
+	// absolute by Load, as are the paths resolved against it.
 	Home       string
 	Addr       string
 	ToolsDir   string
@@ -248,6 +250,17 @@ func Load(getenv func(string) string) (Config, error) {
 		if fi, err := os.Stat(c.Home); err != nil || !fi.IsDir() {
 			problems = append(problems, fmt.Sprintf("ADAPTBOT_HOME=%q: not a folder", c.Home))
 		}
+	}
+	// Every path is made absolute here, once: they leave the process (the
+	// go command runs in a folder of its own, workers start in /, Landlock
+	// and other programs read them), where a relative one means another
+	// folder or nothing at all.
+	if home, err := filepath.Abs(cmp.Or(c.Home, ".")); err != nil {
+		problems = append(problems, fmt.Sprintf("ADAPTBOT_HOME=%q: %v", c.Home, err))
+	} else {
+		c.Home = home
+	}
+	if filepath.IsAbs(c.Home) {
 		for _, p := range []*string{&c.ToolsDir, &c.Registry, &c.Benchmarks, &c.MCPConfig, &c.Traces, &c.Identity.Users} {
 			if *p != "" && *p != "off" && !filepath.IsAbs(*p) {
 				*p = filepath.Join(c.Home, *p)

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -209,6 +210,44 @@ func TestConfigMasksURLCredentials(t *testing.T) {
 		}
 		if !strings.Contains(out, "llm.example.com/v1") {
 			t.Errorf("the URL itself is not shown:\n%s", out)
+		}
+	}
+}
+
+// TestPathsAreAbsolute: every path is absolute once loaded, resolved
+// against ADAPTBOT_HOME (relative ones too) or, without it, the working
+// folder: they go to the go command, to workers started in / and to
+// Landlock, where a relative path names another folder.
+func TestPathsAreAbsolute(t *testing.T) {
+	root := t.TempDir()
+	sub := filepath.Join(root, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(sub)
+	for _, tt := range []struct {
+		home, want string
+	}{
+		{"", sub},
+		{".", sub},
+		{"..", root},
+		{root, root},
+	} {
+		c, err := Load(func(k string) string { return map[string]string{"ADAPTBOT_HOME": tt.home}[k] })
+		if err != nil {
+			t.Fatalf("ADAPTBOT_HOME=%q: %v", tt.home, err)
+		}
+		for name, got := range map[string]string{"home": c.Home, "tools": c.ToolsDir, "registry": c.Registry, "benchmarks": c.Benchmarks,
+			"mcp config": c.MCPConfig, "traces": c.Traces, "users": c.Identity.Users} {
+			if !filepath.IsAbs(got) || !strings.HasPrefix(got, tt.want) {
+				t.Errorf("ADAPTBOT_HOME=%q: %s is %q, want it absolute, in %s", tt.home, name, got, tt.want)
+			}
+		}
+		if want := filepath.Join(tt.want, "tools"); c.ToolsDir != want {
+			t.Errorf("ADAPTBOT_HOME=%q: tools %q, want %q", tt.home, c.ToolsDir, want)
+		}
+		if g := c.NativeGo; g != "" && !filepath.IsAbs(g) {
+			t.Errorf("the go command %q is not absolute", g)
 		}
 	}
 }
