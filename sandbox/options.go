@@ -74,6 +74,8 @@ type Options struct {
 	Landlock Landlock
 	// WorkerCommand is the command that starts a worker: a binary that calls
 	// ServeWorker. Empty means this executable with the argument "worker".
+	// Workers start in /, so NewPool makes a relative path (or a name found
+	// on PATH) absolute first, against the working folder.
 	WorkerCommand []string
 	// WorkerEnv is added to a worker's otherwise minimal environment. The
 	// server's own environment is never passed on: it may hold secrets.

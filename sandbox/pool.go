@@ -109,6 +109,10 @@ func NewPool(opts Options) (*Pool, error) {
 			return nil, err
 		}
 	}
+	command, err := absCommand(command)
+	if err != nil {
+		return nil, err
+	}
 	p := &Pool{
 		opts:    opts,
 		command: command,

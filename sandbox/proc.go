@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -47,7 +48,26 @@ type proc struct {
 	readErr error // why the response pipe closed, when not at EOF
 }
 
-// startProc starts a worker and waits for its hello.
+// absCommand is command with its program as an absolute path: workers
+// start in / (startProc), where a relative one would name another file.
+func absCommand(command []string) ([]string, error) {
+	prog := command[0]
+	if !strings.ContainsRune(prog, filepath.Separator) {
+		found, err := exec.LookPath(prog)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: the worker command %q: %w", prog, err)
+		}
+		prog = found
+	}
+	abs, err := filepath.Abs(prog)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: the worker command %q: %w", prog, err)
+	}
+	return append([]string{abs}, command[1:]...), nil
+}
+
+// startProc starts a worker and waits for its hello. command[0] is
+// absolute (absCommand): the worker starts in /.
 func startProc(command, env []string, cfg workerConfig, log *slog.Logger) (*proc, error) {
 	reqR, reqW, err := os.Pipe()
 	if err != nil {

@@ -1,8 +1,10 @@
 package sandbox
 
 import (
+	"context"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -44,5 +46,27 @@ func Execute(ctx context.Context, in Input) (string, error) {
 	case <-w.exited:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the worker outlived its server's pipe")
+	}
+}
+
+// A worker command given as a relative path (a native binary under a
+// relative home) starts: workers start in /, so the pool makes it absolute
+// against the working folder first.
+func TestRelativeWorkerCommand(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(filepath.Dir(exe))
+	p, err := NewPool(Options{PoolSize: 1, WorkerCommand: []string{"./" + filepath.Base(exe)},
+		WorkerEnv: []string{"ADAPTBOT_SANDBOX_TEST_WORKER=1"}, Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	src := []byte("// Package hi greets.\npackage hi\n\nimport \"context\"\n\ntype Input struct{}\n\nfunc Execute(ctx context.Context, in Input) (string, error) { return \"hi\", nil }\n")
+	res, err := p.Run(context.Background(), Call{Tool: "hi", Source: src, Input: []byte(`{}`)})
+	if err != nil || res.Output != "hi" {
+		t.Fatalf("a worker started as ./%s: %q, %v", filepath.Base(exe), res.Output, err)
 	}
 }
