@@ -95,20 +95,21 @@ func Check(tool string, code []byte) error {
 }
 
 // Toolchain finds the go command: on PATH (as getenv gives it), or in
-// GOROOT's bin. It returns "" when there is none.
+// GOROOT's bin. It returns its absolute path (a relative folder on PATH is
+// the working folder's), or "" when there is none.
 func Toolchain(getenv func(string) string) string {
+	var candidates []string
 	for _, dir := range filepath.SplitList(getenv("PATH")) {
-		if dir == "" {
-			continue
-		}
-		p := filepath.Join(dir, "go")
-		if isExecutable(p) {
-			return p
+		if dir != "" {
+			candidates = append(candidates, filepath.Join(dir, "go"))
 		}
 	}
 	if root := getenv("GOROOT"); root != "" {
-		if p := filepath.Join(root, "bin", "go"); isExecutable(p) {
-			return p
+		candidates = append(candidates, filepath.Join(root, "bin", "go"))
+	}
+	for _, p := range candidates {
+		if abs, err := filepath.Abs(p); err == nil && isExecutable(abs) {
+			return abs
 		}
 	}
 	return ""
@@ -217,6 +218,13 @@ func compile(ctx context.Context, goCmd, home, cache string, tools []Source, out
 	if cache == "" {
 		cache = filepath.Join(home, "cache")
 	}
+	// The go command runs in the module's folder, not ours: a relative
+	// folder would name another one (or be refused, as GOPATH is).
+	for _, p := range []string{goCmd, home, cache, out} {
+		if !filepath.IsAbs(p) {
+			return fmt.Errorf("native build: %q is not an absolute path", p)
+		}
+	}
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return err
 	}
@@ -252,7 +260,49 @@ func compile(ctx context.Context, goCmd, home, cache string, tools []Source, out
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("go build: %v: %s", err, clip.String(strings.TrimSpace(stderr.String()), 2000))
+		return &buildError{err: err, output: clip.String(strings.TrimSpace(stderr.String()), 2000)}
 	}
 	return nil
+}
+
+// buildError is a go command that failed: its error and what it printed,
+// for the log (buildFailure says it in words for people).
+type buildError struct {
+	err    error
+	output string
+}
+
+func (e *buildError) Error() string { return fmt.Sprintf("go build: %v: %s", e.err, e.output) }
+func (e *buildError) Unwrap() error { return e.err }
+
+// workerFailure is the reason shown for a native program that was built
+// but did not start.
+const workerFailure = "its native program was built but did not start, so it keeps running interpreted " +
+	"(the same results, only slower). The server's log says why, under \"native: the native worker did not start\"; " +
+	"ADAPTBOT_NATIVE=off stops native builds."
+
+// buildFailure says in words, for a tool's page and the API, why a native
+// build failed and what to do; the go command's own output goes to the
+// server's log. dir is the native builder's folder.
+func buildFailure(err error, dir string) string {
+	const after = " Until then it keeps running interpreted: the same results, only slower. ADAPTBOT_NATIVE=off stops native builds."
+	var be *buildError
+	output := ""
+	if errors.As(err, &be) {
+		output = be.output
+	}
+	switch {
+	case be != nil && output == "" && (errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist)):
+		return "its native build could not start the go command. Install Go (go.dev/dl), or put its bin folder on PATH, and restart AdaptBot." + after
+	case strings.Contains(output, "requires go >="):
+		return fmt.Sprintf("the Go on this machine is older than AdaptBot's go.mod asks (go %s). Install Go %s or newer and restart AdaptBot.", goVersion(), goVersion()) + after
+	case strings.Contains(output, "no space left on device"):
+		return fmt.Sprintf("its native build ran out of disk space in %s. Free some space; the next call of the tool builds it again.", dir) + after
+	case strings.Contains(output, "permission denied") || errors.Is(err, os.ErrPermission):
+		return fmt.Sprintf("its native build may not write in %s. Let the user who runs AdaptBot write there, and restart AdaptBot.", dir) + after
+	case strings.Contains(err.Error(), "not an absolute path") || strings.Contains(output, "must be absolute"):
+		return "its native build was given a relative folder, which is a bug in AdaptBot: please report it, with the server's log." + after
+	}
+	return "its native build failed. The server's log has the go command's output, under \"native: build failed\"; " +
+		"check that `go build` works on this machine for the user who runs AdaptBot." + after
 }

@@ -1,21 +1,17 @@
 package native
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
-	"time"
 
-	"adaptbot"
 	"adaptbot/clip"
 	"adaptbot/sandbox"
 	"adaptbot/telemetry"
@@ -103,6 +99,15 @@ type Options struct {
 	// Keep bounds the binaries kept on disk, least recently used first out
 	// (default 16). A rollback to a kept version finds its binary again.
 	Keep int
+	// CacheLimit bounds the build cache on disk, in bytes (default
+	// DefaultCacheLimit): after a build, the files used least recently go
+	// until it holds three quarters of that.
+	CacheLimit int64
+	// Versions bounds the tool versions the tier remembers (default 256):
+	// past it, the one used least recently that is neither building nor
+	// serving natively now is forgotten, and starts over at its next call
+	// (its kept binary is found again).
+	Versions int
 	// Pools bounds the native worker pools alive at once, least recently
 	// used first out (default 4); PoolSize is each one's size (default 1).
 	Pools, PoolSize int
@@ -126,6 +131,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Keep <= 0 {
 		o.Keep = 16
+	}
+	if o.CacheLimit <= 0 {
+		o.CacheLimit = DefaultCacheLimit
+	}
+	if o.Versions <= 0 {
+		o.Versions = 256
 	}
 	if o.Pools <= 0 {
 		o.Pools = 4
@@ -165,13 +176,16 @@ type Tier struct {
 	wg     sync.WaitGroup
 
 	cleanBins sync.Once // binDir removes other runtimes' binaries once
-
-	compiles atomic.Int64 // builds run, for tests
+	// cache is held (read) by each build and (write) while the build cache
+	// is trimmed, so that no build sees its files go.
+	cache sync.RWMutex
 
 	mu       sync.Mutex
 	closed   bool
 	versions map[string]*version // by digest
 	live     []*version          // those with a live pool, least recently used first
+	retiring map[*livePool]bool  // pools out of live with calls still running
+	clock    uint64              // counts uses, for version.used
 }
 
 // version is one tool version's state in the tier.
@@ -181,8 +195,20 @@ type version struct {
 	status       Status
 	recent       []json.RawMessage // inputs of recent successful calls, newest last
 	bin          string            // the binary, once built
-	pool         *sandbox.Pool     // live while native and among the Pools most recent
+	pool         *livePool         // live while native and among the Pools most recent
 	starting     bool
+	building     bool   // its build (or the wait for a slot) is under way
+	used         uint64 // the tier's clock at its last call
+}
+
+// livePool is a pool of native workers with the calls running on it: a
+// pool dropped from the live set (to bound them) is closed only once its
+// last call has returned, so that no call is cut off halfway and run
+// again elsewhere.
+type livePool struct {
+	*sandbox.Pool
+	calls   int
+	retired bool
 }
 
 var _ sandbox.Runner = (*Tier)(nil)
@@ -190,8 +216,18 @@ var _ sandbox.Runner = (*Tier)(nil)
 // New returns interp with a native tier above it.
 func New(interp sandbox.Runner, opts Options) *Tier {
 	opts = opts.withDefaults()
+	// The folders go to the go command, which runs in a folder of its own,
+	// and the binaries to workers, which start in /: absolute, once.
+	for _, p := range []*string{&opts.Dir, &opts.Cache} {
+		if *p != "" {
+			if abs, err := filepath.Abs(*p); err == nil {
+				*p = abs
+			}
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	t := &Tier{interp: interp, opts: opts, slots: make(chan struct{}, opts.Builds), ctx: ctx, cancel: cancel, versions: map[string]*version{}}
+	t := &Tier{interp: interp, opts: opts, slots: make(chan struct{}, opts.Builds), ctx: ctx, cancel: cancel,
+		versions: map[string]*version{}, retiring: map[*livePool]bool{}}
 	switch {
 	case opts.Mode == ModeOff:
 		opts.Log.Info("native: the native tier is off (ADAPTBOT_NATIVE=off); tools run interpreted")
@@ -242,17 +278,17 @@ func (t *Tier) initial() Status {
 
 // Run runs the call on the native tier when its version has one, and
 // otherwise interpreted. The result (Tier) and the span of the call say
-// which.
+// which. A call runs once, on one tier: whatever happens to its native
+// pool meanwhile, it is never run again interpreted (a tool may act on
+// someone's system).
 func (t *Tier) Run(ctx context.Context, c sandbox.Call) (sandbox.Result, error) {
 	d := sandbox.Digest(c.Tool, c.Source)
 	if pool := t.nativePool(d); pool != nil {
+		defer t.release(pool)
 		telemetry.ToolTier(ctx, Native)
 		res, err := pool.Run(ctx, c)
-		// A closed pool (evicted meanwhile) is not the tool's doing.
-		if !(sandbox.KindOf(err) == adaptbot.FailUnavailable && strings.Contains(err.Error(), "closed")) {
-			res.Tier = Native
-			return res, err
-		}
+		res.Tier = Native
+		return res, err
 	}
 	telemetry.ToolTier(ctx, Interpreted)
 	res, err := t.interp.Run(ctx, c)
@@ -266,19 +302,26 @@ func (t *Tier) Run(ctx context.Context, c sandbox.Call) (sandbox.Result, error) 
 // TierOf says which tier a call of the version would run on now.
 func (t *Tier) TierOf(tool string, code []byte) string { return t.Status(tool, code).Tier }
 
-// nativePool returns the live native pool of version d, or nil; it starts
-// one in the background for a native version whose pool was stopped.
-func (t *Tier) nativePool(d string) *sandbox.Pool {
+// nativePool returns the live native pool of version d, held for one call
+// until release, or nil; it starts one in the background for a native
+// version whose pool was stopped.
+func (t *Tier) nativePool(d string) *livePool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	v := t.versions[d]
-	if v == nil || v.status.State != StateNative {
+	if v == nil {
+		return nil
+	}
+	t.clock++
+	v.used = t.clock
+	if v.status.State != StateNative {
 		return nil
 	}
 	if v.pool != nil {
 		if i := slices.Index(t.live, v); i >= 0 {
 			t.live = append(slices.Delete(t.live, i, i+1), v)
 		}
+		v.pool.calls++
 		return v.pool
 	}
 	if !v.starting && !t.closed {
@@ -287,13 +330,15 @@ func (t *Tier) nativePool(d string) *sandbox.Pool {
 		go func() {
 			defer t.wg.Done()
 			p, err := t.startPool(v.bin)
-			t.mu.Lock()
-			v.starting = false
 			if err != nil {
-				v.status = Status{Tier: Interpreted, State: StateFailed, Reason: "its native worker failed to start: " + err.Error()}
+				t.mu.Lock()
+				v.starting = false
 				t.mu.Unlock()
+				t.workerFailed(v, err)
 				return
 			}
+			t.mu.Lock()
+			v.starting = false
 			t.adoptLocked(v, p)
 			t.mu.Unlock()
 		}()
@@ -301,19 +346,40 @@ func (t *Tier) nativePool(d string) *sandbox.Pool {
 	return nil
 }
 
-// adoptLocked makes p the live pool of v, stopping the least recently used
-// pool beyond the bound. Called with t.mu held.
+// release ends a call's hold on p; the last call of a retired pool closes
+// it.
+func (t *Tier) release(p *livePool) {
+	t.mu.Lock()
+	p.calls--
+	last := p.retired && p.calls == 0
+	if last {
+		delete(t.retiring, p)
+	}
+	t.mu.Unlock()
+	if last {
+		p.Close()
+	}
+}
+
+// adoptLocked makes p the live pool of v, retiring the least recently used
+// pool beyond the bound: it closes at once when idle, else when its last
+// call returns. Called with t.mu held.
 func (t *Tier) adoptLocked(v *version, p *sandbox.Pool) {
 	if t.closed {
 		go p.Close()
 		return
 	}
-	v.pool = p
+	v.pool = &livePool{Pool: p}
 	t.live = append(t.live, v)
 	for len(t.live) > t.opts.Pools {
 		old := t.live[0]
 		t.live = t.live[1:]
-		go old.pool.Close()
+		old.pool.retired = true
+		if old.pool.calls == 0 {
+			go old.pool.Close()
+		} else {
+			t.retiring[old.pool] = true
+		}
 		old.pool = nil
 	}
 }
@@ -332,10 +398,14 @@ func (t *Tier) served(c sandbox.Call, d string) {
 		v = &version{tool: c.Tool, digest: d, code: c.Source, status: t.initial()}
 		t.versions[d] = v
 		if v.status.State == StateWaiting {
+			v.building = true
 			t.wg.Add(1)
 			go t.build(v)
 		}
+		t.forgetLocked()
 	}
+	t.clock++
+	v.used = t.clock
 	if c.Nested {
 		return // a call from another tool: no host to run its own calls later
 	}
@@ -343,6 +413,25 @@ func (t *Tier) served(c sandbox.Call, d string) {
 		v.recent = v.recent[1:]
 	}
 	v.recent = append(v.recent, append(json.RawMessage(nil), c.Input...))
+}
+
+// forgetLocked forgets the versions used least recently beyond the bound
+// (Options.Versions), of those that are neither building nor serving
+// natively now. Called with t.mu held.
+func (t *Tier) forgetLocked() {
+	if len(t.versions) <= t.opts.Versions {
+		return
+	}
+	var idle []*version
+	for _, v := range t.versions {
+		if !v.building && !v.starting && v.pool == nil {
+			idle = append(idle, v)
+		}
+	}
+	slices.SortFunc(idle, func(a, b *version) int { return cmp.Compare(a.used, b.used) })
+	for _, v := range idle[:min(len(idle), len(t.versions)-t.opts.Versions)] {
+		delete(t.versions, v.digest)
+	}
 }
 
 func (t *Tier) setStatus(v *version, s Status) {
@@ -355,6 +444,11 @@ func (t *Tier) setStatus(v *version, s Status) {
 // gives the same results, makes it serve.
 func (t *Tier) build(v *version) {
 	defer t.wg.Done()
+	defer func() {
+		t.mu.Lock()
+		v.building = false
+		t.mu.Unlock()
+	}()
 	select {
 	case t.slots <- struct{}{}:
 	case <-t.ctx.Done():
@@ -363,12 +457,15 @@ func (t *Tier) build(v *version) {
 	defer func() { <-t.slots }()
 	bin, err := t.binary(v)
 	if err != nil {
-		state := StateFailed
-		if errors.Is(err, errRefused) {
-			state = StateRefused
-		}
-		t.setStatus(v, Status{Tier: Interpreted, State: state, Reason: err.Error()})
-		if state == StateFailed && t.ctx.Err() == nil {
+		switch {
+		case errors.Is(err, errRefused):
+			t.setStatus(v, Status{Tier: Interpreted, State: StateRefused, Reason: err.Error()})
+		case t.ctx.Err() != nil:
+			t.setStatus(v, Status{Tier: Interpreted, State: StateWaiting, Reason: "the server stopped during its native build"})
+		default:
+			// The go command's own words go to the log, for whoever runs
+			// the server; the tool's page says what happened and what to do.
+			t.setStatus(v, Status{Tier: Interpreted, State: StateFailed, Reason: buildFailure(err, t.opts.Dir)})
 			t.opts.Log.Warn("native: build failed; the tool keeps running interpreted", "tool", v.tool, "digest", v.digest[:12], "err", err)
 		}
 		return
@@ -379,7 +476,7 @@ func (t *Tier) build(v *version) {
 	t.mu.Unlock()
 	p, err := t.startPool(bin)
 	if err != nil {
-		t.setStatus(v, Status{Tier: Interpreted, State: StateFailed, Reason: "its native worker failed to start: " + err.Error()})
+		t.workerFailed(v, err)
 		return
 	}
 	s, m := t.differential(v, p)
@@ -406,89 +503,16 @@ func (t *Tier) build(v *version) {
 	}
 }
 
+// workerFailed records that v's native worker did not start: in words on
+// the tool's page, with the worker's own in the log.
+func (t *Tier) workerFailed(v *version, err error) {
+	t.setStatus(v, Status{Tier: Interpreted, State: StateFailed, Reason: workerFailure})
+	if t.ctx.Err() == nil {
+		t.opts.Log.Warn("native: the native worker did not start; the tool keeps running interpreted", "tool", v.tool, "digest", v.digest[:12], "err", err)
+	}
+}
+
 var errRefused = errors.New("refused")
-
-// binDir is the folder of the native binaries this AdaptBot can run:
-// Dir/bin/<runtimeID>. The first time it is asked for, it removes what
-// other runtimes (an older AdaptBot, another Go) left under Dir/bin, whose
-// binaries this one must not run.
-func (t *Tier) binDir() string {
-	root := filepath.Join(t.opts.Dir, "bin")
-	dir := filepath.Join(root, runtimeID())
-	t.cleanBins.Do(func() {
-		entries, _ := os.ReadDir(root)
-		for _, e := range entries {
-			if e.Name() != filepath.Base(dir) {
-				os.RemoveAll(filepath.Join(root, e.Name()))
-			}
-		}
-	})
-	return dir
-}
-
-// binary returns the native binary of v: the one kept for its digest (a
-// rollback finds it again), or a new build.
-func (t *Tier) binary(v *version) (string, error) {
-	if err := Check(v.tool, v.code); err != nil {
-		return "", fmt.Errorf("%w: it may not be compiled natively: %v", errRefused, err)
-	}
-	bins := t.binDir()
-	bin := filepath.Join(bins, v.digest)
-	now := time.Now()
-	if err := os.Chtimes(bin, now, now); err == nil {
-		return bin, nil
-	}
-	if err := os.MkdirAll(bins, 0o700); err != nil {
-		return "", err
-	}
-	t.setStatus(v, Status{Tier: Interpreted, State: StateBuilding, Reason: "it is being compiled natively"})
-	tmp := bin + ".tmp"
-	t.compiles.Add(1)
-	if err := compile(t.ctx, t.opts.Go, t.opts.Dir, t.opts.Cache, []Source{{Tool: v.tool, Code: v.code}}, tmp); err != nil {
-		os.Remove(tmp)
-		return "", err
-	}
-	if err := os.Rename(tmp, bin); err != nil {
-		return "", err
-	}
-	t.prune(bins)
-	return bin, nil
-}
-
-// prune keeps the Keep most recently used binaries, and those of versions
-// serving natively now.
-func (t *Tier) prune(bins string) {
-	entries, err := os.ReadDir(bins)
-	if err != nil {
-		return
-	}
-	type kept struct {
-		name string
-		at   time.Time
-	}
-	var all []kept
-	for _, e := range entries {
-		if fi, err := e.Info(); err == nil && !strings.HasSuffix(e.Name(), ".tmp") {
-			all = append(all, kept{e.Name(), fi.ModTime()})
-		}
-	}
-	if len(all) <= t.opts.Keep {
-		return
-	}
-	sort.Slice(all, func(i, j int) bool { return all[i].at.After(all[j].at) })
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for _, k := range all[t.opts.Keep:] {
-		if v := t.versions[k.name]; v != nil && v.pool != nil {
-			continue // serving now: dropped once it stops
-		}
-		os.Remove(filepath.Join(bins, k.name))
-		if v := t.versions[k.name]; v != nil && v.status.State == StateNative {
-			v.status = Status{Tier: Interpreted, State: StateEvicted, Reason: "its native binary was dropped to keep the disk bounded"}
-			delete(t.versions, k.name) // its next success builds it again
-		}
-	}
-}
 
 // startPool starts a pool of native workers running bin, confined as the
 // interpreted workers are.
@@ -551,14 +575,18 @@ func describe(res sandbox.Result, err error) string {
 	return "output: " + res.Output
 }
 
-// Close stops the builds, the native pools and the interpreted runner.
+// Close stops the builds, the native pools (their calls fail, as the
+// interpreted runner's do) and the interpreted runner.
 func (t *Tier) Close() error {
 	t.mu.Lock()
 	t.closed = true
-	var pools []*sandbox.Pool
+	var pools []*livePool
 	for _, v := range t.live {
 		pools = append(pools, v.pool)
 		v.pool = nil
+	}
+	for p := range t.retiring {
+		pools = append(pools, p)
 	}
 	t.live = nil
 	t.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,7 +20,7 @@ import (
 // name: the benchmarks' and the differential check's.
 func nativeTools(t testing.TB) []Source {
 	var out []Source
-	for _, name := range []string{"fib", "primes", "whoami"} {
+	for _, name := range []string{"fib", "primes", "whoami", "relay"} {
 		out = append(out, Source{Tool: name, Code: readTool(t, filepath.Join("testdata", name, name+".go"))})
 	}
 	out = append(out, Source{Tool: "calculator", Code: readTool(t, "../tools/calculator/calculator.go")})
@@ -40,7 +41,9 @@ func newTier(t *testing.T, opts Options) (*Tier, sandbox.Runner) {
 	if opts.Cache == "" {
 		opts.Cache = testCache(t)
 	}
-	tier := New(interp, opts)
+	n := new(atomic.Int64)
+	tier := New(interp, countBuilds(opts, n))
+	compileCounts.Store(tier, n)
 	t.Cleanup(func() { tier.Close() })
 	return tier, interp
 }
@@ -149,7 +152,7 @@ func TestServesNativelyOnceProven(t *testing.T) {
 	if got := call(t, tier, "calculator", v2, `{"expression":"17 * 23 + 4"}`); got != "17 * 23 + 4 => 395" {
 		t.Fatalf("v2 native: %q", got)
 	}
-	if n := tier.compiles.Load(); n != 2 {
+	if n := builds(tier); n != 2 {
 		t.Errorf("%d builds, want 2", n)
 	}
 
@@ -159,7 +162,7 @@ func TestServesNativelyOnceProven(t *testing.T) {
 	again.SetExamples(calculatorExamples)
 	call(t, again, "calculator", v1, `{"expression":"1 + 1"}`)
 	waitState(t, again, "calculator", v1, StateNative)
-	if n := again.compiles.Load(); n != 0 {
+	if n := builds(again); n != 0 {
 		t.Errorf("the rollback compiled %d times, want 0: its binary is kept", n)
 	}
 
@@ -174,7 +177,7 @@ func TestServesNativelyOnceProven(t *testing.T) {
 	upgraded.SetExamples(calculatorExamples)
 	call(t, upgraded, "calculator", v1, `{"expression":"1 + 1"}`)
 	waitState(t, upgraded, "calculator", v1, StateNative)
-	if n := upgraded.compiles.Load(); n != 1 {
+	if n := builds(upgraded); n != 1 {
 		t.Errorf("after an upgrade v1 was compiled %d times, want 1: the old binary is another runtime's", n)
 	}
 	if _, err := os.Stat(filepath.Join(bins, "0123456789abcdef")); !os.IsNotExist(err) {
@@ -220,7 +223,7 @@ func TestDiffersNeverServesNatively(t *testing.T) {
 			t.Fatalf("call %d: %q, want the interpreter's %q", i, out, interpreted)
 		}
 	}
-	if n := tier.compiles.Load(); n != 0 {
+	if n := builds(tier); n != 0 {
 		t.Errorf("compiled %d times; the binary was there", n)
 	}
 }
@@ -261,7 +264,7 @@ func TestOffAndNoToolchainChangeNothing(t *testing.T) {
 			if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 				t.Errorf("the tier wrote %d entries in its folder", len(entries))
 			}
-			if n := tier.compiles.Load(); n != 0 {
+			if n := builds(tier); n != 0 {
 				t.Errorf("compiled %d times", n)
 			}
 		})
@@ -292,7 +295,7 @@ func TestNeverServedNeverBuilt(t *testing.T) {
 	if s := tier.Status("init_loop", src); s.State != StateWaiting {
 		t.Errorf("status %+v, want waiting", s)
 	}
-	if n := tier.compiles.Load(); n != 0 {
+	if n := builds(tier); n != 0 {
 		t.Errorf("compiled %d times", n)
 	}
 }
