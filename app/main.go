@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -300,7 +301,7 @@ func serve(ctx context.Context, cfg config.Config, h hooks, lock *homelock.Lock,
 	if w.model != nil {
 		fmt.Fprintf(stdout, "model: %s\n", w.model.Name())
 	} else {
-		fmt.Fprintf(stdout, "model: none configured; chat answers and tool building are off until one is set (OPENAI_API_KEY or OPENAI_BASE_URL, ANTHROPIC_API_KEY, GOOGLE_API_KEY or OLLAMA_HOST); running tools directly works\n")
+		fmt.Fprintf(stdout, "model: %s\n", noModel)
 	}
 	fmt.Fprintf(stdout, "tools: %d loaded from %s\n", w.reg.Len(), cfg.ToolsDir)
 	if st := w.runner.Stats(); st.Mode == sandbox.ModeWorkers {
@@ -308,10 +309,15 @@ func serve(ctx context.Context, cfg config.Config, h hooks, lock *homelock.Lock,
 	} else if st.Mode == cluster.ModeFleet {
 		fmt.Fprintf(stdout, "sandbox: none here; tool calls go to the worker fleet on %s\n", w.link.URL)
 	}
+	if tier, ok := w.runner.(*native.Tier); ok {
+		fmt.Fprintln(stdout, "native:", tier.Describe())
+	}
 	if w.link != nil {
 		fmt.Fprintf(stdout, "cluster: replica %s on %s; benchmark rows go to stream %s\n", w.link.Replica, w.link.URL, cluster.RowStream)
 	}
 	fmt.Fprintln(stdout, edge.Describe())
+	// Last, so that a person knows the server is ready when it shows.
+	fmt.Fprintf(stdout, "ready: open %s in a browser\n", openURL(ln.Addr()))
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -323,4 +329,23 @@ func serve(ctx context.Context, cfg config.Config, h hooks, lock *homelock.Lock,
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return srv.Shutdown(shutdownCtx)
+}
+
+// noModel is what the server says at start without a model: what is off,
+// what works, and the settings that turn chat on.
+const noModel = "none configured, so chat answers and tool building are off. Turn them on with a provider's key, " +
+	"e.g. OPENAI_API_KEY=sk-... go run ./app (or OPENAI_BASE_URL, ANTHROPIC_API_KEY, GOOGLE_API_KEY, OLLAMA_HOST: " +
+	"README.md, \"Turn on a model\"). Running tools, the tools pages and the dashboard work without one"
+
+// openURL is the address a person opens for the server listening on addr:
+// loopback for an unspecified host (0.0.0.0, ::).
+func openURL(addr net.Addr) string {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "http://" + addr.String()
+	}
+	if ip, err := netip.ParseAddr(host); err == nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }

@@ -265,6 +265,18 @@ func (t *Tier) Status(tool string, code []byte) Status {
 	return t.initial()
 }
 
+// Describe says in a line what the tier does with tools, for the server's
+// start-up message.
+func (t *Tier) Describe() string {
+	switch {
+	case t.opts.Mode == ModeOff:
+		return "off (ADAPTBOT_NATIVE=off): tools run interpreted"
+	case t.opts.Go == "":
+		return "no Go toolchain (go on PATH or in GOROOT): tools run interpreted"
+	}
+	return fmt.Sprintf("a tool is compiled natively with %s after its first successful call, in %s (ADAPTBOT_NATIVE=off turns that off)", t.opts.Go, t.opts.Dir)
+}
+
 // initial is the status of a version the tier has not seen serve.
 func (t *Tier) initial() Status {
 	switch {
