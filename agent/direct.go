@@ -25,10 +25,11 @@ import (
 // against real providers.
 const DirectFlag = "output_is_answer"
 
-// directProperty is DirectFlag's schema, as the model sees it.
-// The system prompt says when to set it; the description stays short, as
-// every local tool's schema carries it on every call.
-var directProperty = json.RawMessage(`{"type":"boolean","description":"true: the output alone answers the user"}`)
+// directProperty is DirectFlag's schema, as the model sees it. The system
+// prompt says when to set it; the schema has no description, as every
+// local tool's schema carries it on every call (one would cost about 15
+// prompt tokens a tool).
+var directProperty = json.RawMessage(`{"type":"boolean"}`)
 
 // flagged reports whether a tool is offered with DirectFlag: a local tool
 // that did not opt out, whose schema is an object schema that has no

@@ -35,17 +35,17 @@ const (
 var (
 	requestToolsFunction = llm.Function{
 		Name:        fnRequestTools,
-		Description: "No tool offered fits, but one may exist: describe the capability and more tools will be offered.",
-		Parameters:  json.RawMessage(`{"type":"object","properties":{"domain":{"type":"string","description":"the area, e.g. finance, weather, files"},"operation":{"type":"string","description":"what the tool must do, e.g. convert currency"}},"required":["domain","operation"]}`),
+		Description: "No tool offered fits, but one may exist: describe it and more tools are offered.",
+		Parameters:  json.RawMessage(`{"type":"object","properties":{"domain":{"type":"string","description":"e.g. finance, weather, files"},"operation":{"type":"string","description":"what it must do, e.g. convert currency"}},"required":["domain","operation"]}`),
 	}
 	buildFunction = llm.Function{
 		Name:        fnBuild,
-		Description: "The user asks to create, change or delete a tool (\"make a tool that converts roman numerals\", \"delete the weather tool\", \"create a tool for that\").",
-		Parameters:  json.RawMessage(`{"type":"object","properties":{"action":{"type":"string","enum":["create","modify","delete"]},"tool":{"type":"string","description":"snake_case name: the existing tool's for modify and delete, a new one for create"},"summary":{"type":"string","description":"one sentence: what the tool must do, or the change"}},"required":["action","tool","summary"]}`),
+		Description: "The user asks to create, change or delete a tool (\"make a tool that converts roman numerals\", \"delete the weather tool\").",
+		Parameters:  json.RawMessage(`{"type":"object","properties":{"action":{"type":"string","enum":["create","modify","delete"]},"tool":{"type":"string","description":"snake_case name, the existing one's to modify or delete"},"summary":{"type":"string","description":"what the tool must do, or the change, in one sentence"}},"required":["action","tool","summary"]}`),
 	}
 	needToolFunction = llm.Function{
 		Name:        fnNeedTool,
-		Description: "No tool offered provides what the message needs (live data, exact computation, an action), and it cannot be answered well without one.",
+		Description: "The message needs what no tool offered provides (live data, exact computation, an action) to be answered well.",
 		Parameters:  json.RawMessage(`{"type":"object","properties":{"capability":{"type":"string","description":"what is missing, in a few words"}}}`),
 	}
 )
@@ -130,14 +130,12 @@ func (s *state) offers() []llm.Function {
 
 // systemPrompt is the one system prompt of every model call of a chat: what
 // to do with a message, and with the tools' results once they arrive.
-const systemPrompt = `You are AdaptBot, a helpful and concise assistant with tools. For the user's latest message, either:
-- answer directly in plain text (greetings, general knowledge, explanations, opinions);
-- or call the tool(s) that produce the answer, with arguments from the conversation in the units and formats the parameters ask for. Call several at once only if they are independent; you will see the results and can call more;
-- or call ` + fnBuild + ` if the user asks to create, change or delete a tool;
-- or call ` + fnNeedTool + ` if the message needs a capability no tool provides;
-- or call ` + fnRequestTools + ` if no tool offered fits but one may exist.
-Set ` + DirectFlag + `: true on a call whose output alone, shown as it is, answers the message (a calculation, a conversion); leave it out when you must read or explain the output.
-When the tools' results arrive, answer from them: use only what they say, do not invent or change numbers, and answer in the user's language, short and friendly. If the question needs another step, call the tool for it instead of answering.`
+const systemPrompt = `You are AdaptBot, a concise assistant with tools. For the user's latest message:
+- answer in plain text when no tool is needed (greetings, general knowledge, explanations);
+- or call the tools that give the answer, with arguments in the units and formats their parameters ask for (several at once only if independent);
+- or call ` + fnBuild + `, ` + fnNeedTool + ` or ` + fnRequestTools + `, as their descriptions say.
+Set ` + DirectFlag + `: true on a call whose output, shown as it is, answers the message (a calculation, a conversion); leave it out if you must explain the output.
+Answer from the tools' results only, never inventing or changing numbers, short and in the user's language. If another step is needed, call its tool.`
 
 func toolLine(t toolbox.Tool) string {
 	spec := t.Spec()
