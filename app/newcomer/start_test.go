@@ -3,7 +3,8 @@
 // (its tracked files only), with no ADAPTBOT_* setting but the scripted
 // model's, and the README's own requests, checked against the answers the
 // README shows. They need the go command (to build the program, and for
-// the native tier); without one they skip, and fail under CI=true. They
+// the native tier) and git (to list the tracked files); without them they
+// skip, and fail under CI=true or ADAPTBOT_REQUIRE_NEWCOMER=1. They
 // are a package of their own so that `go test ./...` runs them beside
 // app's long test run, not after it.
 package newcomer
@@ -42,13 +43,19 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// required says the tests must run here, not skip: under CI=true or
+// ADAPTBOT_REQUIRE_NEWCOMER=1 (.ci/run).
+func required() bool {
+	return os.Getenv("CI") == "true" || os.Getenv("ADAPTBOT_REQUIRE_NEWCOMER") == "1"
+}
+
 // goCommand is the go command, or skips the test (fails it under CI).
 func goCommand(t *testing.T) string {
 	t.Helper()
 	g, err := exec.LookPath("go")
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CI=true but there is no go command: the start-as-documented tests need it")
+		if required() {
+			t.Fatal("CI=true (or ADAPTBOT_REQUIRE_NEWCOMER=1) but there is no go command: the start-as-documented tests need it")
 		}
 		t.Skip("no go command: the start-as-documented tests need it")
 	}
@@ -90,8 +97,8 @@ func freshCopy(t *testing.T) string {
 	t.Helper()
 	git, err := exec.LookPath("git")
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CI=true but there is no git to list the repository's files")
+		if required() {
+			t.Fatal("CI=true (or ADAPTBOT_REQUIRE_NEWCOMER=1) but there is no git to list the repository's files")
 		}
 		t.Skip("no git to list the repository's files")
 	}
