@@ -284,7 +284,7 @@ func openHub(cfg config.Config, getenv func(string) string, log *slog.Logger) (*
 	if len(servers) == 0 {
 		return nil, nil
 	}
-	return mcpclient.NewHub(servers, mcpclient.Options{Env: mcpclient.DefaultEnv(getenv), Log: log}), nil
+	return mcpclient.NewHub(inFolder(servers, filepath.Dir(cfg.MCPConfig)), mcpclient.Options{Env: mcpclient.DefaultEnv(getenv), Log: log}), nil
 }
 
 // connectHub connects the hub's servers in the background, so that a slow
