@@ -109,8 +109,9 @@ func walkReadme(t *testing.T, bin, home, dir string, env map[string]string) {
 		t.Fatalf("the first tool's question: %d %s; want the answer that no tool fits", code, raw)
 	}
 	code, plan, raw := p.send(t, "POST", "/api/tools/plan", oneField("request", question))
-	if code != 200 || plan["tool"] != "count_vowels" {
-		t.Fatalf("the plan of Create Tool: %d %s", code, raw)
+	// "The bot says what it will build (a name, what it does, its inputs)".
+	if code != 200 || plan["tool"] != "count_vowels" || str(plan["summary"]) == "" || str(plan["inputs"]) != `["text (string)"]` {
+		t.Fatalf("the plan of Create Tool: %d %s; want its name, what it does and its inputs", code, raw)
 	}
 	build, _ := json.Marshal(map[string]any{"request": question, "op": plan["op"], "tool": plan["tool"]})
 	evs := p.events(t, "/api/tools/build", string(build))
@@ -120,6 +121,10 @@ func walkReadme(t *testing.T, bin, home, dir string, env map[string]string) {
 	code, got, raw = p.send(t, "POST", "/chat", oneField("message", question))
 	if code != 200 || str(got["tools"]) != `["count_vowels"]` || !strings.Contains(str(got["response"]), "7 vowels") {
 		t.Fatalf("the question asked again: %d %s; want count_vowels's answer, 7 vowels", code, raw)
+	}
+	// "The badge under the answer opens its trace" (GET /api/requests/<id>).
+	if code, trace, raw := p.send(t, "GET", "/api/requests/"+str(got["request_id"]), ""); code != 200 || trace == nil {
+		t.Errorf("the answer's trace: %d %s", code, raw)
 	}
 	vowels := curls.find(t, "/chat", "vowels")
 	if code, got, raw = p.send(t, "POST", vowels.path, vowels.body); code != 200 || !strings.Contains(str(got["response"]), "2 vowels") {
