@@ -293,7 +293,9 @@ func TestMCPHome(t *testing.T) {
 	copyTools(t, home)
 	elsewhere := t.TempDir()
 	t.Chdir(elsewhere)
-	env := map[string]string{"ADAPTBOT_WORKERS": "1"}
+	// No server answers at its address: a server on the default one (a
+	// developer's, app/newcomer's) would otherwise serve this mcp.
+	env := map[string]string{"ADAPTBOT_WORKERS": "1", "ADAPTBOT_ADDR": closedAddr(t)}
 	_, err := runEnv(t, env, strings.NewReader(""), "mcp")
 	if err == nil || !strings.Contains(err.Error(), "ADAPTBOT_HOME") {
 		t.Errorf("mcp in a folder with no tools: %v; want a word about ADAPTBOT_HOME", err)
