@@ -42,6 +42,7 @@ var routeRules = map[string]routeRule{
 	"GET /tools":                                 {identity.ReadTools, ""},
 	"GET /tools/:name":                           {identity.ReadTools, ""},
 	"GET /dashboard":                             {identity.ReadAll, ""},
+	"GET /requests/:id":                          {identity.ReadOwn, ""},
 	"GET /static/*":                              {public, ""},
 	"GET /healthz":                               {public, ""},
 	"GET /metrics":                               {identity.ReadAll, ""},

@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -89,7 +91,13 @@ func TestBrowserCreateToolFlow(t *testing.T) {
 			return llmtest.Say("12 in Roman numerals is " + lastOutput(r) + ".")
 		}
 		switch f := r.Forced(); f {
-		case "decide_build": // the Create Tool button's build decides in the generator
+		case "decide_build": // the Create Tool button asks for the plan first
+			// Like many a model, this one fills in what the schema requires.
+			var schema struct{ Required []string }
+			json.Unmarshal(r.Schema(f), &schema)
+			if slices.Contains(schema.Required, "inputs") {
+				return llmtest.Call(f, `{"op":"CREATE","tool":"roman_numerals","summary":"Convert a whole number to Roman numerals.","inputs":["number (integer)"]}`)
+			}
 			return llmtest.Call(f, `{"op":"CREATE","tool":"roman_numerals","summary":"Convert a whole number to Roman numerals."}`)
 		case "write_tool":
 			return llmtest.Call(f, string(writeToolArgs))
@@ -106,6 +114,8 @@ func TestBrowserCreateToolFlow(t *testing.T) {
 		chromedp.Click(chromedp.ID("send")),
 		chromedp.WaitVisible(chromedp.ID("create-tool")),
 		chromedp.Click(chromedp.ID("create-tool")),
+		// The plan, with the inputs, shows before the build starts.
+		chromedp.Poll[chromedp.Void](`document.querySelector('#progress li.planned') !== null`, chromedp.WithPollingTimeout(30*time.Second)),
 		// Once the tool is registered the page asks the question again; wait
 		// for that answer.
 		chromedp.Poll[chromedp.Void](`[...document.querySelectorAll('.msg.bot')].some(m => m.textContent.includes('is XII'))`, chromedp.WithPollingTimeout(60*time.Second)),
@@ -116,6 +126,28 @@ func TestBrowserCreateToolFlow(t *testing.T) {
 	progress, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("progress")))
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The offer is used once: its buttons go (issue 41), and the first
+	// answer's badge says in words that no tool fit.
+	page, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]any](`({
+		buttons: document.querySelectorAll('#create-tool, #cancel-tool').length,
+		planned: document.querySelector('#progress li.planned').textContent,
+		badges: [...document.querySelectorAll('.msg.bot .badge.path')].map(b => b.textContent),
+	})`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if page["buttons"] != float64(0) {
+		t.Errorf("%v build offer buttons stay on the page after Create Tool", page["buttons"])
+	}
+	if planned, _ := page["planned"].(string); !strings.Contains(planned, "Inputs: number (integer)") {
+		t.Errorf("the plan shown before the build = %q, want its inputs", planned)
+	}
+	if badges := fmt.Sprint(page["badges"]); badges != "[no tool fits roman_numerals]" {
+		t.Errorf("path badges = %s, want people's words, then the tool", badges)
+	}
+	if n := strings.Count(strings.ToLower(progress), "working out what to build"); n != 1 {
+		t.Errorf("progress says %d times that it is working out what to build, want once:\n%s", n, progress)
 	}
 	answer, err := chromedp.Run(ctx, chromedp.Evaluate[string](`[...document.querySelectorAll('.msg.bot')].pop().textContent`))
 	if err != nil {

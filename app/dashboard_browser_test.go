@@ -95,8 +95,9 @@ func TestBrowserDashboard(t *testing.T) {
 			if st.Canvases < len(timeCharts) {
 				t.Errorf("%d px: %d canvases, want one per time chart", width, st.Canvases)
 			}
-			if st.FirstTrace != "/api/requests/multi-1" {
-				t.Errorf("first trace link = %q", st.FirstTrace)
+			// A trace link opens the trace view, not the JSON (issue 41).
+			if st.FirstTrace != "/requests/multi-1" {
+				t.Errorf("first trace link = %q, want the trace view /requests/multi-1", st.FirstTrace)
 			}
 			if st.Scripts != 0 || !strings.Contains(st.RecentText, "<script>alert(1)</script>") {
 				t.Errorf("a query with markup is not shown as text: %d scripts", st.Scripts)
@@ -109,6 +110,10 @@ func TestBrowserDashboard(t *testing.T) {
 		st := loadDashboard(t, chrome, in.url+"/dashboard?intent=RUN&tool=calculator", 1280, "dashboard-runs.png")
 		if !strings.HasPrefix(st.Summary, "5 requests") {
 			t.Errorf("filtered summary = %q", st.Summary)
+		}
+		// A direct run's query is its arguments, shown as words, not JSON.
+		if !strings.Contains(st.RecentText, "expression: 2+") || strings.Contains(st.RecentText, `{"expression"`) {
+			t.Errorf("a run's query is not shown as readable text: %q", st.RecentText)
 		}
 		// Direct runs take 3 ms: the latency axis reads in milliseconds,
 		// not "0" at every tick.

@@ -46,6 +46,7 @@ var wordsRules = map[string]wordsRule{
 	"GET /tools":                    noWords,
 	"GET /tools/:name":              byAuthor, // the versions' notes; failures come from the API
 	"GET /dashboard":                adminOnly,
+	"GET /requests/:id":             byAuthor, // one request and its trace, as GET /api/requests/:id
 	"GET /static/*":                 noWords,
 	"GET /healthz":                  noWords,
 	"GET /metrics":                  adminOnly, // counts only, behind its token

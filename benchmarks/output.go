@@ -100,6 +100,17 @@ func (s Summary) intents() string {
 	return strings.Join(parts, ", ")
 }
 
+// plansText says how many plans were counted apart from the builds, if any.
+func plansText(b BuildStat) string {
+	if b.Plans == 0 {
+		return ""
+	}
+	if b.Plans == 1 {
+		return "; 1 plan, counted apart"
+	}
+	return fmt.Sprintf("; %d plans, counted apart", b.Plans)
+}
+
 func attemptsText(b BuildStat) string {
 	var parts []string
 	for _, a := range b.Attempts {
@@ -174,8 +185,8 @@ func (s Summary) WriteText(w io.Writer) error {
 		fmt.Fprintln(tw)
 	}
 	tw.Flush() // writes to a bytes.Buffer cannot fail
-	fmt.Fprintf(&b, "Builds: %d, %d failed; attempts %s; generation p50 %s s, p95 %s s, mean %s s\n",
-		s.Builds.Requests, s.Builds.Failed, attemptsText(s.Builds), secs(s.Builds.Generation.P50), secs(s.Builds.Generation.P95), secs(s.Builds.Generation.Mean))
+	fmt.Fprintf(&b, "Builds: %d, %d failed%s; attempts %s; generation p50 %s s, p95 %s s, mean %s s\n",
+		s.Builds.Requests, s.Builds.Failed, plansText(s.Builds), attemptsText(s.Builds), secs(s.Builds.Generation.P50), secs(s.Builds.Generation.P95), secs(s.Builds.Generation.Mean))
 	if len(s.TopErrors) > 0 {
 		b.WriteString("Top errors:\n")
 		for _, e := range s.TopErrors {
@@ -213,7 +224,7 @@ func (s Summary) WriteMarkdown(w io.Writer) error {
 	row("tool execution", s.Execution.String())
 	row("tools ran", s.Tiers.String())
 	row("feedback", s.Feedback.String())
-	row("builds", fmt.Sprintf("%d (%d failed)", s.Builds.Requests, s.Builds.Failed))
+	row("builds", fmt.Sprintf("%d (%d failed)%s", s.Builds.Requests, s.Builds.Failed, plansText(s.Builds)))
 	row("build attempts", attemptsText(s.Builds))
 	row("build generation p50 (s)", secs(s.Builds.Generation.P50))
 	row("build generation p95 (s)", secs(s.Builds.Generation.P95))

@@ -152,17 +152,21 @@ type StepStat struct {
 	TotalShare *float64 `json:"share_of_step_time"` // of all the scope's step time
 }
 
-// BuildStat summarizes the selected BUILD rows. Failed leaves out builds
-// refused because no model is configured.
+// BuildStat summarizes the selected BUILD rows. Plans, which ask what a
+// build would do and build nothing, are counted apart: Requests and Failed
+// leave them out. Failed also leaves out builds refused because no model is
+// configured.
 type BuildStat struct {
 	Requests   int64           `json:"requests"`
 	Failed     int64           `json:"failed"`
+	Plans      int64           `json:"plans"`
 	Attempts   []AttemptsCount `json:"attempts"`
 	Generation Quantiles       `json:"generation"`
 }
 
-// AttemptsCount is how many builds took a number of attempts (0: not
-// recorded; maxAttempts counts that many or more).
+// AttemptsCount is how many builds that write code took a number of
+// attempts (0: not recorded, in an older file; maxAttempts counts that many
+// or more).
 type AttemptsCount struct {
 	Attempts int   `json:"attempts"`
 	Builds   int64 `json:"builds"`
@@ -188,7 +192,7 @@ type Point struct {
 	P95           *float64  `json:"p95_sec"`
 	LLMCalls      *float64  `json:"llm_calls_per_request"`
 	Tokens        *float64  `json:"tokens_per_request"`
-	Builds        int64     `json:"builds"`
+	Builds        int64     `json:"builds"` // BUILD rows, plans left out
 	BuildSec      *float64  `json:"build_sec_mean"`
 	BuildAttempt  *float64  `json:"build_attempts_mean"`
 	// FeedbackUp and FeedbackDown count the bucket's FEEDBACK rows;
@@ -350,6 +354,7 @@ func (s *Store) Query(f Filter) Summary {
 // breakdowns.
 type totals struct {
 	total, builds acc
+	plans         acc
 	steps         [maxSteps]stepAcc
 	paths         map[string]*pathAcc
 	tools         map[string]*ToolStat
@@ -413,7 +418,9 @@ func (t *totals) fold(s *Store, perKind []*cell, scope string, sum *Summary) {
 		if kd.intent == IntentChat || kd.intent == IntentRun {
 			t.addTools(c, kd)
 		}
-		if kd.intent == IntentBuild {
+		if kd.intent == IntentBuild && kd.category == CategoryBuildPlan {
+			t.plans.add(c, kd)
+		} else if kd.intent == IntentBuild {
 			t.builds.add(c, kd)
 			if c.generation != nil {
 				t.gen.merge(c.generation)
@@ -486,7 +493,7 @@ func (t *totals) finish(s *Store, sum *Summary) {
 	}
 	sortByCount(sum.Feedback.Tools, func(t ToolFeedback) int64 { return t.Up + t.Down }, func(t ToolFeedback) string { return t.Tool })
 
-	sum.Builds = BuildStat{Requests: t.builds.n, Failed: t.builds.errors}
+	sum.Builds = BuildStat{Requests: t.builds.n, Failed: t.builds.errors, Plans: t.plans.n}
 	for i, n := range t.attempts {
 		if n > 0 {
 			sum.Builds.Attempts = append(sum.Builds.Attempts, AttemptsCount{Attempts: i, Builds: n})
@@ -595,7 +602,7 @@ func (pa *pointAcc) add(p *Point, c *cell, intent, outcome string, scope string)
 		p.Chat += c.n
 	case IntentBuild:
 		p.Build += c.n
-		p.Builds += c.n
+		p.Builds += c.n - c.plans
 		if c.generation != nil {
 			pa.genN += int64(c.generation.n)
 			pa.genSum += c.generation.sum()

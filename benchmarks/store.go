@@ -95,13 +95,14 @@ type cell struct {
 	discovery        int64
 	paramOK, paramN  int64
 	execOK, execN    int64
-	generation       *histogram // builds only
-	attempts         [maxAttempts + 1]int64
-	errors           map[string]int64      // at most errorsPerCell messages
-	otherErrors      int64                 // errors past that
-	steps            [maxSteps]stepAcc     // by the Store's step index
-	up, down         int64                 // FEEDBACK rows: thumbs up and down
-	tiers            [len(tierNames)]int64 // rows by the tier that ran their tools
+	generation       *histogram             // builds only
+	attempts         [maxAttempts + 1]int64 // builds that write code, by their attempts
+	plans            int64                  // BUILD rows that only planned a build
+	errors           map[string]int64       // at most errorsPerCell messages
+	otherErrors      int64                  // errors past that
+	steps            [maxSteps]stepAcc      // by the Store's step index
+	up, down         int64                  // FEEDBACK rows: thumbs up and down
+	tiers            [len(tierNames)]int64  // rows by the tier that ran their tools
 }
 
 // tierNames are the tiers a cell counts rows of, by index.
@@ -294,6 +295,14 @@ func (c *cell) saw(t time.Time) {
 	}
 }
 
+// writesCode says whether a BUILD row of category has the model write a
+// tool's code, and so has build attempts to count (an older file's row
+// without a category may). A delete, a rollback, an approval, a test, an
+// import or a skill's proposal writes none.
+func writesCode(category string) bool {
+	return category == CategoryBuildCreate || category == CategoryBuildModify || category == ""
+}
+
 // counted is a row with what every cell it goes into needs worked out once.
 type counted struct {
 	Row
@@ -344,7 +353,14 @@ func (c *cell) add(r *counted) {
 		if r.GenerationTime > 0 {
 			c.generation.addAt(r.GenerationTime, r.generation)
 		}
-		c.attempts[min(max(r.BuildAttempts, 0), maxAttempts)]++
+		switch {
+		case r.Category == CategoryBuildPlan:
+			// A plan asks the model what a build would do and builds
+			// nothing: it is counted apart from builds.
+			c.plans++
+		case r.BuildAttempts > 0 || writesCode(r.Category):
+			c.attempts[min(max(r.BuildAttempts, 0), maxAttempts)]++
+		}
 	}
 	for i, nt := range r.NodeTimes {
 		c.steps[r.steps[i]].n++
@@ -473,6 +489,7 @@ func (b *bucket) merge(o *bucket) {
 
 func (c *cell) merge(o *cell) {
 	c.n += o.n
+	c.plans += o.plans
 	if !o.first.IsZero() {
 		c.saw(o.first)
 		c.saw(o.last)

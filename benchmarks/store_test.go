@@ -1,6 +1,7 @@
 package benchmarks_test
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"math"
@@ -67,9 +68,12 @@ func randomRow(rng *rand.Rand, t time.Time, i int) benchmarks.Row {
 		}
 	default:
 		r.Intent = benchmarks.IntentBuild
-		r.Category = []string{benchmarks.CategoryBuildCreate, benchmarks.CategoryBuildModify, benchmarks.CategoryBuildDelete}[rng.IntN(3)]
+		r.Category = []string{benchmarks.CategoryBuildCreate, benchmarks.CategoryBuildModify, benchmarks.CategoryBuildDelete, benchmarks.CategoryBuildPlan}[rng.IntN(4)]
 		r.BuildAttempts = rng.IntN(5)
-		if r.Category != benchmarks.CategoryBuildDelete {
+		if r.Category == benchmarks.CategoryBuildPlan {
+			r.BuildAttempts = 0
+		}
+		if r.Category != benchmarks.CategoryBuildDelete && r.Category != benchmarks.CategoryBuildPlan {
 			r.GenerationTime = time.Duration(1+rng.IntN(60_000)) * time.Millisecond
 		}
 		r.LLMCalls = r.BuildAttempts
@@ -118,6 +122,7 @@ type recount struct {
 	paths                    map[string][2]int64 // requests, errors
 	tools                    map[string][2]benchmarks.ToolCalls
 	builds, buildFailed      int64
+	plans                    int64
 	attempts                 map[int]int64
 	gen                      []float64
 	recent                   []string
@@ -235,12 +240,19 @@ func count(rows []benchmarks.Row, f benchmarks.Filter) recount {
 				rc.tools[name] = tc
 			}
 		}
-		if r.Intent == benchmarks.IntentBuild {
+		// A plan builds nothing: counted apart. Only builds that write
+		// code (or rows that say how many attempts they took) have
+		// attempts.
+		if r.Intent == benchmarks.IntentBuild && r.Category == benchmarks.CategoryBuildPlan {
+			rc.plans++
+		} else if r.Intent == benchmarks.IntentBuild {
 			rc.builds++
 			if failed(r) {
 				rc.buildFailed++
 			}
-			rc.attempts[r.BuildAttempts]++
+			if r.BuildAttempts > 0 || r.Category != benchmarks.CategoryBuildDelete {
+				rc.attempts[r.BuildAttempts]++
+			}
 			if r.GenerationTime > 0 {
 				rc.gen = append(rc.gen, r.GenerationTime.Seconds())
 			}
@@ -415,6 +427,7 @@ func checkSummary(t *testing.T, got benchmarks.Summary, want recount) {
 	builds := got.Builds
 	equal(t, "builds", builds.Requests, want.builds)
 	equal(t, "builds failed", got.Builds.Failed, want.buildFailed)
+	equal(t, "plans", got.Builds.Plans, want.plans)
 	for _, a := range got.Builds.Attempts {
 		equal(t, fmt.Sprintf("builds with %d attempts", a.Attempts), a.Builds, want.attempts[a.Attempts])
 	}
@@ -649,5 +662,42 @@ func TestEveryBuildCategoryIsABuild(t *testing.T) {
 	}
 	if n := s.Query(benchmarks.Filter{Path: benchmarks.PathBuild}).Requests; n != len(categories) {
 		t.Errorf("path=build selects %d rows, want %d", n, len(categories))
+	}
+}
+
+// TestPlansAreCountedApartFromBuilds: four builds, each planned first, are
+// four builds and four plans (issue 41: the card said 8), in the totals, the
+// series and the attempts alike; a delete has no attempts to show.
+func TestPlansAreCountedApartFromBuilds(t *testing.T) {
+	s := benchmarks.NewStore()
+	at := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
+	add := func(i int, category string, attempts int) {
+		s.Add(benchmarks.Row{Timestamp: at.Add(time.Duration(i) * time.Second), Intent: benchmarks.IntentBuild,
+			Category: category, BuildAttempts: attempts, RequestID: fmt.Sprintf("r%d", i), Latency: time.Second})
+	}
+	for i := range 4 {
+		add(2*i, benchmarks.CategoryBuildPlan, 0)
+		add(2*i+1, benchmarks.CategoryBuildCreate, 1+i%2)
+	}
+	add(9, benchmarks.CategoryBuildDelete, 0)
+	got := s.Query(benchmarks.Filter{})
+	if got.Builds.Requests != 5 || got.Builds.Plans != 4 {
+		t.Errorf("builds = %d, plans = %d; want 5 and 4", got.Builds.Requests, got.Builds.Plans)
+	}
+	var series int64
+	for _, p := range got.Series {
+		series += p.Builds
+	}
+	if series != 5 {
+		t.Errorf("the series counts %d builds, want 5", series)
+	}
+	want := []benchmarks.AttemptsCount{{Attempts: 1, Builds: 2}, {Attempts: 2, Builds: 2}}
+	if !slices.Equal(got.Builds.Attempts, want) {
+		t.Errorf("attempts = %+v, want %+v", got.Builds.Attempts, want)
+	}
+	var text bytes.Buffer
+	got.WriteText(&text)
+	if !strings.Contains(text.String(), "Builds: 5, 0 failed; 4 plans, counted apart;") {
+		t.Errorf("report says:\n%s", text.String())
 	}
 }

@@ -20,7 +20,9 @@ type Plan struct {
 }
 
 // planFunction is decide_build with the inputs the new tool will take: the
-// same decision, and what a person wants to see before a build starts.
+// same decision, and what a person wants to see before a build starts. The
+// inputs are required, so that a model that follows the schema names them
+// (the page and the README promise them before the build).
 var planFunction = llm.Function{
 	Name:        decideName,
 	Description: decideFunction.Description,
@@ -28,8 +30,8 @@ var planFunction = llm.Function{
 		`"op":{"type":"string","enum":["CREATE","MODIFY","DELETE"]},` +
 		`"tool":{"type":"string","description":"snake_case name: a new one for CREATE, an existing one for MODIFY and DELETE"},` +
 		`"summary":{"type":"string","description":"one or two sentences: what the tool must do, what to change, or what goes"},` +
-		`"inputs":{"type":"array","items":{"type":"string"},"description":"for CREATE: the parameters the tool will take, each as name (type), e.g. amount (number)"}},` +
-		`"required":["op","tool","summary"]}`),
+		`"inputs":{"type":"array","items":{"type":"string"},"description":"for CREATE: the parameters the tool will take, each as name (type), e.g. amount (number); empty for MODIFY and DELETE"}},` +
+		`"required":["op","tool","summary","inputs"]}`),
 }
 
 // Plan asks the model what a build of request would do, without doing it:

@@ -18,7 +18,8 @@ var files embed.FS
 var static embed.FS
 
 // Pages are the parsed page templates: index.html (chat), dashboard.html,
-// tools.html (the tool list), tool.html (one tool), login.html (sign-in)
+// tools.html (the tool list), tool.html (one tool), request.html (one
+// request and its trace), login.html (sign-in)
 // and error.html (a refusal or a missing page, for a browser).
 var Pages = template.Must(template.New("").Funcs(template.FuncMap{"dict": dict, "minus1": func(n int) int { return n - 1 }}).ParseFS(files, "*.html"))
 

@@ -276,6 +276,19 @@ func (s *Server) handleRequest() fiber.Handler {
 	}
 }
 
+// handleRequestPage shows one stored request with its trace, for a person:
+// GET /requests/<id>, where the dashboard's trace links go. Who may not
+// read it gets the error page, as from GET /api/requests/<id>.
+func (s *Server) handleRequestPage() fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		r, err := s.svc.Request(c.UserContext(), c.Params("id"))
+		if err != nil {
+			return err
+		}
+		return page(c, "request.html", map[string]any{"R": r, "Model": s.modelName()})
+	}
+}
+
 // handleRequests lists the newest stored requests: GET /api/requests.
 func (s *Server) handleRequests() fiber.Handler {
 	return func(c *fiber.Ctx) error {

@@ -15,6 +15,7 @@ func (s *Server) routes() {
 	s.app.Get("/tools", s.handleToolsPage())
 	s.app.Get("/tools/:name", s.handleToolPage())
 	s.app.Get("/dashboard", s.need(identity.ReadAll), s.handleDashboard())
+	s.app.Get("/requests/:id", s.handleRequestPage())
 	s.app.Get("/static/*", s.handleStatic())
 	s.app.Get("/healthz", s.handleHealth())
 	if s.metrics != nil {

@@ -94,10 +94,9 @@
     m.querySelector('.info')?.remove();
     const info = el('div', 'info');
     if (r.path) {
-      // Every tool the answer used, in the order they first ran; path alone
-      // names only the first.
-      const used = [...new Set(r.tools || [])];
-      const b = el('button', 'badge path', used.length > 1 ? used.join(' → ') : r.path);
+      // Every tool the answer used, in the order they first ran (path alone
+      // names only the first), or what the path means (trace.js).
+      const b = el('button', 'badge path', pathWords(r));
       b.type = 'button';
       b.title = 'Show the trace of this answer';
       b.setAttribute('aria-expanded', 'false');
@@ -112,8 +111,6 @@
     if (bits.length) info.appendChild(el('span', '', bits.join(' · ')));
     m.appendChild(info);
   }
-
-  function fmtMs(ms) { return ms >= 1000 ? (ms / 1000).toFixed(2) + ' s' : (+ms).toFixed(ms < 100 ? 1 : 0) + ' ms'; }
 
   async function toggleTrace(m, r, badge) {
     const open = m.querySelector('.trace');
@@ -130,51 +127,6 @@
     }
   }
 
-  function drawTrace(box, r, stored) {
-    box.replaceChildren();
-    const table = el('table');
-    for (const s of (r.trace || [])) {
-      const tr = el('tr');
-      tr.appendChild(el('td', 'node', s.node));
-      tr.appendChild(el('td', 'ms', s.ms !== undefined ? fmtMs(s.ms) : ''));
-      const d = el('td');
-      const tool = s.tool || (s.node === 'execute' ? r.tool : '');
-      if (tool) d.appendChild(el('div', '', 'tool: ' + tool));
-      const args = s.arguments !== undefined ? s.arguments : (s.node === 'execute' ? r.arguments : undefined);
-      if (args !== undefined && args !== null) { d.appendChild(el('div', 'muted', 'arguments')); d.appendChild(el('pre', '', typeof args === 'string' ? args : JSON.stringify(args, null, 1))); }
-      if (s.output) { d.appendChild(el('div', 'muted', 'output')); d.appendChild(el('pre', '', s.output)); }
-      if (s.error) d.appendChild(el('div', 'err', s.error));
-      const calls = [];
-      if (s.llm_calls) calls.push(s.llm_calls + ' model call' + (s.llm_calls === 1 ? '' : 's'));
-      if (s.prompt_tokens || s.completion_tokens) calls.push((s.prompt_tokens || 0) + ' + ' + (s.completion_tokens || 0) + ' tokens');
-      if (calls.length) d.appendChild(el('div', 'muted', calls.join(', ')));
-      if (s.detail) d.appendChild(el('div', 'muted', s.detail));
-      // The calls of one round ran at once: when each began and ended.
-      if (s.round) d.appendChild(el('div', 'muted', 'round ' + s.round + ' · ran from ' + fmtMs(s.start_ms || 0) + ' to ' + fmtMs(s.end_ms || 0)));
-      if (s.direct) d.appendChild(el('div', 'muted', 'the model marked this output as the answer'));
-      tr.appendChild(d);
-      table.appendChild(tr);
-    }
-    if (!(r.trace || []).length) box.appendChild(el('div', 'muted', 'No steps were recorded.'));
-    else box.appendChild(table);
-    if (r.discovery && r.discovery.length) box.appendChild(el('div', 'sum', 'looked for more tools: ' + r.discovery.map(d => d.domain + '/' + d.operation).join(', ')));
-    const sum = el('div', 'sum');
-    const parts = [];
-    if (r.total_ms !== undefined) parts.push('total ' + fmtMs(r.total_ms));
-    parts.push((r.llm_calls || 0) + ' model call' + (r.llm_calls === 1 ? '' : 's'));
-    if (r.usage) parts.push((r.usage.prompt_tokens || 0) + ' prompt + ' + (r.usage.completion_tokens || 0) + ' completion tokens');
-    sum.textContent = parts.join(' · ');
-    if (r.request_id) {
-      sum.append(' · request ');
-      const a = el('a', '', r.request_id);
-      a.href = '/api/requests/' + encodeURIComponent(r.request_id);
-      a.target = '_blank';
-      sum.appendChild(a);
-      if (stored) sum.append(' (stored)');
-    }
-    box.appendChild(sum);
-  }
-
   // Build progress, said in plain words: what is built, its inputs, and why
   // each repair is needed. A failure is said once, by the answer itself.
   function progressList(m) {
@@ -187,6 +139,13 @@
 
   function addStep(list, ev) {
     if (!list || ev.stage === 'failed') return;
+    // One line per step: the page says it is working out what to build
+    // while it asks for the plan, and the build's own first step says the
+    // same again.
+    if (ev.stage === 'decide') {
+      if (list.dataset.decided) return;
+      list.dataset.decided = '1';
+    }
     let text = ev.message;
     if (ev.stage === 'write' && ev.summary && ev.tool && !list.dataset.planned) {
       list.dataset.planned = '1';
@@ -342,8 +301,9 @@
     actions.append(create, cancel);
     m.appendChild(actions);
     const done = () => { entry.offered = true; save(); };
+    // Either choice is made once: the offer and its buttons go.
     cancel.addEventListener('click', () => { actions.remove(); plan.remove(); done(); });
-    create.addEventListener('click', () => { create.disabled = cancel.disabled = true; done(); plan.remove(); build(m, question); });
+    create.addEventListener('click', () => { actions.remove(); plan.remove(); done(); build(m, question); });
   }
 
   // build first asks what will be built (name, summary, inputs) and says
@@ -360,7 +320,7 @@
       li.append('Will ' + p.op + ' ');
       li.appendChild(el('b', '', p.tool));
       li.append(': ' + p.summary);
-      if (p.inputs && p.inputs.length) li.append(' Inputs: ' + p.inputs.join(', ') + '.');
+      if (p.op === 'create') li.append(p.inputs && p.inputs.length ? ' Inputs: ' + p.inputs.join(', ') + '.' : ' The model named no inputs yet: they are settled when it writes the code.');
       list.appendChild(li);
       list.dataset.planned = '1';
       body.op = p.op;

@@ -66,7 +66,7 @@ function cards(s) {
     ['answered directly by a tool', s.scope_requests ? (s.direct_answers || 0) : DASH],
     ['tokens / ' + scope, s.per_request.prompt_tokens === null ? DASH : num(s.per_request.prompt_tokens + s.per_request.completion_tokens, 0)],
     ['tool execution ok' + (s.tool_execution.total ? ' (of ' + s.tool_execution.total + ')' : ''), pct(s.tool_execution.rate)],
-    ['builds' + (s.builds.failed ? ' (' + s.builds.failed + ' failed)' : ''), s.builds.requests || DASH],
+    ['builds' + (s.builds.failed ? ' (' + s.builds.failed + ' failed)' : '') + (s.builds.plans ? ' · ' + s.builds.plans + ' planned apart' : ''), s.builds.requests || DASH],
     ['satisfaction' + (s.feedback.up + s.feedback.down ? ' (' + s.feedback.up + ' up · ' + s.feedback.down + ' down)' : ''), pct(s.feedback.satisfaction)]);
   // Which tier of the sandbox ran the tools (issue 31), once any ran.
   const tiers = s.tiers || {};
@@ -176,8 +176,9 @@ function drawBreakdowns(s) {
   const attempts = s.builds.attempts || [];
   const maxA = Math.max(1, ...attempts.map(a => a.builds));
   bars('chart-attempts', attempts.map(a => ({
-    label: a.attempts === 0 ? 'not recorded' : a.attempts + (a.attempts === 1 ? ' attempt' : ' attempts'),
-    bars: [{pct: 100 * a.builds / maxA, cls: 'run', text: a.builds + ' builds'}],
+    label: a.attempts === 0 ? 'attempts not recorded' : a.attempts + (a.attempts === 1 ? ' attempt' : ' attempts'),
+    note: a.attempts === 0 ? 'older rows' : '',
+    bars: [{pct: 100 * a.builds / maxA, cls: 'run', text: a.builds + (a.builds === 1 ? ' build' : ' builds')}],
   })).concat(s.builds.requests ? [{
     label: 'build time', note: 'tool generation, seconds',
     bars: [], value: 'p50 ' + secs(s.builds.generation.p50_sec) + ' · p95 ' + secs(s.builds.generation.p95_sec),
@@ -228,6 +229,18 @@ function drawSeries(s) {
   ], [{label: 'ratings'}, {scale: 'pct', side: 1, label: '%', grid: {show: false}}], 'No feedback in this selection.');
 }
 
+// queryText is a recent row's query as a person reads it: a direct run's
+// query is its JSON arguments, shown as "name: value" pairs.
+function queryText(r) {
+  const q = r.query || '';
+  if (r.intent !== 'RUN' || !q.startsWith('{')) return q;
+  let args;
+  try { args = JSON.parse(q); } catch (e) { return q; }
+  if (!args || typeof args !== 'object' || Array.isArray(args)) return q;
+  const parts = Object.entries(args).map(([k, v]) => k + ': ' + (typeof v === 'string' ? v : JSON.stringify(v)));
+  return parts.length ? parts.join(' · ') : 'no arguments';
+}
+
 function drawRecent(s) {
   const body = document.querySelector('#recent tbody');
   body.replaceChildren();
@@ -235,7 +248,7 @@ function drawRecent(s) {
   for (const r of s.recent || []) {
     const tr = el('tr');
     const cells = [r.timestamp ? r.timestamp.replace('T', ' ').replace(/\.\d+Z$|Z$/, '') : DASH, r.intent || DASH,
-      r.path || DASH, (r.tools || []).join(', ') || DASH, secs(r.latency_sec), r.query || '', r.error || '',
+      r.path || DASH, (r.tools || []).join(', ') || DASH, secs(r.latency_sec), queryText(r), r.error || '',
       r.feedback > 0 ? 'up' : r.feedback < 0 ? 'down' : '', r.user || DASH];
     // A refusal for want of a model is not shown as an error.
     const errCls = r.outcome === 'not_configured' ? 'not-configured' : 'error';
@@ -248,7 +261,8 @@ function drawRecent(s) {
     });
     const td = el('td');
     td.dataset.label = labels[9];
-    if (r.trace) { const a = el('a', 'trace-link', r.request_id); a.href = r.trace; td.appendChild(a); } else td.textContent = DASH;
+    // The trace view (/requests/<id>), not its JSON (r.trace).
+    if (r.trace) { const a = el('a', 'trace-link', r.request_id); a.href = '/requests/' + encodeURIComponent(r.request_id); td.appendChild(a); } else td.textContent = DASH;
     tr.appendChild(td);
     body.appendChild(tr);
   }
