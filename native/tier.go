@@ -248,8 +248,11 @@ func (t *Tier) Run(ctx context.Context, c sandbox.Call) (sandbox.Result, error) 
 	if pool := t.nativePool(d); pool != nil {
 		telemetry.ToolTier(ctx, Native)
 		res, err := pool.Run(ctx, c)
-		// A closed pool (evicted meanwhile) is not the tool's doing.
-		if !(sandbox.KindOf(err) == adaptbot.FailUnavailable && strings.Contains(err.Error(), "closed")) {
+		// A pool closed (evicted) before the call reached it is not the
+		// tool's doing: the interpreter runs it. Once a call reached a
+		// worker it is never run again, since what it sent (a request
+		// that changes something) must not be sent twice.
+		if !(sandbox.Unsent(err) && sandbox.KindOf(err) == adaptbot.FailUnavailable && strings.Contains(err.Error(), "closed")) {
 			res.Tier = Native
 			return res, err
 		}
