@@ -2,14 +2,25 @@ package sandbox_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"adaptbot/egress"
+	"adaptbot/identity"
 	"adaptbot/sandbox"
+	"adaptbot/secrets"
 	"adaptbot/toolkit"
 )
 
@@ -195,5 +206,132 @@ func Execute(ctx context.Context, in Input) (string, error) {
 				t.Error("a refusal of the tool's own rules is not the egress policy's")
 			}
 		})
+	}
+}
+
+// TestSecretNeverCrossesThePipe: with the server's own sending (package
+// egress) and a real secret, the value reaches the pinned server, and no
+// frame between the server and the worker ever holds it, in any form:
+// the request crosses as the tool wrote it, the echo comes back masked.
+func TestSecretNeverCrossesThePipe(t *testing.T) {
+	const canary = "canary-wQ4zP8sL1nV6"
+	var got atomic.Value
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.Store(r.Header.Get("Authorization") + " " + r.URL.RawQuery)
+		fmt.Fprintf(w, "you sent %s and %s (%s)", r.Header.Get("Authorization"), r.URL.RawQuery,
+			base64.StdEncoding.EncodeToString([]byte(r.Header.Get("Authorization"))))
+	}))
+	defer srv.Close()
+	roots := x509.NewCertPool()
+	roots.AddCert(srv.Certificate())
+	port := srv.Listener.Addr().(*net.TCPAddr).Port
+	client := toolkit.NewClient(toolkit.Options{
+		Policy:   toolkit.Policy{AllowNets: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}},
+		Resolver: oneHost{}, TLS: &tls.Config{RootCAs: roots},
+	})
+	store, err := secrets.Open(&secrets.MemoryBackend{}, []byte(strings.Repeat("k", 32)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	who := identity.Identity{Name: "alice", Role: identity.User, Pseudonym: "u-alice", Method: identity.Key}
+	ctx := identity.With(context.Background(), who)
+	if _, err := store.Set(ctx, "TOKEN", canary, []string{"api.example.com"}, false); err != nil {
+		t.Fatal(err)
+	}
+	host := egress.New(egress.Options{Client: client, Secrets: store})
+
+	var mu sync.Mutex
+	var frames []string
+	sandbox.TapFrames(t, func(b []byte) {
+		mu.Lock()
+		frames = append(frames, string(b))
+		mu.Unlock()
+	})
+	const src = `// Package whoami asks an API who the caller is.
+package whoami
+
+import (
+	"context"
+
+	"adaptbot/toolkit"
+)
+
+const Hosts = "api.example.com"
+
+type Input struct {
+	URL string ` + "`json:\"url\"`" + `
+}
+
+func Execute(ctx context.Context, in Input) (string, error) {
+	resp, err := toolkit.Do(ctx, toolkit.Request{URL: in.URL + "?key={{secret:TOKEN}}", Header: map[string]string{"Authorization": "Bearer {{secret:TOKEN}}"}})
+	if err != nil {
+		return "", err
+	}
+	return resp.Body, nil
+}
+`
+	p := newPool(t, testOptions(t))
+	ctx = egress.Bind(ctx, host, egress.Tool{Name: "whoami", Version: 1, SHA256: sandbox.Digest("whoami", []byte(src)), Hosts: []string{"api.example.com"}})
+	res, err := p.Run(ctx, sandbox.Call{Tool: "whoami", Source: []byte(src), Input: []byte(fmt.Sprintf(`{"url":"https://api.example.com:%d/me"}`, port))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := got.Load().(string); s != "Bearer "+canary+" key="+canary {
+		t.Fatalf("the server got %q", s)
+	}
+	if strings.Contains(res.Output, canary) || !strings.Contains(res.Output, "you sent Bearer [secret:TOKEN] and key=[secret:TOKEN]") {
+		t.Fatalf("the tool got %q", res.Output)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	forms := []string{canary, base64.StdEncoding.EncodeToString([]byte(canary)), base64.StdEncoding.EncodeToString([]byte("Bearer " + canary))}
+	for _, f := range frames {
+		for _, form := range forms {
+			if strings.Contains(f, form) {
+				t.Errorf("a frame holds %q: %s", form, f)
+			}
+		}
+	}
+	if len(frames) < 4 {
+		t.Errorf("only %d frames seen", len(frames))
+	}
+}
+
+// oneHost resolves api.example.com to loopback.
+type oneHost struct{}
+
+func (oneHost) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	if host == "api.example.com" {
+		return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}
+
+// TestUnsentSaysNothingRan: a call refused before it reached a worker is
+// unsent (another tier may run it); one whose worker it reached is not,
+// even when the pool closes under it, so that nothing it sent is sent
+// again.
+func TestUnsentSaysNothingRan(t *testing.T) {
+	p := newPool(t, testOptions(t))
+	started := make(chan struct{})
+	ctx := toolkit.WithSender(context.Background(), senderFunc(func(ctx context.Context, req toolkit.Request) (toolkit.Response, error) {
+		close(started)
+		<-ctx.Done()
+		return toolkit.Response{}, ctx.Err()
+	}))
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.Run(ctx, sandbox.Call{Tool: "poster", Source: []byte(poster), Input: []byte(`{"text":"hi"}`)})
+		done <- err
+	}()
+	<-started
+	p.Close()
+	err := <-done
+	if err == nil || sandbox.Unsent(err) {
+		t.Errorf("closed under a running call: %v (unsent %v)", err, sandbox.Unsent(err))
+	}
+	_, err = run(t, p, "echo", echo, `{"text":"x"}`)
+	if !sandbox.Unsent(err) || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("a closed pool: %v (unsent %v)", err, sandbox.Unsent(err))
 	}
 }
