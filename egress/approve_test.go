@@ -185,6 +185,11 @@ func TestApprovalTimeIsNotTheTools(t *testing.T) {
 		}
 		return approval.Answer{Decision: approval.Allow}, nil
 	})
+	// Loaded first, under the pool's own limit: a loaded machine may take
+	// longer than the call's to load a tool.
+	if err := w.pool.Compile(context.Background(), hook.name, []byte(hook.src)); err != nil {
+		t.Fatal(err)
+	}
 	ctx := approval.WithAsker(identity.With(context.Background(), alice), slow, "")
 	ctx = egressBind(t, w, ctx, hook)
 	res, err := w.pool.Run(ctx, sandbox.Call{Tool: hook.name, Source: []byte(hook.src), Input: []byte(in), Timeout: 500 * time.Millisecond})
