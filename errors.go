@@ -25,6 +25,9 @@ const (
 	// Conflict: the state does not allow it now (a build of the same tool
 	// is running, a tool others use, nothing pending). 409.
 	Conflict Kind = "conflict"
+	// Gone: what the request names existed and is over for good (an
+	// approval that expired). 410.
+	Gone Kind = "gone"
 	// Failed: the work ran and failed (a tool's error, a build that did not
 	// pass its gate). 422.
 	Failed Kind = "failed"

@@ -32,6 +32,11 @@ type Tool struct {
 	// (contract.Spec): the network itself, and other tools by name.
 	Network bool     `json:"network,omitempty"`
 	Calls   []string `json:"calls,omitempty"`
+	// Hosts are the hosts a local tool declares it reaches (`const Hosts =
+	// "api.example.com, hooks.example.org"`, contract.Spec.Hosts): a tool
+	// that sends anything but GET or HEAD, or uses a secret, must declare
+	// them, and a request of a tool that declares them goes to no other.
+	Hosts []string `json:"hosts,omitempty"`
 	// NoDirect says a local tool opted out of direct answers (`const
 	// Direct = false`, contract.Spec.NoDirect): its output is never fit to
 	// show a person as it is, so the chat never offers to.

@@ -15,8 +15,8 @@ func TestToolJSON(t *testing.T) {
 		want string
 	}{
 		{adaptbot.Tool{Name: "calc", Description: "d", Parameters: json.RawMessage(`{"type":"object"}`), Output: json.RawMessage(`{"type":"object"}`),
-			Domain: "math", Origin: adaptbot.OriginBuiltin, Version: 2, Network: true, Calls: []string{"x"}, NoDirect: true},
-			`{"name":"calc","description":"d","parameters":{"type":"object"},"output":{"type":"object"},"domain":"math","origin":"builtin","version":2,"network":true,"calls":["x"],"no_direct":true}`},
+			Domain: "math", Origin: adaptbot.OriginBuiltin, Version: 2, Network: true, Calls: []string{"x"}, Hosts: []string{"api.example.org"}, NoDirect: true},
+			`{"name":"calc","description":"d","parameters":{"type":"object"},"output":{"type":"object"},"domain":"math","origin":"builtin","version":2,"network":true,"calls":["x"],"hosts":["api.example.org"],"no_direct":true}`},
 		{adaptbot.Tool{Name: "s/t", Parameters: json.RawMessage(`{}`), Domain: "s", Origin: adaptbot.OriginRemote},
 			`{"name":"s/t","description":"","parameters":{},"domain":"s","origin":"mcp"}`},
 	} {

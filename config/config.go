@@ -84,8 +84,11 @@ type Config struct {
 	// ADAPTBOT_WORKERS=0.
 	Fleet bool
 	// Workspace.
-	Review bool   // ADAPTBOT_REVIEW: new and changed tools wait for approval
-	Traces string // ADAPTBOT_TRACES: the store of recent requests; "" is off
+	Review bool // ADAPTBOT_REVIEW: new and changed tools wait for approval
+	// ApprovalTimeout is how long a tool's request that changes something
+	// waits for the person's approval (ADAPTBOT_APPROVAL_TIMEOUT).
+	ApprovalTimeout time.Duration
+	Traces          string // ADAPTBOT_TRACES: the store of recent requests; "" is off
 
 	// Learning from use (service/learning.go).
 	FailuresKeep int                 // ADAPTBOT_FAILURES_KEEP: failure cases kept per tool

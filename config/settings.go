@@ -13,6 +13,7 @@ import (
 
 	"adaptbot"
 	"adaptbot/agent"
+	"adaptbot/approval"
 	"adaptbot/auth"
 	"adaptbot/failures"
 	"adaptbot/generator"
@@ -162,6 +163,8 @@ var settings = []setting{
 		func(c *Config, v string) error { c.ReplicaID = v; return nil }, false},
 	{"ADAPTBOT_REVIEW", "off", "on: a new or changed tool waits as pending, its previous version serving, until approved on its page, with POST /api/tools/NAME/approve or adaptbot tools approve NAME",
 		func(c *Config, v string) error { v, err := oneOf(v, "on", "off"); c.Review = v == "on"; return err }, false},
+	{"ADAPTBOT_APPROVAL_TIMEOUT", dur(approval.DefaultTimeout), "how long a tool's request that changes something (any method but GET or HEAD) waits for the approval of the person asking; with no answer by then it expires, nothing is sent, and the expiry is recorded apart from a denial",
+		func(c *Config, v string) (err error) { c.ApprovalTimeout, err = duration(v); return err }, false},
 	{"ADAPTBOT_TRACES", "", "recent requests' traces for GET /api/requests/ID (JSON lines, rotated at 8 MiB, one old file kept); empty is requests.jsonl beside the benchmark CSV, off turns it off",
 		func(c *Config, v string) error { c.Traces = v; return nil }, false},
 	{"ADAPTBOT_FAILURES_KEEP", strconv.Itoa(failures.DefaultKeep), "failure cases kept per tool (1 to 200): every failed call of a tool, de-duplicated by version and arguments; the least recently seen go first",

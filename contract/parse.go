@@ -50,11 +50,20 @@ type Spec struct {
 	// refers to, sorted ("Get", "QueryEscape").
 	Toolkit []string `json:"toolkit,omitempty"`
 	// Network reports whether the tool reaches the network itself: it
-	// refers to toolkit.Get or toolkit.GetJSON.
+	// refers to toolkit.Get, GetJSON, Do or PostJSON.
 	Network bool `json:"network,omitempty"`
 	// Calls lists the tools the tool calls by name through toolkit.Call or
 	// toolkit.CallJSON, sorted.
 	Calls []string `json:"calls,omitempty"`
+	// Hosts are the hosts the tool declares it reaches, from `const Hosts
+	// = "api.example.com, hooks.example.org"` (ParseHosts): a tool that
+	// sends anything but GET or HEAD, or uses a secret, must declare them,
+	// and its requests go to no other host.
+	Hosts []string `json:"hosts,omitempty"`
+	// Secrets are the names of the secrets the source's string literals
+	// name ({{secret:NAME}}), sorted: those the tool needs the caller to
+	// have set.
+	Secrets []string `json:"secrets,omitempty"`
 	// NoDirect says the tool opted out of direct answers with `const
 	// Direct = false`: its output is never fit to show a person as it is,
 	// so the chat never offers the model to answer with it.
@@ -195,8 +204,8 @@ func (c *checker) problem(pos token.Pos, format string, args ...any) {
 	c.problems = append(c.problems, fmt.Sprintf("%d:%d: %s", p.Line, p.Column, fmt.Sprintf(format, args...)))
 }
 
-// constant reads the optional metadata constants Category, Timeout and
-// Direct.
+// constant reads the optional metadata constants Category, Timeout, Hosts
+// and Direct.
 func (c *checker) constant(s *ast.ValueSpec, spec *Spec) {
 	for i, n := range s.Names {
 		if i >= len(s.Values) {
@@ -217,6 +226,19 @@ func (c *checker) constant(s *ast.ValueSpec, spec *Spec) {
 				continue
 			}
 			spec.Timeout = d
+		case "Hosts":
+			lit, ok := s.Values[i].(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				c.problem(n.Pos(), "Hosts must be a string literal such as \"api.example.com, hooks.example.org\"")
+				continue
+			}
+			v, _ := strconv.Unquote(lit.Value)
+			hosts, err := ParseHosts(v)
+			if err != nil {
+				c.problem(n.Pos(), "%v", err)
+				continue
+			}
+			spec.Hosts = hosts
 		case "Direct":
 			id, ok := s.Values[i].(*ast.Ident)
 			if !ok || (id.Name != "true" && id.Name != "false") {

@@ -21,6 +21,7 @@ import (
 	"adaptbot"
 	"adaptbot/clip"
 	"adaptbot/contract"
+	"adaptbot/egress"
 	"adaptbot/registry"
 	"adaptbot/sandbox"
 	"adaptbot/telemetry"
@@ -310,6 +311,15 @@ func checkExamples(examples []Example, spec *contract.Spec, validate bool) []str
 				out = append(out, fmt.Sprintf("%s: input %s does not fit Input: %v", where, clipText(string(compact(e.Input))), err))
 			}
 		}
+		for j, x := range e.HTTP {
+			at := fmt.Sprintf("%s, http exchange %d", where, j+1)
+			if x.Request.URL == "" {
+				out = append(out, at+`: give the request's "url" (as the tool writes it, {{secret:NAME}} included)`)
+			}
+			if s := x.Response.Status; s != 0 && (s < 100 || s > 599) {
+				out = append(out, fmt.Sprintf("%s: status %d is not an HTTP status", at, s))
+			}
+		}
 	}
 	return out
 }
@@ -328,22 +338,39 @@ func (g *Generator) runExamples(ctx context.Context, name string, src []byte, ou
 			return nil, fmt.Errorf("tool %s: output schema: %w", name, err)
 		}
 	}
+	replay, tool := replays(name, src, examples)
 	out := make([]ExampleResult, 0, len(examples))
 	for i, e := range examples {
 		emit(Event{Stage: StageExample, Message: fmt.Sprintf("running example %d of %d", i+1, len(examples)), Example: i + 1, Examples: len(examples)})
 		r := ExampleResult{Example: e}
 		where := fmt.Sprintf("example %d of %d (input %s)", i+1, len(examples), clipText(string(compact(e.Input))))
-		res, err := g.opts.Runner.Run(ctx, sandbox.Call{Tool: name, Source: src, Input: e.Input, Timeout: g.opts.ExampleTimeout})
+		// No example acts: its exchanges answer the requests of the tool
+		// and of the tools it calls, or, for a tool that only reads, GET
+		// and HEAD go out and nothing else does.
+		ectx, rp := egress.WithReadOnly(ctx), (*egress.Replay)(nil)
+		if replay {
+			rp = egress.NewReplay(e.HTTP)
+			ectx = egress.WithReplay(ctx, rp)
+		}
+		ectx = egress.Bind(ectx, nil, tool)
+		res, err := g.opts.Runner.Run(ectx, sandbox.Call{Tool: name, Source: src, Input: e.Input, Timeout: g.opts.ExampleTimeout})
+		var unlisted []string
+		if rp != nil {
+			unlisted = rp.Problems()
+		}
 		if err != nil {
 			if ctx.Err() != nil || sandbox.KindOf(err) == adaptbot.FailUnavailable {
 				return out, fmt.Errorf("%s: %w", where, err)
 			}
-			r.Error = where + ": " + runProblem(err)
+			r.Error = where + ": " + strings.Join(append([]string{runProblem(err)}, unlisted...), "; ")
 			out = append(out, r)
 			continue
 		}
 		r.Output = clipText(res.Output)
-		r.Error = expectation(e, res.Output)
+		r.Error = strings.Join(unlisted, "; ")
+		if r.Error == "" {
+			r.Error = expectation(e, res.Output)
+		}
 		if r.Error == "" && schema != nil {
 			if err := schema.ValidateResult(json.RawMessage(res.Output)); err != nil {
 				r.Error = "Output, as returned, does not fit the schema derived from its declaration: " + err.Error()
@@ -356,6 +383,25 @@ func (g *Generator) runExamples(ctx context.Context, name string, src []byte, ou
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// replays reports whether the examples of the tool name, whose source is
+// src, answer its requests from their exchanges: when it declares hosts,
+// sends with Do or PostJSON, or any example has exchanges. A tool that
+// only reads (Get, GetJSON) and lists none still reaches the network, as
+// it always has. tool is the tool as its requests are checked.
+func replays(name string, src []byte, examples []Example) (bool, egress.Tool) {
+	t := egress.Tool{Name: name, SHA256: adaptbot.Digest(src)}
+	spec, _ := contract.Parse(name, src)
+	acts := false
+	if spec != nil {
+		t.Hosts = spec.Hosts
+		acts = len(spec.Hosts) > 0 || slices.Contains(spec.Toolkit, "Do") || slices.Contains(spec.Toolkit, "PostJSON")
+	}
+	for _, e := range examples {
+		acts = acts || len(e.HTTP) > 0
+	}
+	return acts, t
 }
 
 // runProblem words a failed run: what kind of failure and the message.

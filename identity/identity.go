@@ -68,6 +68,14 @@ const (
 	Delete    Action = "delete"     // admin: delete, roll back, approve
 	Manage    Action = "manage"     // admin: manage users
 	ReadAll   Action = "read_all"   // admin: everyone's requests, the dashboard, reports, exports
+	// ShareSecret: admin: set or delete a secret shared by everyone (a
+	// person's own secrets need only Chat).
+	ShareSecret Action = "share_secret"
+	// TrustTool: admin: let a tool version's requests to a host go without
+	// asking anyone.
+	TrustTool Action = "trust_tool"
+	// AnswerAny: admin: answer an approval someone else was asked.
+	AnswerAny Action = "answer_any"
 )
 
 // Need returns the least role that may take a.

@@ -53,8 +53,11 @@ type Entry struct {
 	TimeoutMS int64           `json:"timeout_ms,omitempty"`
 	// Network and Calls say what the tool reaches (contract.Spec): the
 	// network itself, and other tools by name.
-	Network   bool     `json:"network,omitempty"`
-	Calls     []string `json:"calls,omitempty"`
+	Network bool     `json:"network,omitempty"`
+	Calls   []string `json:"calls,omitempty"`
+	// Hosts are the hosts the tool declares it reaches (const Hosts,
+	// contract.Spec.Hosts); its requests go to no other.
+	Hosts     []string `json:"hosts,omitempty"`
 	Version   int      `json:"version"`
 	Origin    Origin   `json:"origin"`
 	Status    Status   `json:"status"`
@@ -85,13 +88,15 @@ type Entry struct {
 func (e *Entry) describe(spec *contract.Spec) bool {
 	changed := e.Description != spec.Description || !bytes.Equal(e.Parameters, spec.Schema) ||
 		!bytes.Equal(e.Output, spec.Output) || e.TimeoutMS != spec.Timeout.Milliseconds() ||
-		e.Network != spec.Network || !slices.Equal(e.Calls, spec.Calls) || e.NoDirect != spec.NoDirect
+		e.Network != spec.Network || !slices.Equal(e.Calls, spec.Calls) || e.NoDirect != spec.NoDirect ||
+		!slices.Equal(e.Hosts, spec.Hosts)
 	e.Description = spec.Description
 	e.Parameters = spec.Schema
 	e.Output = spec.Output
 	e.TimeoutMS = spec.Timeout.Milliseconds()
 	e.Network = spec.Network
 	e.Calls = spec.Calls
+	e.Hosts = spec.Hosts
 	e.NoDirect = spec.NoDirect
 	return changed
 }
@@ -109,6 +114,7 @@ func (e Entry) Spec() adaptbot.Tool {
 		Version:     e.Version,
 		Network:     e.Network,
 		Calls:       e.Calls,
+		Hosts:       e.Hosts,
 		NoDirect:    e.NoDirect,
 	}
 }

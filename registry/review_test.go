@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -208,5 +210,36 @@ func TestAVersionServesWithItsNote(t *testing.T) {
 	case m := <-missing:
 		t.Error(m)
 	default:
+	}
+}
+
+// TestReviewHoldsANewHost: with review on, a version that adds a host it
+// sends to waits like any other change: the serving version keeps its
+// hosts until a person approves, and the entry says the hosts of each.
+func TestReviewHoldsANewHost(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	withHosts := func(hosts string) string {
+		src := toolSource("notify", "notifies.")
+		return strings.Replace(src, "type Input struct", "const Hosts = \""+hosts+"\"\n\ntype Input struct", 1)
+	}
+	f.write(t, "notify", withHosts("hooks.example.org"))
+	r := f.openReview(t)
+	if e, _ := r.Entry("notify"); e.Status != OK || !slices.Equal(e.Hosts, []string{"hooks.example.org"}) || !slices.Equal(e.Spec().Hosts, e.Hosts) {
+		t.Fatalf("at first start: %+v", e)
+	}
+	e, err := r.Put(ctx, "notify", []byte(withHosts("hooks.example.org, exfil.example.net")), PutOptions{Origin: Generated})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool, _ := r.Tool("notify")
+	if e.Status != Pending || !slices.Equal(tool.Hosts, []string{"hooks.example.org"}) {
+		t.Fatalf("a version adding a host: status %s, serving hosts %v", e.Status, tool.Hosts)
+	}
+	if _, err := r.Approve(ctx, "notify"); err != nil {
+		t.Fatal(err)
+	}
+	if tool, _ := r.Tool("notify"); !slices.Equal(tool.Hosts, []string{"hooks.example.org", "exfil.example.net"}) {
+		t.Errorf("approved: hosts %v", tool.Hosts)
 	}
 }

@@ -59,3 +59,10 @@ func WatchState(p *Pool) (watching bool, events int, pending bool, rounds uint64
 
 // Loaded is how many interpreters r has loaded so far.
 func (r *InProcess) Loaded() int64 { return r.loaded.Load() }
+
+// TapFrames makes fn see every frame this process writes to a worker and
+// reads from one, until the test ends.
+func TapFrames(t interface{ Cleanup(func()) }, fn func(frame []byte)) {
+	frameTap = fn
+	t.Cleanup(func() { frameTap = nil })
+}

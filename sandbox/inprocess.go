@@ -82,18 +82,18 @@ func (r *InProcess) do(ctx context.Context, c Call, run bool) (Result, error) {
 		return Result{}, err
 	}
 	hash := sourceHash(c.Tool, c.Source)
-	toolLimit, err := r.specs.check(hash, c.Tool, c.Source)
+	spec, err := r.specs.check(hash, c.Tool, c.Source)
 	if err != nil {
 		return Result{}, err
 	}
-	limit := callTimeout(r.opts.CallTimeout, toolLimit, c.Timeout)
+	limit := callTimeout(r.opts.CallTimeout, spec.timeout, c.Timeout)
 	if c.Nested {
 		if limit, err = nestedLimit(ctx, c.Tool, limit); err != nil {
 			return Result{}, err
 		}
 	}
 	caller := ctx
-	ctx, cancel := context.WithTimeoutCause(ctx, limit, errCallTimeout)
+	ctx, clk, cancel := withClock(ctx, limit)
 	defer cancel()
 
 	p, err := r.get(ctx, c, hash, limit)
@@ -107,7 +107,18 @@ func (r *InProcess) do(ctx context.Context, c Call, run bool) (Result, error) {
 		r.put(hash, p)
 		return Result{}, nil
 	}
-	o, finished := p.execute(toolkit.WithClient(ctx, r.client), c.Input, r.opts.MaxOutput, cancelGrace, limit)
+	// Its requests go to the Sender of the caller's context (the
+	// toolbox's), or GET and HEAD only through the runner's client; while
+	// one waits for a person, the call's clock stops, and its callers'.
+	if toolkit.SenderFrom(ctx) == nil {
+		ctx = toolkit.WithSender(ctx, toolkit.ReadOnly(r.client, spec.hosts))
+	}
+	up := ctx
+	ctx = toolkit.WithPause(ctx, func() func() {
+		resume, resumeCallers := clk.pause(), toolkit.Pause(up)
+		return func() { resume(); resumeCallers() }
+	})
+	o, finished := p.execute(ctx, c.Input, r.opts.MaxOutput, cancelGrace, limit)
 	// An interpreter stopped, or left mid-statement by a panic, is dropped.
 	if finished && o.Kind != adaptbot.FailPanic && o.Kind != adaptbot.FailTimeout {
 		r.put(hash, p)

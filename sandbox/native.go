@@ -12,7 +12,7 @@ import (
 //
 //go:embed sandbox.go protocol.go worker.go options.go outcome.go native_worker.go
 //go:embed landlock.go landlock_linux.go landlock_other.go limits_linux.go limits_other.go
-//go:embed native.go race_off.go race_on.go
+//go:embed native.go race_off.go race_on.go clock.go
 //go:embed seccomp.go seccomp_linux.go seccomp_linux_amd64.go seccomp_linux_arm64.go seccomp_linux_other.go seccomp_other.go
 var nativeSource embed.FS
 

@@ -43,6 +43,7 @@ type Pool struct {
 	cfg     workerConfig
 	log     *slog.Logger
 	specs   specCache
+	client  *toolkit.Client // sends the requests of calls no Sender serves
 
 	closing chan struct{}
 	wg      sync.WaitGroup // replacements being started, and the file watch
@@ -122,8 +123,8 @@ func NewPool(opts Options) (*Pool, error) {
 			MaxGoroutines: opts.MaxGoroutines,
 			MaxOutput:     opts.MaxOutput,
 			CacheSize:     opts.CacheSize,
-			Toolkit:       opts.Toolkit,
 		},
+		client:  toolkit.NewClient(opts.Toolkit),
 		log:     opts.Log,
 		closing: make(chan struct{}),
 		procs:   map[*proc]bool{},
@@ -236,11 +237,11 @@ func (p *Pool) do(ctx context.Context, op string, c Call) (Result, error) {
 		return Result{}, err
 	}
 	hash := sourceHash(c.Tool, c.Source)
-	toolLimit, err := p.specs.check(hash, c.Tool, c.Source)
+	spec, err := p.specs.check(hash, c.Tool, c.Source)
 	if err != nil {
 		return Result{}, err
 	}
-	limit := callTimeout(p.opts.CallTimeout, toolLimit, c.Timeout)
+	limit := callTimeout(p.opts.CallTimeout, spec.timeout, c.Timeout)
 	if c.Nested {
 		if limit, err = nestedLimit(ctx, c.Tool, limit); err != nil {
 			return Result{}, err
@@ -254,7 +255,7 @@ func (p *Pool) do(ctx context.Context, op string, c Call) (Result, error) {
 			p.mu.Unlock()
 		}()
 	}
-	host := toolkit.CallerFrom(ctx)
+	host := hostOf(ctx, p.client, spec.hosts)
 	for attempt := 0; ; attempt++ {
 		w, err := p.acquire(ctx, c.Tool, c.Nested)
 		if err != nil {
@@ -274,7 +275,7 @@ func (p *Pool) do(ctx context.Context, op string, c Call) (Result, error) {
 		}
 		if err != nil {
 			p.retire(w, err.Error())
-			return Result{}, p.callError(c.Tool, err)
+			return Result{}, p.callError(c.Tool, err, errors.Is(err, errNotSent))
 		}
 		if resp.Kind != adaptbot.FailCompile {
 			if len(w.has) >= 4*p.opts.CacheSize {
@@ -295,10 +296,14 @@ func (p *Pool) do(ctx context.Context, op string, c Call) (Result, error) {
 	}
 }
 
-// callError turns a failed round trip into the call's error.
-func (p *Pool) callError(tool string, err error) error {
+// callError turns a failed round trip into the call's error; unsent says
+// the call never reached its worker.
+func (p *Pool) callError(tool string, err error, unsent bool) error {
 	if p.isClosed() {
-		return &Error{Tool: tool, Kind: adaptbot.FailUnavailable, Msg: "the sandbox is closed"}
+		if unsent {
+			return &Error{Tool: tool, Kind: adaptbot.FailUnavailable, Msg: "the sandbox is closed", unsent: true}
+		}
+		return &Error{Tool: tool, Kind: adaptbot.FailUnavailable, Msg: "the sandbox was closed while the call ran"}
 	}
 	var e *Error
 	if errors.As(err, &e) && e.Tool == "" {
@@ -316,7 +321,7 @@ func (p *Pool) acquire(ctx context.Context, tool string, nested bool) (*proc, er
 		p.mu.Lock()
 		if p.closed {
 			p.mu.Unlock()
-			return nil, &Error{Tool: tool, Kind: adaptbot.FailUnavailable, Msg: "the sandbox is closed"}
+			return nil, &Error{Tool: tool, Kind: adaptbot.FailUnavailable, Msg: "the sandbox is closed", unsent: true}
 		}
 		w := p.takeIdle(nested)
 		if w != nil {
@@ -352,9 +357,9 @@ func (p *Pool) acquire(ctx context.Context, tool string, nested bool) (*proc, er
 		case <-ctx.Done():
 			err = fmt.Errorf("tool %s: waiting for a free worker: %w", tool, ctx.Err())
 		case <-timeout:
-			err = &Error{Tool: tool, Kind: adaptbot.FailUnavailable, Msg: fmt.Sprintf("no worker was free within %v (pool of %d)", p.opts.QueueTimeout, p.opts.PoolSize)}
+			err = &Error{Tool: tool, Kind: adaptbot.FailUnavailable, Msg: fmt.Sprintf("no worker was free within %v (pool of %d)", p.opts.QueueTimeout, p.opts.PoolSize), unsent: true}
 		case <-p.closing:
-			err = &Error{Tool: tool, Kind: adaptbot.FailUnavailable, Msg: "the sandbox is closed"}
+			err = &Error{Tool: tool, Kind: adaptbot.FailUnavailable, Msg: "the sandbox is closed", unsent: true}
 		}
 		p.mu.Lock()
 		i := slices.IndexFunc(p.waiters, func(x waiter) bool { return x.ch == ch })

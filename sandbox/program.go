@@ -78,16 +78,16 @@ func (emptyFS) Open(name string) (fs.File, error) {
 
 // checkSource runs the contract's static checks (the import allowlist among
 // them) before any interpreting, and returns the tool's declared timeout.
-func checkSource(tool string, src []byte) (time.Duration, error) {
+func checkSource(tool string, src []byte) (specEntry, error) {
 	spec, err := contract.Parse(tool, src)
 	if err != nil {
 		var ce *contract.Error
 		if errors.As(err, &ce) {
-			return 0, &Error{Tool: tool, Kind: adaptbot.FailCompile, Msg: "breaks the tool contract:\n- " + strings.Join(ce.Problems, "\n- ")}
+			return specEntry{}, &Error{Tool: tool, Kind: adaptbot.FailCompile, Msg: "breaks the tool contract:\n- " + strings.Join(ce.Problems, "\n- ")}
 		}
-		return 0, &Error{Tool: tool, Kind: adaptbot.FailCompile, Msg: err.Error()}
+		return specEntry{}, &Error{Tool: tool, Kind: adaptbot.FailCompile, Msg: err.Error()}
 	}
-	return spec.Timeout, nil
+	return specEntry{timeout: spec.Timeout, hosts: spec.Hosts}, nil
 }
 
 // load compiles src as tool in a fresh interpreter whose only symbols are

@@ -25,7 +25,9 @@ const (
 	opCall    = "call"    // run a tool
 	opCompile = "compile" // load a tool without calling it
 	opCancel  = "cancel"  // the caller gave up on call ID
-	opReturn  = "return"  // the answer to a tool's call of another tool (response.Call)
+	opReturn  = "return"  // the answer to a tool's call of another tool, or to its HTTP request (response.Call)
+	opHold    = "hold"    // a request of call ID waits for a person: stop its clock
+	opResume  = "resume"  // the person answered: start its clock again
 )
 
 // Exit codes by which a worker says why it ended, for when its last frame
@@ -40,11 +42,10 @@ const (
 
 // workerConfig is the first frame the server sends a worker.
 type workerConfig struct {
-	MemoryLimit   int64           `json:"memory_limit"`
-	MaxGoroutines int             `json:"max_goroutines"`
-	MaxOutput     int             `json:"max_output"`
-	CacheSize     int             `json:"cache_size"`
-	Toolkit       toolkit.Options `json:"toolkit"`
+	MemoryLimit   int64 `json:"memory_limit"`
+	MaxGoroutines int   `json:"max_goroutines"`
+	MaxOutput     int   `json:"max_output"`
+	CacheSize     int   `json:"cache_size"`
 }
 
 // withDefaults fills what a server left at zero, as Options would.
@@ -92,23 +93,30 @@ type request struct {
 	Return *nestedReturn `json:"return,omitempty"`
 }
 
-// nestedCall is a tool's call of another tool (toolkit.Call), which a
+// nestedCall is a tool's call of another tool (toolkit.Call) or, with HTTP
+// set, an HTTP request it asks the host to send (toolkit.Do), which a
 // worker sends in the middle of call ID as a response frame with Call set;
 // the server answers with an opReturn request. A worker has at most one
-// nested call outstanding per call.
+// nested call outstanding per call. A request's secrets cross as their
+// placeholders: no secret's value is ever in a frame.
 type nestedCall struct {
-	Seq  uint64          `json:"seq"`
-	Tool string          `json:"tool"`
-	Args json.RawMessage `json:"args"`
+	Seq  uint64           `json:"seq"`
+	Tool string           `json:"tool,omitempty"`
+	Args json.RawMessage  `json:"args,omitempty"`
+	HTTP *toolkit.Request `json:"http,omitempty"`
 }
 
-// nestedReturn is the server's answer to a nestedCall: an output, or an
-// error message.
+// nestedReturn is the server's answer to a nestedCall: an output (for an
+// HTTP request, Response, with every secret's value masked), or an error
+// message; Blocked says the egress policy refused the request
+// (toolkit.ErrBlocked).
 type nestedReturn struct {
-	Seq    uint64 `json:"seq"`
-	Output string `json:"output,omitempty"`
-	Error  string `json:"error,omitempty"`
-	Failed bool   `json:"failed,omitempty"`
+	Seq      uint64            `json:"seq"`
+	Output   string            `json:"output,omitempty"`
+	Response *toolkit.Response `json:"response,omitempty"`
+	Error    string            `json:"error,omitempty"`
+	Failed   bool              `json:"failed,omitempty"`
+	Blocked  bool              `json:"blocked,omitempty"`
 }
 
 type response struct {
@@ -127,10 +135,17 @@ type response struct {
 // six bytes a byte), plus room for the rest.
 func maxFrame(maxOutput int) int { return 6*maxOutput + 1<<20 }
 
+// frameTap, when set (by a test, in the server's process), sees every
+// frame the server writes to a worker and reads from one.
+var frameTap func(frame []byte)
+
 func writeFrame(w io.Writer, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
+	}
+	if frameTap != nil {
+		frameTap(b)
 	}
 	buf := make([]byte, 4+len(b))
 	binary.BigEndian.PutUint32(buf, uint32(len(b)))
@@ -151,6 +166,9 @@ func readFrame(r io.Reader, v any, max int) error {
 	buf := make([]byte, n)
 	if _, err := io.ReadFull(r, buf); err != nil {
 		return err
+	}
+	if frameTap != nil {
+		frameTap(buf)
 	}
 	return json.Unmarshal(buf, v)
 }

@@ -112,6 +112,16 @@ type Error struct {
 	Tool string
 	Kind adaptbot.Failure
 	Msg  string
+	// unsent: the call never reached a worker (Unsent).
+	unsent bool
+}
+
+// Unsent reports whether err says a call never reached a worker, so that
+// trying it again elsewhere cannot run it twice: a tool's requests, once
+// sent, must never be sent again.
+func Unsent(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.unsent
 }
 
 func (e *Error) Error() string {

@@ -15,25 +15,29 @@ type specCache struct {
 	m  map[string]specEntry
 }
 
+// specEntry is what the host needs of a tool's declarations: its own time
+// limit and the hosts it declares (the only ones its requests may reach
+// where no Sender serves them).
 type specEntry struct {
 	timeout time.Duration
+	hosts   []string
 	err     error
 }
 
-// check returns the tool's declared timeout, or its contract error.
-func (c *specCache) check(hash, tool string, src []byte) (time.Duration, error) {
+// check returns the tool's declarations, or its contract error.
+func (c *specCache) check(hash, tool string, src []byte) (specEntry, error) {
 	c.mu.Lock()
 	e, ok := c.m[hash]
 	c.mu.Unlock()
 	if ok {
-		return e.timeout, e.err
+		return e, e.err
 	}
-	e.timeout, e.err = checkSource(tool, src)
+	e, e.err = checkSource(tool, src)
 	c.mu.Lock()
 	if c.m == nil || len(c.m) >= specCacheSize {
 		c.m = map[string]specEntry{}
 	}
 	c.m[hash] = e
 	c.mu.Unlock()
-	return e.timeout, e.err
+	return e, e.err
 }

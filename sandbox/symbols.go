@@ -19,7 +19,8 @@ const toolkitKey = contract.ToolkitPath + "/toolkit"
 // baseSymbols is the whole world an interpreted tool can see, built once: the
 // Yaegi wrappers of the standard packages that contract.Allowed accepts, with
 // text/template narrowed to a file-less Template, and the toolkit's calls:
-// HTTP under the egress policy, and calls of other tools through the host. Nothing else is ever given to an interpreter: os, syscall, unsafe,
+// HTTP sent by the host under the egress policy, and calls of other tools
+// through the host. Nothing else is ever given to an interpreter: os, syscall, unsafe,
 // reflect, net and Yaegi's own unrestricted symbols are simply absent, so no
 // import, init function or trick of the interpreter can reach them.
 var baseSymbols = buildSymbols()
@@ -39,6 +40,12 @@ func buildSymbols() interp.Exports {
 	}
 	out[templateKey] = templateSymbols()
 	out[toolkitKey] = map[string]reflect.Value{
+		// HTTP, sent by the host (toolkit.Sender): the tool's process
+		// never sends anything itself, nor holds a secret.
+		"Do":          reflect.ValueOf(toolkit.Do),
+		"PostJSON":    reflect.ValueOf(toolkit.PostJSON),
+		"Request":     reflect.ValueOf((*toolkit.Request)(nil)),
+		"Response":    reflect.ValueOf((*toolkit.Response)(nil)),
 		"Get":         reflect.ValueOf(toolkit.Get),
 		"GetJSON":     reflect.ValueOf(toolkit.GetJSON),
 		"QueryEscape": reflect.ValueOf(toolkit.QueryEscape),

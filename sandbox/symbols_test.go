@@ -38,9 +38,9 @@ func TestToolkitSymbols(t *testing.T) {
 		got = append(got, name)
 	}
 	slices.Sort(got)
-	want := []string{"Call", "CallJSON", "ErrBlocked", "Get", "GetJSON", "QueryEscape"}
+	want := []string{"Call", "CallJSON", "Do", "ErrBlocked", "Get", "GetJSON", "PostJSON", "QueryEscape", "Request", "Response"}
 	if !slices.Equal(got, want) {
-		t.Errorf("toolkit exports %v, want %v: nothing that configures the client", got, want)
+		t.Errorf("toolkit exports %v, want %v: nothing that configures the client or the Sender", got, want)
 	}
 }
 

@@ -101,6 +101,9 @@ func ServeWorker() error {
 			case opReturn:
 				w.deliver(r)
 				continue
+			case opHold, opResume:
+				w.hold(r.ID, r.Op == opHold)
+				continue
 			}
 			calls <- r
 		}
@@ -135,8 +138,7 @@ func setWorkerRuntime(memoryLimit int64) {
 // worker is the state of a worker process: its cache of loaded tools and the
 // call in progress.
 type worker struct {
-	cfg    workerConfig
-	client *toolkit.Client
+	cfg workerConfig
 
 	outMu sync.Mutex
 	out   io.Writer
@@ -144,7 +146,9 @@ type worker struct {
 	mu      sync.Mutex
 	current uint64 // ID of the call in progress, 0 if none
 	stopCur context.CancelFunc
-	replied bool // the call in progress has had its response
+	replied bool   // the call in progress has had its response
+	clock   *clock // the time limit of the call in progress
+	resumes []func()
 
 	cache map[string]*program
 	order []string // cache keys, oldest first
@@ -160,7 +164,6 @@ func newWorker(cfg workerConfig, out io.Writer) *worker {
 	setWorkerRuntime(cfg.MemoryLimit)
 	return &worker{
 		cfg:    cfg,
-		client: toolkit.NewClient(cfg.Toolkit),
 		out:    out,
 		cache:  map[string]*program{},
 		nested: map[uint64]chan nestedReturn{},
@@ -232,8 +235,16 @@ func (w *worker) serve(r request) {
 	if limit <= 0 {
 		limit = DefaultCallTimeout
 	}
-	ctx, cancelLimit := context.WithTimeoutCause(ctx, limit, errCallTimeout)
+	ctx, clk, cancelLimit := withClock(ctx, limit)
 	defer cancelLimit()
+	w.mu.Lock()
+	w.clock, w.resumes = clk, nil
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		w.clock, w.resumes = nil, nil
+		w.mu.Unlock()
+	}()
 	start := time.Now()
 	before := runtime.NumGoroutine()
 
@@ -272,7 +283,11 @@ func (w *worker) run(ctx context.Context, r request, limit time.Duration) respon
 	if r.Op == opCompile {
 		return response{}
 	}
-	ctx = toolkit.WithCaller(toolkit.WithClient(ctx, w.client), &serverCaller{w: w, call: r.ID})
+	// The tool's calls of tools and its HTTP requests go to the server, one
+	// at a time: this process sends nothing to the network itself.
+	one := &sync.Mutex{}
+	ctx = toolkit.WithSender(ctx, &serverSender{w: w, call: r.ID, one: one})
+	ctx = toolkit.WithCaller(ctx, &serverCaller{w: w, call: r.ID, one: one})
 	o, finished := p.execute(ctx, r.Input, w.cfg.MaxOutput, cancelGrace, limit)
 	if !finished {
 		w.die(exitTimeout, o)
@@ -370,7 +385,7 @@ func memoryOutcome(limit int64) outcome {
 type serverCaller struct {
 	w    *worker
 	call uint64
-	one  sync.Mutex
+	one  *sync.Mutex // shared with the call's serverSender
 }
 
 // CallTool asks the server to run the tool name and waits for its answer or
@@ -378,29 +393,103 @@ type serverCaller struct {
 func (c *serverCaller) CallTool(ctx context.Context, name string, args json.RawMessage) (string, error) {
 	c.one.Lock()
 	defer c.one.Unlock()
-	w := c.w
+	r, err := c.w.ask(ctx, c.call, nestedCall{Tool: name, Args: args})
+	if err != nil {
+		return "", fmt.Errorf("calling %s: %w", name, err)
+	}
+	if r.Failed {
+		return "", errors.New(r.Error)
+	}
+	return r.Output, nil
+}
+
+// serverSender is the toolkit.Sender of a call in a worker: it hands the
+// tool's HTTP requests to the server, which sends them (with the caller's
+// secrets and approvals, which this process never sees), and waits for the
+// answer.
+type serverSender struct {
+	w    *worker
+	call uint64
+	one  *sync.Mutex
+}
+
+// Send asks the server to send req and waits for its answer or the end of
+// ctx.
+func (s *serverSender) Send(ctx context.Context, req toolkit.Request) (toolkit.Response, error) {
+	s.one.Lock()
+	defer s.one.Unlock()
+	r, err := s.w.ask(ctx, s.call, nestedCall{HTTP: &req})
+	if err != nil {
+		return toolkit.Response{}, err
+	}
+	if r.Failed {
+		return toolkit.Response{}, &hostError{msg: r.Error, blocked: r.Blocked}
+	}
+	if r.Response == nil {
+		return toolkit.Response{}, errors.New("the server sent no answer")
+	}
+	return *r.Response, nil
+}
+
+// hostError is an error the server gave for a request; it is
+// toolkit.ErrBlocked when the egress policy refused it, as it was there.
+type hostError struct {
+	msg     string
+	blocked bool
+}
+
+func (e *hostError) Error() string { return e.msg }
+
+func (e *hostError) Is(target error) bool { return e.blocked && target == toolkit.ErrBlocked }
+
+// ask sends the nested call c of call and waits for the server's answer or
+// the end of ctx.
+func (w *worker) ask(ctx context.Context, call uint64, c nestedCall) (nestedReturn, error) {
 	w.nestedMu.Lock()
 	w.nestedSeq++
-	seq := w.nestedSeq
+	c.Seq = w.nestedSeq
 	ch := make(chan nestedReturn, 1)
-	w.nested[seq] = ch
+	w.nested[c.Seq] = ch
 	w.nestedMu.Unlock()
 	defer func() {
 		w.nestedMu.Lock()
-		delete(w.nested, seq)
+		delete(w.nested, c.Seq)
 		w.nestedMu.Unlock()
 	}()
-	if err := w.send(response{ID: c.call, Call: &nestedCall{Seq: seq, Tool: name, Args: args}}); err != nil {
-		return "", fmt.Errorf("calling %s: the server is gone: %w", name, err)
+	frame := response{ID: call, Call: &c}
+	if c.HTTP != nil {
+		// The server would take a frame over its limit for a broken worker.
+		if b, err := json.Marshal(frame); err != nil || len(b) > maxFrame(w.cfg.MaxOutput) {
+			return nestedReturn{}, fmt.Errorf("the request is too large to send (over %d bytes)", maxFrame(w.cfg.MaxOutput))
+		}
+	}
+	if err := w.send(frame); err != nil {
+		return nestedReturn{}, fmt.Errorf("the server is gone: %w", err)
 	}
 	select {
 	case r := <-ch:
-		if r.Failed {
-			return "", errors.New(r.Error)
-		}
-		return r.Output, nil
+		return r, nil
 	case <-ctx.Done():
-		return "", fmt.Errorf("calling %s: %w", name, ctx.Err())
+		return nestedReturn{}, ctx.Err()
+	}
+}
+
+// hold stops (on) or starts again the clock of call id: a request of it
+// waits for a person's answer, or has it.
+func (w *worker) hold(id uint64, on bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.current != id || w.clock == nil {
+		return
+	}
+	if on {
+		w.resumes = append(w.resumes, w.clock.pause())
+		return
+	}
+	if n := len(w.resumes); n > 0 {
+		resume := w.resumes[n-1]
+		w.resumes = w.resumes[:n-1]
+		resume()
 	}
 }
 

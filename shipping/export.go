@@ -316,6 +316,9 @@ func durationExpr(d time.Duration) string {
 // directives (//go:...), which the interpreter ignores.
 func nativeSafe(it Item) error {
 	name := it.Entry.Name
+	if len(it.Spec.Hosts) > 0 {
+		return refuse(NotShippable, name, "", "%s declares the hosts it acts on (const Hosts): its secrets, its declared hosts and the approval of what it sends are the server's, which a program of its own would not have; it cannot be exported", name)
+	}
 	for _, imp := range it.Spec.Imports {
 		if imp == "text/template" {
 			return refuse(NotShippable, name, "", "%s imports text/template: compiled natively, its templates could call methods that read files, which the sandbox keeps from them; it cannot be exported", name)

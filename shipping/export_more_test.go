@@ -214,6 +214,7 @@ func Execute(ctx context.Context, in Input) (string, error) {
 }
 `, "")
 	h.put(t, "directive", strings.Replace(doubleSource, "package double", "package directive\n\n//go:generate rm -rf /", 1), "")
+	h.put(t, "acting", strings.Replace(strings.Replace(doubleSource, "package double", "package acting", 1), "// Input", "const Hosts = \"hooks.example.org\"\n\n// Input", 1), "")
 	// double breaks by hand: its last good version still serves.
 	writeFile(t, filepath.Join(h.tools, "double", "double.go"), []byte("package double\n"))
 	h.reg.Sync(context.Background(), "double")
@@ -242,6 +243,7 @@ func Execute(ctx context.Context, in Input) (string, error) {
 	for name, want := range map[string]string{
 		"templ":     "templ imports text/template",
 		"directive": "directive.go:4 has a compiler directive (//go:generate rm -rf /)",
+		"acting":    "acting declares the hosts it acts on (const Hosts)",
 	} {
 		items, err := Select(h.reg, []string{name})
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"adaptbot/egress"
 	"adaptbot/registry"
 )
 
@@ -91,6 +92,8 @@ type Set struct {
 	observers []func(context.Context, CallEvent)
 
 	maxDepth atomic.Int64 // LimitCallDepth
+
+	egress atomic.Pointer[egress.Host] // SendWith
 }
 
 var _ Box = (*Set)(nil)
@@ -112,6 +115,11 @@ func New(reg Registry, runner Runner) *Set {
 	}
 	return s
 }
+
+// SendWith makes h send the HTTP requests of the Set's local tools (their
+// secrets, declared hosts and approvals: package egress). Without it, a
+// tool's requests are GET and HEAD only, sent by the runner's client.
+func (s *Set) SendWith(h *egress.Host) { s.egress.Store(h) }
 
 // Join adds the tools of hub's servers, now and as they change. Join a
 // hub once.

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"adaptbot/contract"
+	"adaptbot/egress"
 	"adaptbot/registry"
 	"adaptbot/sandbox"
 	"adaptbot/telemetry"
@@ -89,6 +90,13 @@ func (l *Local) run(ctx context.Context, args json.RawMessage) (out string, err 
 	if f := frameFrom(ctx); f != nil && f.depth > 0 {
 		nested = true
 	}
+	// Its HTTP requests are its own: its declared hosts, its version for
+	// approvals and trust, whoever is behind the request for secrets.
+	var host *egress.Host
+	if l.set != nil {
+		host = l.set.egress.Load()
+	}
+	ctx = egress.Bind(ctx, host, egress.Tool{Name: l.tool.Name, Version: l.tool.Version, SHA256: l.tool.SHA256, Hosts: l.tool.Hosts})
 	res, err := l.runner.Run(ctx, sandbox.Call{Tool: l.tool.Name, Source: l.tool.Code, Input: args, Timeout: l.tool.Timeout(), Nested: nested})
 	l.noteTier(ctx, res.Tier)
 	if err != nil {
@@ -135,7 +143,8 @@ func (l *Local) same(m *Local) bool {
 		l.spec.Description == m.spec.Description && l.spec.Domain == m.spec.Domain &&
 		l.spec.Origin == m.spec.Origin && string(l.spec.Parameters) == string(m.spec.Parameters) &&
 		string(l.spec.Output) == string(m.spec.Output) && l.spec.Network == m.spec.Network &&
-		slices.Equal(l.spec.Calls, m.spec.Calls) && l.spec.NoDirect == m.spec.NoDirect
+		slices.Equal(l.spec.Calls, m.spec.Calls) && l.spec.NoDirect == m.spec.NoDirect &&
+		slices.Equal(l.spec.Hosts, m.spec.Hosts)
 }
 
 var _ Tool = (*Local)(nil)

@@ -7,7 +7,7 @@ import (
 
 // packageSource is the whole toolkit as Go source, tests aside.
 //
-//go:embed call.go policy.go toolkit.go
+//go:embed call.go policy.go toolkit.go do.go
 var packageSource embed.FS
 
 // PackageSource returns the Go source of the toolkit package, by file name:

@@ -52,14 +52,25 @@ var nonPublic = []netip.Prefix{
 	netip.MustParsePrefix("64:ff9b::/96"), // NAT64 can reach IPv4 private space
 }
 
+// Names reports whether host is one the allowlist names (AllowHosts), as
+// opposed to one it admits for its address alone: the hosts a secret may
+// reach over plain HTTP.
+func (p Policy) Names(host string) bool {
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	for _, h := range p.AllowHosts {
+		if host == h || (strings.HasPrefix(h, ".") && strings.HasSuffix(host, h)) {
+			return true
+		}
+	}
+	return false
+}
+
 // Check returns an error wrapping ErrBlocked if host at ip may not be reached.
 func (p Policy) Check(host string, ip netip.Addr) error {
 	ip = ip.Unmap()
 	host = strings.ToLower(strings.TrimSuffix(host, "."))
-	for _, h := range p.AllowHosts {
-		if host == h || (strings.HasPrefix(h, ".") && strings.HasSuffix(host, h)) {
-			return nil
-		}
+	if p.Names(host) {
+		return nil
 	}
 	for _, n := range p.AllowNets {
 		if n.Contains(ip) {
