@@ -104,8 +104,10 @@ func OpenLink(o Options, replica string) (*Link, error) {
 	return &Link{URL: Redact(o.URL), Replica: replica, NC: nc}, nil
 }
 
-// FollowRows wires the benchmark rows for a cluster: this replica's go from
-// its logger to the stream, through the spool in spoolDir; the returned
+// FollowRows wires the benchmark rows for a cluster: each row this
+// replica's logger writes is committed to the stream, or fsynced in the
+// spool in spoolDir, before Log returns (so before the request's answer
+// goes out); the returned
 // aggregates are fed every replica's rows, from the stream's first, and
 // kept up to date as any replica logs one. It waits (a minute at most) for
 // the history to be in.
@@ -119,7 +121,7 @@ func (l *Link) FollowRows(ctx context.Context, spoolDir string, bench *benchmark
 		return nil, err
 	}
 	l.rows = rows
-	bench.SetSink(rows)
+	bench.SetCommitter(rows)
 	stats := benchmarks.NewStore()
 	fctx, stop := context.WithCancel(context.Background())
 	ready, done := make(chan struct{}), make(chan struct{})

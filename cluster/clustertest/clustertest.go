@@ -81,3 +81,6 @@ func (s *Server) Restart() {
 	s.Stop()
 	s.start()
 }
+
+// Addr is the server's client address, host:port.
+func (s *Server) Addr() string { return s.srv.Addr().String() }
