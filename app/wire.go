@@ -649,7 +649,7 @@ func openWorkspace(ctx context.Context, cfg config.Config, link *cluster.Link, l
 	case cfg.Traces == "":
 	case link != nil:
 		// While NATS is away, records wait beside the rows' spool.
-		st, err := cluster.OpenTraces(ctx, link.NC, traces.Options{}, filepath.Join(filepath.Dir(cfg.Benchmarks), "nats-spool-traces"), log)
+		st, err := link.OpenTraces(ctx, traces.Options{}, filepath.Join(filepath.Dir(cfg.Benchmarks), "nats-spool-traces"), log)
 		if err != nil {
 			return nil, err
 		}

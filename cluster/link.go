@@ -15,6 +15,7 @@ import (
 	"adaptbot/benchmarks"
 	"adaptbot/registry"
 	"adaptbot/sandbox"
+	"adaptbot/traces"
 )
 
 // Link is a replica's link to NATS (ADAPTBOT_NATS_URL): the connection, and
@@ -28,8 +29,9 @@ type Link struct {
 	Replica string
 	// NC is the connection.
 	NC       *nats.Conn
-	rows     *Rows // nil until followRows
+	rows     *Rows // nil until FollowRows
 	stopRows func()
+	traces   *Traces // nil until OpenTraces
 	mirror   *Mirror // nil until openMirror
 	stop     context.CancelFunc
 	done     chan struct{}
@@ -186,13 +188,28 @@ func ExportRows(ctx context.Context, nc *nats.Conn, f benchmarks.Filter, w io.Wr
 	return benchmarks.Export(filepath.Join(dir, "rows.csv"), f, w)
 }
 
+// OpenTraces opens the cluster's trace store (OpenTraces), its records
+// waiting in spoolDir while NATS is away; the link reports that spool in
+// Status and closes the store with itself.
+func (l *Link) OpenTraces(ctx context.Context, opts traces.Options, spoolDir string, log *slog.Logger) (*Traces, error) {
+	t, err := OpenTraces(ctx, l.NC, opts, spoolDir, log)
+	if err != nil {
+		return nil, err
+	}
+	l.traces = t
+	return t, nil
+}
+
 // Status is the cluster part of /healthz.
 type Status struct {
 	URL       string `json:"url"`
 	Replica   string `json:"replica"`
 	Connected bool   `json:"connected"`
-	Spooled   int    `json:"spooled"`
-	Dropped   int    `json:"dropped,omitempty"`
+	// Spooled are the rows waiting for NATS, SpooledTraces the request
+	// records.
+	Spooled       int `json:"spooled"`
+	SpooledTraces int `json:"spooled_traces"`
+	Dropped       int `json:"dropped,omitempty"`
 }
 
 // Status says how the link is: nil for none.
@@ -203,6 +220,9 @@ func (l *Link) Status() *Status {
 	st := &Status{URL: l.URL, Replica: l.Replica, Connected: l.NC.IsConnected()}
 	if l.rows != nil {
 		st.Spooled, st.Dropped = l.rows.Spooled(), l.rows.Dropped()
+	}
+	if l.traces != nil {
+		st.SpooledTraces = l.traces.Spooled()
 	}
 	return st
 }
@@ -221,6 +241,9 @@ func (l *Link) Close() {
 	}
 	if l.rows != nil {
 		l.rows.Close()
+	}
+	if l.traces != nil {
+		l.traces.Close()
 	}
 	l.NC.Close()
 }
