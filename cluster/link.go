@@ -71,6 +71,11 @@ func (l *Link) OpenMirror(ctx context.Context, reg *registry.Registry, log *slog
 	}
 }
 
+// RetryAfter is what a request refused for want of NATS or of a fleet
+// worker tells its client to wait (Retry-After): NATS reconnects within a
+// second of coming back, and a worker within a few.
+const RetryAfter = 5 * time.Second
+
 // ErrDown refuses a change while NATS is away: the other replicas would not
 // see it.
 var ErrDown = errors.New("NATS is not connected, so the other replicas would not see this change: builds, deletes and rollbacks are refused until it is back; chats go on with the tools loaded")

@@ -123,6 +123,12 @@ func openOutbox(nc *nats.Conn, o outboxOptions) (*outbox, error) {
 	}
 	b := &outbox{nc: nc, js: js, o: o, log: o.Log, what: o.What, files: map[string]int{},
 		queue: make(chan *letter, outboxQueue), kick: make(chan struct{}, 1), stop: make(chan struct{})}
+	// A temporary file is a write a crash cut short, never said to be
+	// durable to anyone; the spool's files are whole.
+	tmps, _ := filepath.Glob(filepath.Join(o.Dir, "*.json.tmp"))
+	for _, tmp := range tmps {
+		os.Remove(tmp)
+	}
 	names, err := b.pending()
 	if err != nil {
 		return nil, err
@@ -399,11 +405,8 @@ func (b *outbox) pending() ([]string, error) {
 	}
 	var names []string
 	for _, e := range ents {
-		n := e.Name()
-		if strings.HasSuffix(n, ".json") {
+		if n := e.Name(); strings.HasSuffix(n, ".json") {
 			names = append(names, n)
-		} else if strings.HasSuffix(n, ".json.tmp") {
-			os.Remove(filepath.Join(b.o.Dir, n)) // a write a crash cut short: never acknowledged to anyone
 		}
 	}
 	slices.Sort(names)
