@@ -70,7 +70,7 @@ func openWorld(ctx context.Context, cfg config.Config, h hooks, getenv func(stri
 	model = telemetry.WrapModel(model, m)
 	w.model = model
 
-	if w.link, err = cluster.OpenLink(cluster.Options{URL: cfg.NATSURL, Creds: cfg.NATSCreds, Log: log}, cfg.ReplicaID); err != nil {
+	if w.link, err = cluster.OpenLink(cluster.Options{URL: cfg.NATSURL, Creds: cfg.NATSCreds, Monitor: cfg.NATSMonitor, Log: log}, cfg.ReplicaID); err != nil {
 		return nil, err
 	}
 	if cfg.Fleet {

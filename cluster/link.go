@@ -33,6 +33,7 @@ type Link struct {
 	stopRows func()
 	traces   *Traces // nil until OpenTraces
 	mirror   *Mirror // nil until openMirror
+	monitor  string
 	stop     context.CancelFunc
 	done     chan struct{}
 }
@@ -63,6 +64,7 @@ func (l *Link) OpenMirror(ctx context.Context, reg *registry.Registry, log *slog
 	}()
 	select {
 	case <-ready:
+		l.checkDurability(ctx, log)
 		return nil
 	case <-l.done:
 		return errors.New("cluster: the tool watch stopped before it caught up")
@@ -75,6 +77,19 @@ func (l *Link) OpenMirror(ctx context.Context, reg *registry.Registry, log *slog
 // worker tells its client to wait (Retry-After): NATS reconnects within a
 // second of coming back, and a worker within a few.
 const RetryAfter = 5 * time.Second
+
+// checkDurability warns of what in NATS can lose what it acknowledged
+// (Durability), once every stream and bucket exists.
+func (l *Link) checkDurability(ctx context.Context, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for _, w := range Durability(ctx, l.NC, l.monitor) {
+		log.Warn("cluster: " + w)
+	}
+	if l.monitor == "" {
+		log.Info("cluster: NATS's fsync policy is not checked; set ADAPTBOT_NATS_MONITOR to a server's monitoring address (docs/cluster.md, Durability)")
+	}
+}
 
 // ErrDown refuses a change while NATS is away: the other replicas would not
 // see it.
@@ -108,7 +123,7 @@ func OpenLink(o Options, replica string) (*Link, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Link{URL: Redact(o.URL), Replica: replica, NC: nc}, nil
+	return &Link{URL: Redact(o.URL), Replica: replica, NC: nc, monitor: o.Monitor}, nil
 }
 
 // FollowRows wires the benchmark rows for a cluster: each row this

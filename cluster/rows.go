@@ -171,13 +171,26 @@ func (r *Rows) Close() error {
 	return nil
 }
 
-// EnsureRowStream creates the row stream if it does not exist; an existing
-// one is left as the operator configured it.
+// EnsureRowStream creates the row stream if it does not exist, with
+// Replicas copies and the de-duplication window the spool needs. An
+// existing one is left as the operator configured it, but for a window
+// shorter than the spool needs, which it widens (as far as the stream's
+// max_age allows): a wider window costs NATS a little memory, a narrower
+// one can store a re-sent row twice.
 func EnsureRowStream(ctx context.Context, js jetstream.JetStream) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if _, err := js.Stream(ctx, RowStream); err == nil {
-		return nil
+	if s, err := js.Stream(ctx, RowStream); err == nil {
+		cfg := s.CachedInfo().Config
+		want := rowDuplicates
+		if cfg.MaxAge > 0 {
+			want = min(want, cfg.MaxAge)
+		}
+		if cfg.Duplicates < want {
+			cfg.Duplicates = want
+			_, err = js.UpdateStream(ctx, cfg)
+		}
+		return err
 	} else if !errors.Is(err, jetstream.ErrStreamNotFound) {
 		return err
 	}
@@ -189,6 +202,7 @@ func EnsureRowStream(ctx context.Context, js jetstream.JetStream) error {
 		Retention:   jetstream.LimitsPolicy,
 		Discard:     jetstream.DiscardOld,
 		Duplicates:  rowDuplicates,
+		Replicas:    Replicas(js.Conn()),
 	})
 	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 		return nil // another replica made it first

@@ -135,13 +135,16 @@ func OpenMirror(ctx context.Context, nc *nats.Conn, local Local, opts MirrorOpti
 	m := &Mirror{nc: nc, local: local, replica: opts.Replica, log: opts.Log,
 		applying: map[string]string{}, base: map[string]uint64{}, pending: map[string]uint64{}, stale: map[string]bool{},
 		held: map[string]int{}, orphans: map[string]bool{}, kick: make(chan struct{}, 1)}
-	if m.kv, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: ToolBucket, Description: "AdaptBot registry entries", History: 5, Storage: jetstream.FileStorage}); err != nil {
+	if m.kv, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: ToolBucket, Description: "AdaptBot registry entries", History: 5, Storage: jetstream.FileStorage,
+		Replicas: replicasFor(ctx, js, "KV_"+ToolBucket)}); err != nil {
 		return nil, fmt.Errorf("cluster: the tool bucket: %w", err)
 	}
-	if m.locks, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: LockBucket, Description: "AdaptBot build locks", History: 1, Storage: jetstream.FileStorage}); err != nil {
+	if m.locks, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: LockBucket, Description: "AdaptBot build locks", History: 1, Storage: jetstream.FileStorage,
+		Replicas: replicasFor(ctx, js, "KV_"+LockBucket)}); err != nil {
 		return nil, fmt.Errorf("cluster: the lock bucket: %w", err)
 	}
-	if m.obs, err = js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: SourceStore, Description: "AdaptBot tool sources, every version", Storage: jetstream.FileStorage}); err != nil {
+	if m.obs, err = js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: SourceStore, Description: "AdaptBot tool sources, every version", Storage: jetstream.FileStorage,
+		Replicas: replicasFor(ctx, js, "OBJ_"+SourceStore)}); err != nil {
 		return nil, fmt.Errorf("cluster: the source store: %w", err)
 	}
 	if m.kvs, err = js.Stream(ctx, "KV_"+ToolBucket); err != nil {

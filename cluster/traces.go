@@ -71,6 +71,7 @@ func OpenTraces(ctx context.Context, nc *nats.Conn, opts traces.Options, spoolDi
 		Discard:           jetstream.DiscardOld,
 		Storage:           jetstream.FileStorage,
 		Duplicates:        rowDuplicates,
+		Replicas:          replicasFor(ctx, js, TraceStream),
 	}
 	s, err := js.CreateOrUpdateStream(ctx, cfg)
 	if err != nil {

@@ -168,8 +168,8 @@ func freePort(t *testing.T) int {
 // folder, which a restart reads again, and a monitoring port.
 type natsServer struct {
 	bin, dir, config, logPath string
-	port, monitor           int
-	p                       *proc
+	port, monitor             int
+	p                         *proc
 }
 
 func newNATS(t *testing.T, bin, dir string) *natsServer {
