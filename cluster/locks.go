@@ -82,6 +82,27 @@ func (m *Mirror) orphan(name string) {
 	m.mu.Unlock()
 }
 
+// freeOwnLocks deletes, at start, the locks that name this replica: it
+// holds none yet, so they are a crashed run's (a replica killed mid-build),
+// which would block their tools until they expire. A replica named by
+// host and process id (no ADAPTBOT_REPLICA_ID) has a new name each run and
+// finds none.
+func (m *Mirror) freeOwnLocks(ctx context.Context) {
+	keys, err := m.locks.ListKeys(ctx)
+	if err != nil {
+		return
+	}
+	for k := range keys.Keys() {
+		if e, err := m.locks.Get(ctx, k); err == nil {
+			var lr lockRecord
+			if json.Unmarshal(e.Value(), &lr) == nil && lr.Holder == m.replica {
+				m.orphan(k)
+			}
+		}
+	}
+	m.clearOrphans(ctx)
+}
+
 // clearOrphans deletes the locks this replica may have left and does not
 // hold, so that a tool is not blocked until the lock expires.
 func (m *Mirror) clearOrphans(ctx context.Context) {

@@ -173,6 +173,7 @@ func OpenMirror(ctx context.Context, nc *nats.Conn, local Local, opts MirrorOpti
 		}
 		m.log.Info("cluster: seeded an empty cluster from this replica's tools", "tools", n)
 	}
+	m.freeOwnLocks(ctx)
 	local.OnChange(m.onLocal)
 	return m, nil
 }

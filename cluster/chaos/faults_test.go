@@ -104,10 +104,20 @@ func (f *faultCtx) killAfterAnswer(r int) error {
 	f.killed = append(f.killed, r)
 	killed := make(chan struct{})
 	var once sync.Once
-	kill := func() { once.Do(func() { rep.kill(); close(killed) }) }
-	hook := func(i int) {
+	kill := func(id string) {
+		once.Do(func() {
+			rep.kill()
+			if id != "" {
+				f.mu.Lock()
+				f.lastAnswers = append(f.lastAnswers, id)
+				f.mu.Unlock()
+			}
+			close(killed)
+		})
+	}
+	hook := func(i int, id string) {
 		if i == r {
-			kill()
+			kill(id)
 		}
 	}
 	f.l.onAnswer.Store(&hook)
@@ -116,7 +126,7 @@ func (f *faultCtx) killAfterAnswer(r int) error {
 	case <-killed:
 	case <-time.After(10 * time.Second):
 		f.note("%s answered nothing for 10 s; killed anyway", rep.id)
-		kill()
+		kill("")
 	}
 	return nil
 }

@@ -184,6 +184,7 @@ func startCluster(t *testing.T) *harness {
 			"ADAPTBOT_USERS=" + filepath.Join(rdir, "users.json"),
 			"ADAPTBOT_MCP_CONFIG=" + filepath.Join(rdir, "mcp_servers.json"),
 			"ADAPTBOT_NATS_URL=" + proxy.URL(),
+			"ADAPTBOT_NATS_MONITOR=" + fmt.Sprintf("http://127.0.0.1:%d", h.nats.monitor),
 			"ADAPTBOT_REPLICA_ID=" + id,
 			"ADAPTBOT_WORKERS=" + workers,
 			"ADAPTBOT_TOOL_TIMEOUT=10s",

@@ -151,7 +151,7 @@ type load struct {
 	outs    []*outcome
 	// onAnswer, when set, hears of each answer as it arrives, before the
 	// client looks at it (a fault that kills the replica that answered).
-	onAnswer atomic.Pointer[func(replica int)]
+	onAnswer atomic.Pointer[func(replica int, id string)]
 }
 
 func newLoad(h *harness, clients int) *load {
@@ -257,7 +257,7 @@ func (l *load) do(r int, kind, method, path, body string, stream bool) *outcome 
 	}
 	defer resp.Body.Close()
 	if f := l.onAnswer.Load(); f != nil {
-		(*f)(r)
+		(*f)(r, resp.Header.Get("X-Request-Id"))
 	}
 	raw, err := io.ReadAll(resp.Body)
 	o.latency = time.Since(began)

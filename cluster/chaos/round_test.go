@@ -32,6 +32,9 @@ type faultCtx struct {
 	killedWorker bool
 	// hand is the digest of a hand edit made on a replica cut off.
 	hand string
+	// lastAnswers are the requests a replica answered just before it was
+	// killed.
+	lastAnswers []string
 	// spare are the replicas whose failure cases a fault does not risk
 	// (it kills none of them): the suite checks theirs.
 	spare []int
