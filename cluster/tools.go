@@ -202,25 +202,42 @@ func (m *Mirror) onLocal(ev registry.Event) {
 	default:
 		return // a failed hand edit changes nothing that serves
 	}
-	// This runs inside the registry's write: do not wait on a NATS that
-	// is away, leave the change for the retry.
+	// This runs inside the registry's write, so no change from the bucket
+	// applies meanwhile. The change is marked waiting before it is
+	// written: a change the watch brings over the revision it was made on
+	// must not undo it while NATS is slow to answer (latest). A second
+	// change while one waits stands on the first's revision.
+	connected := m.nc.IsConnected()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if locked && connected && !waiting {
+		// Under the lock, the bucket's newest: a watch that lags must not
+		// make the change look overtaken.
+		if rev, err := m.revision(ctx, name); err == nil {
+			base = rev
+		}
+	}
+	m.mu.Lock()
+	m.pending[name] = base
+	m.mu.Unlock()
+	if waiting {
+		return
+	}
 	err := errors.New("NATS is not connected")
-	if m.nc.IsConnected() && !waiting {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		base, err = m.write(ctx, name, base, locked)
-		cancel()
+	if connected {
+		_, err = m.write(ctx, name, base, false)
 	}
 	switch {
 	case err == nil:
+		m.mu.Lock()
+		if b, ok := m.pending[name]; ok && b == base {
+			delete(m.pending, name)
+		}
+		m.mu.Unlock()
 	case conflict(err):
 		m.overtaken(name)
 	default:
-		if !waiting {
-			m.log.Warn("cluster: a change is not in the cluster yet; retrying", "tool", name, "err", err)
-		}
-		m.mu.Lock()
-		m.pending[name] = base // a second change waiting stands on the first's revision
-		m.mu.Unlock()
+		m.log.Warn("cluster: a change is not in the cluster yet; retrying", "tool", name, "err", err)
 		select {
 		case m.kick <- struct{}{}:
 		default:
@@ -393,6 +410,10 @@ func (m *Mirror) Run(ctx context.Context, ready chan<- struct{}) error {
 // overtaken.
 var errOvertaken = errors.New("cluster: a newer change of the tool is in the cluster")
 
+// errWaiting stops applying a change of the cluster over which a change of
+// this replica's waits to be written.
+var errWaiting = errors.New("cluster: a change of this replica's waits over it")
+
 // errAsk wraps a failure to ask NATS: the change is applied again later.
 var errAsk = errors.New("cluster: NATS did not answer")
 
@@ -403,15 +424,6 @@ var errAsk = errors.New("cluster: NATS did not answer")
 // change from the bucket newer than the one a waiting change was made over
 // wins over it.
 func (m *Mirror) follow(ctx context.Context, name string, rec *toolRecord, rev uint64) {
-	m.mu.Lock()
-	b, waiting := m.pending[name]
-	m.mu.Unlock()
-	if waiting && rev <= b {
-		return
-	}
-	if waiting {
-		m.overtaken(name)
-	}
 	err := m.apply(ctx, name, rec, rev)
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -472,7 +484,7 @@ func (m *Mirror) apply(ctx context.Context, name string, rec *toolRecord, rev ui
 		defer m.unmark(name)
 		_, err := m.local.DeleteIf(ctx, name, m.latest(ctx, name, rev, false))
 		switch {
-		case err == nil, errors.Is(err, registry.ErrNotFound), errors.Is(err, errOvertaken):
+		case err == nil, errors.Is(err, registry.ErrNotFound), errors.Is(err, errOvertaken), errors.Is(err, errWaiting):
 			return nil
 		case errors.Is(err, errAsk):
 			return err
@@ -502,7 +514,7 @@ func (m *Mirror) apply(ctx context.Context, name string, rec *toolRecord, rev ui
 	o.Note = rec.Note
 	o.If = m.latest(ctx, name, rev, true)
 	switch _, err := m.local.Put(ctx, name, src, o); {
-	case err == nil, errors.Is(err, errOvertaken):
+	case err == nil, errors.Is(err, errOvertaken), errors.Is(err, errWaiting):
 	case errors.Is(err, errAsk):
 		return err
 	default:
@@ -520,6 +532,17 @@ func (m *Mirror) apply(ctx context.Context, name string, rec *toolRecord, rev ui
 // and keep it in history as a new version.
 func (m *Mirror) latest(ctx context.Context, name string, rev uint64, present bool) func() error {
 	return func() error {
+		// A change of this replica's waits to be written: it stands
+		// against the revision it was made on, and loses to a newer one.
+		m.mu.Lock()
+		b, waiting := m.pending[name]
+		m.mu.Unlock()
+		if waiting && (rev == 0 || rev <= b) {
+			return errWaiting
+		}
+		if waiting {
+			m.overtaken(name)
+		}
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		e, err := m.kv.Get(ctx, name)

@@ -324,9 +324,14 @@ func (h *harness) judge(f *faultCtx, outs []*outcome, conv float64) result {
 			// A worker's death costs the calls it was running, and
 			// nothing else: the fleet replica's requests whose call was
 			// there fail with 503, saying the worker died.
-			if o.replica == fleetReplica && o.status == 503 && strings.Contains(o.err, "no fleet worker answered") {
+			// A change sent to a replica that has not applied the one
+			// before yet is refused (404, 409) whatever the fault: the
+			// replicas converge, they are not one.
+			switch {
+			case o.replica == fleetReplica && o.status == 503 && strings.Contains(o.err, "no fleet worker answered"):
 				lostToWorker++
-			} else {
+			case strings.HasPrefix(o.kind, "change-") && (o.status == 404 || o.status == 409):
+			default:
 				bad = append(bad, fmt.Sprintf("%s on %s failed while only a worker died: %d %s", o.kind, h.replicas[o.replica].id, o.status, o.err))
 			}
 		}

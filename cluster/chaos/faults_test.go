@@ -4,6 +4,7 @@ package chaos
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"sync"
 	"syscall"
@@ -40,6 +41,7 @@ var (
 	}}
 
 	natsPause = fault{"nats_pause", func(f *faultCtx) error {
+		f.duringAChange()
 		p := f.h.nats.p.cmd.Process
 		if err := p.Signal(syscall.SIGSTOP); err != nil {
 			return err
@@ -53,6 +55,7 @@ var (
 	}}
 
 	natsKill = fault{"nats_kill", func(f *faultCtx) error {
+		f.duringAChange()
 		f.h.nats.p.kill()
 		time.Sleep(f.tm.hold)
 		if err := f.h.nats.start(); err != nil {
@@ -96,6 +99,17 @@ var (
 		return nil
 	}}
 )
+
+// duringAChange waits (5 s at most) until a tool change is in flight, so
+// that NATS goes while one is on its way to the bucket: a change
+// acknowledged then must reach every replica all the same.
+func (f *faultCtx) duringAChange() {
+	deadline := time.Now().Add(5 * time.Second)
+	for f.h.changing.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(time.Duration(rand.IntN(30)) * time.Millisecond) // somewhere inside it
+}
 
 // killAfterAnswer SIGKILLs replica r the moment it has answered a request
 // (or after 10 s without one), and marks it killed.

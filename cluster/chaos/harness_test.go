@@ -53,6 +53,7 @@ type harness struct {
 	direct   *nats.Conn // the suite's own connection, straight to NATS
 	client   *http.Client
 	version  atomic.Int64 // the version number of the next build
+	changing atomic.Int32 // tool changes in flight
 
 	mu sync.Mutex
 	// expect is each changed tool's digest as the last acknowledged change

@@ -101,6 +101,7 @@ func (h *harness) changer(l *load) (stop func()) {
 			turn++
 			cur, known := h.expected()[counterTool]
 			var o *outcome
+			h.changing.Add(1)
 			switch p := rng.IntN(100); {
 			case !known || cur == "":
 				o = h.build(l, r, "create", counterTool)
@@ -117,6 +118,7 @@ func (h *harness) changer(l *load) (stop func()) {
 					}
 				}
 			}
+			h.changing.Add(-1)
 			l.keep(o)
 			time.Sleep(300 * time.Millisecond)
 		}
