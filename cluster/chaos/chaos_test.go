@@ -271,7 +271,7 @@ func (h *harness) judge(f *faultCtx, outs []*outcome, conv float64) result {
 		killed[r] = true
 	}
 	var bad []string
-	lostToWorker := 0
+	lostToWorker, unstarted := 0, 0
 	for _, o := range outs {
 		n := byID[o.id]
 		switch {
@@ -329,7 +329,13 @@ func (h *harness) judge(f *faultCtx, outs []*outcome, conv float64) result {
 			// replicas converge, they are not one.
 			switch {
 			case o.replica == fleetReplica && o.status == 503 && strings.Contains(o.err, "no fleet worker answered"):
-				lostToWorker++
+				if o.token != "" && h.witness.count(o.token) == 0 {
+					// Routed to the worker in the instant it died, before
+					// NATS knew: lost, and never started.
+					unstarted++
+				} else {
+					lostToWorker++
+				}
 			case strings.HasPrefix(o.kind, "change-") && (o.status == 404 || o.status == 409):
 			default:
 				bad = append(bad, fmt.Sprintf("%s on %s failed while only a worker died: %d %s", o.kind, h.replicas[o.replica].id, o.status, o.err))
@@ -341,7 +347,7 @@ func (h *harness) judge(f *faultCtx, outs []*outcome, conv float64) result {
 		bad = append(bad, fmt.Sprintf("%d requests failed with the killed worker, which ran at most 2 calls", lostToWorker))
 	}
 	if f.killedWorker {
-		f.note("%d requests failed with the killed worker", lostToWorker)
+		f.note("%d requests running on the killed worker failed, and %d sent to it as it died (never started)", lostToWorker, unstarted)
 	}
 	for _, id := range f.lastAnswers {
 		if byID[id] != 1 {

@@ -51,7 +51,8 @@ type outcome struct {
 	hang       bool
 	err        string
 	latency    time.Duration
-	ok         bool // a build's result said ok
+	ok         bool   // a build's result said ok
+	token      string // an acting call's, as the witness counts it
 }
 
 // answered is a 200, with a build's result in it.
@@ -211,7 +212,9 @@ func (l *load) client(c int) {
 // act runs the acting tool on the fleet replica, named by token.
 func (l *load) act(token string) *outcome {
 	body := fmt.Sprintf(`{"url": %q, "token": %q, "ms": %d}`, l.h.witness.url, token, l.actMS.Load())
-	return l.post(fleetReplica, "act", "/api/tools/chaos_act/run", body)
+	o := l.post(fleetReplica, "act", "/api/tools/chaos_act/run", body)
+	o.token = token
+	return o
 }
 
 func (l *load) keep(o *outcome) {
