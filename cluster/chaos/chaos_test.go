@@ -329,12 +329,16 @@ func (h *harness) judge(f *faultCtx, outs []*outcome, conv float64) result {
 			// replicas converge, they are not one.
 			switch {
 			case o.replica == fleetReplica && o.status == 503 && strings.Contains(o.err, "no fleet worker answered"):
-				if o.token != "" && h.witness.count(o.token) == 0 {
-					// Routed to the worker in the instant it died, before
-					// NATS knew: lost, and never started.
+				switch {
+				case o.token != "" && h.witness.count(o.token) > 0:
+					lostToWorker++ // it acted: it was running there
+				case o.token != "" || o.began.After(f.workerKilledAt.Add(-time.Second)):
+					// Sent to the worker in the instant it died (a call of
+					// the calculator runs in milliseconds): lost before it
+					// started, or before the worker could answer busy.
 					unstarted++
-				} else {
-					lostToWorker++
+				default:
+					bad = append(bad, fmt.Sprintf("%s %s on %s, sent %v before the worker died, was lost with it: it waited there", o.kind, o.id, h.replicas[o.replica].id, f.workerKilledAt.Sub(o.began).Round(time.Millisecond)))
 				}
 			case strings.HasPrefix(o.kind, "change-") && (o.status == 404 || o.status == 409):
 			default:
@@ -344,10 +348,10 @@ func (h *harness) judge(f *faultCtx, outs []*outcome, conv float64) result {
 	}
 	if lostToWorker > 2 {
 		// Its pool runs two calls at once, and it takes no more.
-		bad = append(bad, fmt.Sprintf("%d requests failed with the killed worker, which ran at most 2 calls", lostToWorker))
+		bad = append(bad, fmt.Sprintf("%d acting calls that ran on the killed worker failed; it ran at most 2", lostToWorker))
 	}
 	if f.killedWorker {
-		f.note("%d requests running on the killed worker failed, and %d sent to it as it died (never started)", lostToWorker, unstarted)
+		f.note("%d acting calls running on the killed worker failed, and %d calls sent to it as it died", lostToWorker, unstarted)
 	}
 	for _, id := range f.lastAnswers {
 		if byID[id] != 1 {

@@ -176,6 +176,7 @@ func (f *faultCtx) killWorkerMidCall(w int) (wait func(), err error) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	f.workerKilledAt = time.Now()
 	f.h.workers[w].p.kill()
 	f.killedWorker = true
 	return func() {

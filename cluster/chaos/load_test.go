@@ -50,6 +50,7 @@ type outcome struct {
 	retryAfter bool
 	hang       bool
 	err        string
+	began      time.Time
 	latency    time.Duration
 	ok         bool   // a build's result said ok
 	token      string // an acting call's, as the witness counts it
@@ -251,6 +252,7 @@ func (l *load) do(r int, kind, method, path, body string, stream bool) *outcome 
 		req.Header.Set("Accept", "text/event-stream")
 	}
 	began := time.Now()
+	o.began = began
 	resp, err := l.h.client.Do(req)
 	if err != nil {
 		o.latency = time.Since(began)

@@ -28,8 +28,9 @@ type faultCtx struct {
 	healed time.Time
 	// killed are the replicas the fault killed; killedWorker says it
 	// killed a fleet worker.
-	killed       []int
-	killedWorker bool
+	killed         []int
+	killedWorker   bool
+	workerKilledAt time.Time
 	// hand is the digest of a hand edit made on a replica cut off.
 	hand string
 	// lastAnswers are the requests a replica answered just before it was
