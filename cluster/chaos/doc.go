@@ -10,7 +10,8 @@
 //
 //	go test -tags chaos ./cluster/chaos/                  # every fault, several rounds
 //	CHAOS_SHORT=1 go test -tags chaos ./cluster/chaos/    # one round of each (CI)
-//	CHAOS_REPORT=chaos.json go test -tags chaos ./cluster/chaos/
+//	CHAOS_REPORT=chaos.json go test -tags chaos ./cluster/chaos/  # the figures, as JSON
+//	CHAOS_DIR=/tmp/chaos go test -tags chaos ./cluster/chaos/     # keep every process's log
 //
 // docs/cluster.md holds the table of the full suite.
 package chaos
