@@ -55,7 +55,7 @@ func serveMCP(ctx context.Context, cfg config.Config, h hooks, getenv func(strin
 		if err != nil {
 			return err
 		}
-		ws = &Workspace{Traces: st, file: st, stop: func() {}}
+		ws = &Workspace{Traces: st, closer: st, stop: func() {}}
 		defer ws.Close()
 	}
 	svc := w.service(bench, nil, ws, metrics, nil)

@@ -70,7 +70,7 @@ func openWorld(ctx context.Context, cfg config.Config, h hooks, getenv func(stri
 	model = telemetry.WrapModel(model, m)
 	w.model = model
 
-	if w.link, err = cluster.OpenLink(cluster.Options{URL: cfg.NATSURL, Creds: cfg.NATSCreds, Log: log}, cfg.ReplicaID); err != nil {
+	if w.link, err = cluster.OpenLink(cluster.Options{URL: cfg.NATSURL, Creds: cfg.NATSCreds, Monitor: cfg.NATSMonitor, Log: log}, cfg.ReplicaID); err != nil {
 		return nil, err
 	}
 	if cfg.Fleet {
@@ -636,7 +636,7 @@ type Workspace struct {
 	// every replica reads (so a rating needs no sticky session).
 	Traces service.Traces
 	Model  *provider.Check
-	file   *traces.Store
+	closer io.Closer // the trace store's, if it has one
 	stop   context.CancelFunc
 }
 
@@ -648,17 +648,18 @@ func openWorkspace(ctx context.Context, cfg config.Config, link *cluster.Link, l
 	switch {
 	case cfg.Traces == "":
 	case link != nil:
-		st, err := cluster.OpenTraces(ctx, link.NC, traces.Options{}, log)
+		// While NATS is away, records wait beside the rows' spool.
+		st, err := link.OpenTraces(ctx, traces.Options{}, filepath.Join(filepath.Dir(cfg.Benchmarks), "nats-spool-traces"), log)
 		if err != nil {
 			return nil, err
 		}
-		ws.Traces = st
+		ws.Traces, ws.closer = st, st
 	default:
 		st, err := traces.Open(cfg.Traces, traces.Options{})
 		if err != nil {
 			return nil, err
 		}
-		ws.Traces, ws.file = st, st
+		ws.Traces, ws.closer = st, st
 	}
 	ctx, ws.stop = context.WithCancel(ctx)
 	go ws.Model.Run(ctx, provider.CheckEvery, func(st provider.Status) {
@@ -677,8 +678,8 @@ func (w *Workspace) Close() error {
 		return nil
 	}
 	w.stop()
-	if w.file != nil {
-		return w.file.Close()
+	if w.closer != nil {
+		return w.closer.Close()
 	}
 	return nil
 }

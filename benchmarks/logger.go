@@ -29,9 +29,10 @@ type Logger struct {
 	rotated  string
 	upgraded bool
 
-	mu   sync.Mutex
-	f    *os.File // nil once closed
-	sink Sink
+	mu        sync.Mutex
+	f         *os.File // nil once closed
+	sink      Sink
+	committer Committer
 }
 
 // Sink receives each row a Logger writes, as the file holds it, in file
@@ -46,6 +47,23 @@ func (l *Logger) SetSink(sink Sink) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.sink = sink
+}
+
+// Committer makes each row a Logger writes durable somewhere beyond the
+// file (a cluster's stream); Log returns only once Commit has, so that a
+// request answered after its row is logged never loses that row to a crash.
+// *cluster.Rows is one.
+type Committer interface {
+	Commit(Row) error
+}
+
+// SetCommitter makes Log hand every row it writes from now on to c, after
+// the file and outside the Logger's lock, and wait for it: rows logged at
+// once are committed at once.
+func (l *Logger) SetCommitter(c Committer) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.committer = c
 }
 
 // Open prepares path for appending rows and returns a Logger for it, creating
@@ -314,15 +332,23 @@ func (l *Logger) Log(r Row) error {
 	r.Query, r.Error = redact.String(r.Query), redact.String(r.Error)
 	line := encode(r.record())
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.f == nil {
+		l.mu.Unlock()
 		return fmt.Errorf("benchmarks: log to %s: %w", l.path, os.ErrClosed)
 	}
 	if _, err := l.f.Write(line); err != nil {
+		l.mu.Unlock()
 		return fmt.Errorf("benchmarks: log to %s: %w", l.path, err)
 	}
 	if l.sink != nil {
 		l.sink.Add(r)
+	}
+	c := l.committer
+	l.mu.Unlock()
+	if c != nil {
+		if err := c.Commit(r); err != nil {
+			return fmt.Errorf("benchmarks: row %s: %w", r.RequestID, err)
+		}
 	}
 	return nil
 }

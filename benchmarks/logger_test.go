@@ -434,3 +434,41 @@ func TestTierOf(t *testing.T) {
 		}
 	}
 }
+
+// committer is a Committer that records what it was given, failing when
+// told to.
+type committer struct {
+	mu   sync.Mutex
+	rows []benchmarks.Row
+	fail error
+}
+
+func (c *committer) Commit(r benchmarks.Row) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.rows = append(c.rows, r)
+	return c.fail
+}
+
+// TestLogWaitsForTheCommitter checks that Log hands each row, as the file
+// holds it (redacted), to the committer before it returns, and says when
+// the committer could not keep it.
+func TestLogWaitsForTheCommitter(t *testing.T) {
+	l, err := benchmarks.Open(filepath.Join(t.TempDir(), "b.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	c := &committer{}
+	l.SetCommitter(c)
+	if err := l.Log(benchmarks.Row{RequestID: "r1", Query: "key sk-proj-abcdefghijklmnopqrstuvwxyz0123456789"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.rows) != 1 || c.rows[0].RequestID != "r1" || strings.Contains(c.rows[0].Query, "abcdefghijklmnop") {
+		t.Fatalf("committed %v, want the one row, redacted", c.rows)
+	}
+	c.fail = errors.New("the spool is full")
+	if err := l.Log(benchmarks.Row{RequestID: "r2"}); err == nil || !strings.Contains(err.Error(), "the spool is full") || !strings.Contains(err.Error(), "r2") {
+		t.Errorf("Log with a failing committer = %v, want its error naming the row", err)
+	}
+}

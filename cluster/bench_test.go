@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -198,5 +199,45 @@ func BenchmarkRows(b *testing.B) {
 			b.ReportMetric(float64(inAdd.Microseconds())/float64(n), "add-µs")
 			b.ReportMetric(float64(n)/time.Since(began).Seconds(), "rows/s")
 		})
+	}
+}
+
+// BenchmarkRowCommit measures what making a request's row durable before
+// its answer costs: "commit-µs" is the mean wait inside Commit, by
+// requests at once (clients), with JetStream answering (stream) or NATS
+// away (spool: a file written and fsynced per row, the folder once per
+// batch). Rows committed at once share one batch of publishes, so the wait
+// grows slower than the clients.
+func BenchmarkRowCommit(b *testing.B) {
+	for _, where := range []string{"stream", "spool"} {
+		for _, clients := range []int{1, 16} {
+			b.Run(fmt.Sprintf("%s/clients=%d", where, clients), func(b *testing.B) {
+				srv := clustertest.Start(b)
+				r, err := cluster.OpenRows(connect(b, srv.URL(), "a"), cluster.RowsOptions{Replica: "a", SpoolDir: b.TempDir(), Log: quiet})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer r.Close()
+				if where == "spool" {
+					srv.Stop()
+				}
+				var n atomic.Int64
+				var waited atomic.Int64
+				b.SetParallelism(clients) // × GOMAXPROCS goroutines
+				b.RunParallel(func(pb *testing.PB) {
+					row := row("x")
+					for pb.Next() {
+						row.RequestID = strconv.FormatInt(n.Add(1), 10)
+						t := time.Now()
+						if err := r.Commit(row); err != nil {
+							b.Error(err)
+							return
+						}
+						waited.Add(int64(time.Since(t)))
+					}
+				})
+				b.ReportMetric(float64(waited.Load())/float64(n.Load())/1e3, "commit-µs")
+			})
+		}
 	}
 }

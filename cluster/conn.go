@@ -44,6 +44,9 @@ type Options struct {
 	// Name names the connection in the server's monitoring (the replica
 	// or worker id).
 	Name string
+	// Monitor is a NATS server's monitoring address (http://host:8222),
+	// where a replica reads the fsync policy at start-up; empty for none.
+	Monitor string
 	// Log receives connection events; nil means slog.Default().
 	Log *slog.Logger
 }

@@ -13,12 +13,18 @@
 //   - one set of failure cases: Failures keeps them in a KV bucket, one key
 //     per tool written by compare-and-set, as the backend of each replica's
 //     failures.Store, and follows the other replicas' writes;
-//   - one benchmark history: Rows publishes a replica's rows to a stream,
-//     through a bounded spool on disk while NATS is away, each exactly once;
-//     Follow and ReadRows read every replica's rows back.
+//   - one benchmark history: Rows commits a replica's rows to a stream
+//     before their requests are answered (acknowledged by JetStream, or
+//     fsynced in a bounded spool on disk while NATS does not answer), each
+//     exactly once; Follow and ReadRows read every replica's rows back.
+//     Traces go through the same outbox;
+//   - durability: Replicas and Durability say what AdaptBot asks of
+//     JetStream and what it finds that could lose acknowledged writes.
 //
-// The package keeps no state of its own but the spool: NATS is the store,
+// The package keeps no state of its own but the spools: NATS is the store,
 // and each replica's files are its cache. It must not change what AdaptBot
 // does when no NATS URL is set; the edge (app) wires it only then.
 // Permissions lists what a replica and a worker may do in NATS.
+// clustertest runs NATS in a test, with a proxy that cuts it off; chaos is
+// the fault suite over real processes (go test -tags chaos ./cluster/chaos/).
 package cluster

@@ -42,7 +42,8 @@ func OpenFailures(ctx context.Context, nc *nats.Conn, log *slog.Logger) (*Failur
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: FailureBucket, Description: "AdaptBot failure cases, one key per tool", History: 1, Storage: jetstream.FileStorage})
+	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: FailureBucket, Description: "AdaptBot failure cases, one key per tool", History: 1, Storage: jetstream.FileStorage,
+		Replicas: replicasFor(ctx, js, "KV_"+FailureBucket)})
 	if err != nil {
 		return nil, fmt.Errorf("cluster: the failure bucket: %w", err)
 	}

@@ -58,12 +58,16 @@ type nestedAnswer struct {
 }
 
 // fleetReply is a worker's answer: an output, or the sandbox's verdict.
+// Busy says the worker had no free sandbox worker and did not start the
+// call, so the replica sends it again (to another worker, most likely);
+// Kind and Error say so too, for a replica of an older release.
 type fleetReply struct {
 	Output string           `json:"output"`
 	Took   time.Duration    `json:"took"`
 	Kind   adaptbot.Failure `json:"kind,omitempty"`
 	Error  string           `json:"error,omitempty"`
 	Worker string           `json:"worker,omitempty"`
+	Busy   bool             `json:"busy,omitempty"`
 }
 
 // Fleet is the sandbox.Runner of a replica that sends its tool calls to the
@@ -235,6 +239,31 @@ func (f *Fleet) ask(ctx context.Context, subject, tool string, req fleetRequest,
 	defer cancel()
 	f.busy.Add(1)
 	defer f.busy.Add(-1)
+	// A worker whose sandbox workers are all busy says so at once rather
+	// than queue the call, so that its death would cost only the calls it
+	// was running: the call never started there, and goes again, most
+	// likely to another worker of the queue group.
+	for backoff := 5 * time.Millisecond; ; backoff = min(2*backoff, 200*time.Millisecond) {
+		rep, err := f.request(ctx, rctx, msg, tool, subject, wait, limit)
+		if err != nil || !rep.Busy {
+			return rep, err
+		}
+		select {
+		case <-rctx.Done():
+			if ctx.Err() != nil {
+				return fleetReply{}, fmt.Errorf("tool %s: %w", tool, ctx.Err())
+			}
+			return fleetReply{}, unavailable("every fleet worker was busy for %s (the call's limit of %s and %s of grace): add workers, or raise their ADAPTBOT_WORKERS", wait, limit, fleetGrace)
+		case <-time.After(backoff):
+		}
+	}
+}
+
+// request sends one fleet call and reads its answer.
+func (f *Fleet) request(ctx, rctx context.Context, msg *nats.Msg, tool, subject string, wait, limit time.Duration) (fleetReply, error) {
+	unavailable := func(format string, args ...any) error {
+		return &sandbox.Error{Tool: tool, Kind: adaptbot.FailUnavailable, Msg: fmt.Sprintf(format, args...)}
+	}
 	resp, err := f.nc.RequestMsgWithContext(rctx, msg)
 	switch {
 	case err == nil:
@@ -250,6 +279,9 @@ func (f *Fleet) ask(ctx context.Context, subject, tool string, req fleetRequest,
 	var rep fleetReply
 	if err := json.Unmarshal(resp.Data, &rep); err != nil {
 		return fleetReply{}, unavailable("a fleet worker answered with what is not a reply: %v", err)
+	}
+	if rep.Busy {
+		return rep, nil
 	}
 	if rep.Kind != "" {
 		return rep, &sandbox.Error{Tool: tool, Kind: rep.Kind, Msg: rep.Error}
@@ -290,11 +322,26 @@ func ServeFleet(ctx context.Context, nc *nats.Conn, runner sandbox.Runner, id st
 		return fmt.Errorf("cluster: join the fleet: %w", err)
 	}
 	defer back.close()
+	// A worker takes as many calls as its pool runs at once (0: no bound,
+	// an in-process runner); past that it answers busy and starts nothing,
+	// so that calls wait in no dead worker's queue. A tool's call of a
+	// tool is always taken: its caller, here or on another worker, waits
+	// for it (the pool runs it while the caller waits).
+	capacity := int64(runner.Stats().Size)
+	var running atomic.Int64
+	busy, _ := json.Marshal(fleetReply{Worker: id, Busy: true, Kind: adaptbot.FailUnavailable, Error: "the fleet worker " + id + " is busy"})
 	handle := func(compile bool) nats.MsgHandler {
 		return func(m *nats.Msg) {
+			n := running.Add(1)
+			if capacity > 0 && n > capacity && !nestedCall(m.Data) {
+				running.Add(-1)
+				m.Respond(busy) //nolint:errcheck // the replica asks again
+				return
+			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				defer running.Add(-1)
 				serveOne(ctx, nc, runner, id, compile, m, log, back)
 			}()
 		}
@@ -321,6 +368,14 @@ func ServeFleet(ctx context.Context, nc *nats.Conn, runner sandbox.Runner, id st
 	compile.Drain() //nolint:errcheck
 	wg.Wait()
 	return nil
+}
+
+// nestedCall reports whether a fleet request is a tool's call of a tool.
+func nestedCall(data []byte) bool {
+	var req struct {
+		Nested bool `json:"nested"`
+	}
+	return json.Unmarshal(data, &req) == nil && req.Nested
 }
 
 func serveOne(ctx context.Context, nc *nats.Conn, runner sandbox.Runner, id string, compile bool, m *nats.Msg, log *slog.Logger, back *backChannel) {

@@ -261,3 +261,80 @@ func TestFleetCarriesOnAfterANATSRestart(t *testing.T) {
 		t.Errorf("after the restart: %q, %v", res.Output, err)
 	}
 }
+
+const slowTool = `// Package slow works eight seconds.
+package slow
+
+import (
+	"context"
+	"time"
+)
+
+type Input struct{}
+
+func Execute(ctx context.Context, in Input) (string, error) {
+	time.Sleep(8 * time.Second)
+	return "done", nil
+}
+`
+
+// TestAFullWorkerSendsCallsElsewhere: a worker whose sandbox workers are
+// all busy takes no more calls, so none waits behind a long one there, and
+// its death costs only the call it was running. (A worker used to queue
+// every call it was given: its death failed them all.)
+func TestAFullWorkerSendsCallsElsewhere(t *testing.T) {
+	srv := clustertest.Start(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), fleetWorkerEnv+"="+srv.URL(), fleetPoolEnv+"=1") // one sandbox worker
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() }) //nolint:errcheck
+	fleet := cluster.NewFleet(connect(t, srv.URL(), "replica"), 10*time.Second)
+	waitForFleet(t, fleet) // the process is the only worker
+
+	slow := make(chan error, 1)
+	go func() {
+		_, err := fleet.Run(context.Background(), sandbox.Call{Tool: "slow", Source: []byte(slowTool), Input: json.RawMessage(`{}`)})
+		slow <- err
+	}()
+	time.Sleep(time.Second) // the slow call has the process's only sandbox worker
+	startWorker(t, srv.URL(), "free")
+
+	errs := make(chan error, 10)
+	var wg sync.WaitGroup
+	for i := range 10 {
+		wg.Go(func() {
+			want := fmt.Sprintf("call %d", i)
+			res, err := fleet.Run(context.Background(), echoCall(want))
+			if err == nil && res.Output != want {
+				err = fmt.Errorf("got %q, want %q", res.Output, want)
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	select {
+	case err := <-slow:
+		t.Fatalf("the slow call ended (%v) before the ten short ones: they waited behind it", err)
+	default:
+	}
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait() //nolint:errcheck
+	if err := <-slow; sandbox.KindOf(err) != adaptbot.FailUnavailable || !strings.Contains(err.Error(), "died") {
+		t.Errorf("the call on the killed worker: %v, want unavailable, saying the worker died", err)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"adaptbot/benchmarks"
 	"adaptbot/registry"
 	"adaptbot/sandbox"
+	"adaptbot/traces"
 )
 
 // Link is a replica's link to NATS (ADAPTBOT_NATS_URL): the connection, and
@@ -28,9 +29,11 @@ type Link struct {
 	Replica string
 	// NC is the connection.
 	NC       *nats.Conn
-	rows     *Rows // nil until followRows
+	rows     *Rows // nil until FollowRows
 	stopRows func()
+	traces   *Traces // nil until OpenTraces
 	mirror   *Mirror // nil until openMirror
+	monitor  string
 	stop     context.CancelFunc
 	done     chan struct{}
 }
@@ -61,11 +64,30 @@ func (l *Link) OpenMirror(ctx context.Context, reg *registry.Registry, log *slog
 	}()
 	select {
 	case <-ready:
+		l.checkDurability(ctx, log)
 		return nil
 	case <-l.done:
 		return errors.New("cluster: the tool watch stopped before it caught up")
 	case <-time.After(time.Minute):
 		return errors.New("cluster: the tools did not arrive from the cluster within a minute")
+	}
+}
+
+// RetryAfter is what a request refused for want of NATS or of a fleet
+// worker tells its client to wait (Retry-After): NATS reconnects within a
+// second of coming back, and a worker within a few.
+const RetryAfter = 5 * time.Second
+
+// checkDurability warns of what in NATS can lose what it acknowledged
+// (Durability), once every stream and bucket exists.
+func (l *Link) checkDurability(ctx context.Context, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for _, w := range Durability(ctx, l.NC, l.monitor) {
+		log.Warn("cluster: " + w)
+	}
+	if l.monitor == "" {
+		log.Info("cluster: NATS's fsync policy is not checked; set ADAPTBOT_NATS_MONITOR to a server's monitoring address (docs/cluster.md, Durability)")
 	}
 }
 
@@ -101,11 +123,13 @@ func OpenLink(o Options, replica string) (*Link, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Link{URL: Redact(o.URL), Replica: replica, NC: nc}, nil
+	return &Link{URL: Redact(o.URL), Replica: replica, NC: nc, monitor: o.Monitor}, nil
 }
 
-// FollowRows wires the benchmark rows for a cluster: this replica's go from
-// its logger to the stream, through the spool in spoolDir; the returned
+// FollowRows wires the benchmark rows for a cluster: each row this
+// replica's logger writes is committed to the stream, or fsynced in the
+// spool in spoolDir, before Log returns (so before the request's answer
+// goes out); the returned
 // aggregates are fed every replica's rows, from the stream's first, and
 // kept up to date as any replica logs one. It waits (a minute at most) for
 // the history to be in.
@@ -119,7 +143,7 @@ func (l *Link) FollowRows(ctx context.Context, spoolDir string, bench *benchmark
 		return nil, err
 	}
 	l.rows = rows
-	bench.SetSink(rows)
+	bench.SetCommitter(rows)
 	stats := benchmarks.NewStore()
 	fctx, stop := context.WithCancel(context.Background())
 	ready, done := make(chan struct{}), make(chan struct{})
@@ -184,13 +208,28 @@ func ExportRows(ctx context.Context, nc *nats.Conn, f benchmarks.Filter, w io.Wr
 	return benchmarks.Export(filepath.Join(dir, "rows.csv"), f, w)
 }
 
+// OpenTraces opens the cluster's trace store (OpenTraces), its records
+// waiting in spoolDir while NATS is away; the link reports that spool in
+// Status and closes the store with itself.
+func (l *Link) OpenTraces(ctx context.Context, opts traces.Options, spoolDir string, log *slog.Logger) (*Traces, error) {
+	t, err := OpenTraces(ctx, l.NC, opts, spoolDir, log)
+	if err != nil {
+		return nil, err
+	}
+	l.traces = t
+	return t, nil
+}
+
 // Status is the cluster part of /healthz.
 type Status struct {
 	URL       string `json:"url"`
 	Replica   string `json:"replica"`
 	Connected bool   `json:"connected"`
-	Spooled   int    `json:"spooled"`
-	Dropped   int    `json:"dropped,omitempty"`
+	// Spooled are the rows waiting for NATS, SpooledTraces the request
+	// records.
+	Spooled       int `json:"spooled"`
+	SpooledTraces int `json:"spooled_traces"`
+	Dropped       int `json:"dropped,omitempty"`
 }
 
 // Status says how the link is: nil for none.
@@ -201,6 +240,9 @@ func (l *Link) Status() *Status {
 	st := &Status{URL: l.URL, Replica: l.Replica, Connected: l.NC.IsConnected()}
 	if l.rows != nil {
 		st.Spooled, st.Dropped = l.rows.Spooled(), l.rows.Dropped()
+	}
+	if l.traces != nil {
+		st.SpooledTraces = l.traces.Spooled()
 	}
 	return st
 }
@@ -219,6 +261,9 @@ func (l *Link) Close() {
 	}
 	if l.rows != nil {
 		l.rows.Close()
+	}
+	if l.traces != nil {
+		l.traces.Close()
 	}
 	l.NC.Close()
 }

@@ -6,9 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,18 +19,16 @@ import (
 )
 
 // DefaultSpoolMax bounds the rows a replica keeps waiting for NATS (in the
-// spool on disk, or about to be sent); rows past it are dropped.
+// spool on disk, or about to be sent); rows past it are refused.
 const DefaultSpoolMax = 100_000
 
-// rowDuplicates is the stream's de-duplication window: a row published
+// rowDuplicates is the row stream's de-duplication window: a row published
 // again within it (its ack was lost, or the replica restarted before it saw
-// the ack) is stored once.
-const rowDuplicates = time.Hour
-
-// Header names on a row's message.
-const (
-	replicaHeader = "Adaptbot-Replica"
-)
+// the ack) is stored once. A spooled row is sent again within a second of
+// NATS answering, so the window bounds the outage it covers: one that
+// begins between a row's send and its acknowledgement and lasts longer may
+// store that row twice.
+const rowDuplicates = 24 * time.Hour
 
 // RowsOptions configures a Rows.
 type RowsOptions struct {
@@ -42,47 +37,33 @@ type RowsOptions struct {
 	Replica string
 	// SpoolDir holds the rows not yet published, one file each.
 	SpoolDir string
-	// SpoolMax bounds the rows waiting for NATS; rows past it are dropped,
+	// SpoolMax bounds the rows waiting for NATS; rows past it are refused,
 	// and counted, until NATS takes some. 0 means DefaultSpoolMax.
 	SpoolMax int
+	// AckWait bounds how long a row waits for JetStream's acknowledgement
+	// before it goes to the spool; 0 is DefaultAckWait.
+	AckWait time.Duration
 	// Log receives what went wrong; nil means slog.Default().
 	Log *slog.Logger
 }
 
 // Rows publishes benchmark rows to the stream RowStream, each exactly once.
-// Add hands the row to a publisher goroutine, which sends it and waits for
-// JetStream's acknowledgement; while NATS is away, or a send fails, rows go
-// to the spool on disk (one file each, bounded), which is sent in order, and
-// emptied file by file as JetStream acknowledges, once NATS is back. A
-// row's message id is its replica and request id, so a row sent twice (an
-// ack lost, a restart between the send and the removal) is stored once.
-// Rows is a benchmarks.Logger sink. A row handed over but neither sent nor
-// spooled when the process dies is lost to the stream only: it is in the
-// replica's CSV.
+// Commit returns once the row is durable: acknowledged by JetStream, or
+// written and fsynced to the spool on disk (one file each, bounded), which
+// is sent in order, and emptied file by file as JetStream acknowledges,
+// once NATS answers again. Add hands a row over without waiting. A row's
+// message id is its replica and request id, so a row sent twice (an ack
+// lost, a restart between the send and the removal) is stored once. Rows is
+// a benchmarks.Committer: the logger waits for it, so a request is answered
+// only once its row cannot be lost to a crash of the replica.
 type Rows struct {
-	nc      *nats.Conn
-	js      jetstream.JetStream
+	box     *outbox
 	opts    RowsOptions
 	subject string
-	log     *slog.Logger
-
-	queue   chan spooledRow
-	kick    chan struct{}
-	stop    chan struct{}
-	done    chan struct{}
 	seq     atomic.Uint64
-	waiting atomic.Int64 // rows handed over and not yet stored by JetStream
-	onDisk  atomic.Int64 // of which in the spool
-	dropped atomic.Int64
-	full    atomic.Bool
-
-	stream  bool // the stream is known to exist (the publisher's own)
-	closing sync.Once
 }
 
-// rowQueue is how many rows wait in memory for the publisher; past it, Add
-// spools to disk itself.
-const rowQueue = 4096
+var _ benchmarks.Committer = (*Rows)(nil)
 
 // OpenRows starts publishing rows over nc. Rows left in the spool by an
 // earlier run are published first.
@@ -96,30 +77,14 @@ func OpenRows(nc *nats.Conn, opts RowsOptions) (*Rows, error) {
 	if opts.Replica == "" {
 		opts.Replica = ReplicaID()
 	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return nil, fmt.Errorf("cluster: %w", err)
-	}
-	if err := os.MkdirAll(opts.SpoolDir, 0o755); err != nil {
-		return nil, fmt.Errorf("cluster: row spool: %w", err)
-	}
-	r := &Rows{
-		nc: nc, js: js, opts: opts, log: opts.Log,
-		subject: RowSubjectPrefix + Token(opts.Replica),
-		queue:   make(chan spooledRow, rowQueue),
-		kick:    make(chan struct{}, 1),
-		stop:    make(chan struct{}),
-		done:    make(chan struct{}),
-	}
-	names, err := r.pending()
+	r := &Rows{opts: opts, subject: RowSubjectPrefix + Token(opts.Replica)}
+	r.seq.Store(uint64(time.Now().UnixNano()))
+	box, err := openOutbox(nc, outboxOptions{What: "row", Dir: opts.SpoolDir, Max: opts.SpoolMax, AckWait: opts.AckWait,
+		Ensure: EnsureRowStream, Address: rowAddress, Log: opts.Log})
 	if err != nil {
 		return nil, err
 	}
-	r.waiting.Store(int64(len(names)))
-	r.onDisk.Store(int64(len(names)))
-	r.seq.Store(uint64(time.Now().UnixNano()))
-	go r.publish()
-	r.poke()
+	r.box = box
 	return r, nil
 }
 
@@ -133,29 +98,6 @@ func Token(s string) string {
 	}, s)
 }
 
-// Add hands the row to the publisher. It never waits on NATS: it costs a
-// channel send, or a file write when the publisher is far behind.
-func (r *Rows) Add(row benchmarks.Row) {
-	if r.waiting.Load() >= int64(r.opts.SpoolMax) {
-		r.dropped.Add(1)
-		if !r.full.Swap(true) {
-			r.log.Error("cluster: the row spool is full; rows are dropped until NATS takes them", "max", r.opts.SpoolMax, "dir", r.opts.SpoolDir)
-		}
-		return
-	}
-	sr := spooledRow{Replica: r.opts.Replica, ID: row.RequestID, Row: row}
-	if sr.ID == "" {
-		sr.ID = "seq-" + strconv.FormatUint(r.seq.Add(1), 10)
-	}
-	r.waiting.Add(1)
-	select {
-	case r.queue <- sr:
-	default:
-		r.spool(sr)
-		r.poke()
-	}
-}
-
 // spooledRow is a row as the spool and the stream hold it.
 type spooledRow struct {
 	Replica string         `json:"replica"`
@@ -163,302 +105,92 @@ type spooledRow struct {
 	Row     benchmarks.Row `json:"row"`
 }
 
-// Spooled is how many rows wait for NATS: on disk, or about to be sent.
-func (r *Rows) Spooled() int { return int(r.waiting.Load()) }
-
-// Dropped is how many rows were lost to a full spool.
-func (r *Rows) Dropped() int { return int(r.dropped.Load()) }
-
-func (r *Rows) poke() {
-	select {
-	case r.kick <- struct{}{}:
-	default:
+// rowAddress is a spooled row's subject and message id.
+func rowAddress(body []byte) (string, string, error) {
+	var sr spooledRow
+	if err := json.Unmarshal(body, &sr); err != nil {
+		return "", "", err
 	}
+	id := ""
+	if sr.ID != "" {
+		id = sr.Replica + ":" + sr.ID
+	}
+	return RowSubjectPrefix + Token(sr.Replica), id, nil
 }
+
+// letter is row as the outbox sends it.
+func (r *Rows) letter(row benchmarks.Row) (*letter, error) {
+	sr := spooledRow{Replica: r.opts.Replica, ID: row.RequestID, Row: row}
+	if sr.ID == "" {
+		sr.ID = "seq-" + strconv.FormatUint(r.seq.Add(1), 10)
+	}
+	b, err := json.Marshal(sr)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: encode a row: %w", err)
+	}
+	return &letter{subject: r.subject, id: sr.Replica + ":" + sr.ID, body: b}, nil
+}
+
+// Add hands the row to the publisher without waiting on NATS: it costs a
+// channel send, or a file write when the publisher is far behind.
+func (r *Rows) Add(row benchmarks.Row) {
+	l, err := r.letter(row)
+	if err != nil {
+		r.opts.Log.Error(err.Error())
+		return
+	}
+	r.box.send(l)
+}
+
+// Commit hands the row over and returns once it is durable: acknowledged by
+// JetStream, or fsynced in the spool. It waits at most about the
+// acknowledgement wait (RowsOptions.AckWait) and an fsync. It fails only
+// when neither can take the row: the spool is full, or the disk refuses.
+func (r *Rows) Commit(row benchmarks.Row) error {
+	l, err := r.letter(row)
+	if err != nil {
+		return err
+	}
+	err = r.box.commit(context.Background(), l)
+	if errors.Is(err, errSpoolFull) {
+		return fmt.Errorf("cluster: the row spool is full (%d rows wait for NATS); the row is in this replica's CSV only", r.opts.SpoolMax)
+	}
+	return err
+}
+
+// Spooled is how many rows wait for NATS: on disk, or about to be sent.
+func (r *Rows) Spooled() int { return int(r.box.waiting.Load()) }
+
+// Dropped is how many rows a full spool refused.
+func (r *Rows) Dropped() int { return int(r.box.dropped.Load()) }
 
 // Close stops the publisher after one last attempt of at most a few
 // seconds; what is left stays in the spool for the next run.
 func (r *Rows) Close() error {
-	r.closing.Do(func() { close(r.stop) })
-	<-r.done
+	r.box.close()
 	return nil
 }
 
-// spool writes a row to the spool; its name orders the spool (a time-based
-// sequence, fixed-width).
-func (r *Rows) spool(sr spooledRow) {
-	b, err := json.Marshal(sr)
-	if err != nil {
-		r.waiting.Add(-1)
-		r.log.Error("cluster: encode a row", "err", err)
-		return
-	}
-	path := filepath.Join(r.opts.SpoolDir, fmt.Sprintf("%020d.json", r.seq.Add(1)))
-	tmp := path + ".tmp"
-	err = os.WriteFile(tmp, b, 0o600) // a row holds a person's words
-	if err == nil {
-		r.onDisk.Add(1) // before the publisher can see it
-		if err = os.Rename(tmp, path); err != nil {
-			r.onDisk.Add(-1)
-		}
-	}
-	if err != nil {
-		r.waiting.Add(-1)
-		os.Remove(tmp)
-		r.log.Error("cluster: spool a row; it is in the CSV only", "err", err)
-	}
-}
-
-func (r *Rows) pending() ([]string, error) {
-	ents, err := os.ReadDir(r.opts.SpoolDir)
-	if err != nil {
-		return nil, fmt.Errorf("cluster: row spool: %w", err)
-	}
-	var names []string
-	for _, e := range ents {
-		if n := e.Name(); strings.HasSuffix(n, ".json") {
-			names = append(names, n)
-		}
-	}
-	slices.Sort(names)
-	return names, nil
-}
-
-// publish sends each row handed over, or spools it behind the rows already
-// spooled; it sends the spool whenever kicked, and every second while rows
-// wait there (NATS may have come back).
-func (r *Rows) publish() {
-	defer close(r.done)
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for {
-		select {
-		case <-r.stop:
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-			defer cancel()
-			for {
-				select {
-				case sr := <-r.queue:
-					r.take(ctx, sr)
-					continue
-				default:
-				}
-				break
-			}
-			r.drain(ctx)
-			return
-		case sr := <-r.queue:
-			r.take(context.Background(), sr)
-		case <-r.kick:
-			r.drain(context.Background())
-		case <-tick.C:
-			if r.onDisk.Load() > 0 {
-				r.drain(context.Background())
-			}
-		}
-	}
-}
-
-// take sends a row and the others waiting in the queue behind it, in one
-// batch of asynchronous publishes whose acknowledgements it then awaits;
-// unless rows wait in the spool (they go behind them) or NATS is away. A row
-// whose send fails goes to the spool.
-func (r *Rows) take(ctx context.Context, first spooledRow) {
-	batch := []spooledRow{first}
-	for len(batch) < rowBatch {
-		select {
-		case sr := <-r.queue:
-			batch = append(batch, sr)
-			continue
-		default:
-		}
-		break
-	}
-	if r.onDisk.Load() > 0 || !r.nc.IsConnected() || ctx.Err() != nil || r.ensureStream(ctx) != nil {
-		for _, sr := range batch {
-			r.spool(sr)
-		}
-		return
-	}
-	futures := make([]jetstream.PubAckFuture, len(batch))
-	for i, sr := range batch {
-		b, err := json.Marshal(sr)
-		if err == nil {
-			futures[i], err = r.js.PublishMsgAsync(r.msg(sr, b), jetstream.WithMsgID(sr.Replica+":"+sr.ID))
-		}
-		if err != nil {
-			futures[i] = nil
-		}
-	}
-	timeout := time.After(5 * time.Second)
-	failed := 0
-	for i, f := range futures {
-		ok := false
-		if f != nil {
-			select {
-			case <-f.Ok():
-				ok = true
-			case <-f.Err():
-			case <-timeout:
-			case <-ctx.Done():
-			}
-		}
-		if ok {
-			r.sent()
-			continue
-		}
-		failed++
-		r.spool(batch[i])
-	}
-	if failed > 0 {
-		r.stream = false // look again: NATS may have lost it, or come back
-		r.log.Warn("cluster: rows not published yet; they go to the spool", "rows", failed)
-	}
-}
-
-// rowBatch bounds the rows sent before their acknowledgements are awaited.
-const rowBatch = 256
-
-func (r *Rows) sent() {
-	r.waiting.Add(-1)
-	if r.full.Swap(false) {
-		r.log.Warn("cluster: the row spool has room again", "dropped", r.dropped.Load())
-	}
-}
-
-// drain publishes the spooled rows in order, in batches of asynchronous
-// publishes, removing each file once its row is acknowledged, until the
-// spool is empty or a round makes no progress (NATS away, a publish
-// refused); the rest waits for the next round. The spool is listed once a
-// round, not once a batch: after a long outage it holds many files.
-func (r *Rows) drain(ctx context.Context) {
-	if !r.nc.IsConnected() || r.onDisk.Load() <= 0 || ctx.Err() != nil {
-		return
-	}
-	names, err := r.pending()
-	if err != nil {
-		r.log.Error("cluster: read the row spool", "err", err)
-		return
-	}
-	for len(names) > 0 && r.nc.IsConnected() && ctx.Err() == nil {
-		if err := r.ensureStream(ctx); err != nil {
-			return
-		}
-		batch := names[:min(len(names), rowBatch)]
-		names = names[len(batch):]
-		if !r.sendBatch(ctx, batch) {
-			return
-		}
-	}
-}
-
-// sendBatch publishes one batch of spooled rows and clears those the stream
-// acknowledged. It reports whether every row of the batch is gone from the
-// spool; if not, the caller stops and the rest waits for the next round.
-func (r *Rows) sendBatch(ctx context.Context, names []string) bool {
-	futures := make([]jetstream.PubAckFuture, len(names))
-	for i, name := range names {
-		path := filepath.Join(r.opts.SpoolDir, name)
-		b, err := os.ReadFile(path)
-		if err != nil {
-			// A file that cannot be read would stop the spool for good:
-			// set it aside for a person to look at, and go on.
-			r.log.Error("cluster: a spooled row cannot be read; set aside as .bad", "file", path, "err", err)
-			r.setAside(name)
-			continue
-		}
-		var sr spooledRow
-		if err := json.Unmarshal(b, &sr); err != nil {
-			r.log.Error("cluster: a spooled row is unreadable; dropped", "file", path, "err", err)
-			r.clear(name)
-			continue
-		}
-		if sr.ID == "" {
-			sr.ID = "spool-" + strings.TrimSuffix(name, ".json")
-		}
-		if futures[i], err = r.js.PublishMsgAsync(r.msg(sr, b), jetstream.WithMsgID(sr.Replica+":"+sr.ID)); err != nil {
-			futures[i] = nil
-			return r.unsent()
-		}
-	}
-	timeout := time.After(5 * time.Second)
-	for i, f := range futures {
-		if f == nil {
-			continue // set aside or dropped
-		}
-		select {
-		case <-f.Ok():
-			if !r.clear(names[i]) {
-				return false
-			}
-			continue
-		case <-f.Err():
-		case <-timeout:
-		case <-ctx.Done():
-		}
-		// The rest stays for the next round; a row sent again is stored
-		// once.
-		return r.unsent()
-	}
-	return true
-}
-
-// unsent notes that a round stopped with rows still spooled.
-func (r *Rows) unsent() bool {
-	r.stream = false
-	r.log.Warn("cluster: rows not published yet; they stay in the spool", "spooled", r.waiting.Load())
-	return false
-}
-
-// setAside renames a spooled row that cannot be read out of the spool's
-// way (it no longer ends in .json), so that it stops every round no more.
-func (r *Rows) setAside(name string) {
-	path := filepath.Join(r.opts.SpoolDir, name)
-	if err := os.Rename(path, path+".bad"); err != nil {
-		r.log.Error("cluster: set aside a spooled row", "file", path, "err", err)
-		return
-	}
-	r.onDisk.Add(-1)
-	r.sent()
-}
-
-// clear removes a sent (or unreadable) row's file from the spool, and
-// reports whether it is gone.
-func (r *Rows) clear(name string) bool {
-	if err := os.Remove(filepath.Join(r.opts.SpoolDir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		r.log.Error("cluster: clear a sent row from the spool", "err", err)
-		return false
-	}
-	r.onDisk.Add(-1)
-	r.sent()
-	return true
-}
-
-func (r *Rows) ensureStream(ctx context.Context) error {
-	if r.stream {
-		return nil
-	}
-	if err := EnsureRowStream(ctx, r.js); err != nil {
-		return err
-	}
-	r.stream = true
-	return nil
-}
-
-func (r *Rows) msg(sr spooledRow, b []byte) *nats.Msg {
-	msg := nats.NewMsg(r.subject)
-	msg.Data = b
-	msg.Header.Set(replicaHeader, sr.Replica)
-	return msg
-}
-
-// EnsureRowStream creates the row stream if it does not exist; an existing
-// one is left as the operator configured it.
+// EnsureRowStream creates the row stream if it does not exist, with
+// Replicas copies and the de-duplication window the spool needs. An
+// existing one is left as the operator configured it, but for a window
+// shorter than the spool needs, which it widens (as far as the stream's
+// max_age allows): a wider window costs NATS a little memory, a narrower
+// one can store a re-sent row twice.
 func EnsureRowStream(ctx context.Context, js jetstream.JetStream) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if _, err := js.Stream(ctx, RowStream); err == nil {
-		return nil
+	if s, err := js.Stream(ctx, RowStream); err == nil {
+		cfg := s.CachedInfo().Config
+		want := rowDuplicates
+		if cfg.MaxAge > 0 {
+			want = min(want, cfg.MaxAge)
+		}
+		if cfg.Duplicates < want {
+			cfg.Duplicates = want
+			_, err = js.UpdateStream(ctx, cfg)
+		}
+		return err
 	} else if !errors.Is(err, jetstream.ErrStreamNotFound) {
 		return err
 	}
@@ -470,6 +202,7 @@ func EnsureRowStream(ctx context.Context, js jetstream.JetStream) error {
 		Retention:   jetstream.LimitsPolicy,
 		Discard:     jetstream.DiscardOld,
 		Duplicates:  rowDuplicates,
+		Replicas:    Replicas(js.Conn()),
 	})
 	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 		return nil // another replica made it first

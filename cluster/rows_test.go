@@ -214,3 +214,136 @@ func TestUnreadableSpoolFileIsSetAside(t *testing.T) {
 		t.Errorf("the stream holds %d rows (%v), want 3", n, err)
 	}
 }
+
+// TestCloseReturnsWhileNATSStalls checks that a replica's shutdown does
+// not hang on rows whose acknowledgements never come: NATS has stopped
+// answering (a stalled network, a paused server) while the connection
+// still looks up. Each batch waits a bounded time for its acks, every one
+// of them, and what is not acknowledged by then stays in the spool.
+func TestCloseReturnsWhileNATSStalls(t *testing.T) {
+	srv := clustertest.Start(t)
+	proxy := clustertest.NewProxy(t, srv.Addr())
+	dir := t.TempDir()
+	r, err := cluster.OpenRows(connect(t, proxy.URL(), "a"), cluster.RowsOptions{Replica: "a", SpoolDir: dir, Log: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Add(row("first"))
+	poll.Until(t, "the first row is published", func() bool { return r.Spooled() == 0 })
+
+	proxy.Stall()
+	for i := range 20 {
+		r.Add(row(fmt.Sprintf("stalled%d", i)))
+	}
+	time.Sleep(200 * time.Millisecond) // the publisher sends them, and waits
+	closed := make(chan struct{})
+	go func() { r.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Close did not return within 30 s while NATS stalled")
+	}
+	proxy.Heal()
+
+	// Nothing is lost: what was not acknowledged is in the spool, and
+	// the next run sends it, each row once.
+	r, err = cluster.OpenRows(connect(t, srv.URL(), "a2"), cluster.RowsOptions{Replica: "a", SpoolDir: dir, Log: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	poll.Until(t, "the spool drains", func() bool { return r.Spooled() == 0 })
+	byID := map[string]int{}
+	if _, err := cluster.ReadRows(context.Background(), connect(t, srv.URL(), "reader"), func(r benchmarks.Row) { byID[r.RequestID]++ }); err != nil {
+		t.Fatal(err)
+	}
+	if len(byID) != 21 {
+		t.Errorf("the stream holds %d distinct rows, want 21", len(byID))
+	}
+	for id, n := range byID {
+		if n != 1 {
+			t.Errorf("row %s stored %d times", id, n)
+		}
+	}
+}
+
+// TestCommittedRowIsInTheStream checks that a row Commit returned for is in
+// the stream at once: a request answered after it has its row.
+func TestCommittedRowIsInTheStream(t *testing.T) {
+	srv := clustertest.Start(t)
+	r := openRows(t, srv.URL(), "a")
+	reader := connect(t, srv.URL(), "reader")
+	for i := range 5 {
+		id := fmt.Sprintf("c%d", i)
+		if err := r.Commit(row(id)); err != nil {
+			t.Fatal(err)
+		}
+		found := 0
+		if _, err := cluster.ReadRows(context.Background(), reader, func(r benchmarks.Row) {
+			if r.RequestID == id {
+				found++
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if found != 1 {
+			t.Fatalf("row %s is in the stream %d times right after Commit, want 1", id, found)
+		}
+	}
+}
+
+// TestCommittedRowSurvivesACrash checks that a row Commit returned for
+// while NATS is away is on disk, whole: a replica killed right after (its
+// spool copied as the crash left it) still publishes it when it starts
+// again.
+func TestCommittedRowSurvivesACrash(t *testing.T) {
+	srv := clustertest.Start(t)
+	dir := t.TempDir()
+	nc := connect(t, srv.URL(), "a")
+	r, err := cluster.OpenRows(nc, cluster.RowsOptions{Replica: "a", SpoolDir: dir, Log: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	srv.Stop()
+	began := time.Now()
+	for i := range 3 {
+		if err := r.Commit(row(fmt.Sprintf("k%d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if took := time.Since(began); took > 20*time.Second {
+		t.Errorf("three commits with NATS away took %v", took)
+	}
+	// The crash: what is on disk now is all a restarted replica has.
+	after := t.TempDir()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(after, e.Name()), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv.Restart()
+	r2, err := cluster.OpenRows(connect(t, srv.URL(), "a2"), cluster.RowsOptions{Replica: "a", SpoolDir: after, Log: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	poll.Until(t, "the restarted replica's spool drains", func() bool { return r2.Spooled() == 0 })
+	byID := map[string]int{}
+	if _, err := cluster.ReadRows(context.Background(), connect(t, srv.URL(), "reader"), func(r benchmarks.Row) { byID[r.RequestID]++ }); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if id := fmt.Sprintf("k%d", i); byID[id] != 1 {
+			t.Errorf("row %s is in the stream %d times, want 1", id, byID[id])
+		}
+	}
+}

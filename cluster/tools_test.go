@@ -238,3 +238,25 @@ func TestAChangeWhileNATSIsAwayReachesTheClusterWhenItReturns(t *testing.T) {
 		return ok && string(got.Code) == late
 	})
 }
+
+// TestARestartedReplicaFreesItsLocks: a replica killed while it held a
+// tool's lock (mid-build) frees it when it starts again under its name,
+// instead of blocking the tool until the lock expires.
+func TestARestartedReplicaFreesItsLocks(t *testing.T) {
+	srv := clustertest.Start(t)
+	a := openReplica(t, srv.URL(), "a", map[string]string{"echo": echoTool})
+	if _, err := a.mirror.Lock(context.Background(), "echo", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	// The crash: the lock is never released. Another replica is refused.
+	b := openReplica(t, srv.URL(), "b", nil)
+	if _, err := b.mirror.Lock(context.Background(), "echo", time.Hour); !errors.Is(err, cluster.ErrLocked) {
+		t.Fatalf("b took the lock a holds: %v", err)
+	}
+	openReplica(t, srv.URL(), "a", nil) // a again, restarted
+	release, err := b.mirror.Lock(context.Background(), "echo", time.Hour)
+	if err != nil {
+		t.Fatalf("the lock of a's crashed run still holds: %v", err)
+	}
+	release()
+}

@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,21 +31,29 @@ func traceSubject(id string) string { return "adaptbot.traces." + id }
 // when older messages were replaced by their ratings.
 const recentScan = 4
 
+// traceSpoolMax bounds the records a replica keeps waiting for NATS.
+const traceSpoolMax = 10_000
+
 // Traces keeps the records of recent requests in TraceStream, with the
 // bounds of a trace file (traces.Options): a record written through one
 // replica is read through any other, so a rating needs no sticky session.
-// It implements what the service needs of a trace store.
+// While NATS is away, records wait in a spool on disk, as rows do, and
+// reach the stream once it answers. It implements what the service needs
+// of a trace store.
 type Traces struct {
 	stream jetstream.Stream
 	js     jetstream.JetStream
 	nc     *nats.Conn
 	keep   int
 	log    *slog.Logger
+	box    *outbox
 }
 
 // OpenTraces creates the stream if need be, bounded as opts bounds a trace
-// file: about twice MaxBytes in all, the oldest going first.
-func OpenTraces(ctx context.Context, nc *nats.Conn, opts traces.Options, log *slog.Logger) (*Traces, error) {
+// file: about twice MaxBytes in all, the oldest going first. Records wait
+// in spoolDir while NATS is away; those an earlier run left there are sent
+// first.
+func OpenTraces(ctx context.Context, nc *nats.Conn, opts traces.Options, spoolDir string, log *slog.Logger) (*Traces, error) {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -52,7 +62,7 @@ func OpenTraces(ctx context.Context, nc *nats.Conn, opts traces.Options, log *sl
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
-	s, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	cfg := jetstream.StreamConfig{
 		Name:              TraceStream,
 		Description:       "AdaptBot request records: traces and ratings, the newest per request",
 		Subjects:          []string{traceSubjects},
@@ -60,14 +70,44 @@ func OpenTraces(ctx context.Context, nc *nats.Conn, opts traces.Options, log *sl
 		MaxBytes:          2 * opts.MaxBytes,
 		Discard:           jetstream.DiscardOld,
 		Storage:           jetstream.FileStorage,
-	})
+		Duplicates:        rowDuplicates,
+		Replicas:          replicasFor(ctx, js, TraceStream),
+	}
+	s, err := js.CreateOrUpdateStream(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: the trace stream: %w", err)
 	}
-	return &Traces{stream: s, js: js, nc: nc, keep: opts.Keep, log: log}, nil
+	ensure := func(ctx context.Context, js jetstream.JetStream) error {
+		_, err := js.CreateOrUpdateStream(ctx, cfg) // NATS may have come back without it
+		return err
+	}
+	box, err := openOutbox(nc, outboxOptions{What: "trace", Dir: spoolDir, Max: traceSpoolMax, Ensure: ensure, Address: traceAddress, Log: log})
+	if err != nil {
+		return nil, err
+	}
+	return &Traces{stream: s, js: js, nc: nc, keep: opts.Keep, log: log, box: box}, nil
 }
 
-// Add stores r in the stream, replacing the record of the same ID.
+// traceAddress is a record's subject and message id: the id names its
+// request and its bytes, so a record sent again is stored once and a
+// rating, which changes them, is a new message.
+func traceAddress(body []byte) (string, string, error) {
+	var r struct {
+		ID string `json:"request_id"`
+	}
+	if err := json.Unmarshal(body, &r); err != nil {
+		return "", "", err
+	}
+	if !validID(r.ID) {
+		return "", "", fmt.Errorf("traces: %q is not a request ID", r.ID)
+	}
+	sum := sha256.Sum256(body)
+	return traceSubject(r.ID), "trace:" + r.ID + ":" + hex.EncodeToString(sum[:8]), nil
+}
+
+// Add stores r in the stream, replacing the record of the same ID; while
+// NATS is away, in the spool, to be sent when it answers. It returns once
+// the record is in one or the other.
 func (t *Traces) Add(r traces.Record) error {
 	if !validID(r.ID) {
 		return fmt.Errorf("traces: %q is not a request ID", r.ID)
@@ -76,14 +116,23 @@ func (t *Traces) Add(r traces.Record) error {
 	if err != nil {
 		return err
 	}
-	if !t.nc.IsConnected() {
-		return ErrDown
+	subject, id, err := traceAddress(b)
+	if err != nil {
+		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if _, err := t.js.Publish(ctx, traceSubject(r.ID), b); err != nil {
+	if err := t.box.commit(context.Background(), &letter{subject: subject, id: id, body: b}); err != nil {
 		return fmt.Errorf("cluster: keep the trace of %s: %w", r.ID, err)
 	}
+	return nil
+}
+
+// Spooled is how many records wait for NATS.
+func (t *Traces) Spooled() int { return int(t.box.waiting.Load()) }
+
+// Close stops sending records after one last short attempt; what is left
+// stays in the spool for the next run.
+func (t *Traces) Close() error {
+	t.box.close()
 	return nil
 }
 

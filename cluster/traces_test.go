@@ -10,15 +10,17 @@ import (
 
 	"adaptbot/cluster"
 	"adaptbot/cluster/clustertest"
+	"adaptbot/poll"
 	"adaptbot/traces"
 )
 
 func openTraces(t *testing.T, url, id string, opts traces.Options) *cluster.Traces {
 	t.Helper()
-	tr, err := cluster.OpenTraces(context.Background(), connect(t, url, id), opts, quiet)
+	tr, err := cluster.OpenTraces(context.Background(), connect(t, url, id), opts, t.TempDir(), quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { tr.Close() })
 	return tr
 }
 
@@ -79,4 +81,26 @@ func TestTracesAreBounded(t *testing.T) {
 	if _, err := tr.Get("r19"); err != nil {
 		t.Errorf("the newest record: %v", err)
 	}
+}
+
+// TestTracesWrittenWhileNATSIsAwayArrive checks that a record written
+// while NATS is away is kept (in the spool) and read through another
+// replica once NATS is back.
+func TestTracesWrittenWhileNATSIsAwayArrive(t *testing.T) {
+	srv := clustertest.Start(t)
+	a := openTraces(t, srv.URL(), "a", traces.Options{})
+	srv.Stop()
+	if err := a.Add(traces.Record{ID: "away1", Kind: traces.Chat, Query: "while NATS is away"}); err != nil {
+		t.Fatalf("a record while NATS is away: %v", err)
+	}
+	if a.Spooled() != 1 {
+		t.Errorf("spooled: %d, want 1", a.Spooled())
+	}
+	srv.Restart()
+	b := openTraces(t, srv.URL(), "b", traces.Options{})
+	poll.Until(t, "the record reaches the stream", func() bool {
+		r, err := b.Get("away1")
+		return err == nil && r.Query == "while NATS is away"
+	})
+	poll.Until(t, "the spool empties", func() bool { return a.Spooled() == 0 })
 }

@@ -63,7 +63,8 @@ func OpenUsers(ctx context.Context, nc *nats.Conn, seed UserSeed, log *slog.Logg
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
 	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: UserBucket,
-		Description: "AdaptBot users (key hashes, never keys) and the server secret", History: 5, Storage: jetstream.FileStorage})
+		Description: "AdaptBot users (key hashes, never keys) and the server secret", History: 5, Storage: jetstream.FileStorage,
+		Replicas: replicasFor(ctx, js, "KV_"+UserBucket)})
 	if err != nil {
 		return nil, fmt.Errorf("cluster: the user bucket: %w", err)
 	}

@@ -77,9 +77,10 @@ type Config struct {
 	HistoryKeep int
 
 	// Cluster: an empty NATSURL means none (files and local workers).
-	NATSURL   string
-	NATSCreds string
-	ReplicaID string
+	NATSURL     string
+	NATSCreds   string
+	NATSMonitor string
+	ReplicaID   string
 	// Fleet says tool calls go to the worker fleet: NATS is set and
 	// ADAPTBOT_WORKERS=0.
 	Fleet bool

@@ -159,6 +159,8 @@ var settings = []setting{
 	{"ADAPTBOT_NATS_URL", "", "NATS servers with JetStream (nats://host:4222, comma-separated; a token may sit in the URL): every replica shares the tools, the registry and the benchmark rows through them; with ADAPTBOT_WORKERS=0 tool calls go to the worker fleet (adaptbot worker --nats URL); empty is one machine on files",
 		func(c *Config, v string) error { c.NATSURL = v; return nil }, true},
 	{"ADAPTBOT_NATS_CREDS", "", "NATS credentials file (user JWT and nkey seed)", func(c *Config, v string) error { c.NATSCreds = v; return nil }, false},
+	{"ADAPTBOT_NATS_MONITOR", "", "a NATS server's monitoring address (http://host:8222): at start-up each replica reads its fsync policy there and warns when a power loss could lose acknowledged rows (docs/cluster.md); empty checks nothing",
+		func(c *Config, v string) error { c.NATSMonitor = v; return nil }, false},
 	{"ADAPTBOT_REPLICA_ID", "", "this replica's id in the cluster, on every benchmark row it publishes; empty is host name-pid",
 		func(c *Config, v string) error { c.ReplicaID = v; return nil }, false},
 	{"ADAPTBOT_REVIEW", "off", "on: a new or changed tool waits as pending, its previous version serving, until approved on its page, with POST /api/tools/NAME/approve or adaptbot tools approve NAME",

@@ -100,7 +100,11 @@ func (s *Service) lock(ctx context.Context, name string) (func(), error) {
 	if s.d.Cluster == nil {
 		return func() {}, nil
 	}
-	return s.d.Cluster.Lock(ctx, name)
+	release, err := s.d.Cluster.Lock(ctx, name)
+	if release == nil {
+		release = func() {} // a refused lock has none, and callers defer it
+	}
+	return release, err
 }
 
 // buildRow is the row of a build, filled from its result once there is one.

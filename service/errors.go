@@ -84,7 +84,7 @@ func classify(err error, deadline time.Duration, fallback adaptbot.Kind) *adaptb
 		e.Kind, e.Msg = adaptbot.Failed, se.Error()
 		e.Extra = map[string]any{"tool": se.Tool, "kind": se.Kind}
 		if se.Kind == adaptbot.FailUnavailable {
-			e.Kind = adaptbot.Unavailable
+			e.Kind, e.RetryAfter = adaptbot.Unavailable, cluster.RetryAfter
 		}
 		return e
 	}
@@ -108,7 +108,7 @@ func classify(err error, deadline time.Duration, fallback adaptbot.Kind) *adaptb
 	case errors.Is(err, cluster.ErrLocked):
 		e.Kind, e.Msg = adaptbot.Conflict, "this tool is being changed on another replica; try again when that is done"
 	case errors.Is(err, cluster.ErrDown):
-		e.Kind, e.Msg = adaptbot.Unavailable, err.Error()
+		e.Kind, e.Msg, e.RetryAfter = adaptbot.Unavailable, err.Error(), cluster.RetryAfter
 	case errors.Is(err, registry.ErrNotPending):
 		e.Kind, e.Msg = adaptbot.Conflict, err.Error()
 	case errors.Is(err, generator.ErrNoExamples):

@@ -16,6 +16,7 @@ import (
 	"adaptbot"
 	"adaptbot/agent"
 	"adaptbot/benchmarks"
+	"adaptbot/cluster"
 	"adaptbot/generator"
 	"adaptbot/identity"
 	"adaptbot/llm"
@@ -335,5 +336,28 @@ func TestEachErrorNamesItsOwnRequest(t *testing.T) {
 		if !ok || se.Kind != adaptbot.Unavailable || se.RequestID != c.id {
 			t.Errorf("error %+v, want kind unavailable for request %s", c.err, c.id)
 		}
+	}
+}
+
+// lockedCluster is a cluster whose lock on every tool another replica
+// holds: Lock refuses, as cluster.Link's does, with no release.
+type lockedCluster struct{}
+
+func (lockedCluster) Writable() error { return nil }
+func (lockedCluster) Lock(ctx context.Context, name string) (func(), error) {
+	return nil, &cluster.LockedError{Tool: name, Holder: "replica-b"}
+}
+
+// TestARefusedLockIsAConflict: a rollback or an approval whose tool's lock
+// another replica holds is refused with Conflict, naming the holder; it
+// used to call the missing release and answer 500.
+func TestARefusedLockIsAConflict(t *testing.T) {
+	w := newWorld(t, nil)
+	svc := service.New(service.Deps{Registry: w.reg, Rows: &rows{}, Cluster: lockedCluster{}})
+	if _, err := svc.Rollback(as(admin), "calculator", 1); kind(err) != adaptbot.Conflict || !strings.Contains(err.Error(), "replica-b") {
+		t.Errorf("rollback under another replica's lock = %v, want a conflict naming it", err)
+	}
+	if _, err := svc.Approve(as(admin), "calculator"); kind(err) != adaptbot.Conflict {
+		t.Errorf("approve under another replica's lock = %v, want a conflict", err)
 	}
 }

@@ -102,6 +102,7 @@ func errorHandler(log *slog.Logger) fiber.ErrorHandler {
 		status, retry, body := errorBody(err, log)
 		if id, ok := c.Locals(refusedKey{}).(string); ok {
 			body["request_id"] = id // the refusal's row (refusals.go)
+			c.Set(RequestIDHeader, id)
 		}
 		// Only here: the body limit refuses a request before any handler,
 		// so an event stream never carries this.

@@ -14,6 +14,7 @@ import (
 	"adaptbot/config"
 	"adaptbot/identity"
 	"adaptbot/llm/provider"
+	"adaptbot/reqid"
 	"adaptbot/service"
 )
 
@@ -34,12 +35,13 @@ type fakeRun struct {
 	who  identity.Identity
 	name string
 	args string
+	id   string // the request ID in its context
 }
 
 func (f *fakeService) Run(ctx context.Context, name string, args json.RawMessage) (*service.RunResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.runs = append(f.runs, fakeRun{who: identity.From(ctx), name: name, args: string(args)})
+	f.runs = append(f.runs, fakeRun{who: identity.From(ctx), name: name, args: string(args), id: reqid.From(ctx)})
 	if f.runErr != nil {
 		return nil, f.runErr
 	}
@@ -54,7 +56,13 @@ func (f *fakeService) Refuse(ctx context.Context, r service.Refused) *adaptbot.E
 	if e == nil {
 		e = &adaptbot.Error{Kind: adaptbot.KindOf(r.Err), Msg: r.Err.Error()}
 	}
-	return e
+	// As the service does: the refusal's row has the request's ID, or
+	// its own when the edge refused before it fixed one.
+	e2 := *e
+	if e2.RequestID = reqid.From(ctx); e2.RequestID == "" {
+		e2.RequestID = "refused-1"
+	}
+	return &e2
 }
 
 func (f *fakeService) ModelStatus() (provider.Status, bool) { return provider.Status{}, true }
@@ -109,6 +117,35 @@ func TestRunGoesThroughTheService(t *testing.T) {
 	f.runErr = adaptbot.Errorf(adaptbot.NotFound, "no tool named %q", "calculator")
 	if code, body := post(t, s, "/api/tools/calculator/run", `{}`); code != 404 || !strings.Contains(body, "no tool named") {
 		t.Errorf("a run the service finds nothing for = %d %s", code, body)
+	}
+}
+
+// TestAnswersNameTheirRequest: every answer carries its request's ID in
+// X-Request-Id, the one the operation stamps its row and trace with, so a
+// client finds them whatever the answer's body holds.
+func TestAnswersNameTheirRequest(t *testing.T) {
+	f := &fakeService{}
+	s := fakeEdge(t, f, config.Config{})
+	resp, err := http.Post(s.url+"/api/tools/calculator/run", "application/json", strings.NewReader(`{"expression":"1+1"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	id := resp.Header.Get(RequestIDHeader)
+	if resp.StatusCode != 200 || len(f.runs) != 1 || id == "" || f.runs[0].id != id {
+		t.Errorf("run = %d, header %q, the operation's ID %+v", resp.StatusCode, id, f.runs)
+	}
+	// A refusal before any operation names the refusal's row.
+	resp, err = http.Post(s.url+"/api/tools/calculator/run", "application/json", strings.NewReader(`{"expression":"`+strings.Repeat("1+", 1<<20)+`1"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var body map[string]any
+	json.Unmarshal(raw, &body) //nolint:errcheck
+	if id := resp.Header.Get(RequestIDHeader); resp.StatusCode != 413 || id == "" || body["request_id"] != id {
+		t.Errorf("refusal = %d, header %q, body %s", resp.StatusCode, id, raw)
 	}
 }
 

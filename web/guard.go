@@ -12,6 +12,7 @@ import (
 	"adaptbot/api"
 	"adaptbot/benchmarks"
 	"adaptbot/identity"
+	"adaptbot/reqid"
 	"adaptbot/service"
 	"adaptbot/telemetry"
 )
@@ -137,10 +138,19 @@ func (s *Server) originAllowed(origin, host string) bool {
 func (s *Server) door() fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		ctx := telemetry.Extract(c.UserContext(), func(k string) string { return c.Get(k) })
-		c.SetUserContext(service.WithDoor(ctx, doorOf(c)))
+		// The request's ID is fixed here and sent back in a header, so a
+		// client can find the request's row and trace whatever the answer
+		// (a build's stream, a delete) carries.
+		id := reqid.New()
+		c.Set(RequestIDHeader, id)
+		c.SetUserContext(service.WithDoor(reqid.With(ctx, id), doorOf(c)))
 		return c.Next()
 	}
 }
+
+// RequestIDHeader names the request's ID in every answer: the ID of its
+// row in the benchmarks and of its trace.
+const RequestIDHeader = "X-Request-Id"
 
 // doorOf names the door c came through: /v1 is the OpenAI-compatible
 // door (openAIDoor), /mcp the MCP door (mcpDoor), a request that says it

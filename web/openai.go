@@ -280,8 +280,12 @@ func (s *Server) handleCompletions() fiber.Handler {
 		if err != nil {
 			return err
 		}
-		id := reqid.New()
-		ctx := reqid.With(c.UserContext(), id)
+		ctx := c.UserContext()
+		id := reqid.From(ctx) // the door's (X-Request-Id)
+		if id == "" {
+			id = reqid.New()
+			ctx = reqid.With(ctx, id)
+		}
 		enc := completionEncoder{id: id, model: req.Model, created: time.Now().Unix()}
 		refused := service.CheckConversation(conv) != nil || service.Permit(identity.From(ctx), identity.Chat) != nil || s.modelName() == ""
 		if !req.Stream || refused {

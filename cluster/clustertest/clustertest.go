@@ -81,3 +81,15 @@ func (s *Server) Restart() {
 	s.Stop()
 	s.start()
 }
+
+// Addr is the server's client address, host:port.
+func (s *Server) Addr() string { return s.srv.Addr().String() }
+
+// MonitorURL is the server's monitoring address (http://host:port), when
+// its options gave it an HTTP port; "" otherwise.
+func (s *Server) MonitorURL() string {
+	if a := s.srv.MonitorAddr(); a != nil {
+		return "http://" + a.String()
+	}
+	return ""
+}
