@@ -6,7 +6,7 @@
 // entries, MCP servers' tools and the listings are views; Example, one
 // check a tool must pass; AutoRepair, what the server does on its own when
 // a tool keeps failing; Digest, the one name of content by its SHA-256;
-// Millis and MaxTraceOutput, the units of a trace; Plural; and the
+// the words of a request's row (its intent, door and categories); and the
 // module's go.mod and go.sum, carried into the binary. A
 // tool exported as a standalone Go module (package shipping) requires the
 // same versions of the MCP SDK and its dependencies that AdaptBot is built

@@ -14,6 +14,7 @@ import (
 	"adaptbot/llm"
 	"adaptbot/reqid"
 	"adaptbot/toolbox"
+	"adaptbot/traces"
 )
 
 // Node keys of the chat graph.
@@ -354,7 +355,7 @@ func (a *Agent) Chat(ctx context.Context, req Request) (*Result, error) {
 	res := &Result{Intent: IntentChat, OriginalQuestion: req.Message, ToolsLoaded: []string{}, Tools: []string{}, Trace: []Step{}}
 	defer func() {
 		res.LLMCalls, res.Usage = meter.Counts()
-		res.TotalMs = adaptbot.Millis(time.Since(began))
+		res.TotalMs = traces.Millis(time.Since(began))
 	}()
 
 	s := &state{req: req, model: a.newClientModel(meter, req), began: began}
@@ -400,7 +401,7 @@ func (a *Agent) Chat(ctx context.Context, req Request) (*Result, error) {
 		err = s.err
 	}
 	a.cfg.Log.Info("chat", "request_id", reqid.From(ctx), "path", res.Path, "tools", res.Tools,
-		"ms", adaptbot.Millis(time.Since(began)), "err", err)
+		"ms", traces.Millis(time.Since(began)), "err", err)
 	if err != nil {
 		return res, err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"adaptbot"
 	"bufio"
 	"bytes"
 	"encoding/json"
@@ -14,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"adaptbot/benchmarks"
 	"adaptbot/cli"
 	"adaptbot/config"
 	"adaptbot/homelock"
@@ -136,7 +136,7 @@ func TestCommandLineThroughServer(t *testing.T) {
 		if row["intent"] == "RUN" {
 			runs++
 		}
-		if row["category"] == benchmarks.CategoryBuildTest {
+		if row["category"] == adaptbot.CategoryBuildTest {
 			testRows++
 		}
 	}

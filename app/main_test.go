@@ -1,6 +1,7 @@
 package main
 
 import (
+	"adaptbot"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -15,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"adaptbot/benchmarks"
 	"adaptbot/llm/llmtest"
 	"adaptbot/sandbox"
 	"adaptbot/toolbox"
@@ -228,7 +228,7 @@ func (in *instance) requestRows(t *testing.T) []map[string]string {
 	t.Helper()
 	var out []map[string]string
 	for _, r := range in.rows(t) {
-		if r["intent"] != benchmarks.IntentManage {
+		if r["intent"] != adaptbot.IntentManage {
 			out = append(out, r)
 		}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"adaptbot"
 	"context"
 	"errors"
 	"fmt"
@@ -11,7 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	"adaptbot/benchmarks"
 	"adaptbot/cli"
 )
 
@@ -159,7 +159,7 @@ func TestUsersAPIWritesItsRows(t *testing.T) {
 	}
 	var got []string
 	for _, r := range in.rows(t) {
-		if r["intent"] != benchmarks.IntentManage {
+		if r["intent"] != adaptbot.IntentManage {
 			continue
 		}
 		got = append(got, r["category"]+":"+r["error_kind"])

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"adaptbot"
 	"context"
 	"encoding/json"
 	"errors"
@@ -252,7 +253,7 @@ func learnFromBenchmarks(f *router.Feed, path string, log *slog.Logger) {
 	// million-row file took over a gigabyte at start-up.
 	var uses []router.Use
 	err := benchmarks.ScanFile(path, func(r benchmarks.Row) error {
-		if r.Intent == benchmarks.IntentChat && r.ToolExecution == benchmarks.True {
+		if r.Intent == adaptbot.IntentChat && r.ToolExecution == benchmarks.True {
 			uses = append(uses, router.Use{Tool: strings.Clone(r.Category), Request: strings.Clone(r.Query)})
 		}
 		return nil
@@ -369,7 +370,7 @@ func mcpHTTPHandler(ctx context.Context, w *world, svc *service.Service) http.Ha
 		if perr := service.Permit(identity.From(ctx), identity.RunTool); perr != nil {
 			err = perr
 		}
-		svc.Refuse(ctx, service.Refused{Intent: benchmarks.IntentRun, Category: name, Tool: name, Query: string(args), Err: err})
+		svc.Refuse(ctx, service.Refused{Intent: adaptbot.IntentRun, Category: name, Tool: name, Query: string(args), Err: err})
 	}
 	srv := mcpserver.New(w.box, mcpserver.Options{Log: w.log, Call: call, Refuse: refuse, User: user, SessionTimeout: w.cfg.Identity.MCPSessionTimeout})
 	go func() {

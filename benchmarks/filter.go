@@ -1,6 +1,7 @@
 package benchmarks
 
 import (
+	"adaptbot"
 	"fmt"
 	"strings"
 	"time"
@@ -71,7 +72,7 @@ func ParseFilter(get func(name string) string, now time.Time) (Filter, error) {
 		return f, fmt.Errorf("until (%s) is not after since (%s)", f.Until.Format(time.RFC3339), f.Since.Format(time.RFC3339))
 	}
 	switch f.Intent = strings.ToUpper(strings.TrimSpace(get("intent"))); f.Intent {
-	case "", IntentChat, IntentBuild, IntentRun, IntentFeedback, IntentManage:
+	case "", adaptbot.IntentChat, adaptbot.IntentBuild, adaptbot.IntentRun, adaptbot.IntentFeedback, adaptbot.IntentManage:
 	default:
 		return f, fmt.Errorf("intent %q is not CHAT, BUILD, RUN, FEEDBACK or MANAGE", get("intent"))
 	}
@@ -133,7 +134,7 @@ func (f Filter) matchKind(intent, category string, tools []string, outcome, user
 	if f.User != "" && user != f.User {
 		return false
 	}
-	if strings.EqualFold(intent, IntentFeedback) {
+	if strings.EqualFold(intent, adaptbot.IntentFeedback) {
 		return f.matchFeedback(category, tools)
 	}
 	if f.Intent != "" && !strings.EqualFold(intent, f.Intent) {
@@ -157,7 +158,7 @@ func (f Filter) matchKind(intent, category string, tools []string, outcome, user
 // not apply, since a feedback row has no error of its own.
 func (f Filter) matchFeedback(category string, tools []string) bool {
 	switch f.Intent {
-	case "", IntentChat, IntentFeedback:
+	case "", adaptbot.IntentChat, adaptbot.IntentFeedback:
 	default:
 		return false
 	}
@@ -169,8 +170,8 @@ func (f Filter) matchFeedback(category string, tools []string) bool {
 
 func isBuildCategory(c string) bool {
 	switch c {
-	case CategoryBuildCreate, CategoryBuildModify, CategoryBuildDelete, CategoryBuildRollback,
-		CategoryBuildApprove, CategoryBuildTest, CategoryBuildPlan, CategoryBuildImport, CategoryBuildSkill:
+	case adaptbot.CategoryBuildCreate, adaptbot.CategoryBuildModify, adaptbot.CategoryBuildDelete, adaptbot.CategoryBuildRollback,
+		adaptbot.CategoryBuildApprove, adaptbot.CategoryBuildTest, adaptbot.CategoryBuildPlan, adaptbot.CategoryBuildImport, adaptbot.CategoryBuildSkill:
 		return true
 	}
 	return false
@@ -182,7 +183,7 @@ func toolsOf(category string, tools []string) []string {
 	switch {
 	case len(tools) > 0:
 		return tools
-	case category == "", category == CategoryGeneral, category == CategoryNeedTool, isBuildCategory(category):
+	case category == "", category == adaptbot.CategoryGeneral, category == adaptbot.CategoryNeedTool, isBuildCategory(category):
 		return nil
 	}
 	return []string{category}

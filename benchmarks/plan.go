@@ -1,6 +1,9 @@
 package benchmarks
 
-import "time"
+import (
+	"adaptbot"
+	"time"
+)
 
 // A query runs in three phases: plan picks the tier of buckets, the
 // buckets in the filter's range and the series' points; gather walks them,
@@ -118,7 +121,7 @@ func (s *Store) gather(p *queryPlan) (perKind []*cell, from, to time.Time) {
 				from, to = earlier(from, c.first), later(to, c.last)
 			}
 			if b.feedback != nil && f.matchFeedback("", nil) {
-				p.points[pi].add(&p.series[pi], b.feedback, IntentFeedback, "", p.scope)
+				p.points[pi].add(&p.series[pi], b.feedback, adaptbot.IntentFeedback, "", p.scope)
 			}
 		}
 		return perKind, from, to
@@ -146,7 +149,7 @@ func (s *Store) gather(p *queryPlan) (perKind []*cell, from, to time.Time) {
 			if pi >= 0 {
 				kd := &s.kinds[k]
 				p.points[pi].add(&p.series[pi], c, kd.intent, kd.outcome, p.scope)
-				if kd.intent != IntentFeedback {
+				if kd.intent != adaptbot.IntentFeedback {
 					from, to = earlier(from, c.first), later(to, c.last)
 				}
 			}

@@ -1,6 +1,7 @@
 package benchmarks
 
 import (
+	"adaptbot"
 	"cmp"
 	"maps"
 	"math"
@@ -233,27 +234,27 @@ func PathLabel(category string) string {
 	switch category {
 	case "":
 		return "not recorded (the request failed before it was routed, or an older file)"
-	case CategoryGeneral:
+	case adaptbot.CategoryGeneral:
 		return "answered by the model alone"
-	case CategoryNeedTool:
+	case adaptbot.CategoryNeedTool:
 		return "no tool fit; a build was offered"
-	case CategoryBuildCreate:
+	case adaptbot.CategoryBuildCreate:
 		return "a tool was built"
-	case CategoryBuildModify:
+	case adaptbot.CategoryBuildModify:
 		return "a tool was changed"
-	case CategoryBuildDelete:
+	case adaptbot.CategoryBuildDelete:
 		return "a tool was deleted"
-	case CategoryBuildRollback:
+	case adaptbot.CategoryBuildRollback:
 		return "an earlier version of a tool was served again"
-	case CategoryBuildApprove:
+	case adaptbot.CategoryBuildApprove:
 		return "a pending version of a tool was approved"
-	case CategoryBuildTest:
+	case adaptbot.CategoryBuildTest:
 		return "a tool's stored examples were re-run"
-	case CategoryBuildPlan:
+	case adaptbot.CategoryBuildPlan:
 		return "a build was planned"
-	case CategoryBuildImport:
+	case adaptbot.CategoryBuildImport:
 		return "a bundle of tools was imported"
-	case CategoryBuildSkill:
+	case adaptbot.CategoryBuildSkill:
 		return "a skill was proposed from a chain of tools that recurs in chats"
 	}
 	return "answered with a tool"
@@ -324,7 +325,7 @@ func (s *Store) Query(f Filter) Summary {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 
-	scope := cmp.Or(f.Intent, IntentChat)
+	scope := cmp.Or(f.Intent, adaptbot.IntentChat)
 	sum := Summary{
 		Filter: f, ByIntent: map[string]int{}, Scope: scope, ByModelNote: noModel,
 		RecentNote: "the latest matching requests among the last 1000 the server saw",
@@ -369,7 +370,7 @@ func (t *totals) fold(s *Store, perKind []*cell, scope string, sum *Summary) {
 			continue
 		}
 		kd := &s.kinds[k]
-		if kd.intent == IntentFeedback {
+		if kd.intent == adaptbot.IntentFeedback {
 			sum.Feedback.Up += c.up
 			sum.Feedback.Down += c.down
 			for _, name := range kd.toolList {
@@ -402,7 +403,7 @@ func (t *totals) fold(s *Store, perKind []*cell, scope string, sum *Summary) {
 				t.steps[i].sum += c.steps[i].sum
 			}
 		}
-		if kd.intent != IntentRun {
+		if kd.intent != adaptbot.IntentRun {
 			pa := t.paths[kd.category]
 			if pa == nil {
 				pa = &pathAcc{intent: kd.intent}
@@ -410,10 +411,10 @@ func (t *totals) fold(s *Store, perKind []*cell, scope string, sum *Summary) {
 			}
 			pa.add(c, kd)
 		}
-		if kd.intent == IntentChat || kd.intent == IntentRun {
+		if kd.intent == adaptbot.IntentChat || kd.intent == adaptbot.IntentRun {
 			t.addTools(c, kd)
 		}
-		if kd.intent == IntentBuild {
+		if kd.intent == adaptbot.IntentBuild {
 			t.builds.add(c, kd)
 			if c.generation != nil {
 				t.gen.merge(c.generation)
@@ -434,7 +435,7 @@ func (t *totals) addTools(c *cell, kd *kind) {
 			t.tools[name] = ts
 		}
 		calls := &ts.Chat
-		if kd.intent == IntentRun {
+		if kd.intent == adaptbot.IntentRun {
 			calls = &ts.Run
 		}
 		calls.Requests += c.n
@@ -578,7 +579,7 @@ type pointAcc struct {
 }
 
 func (pa *pointAcc) add(p *Point, c *cell, intent, outcome string, scope string) {
-	if intent == IntentFeedback {
+	if intent == adaptbot.IntentFeedback {
 		p.FeedbackUp += c.up
 		p.FeedbackDown += c.down
 		return
@@ -591,9 +592,9 @@ func (pa *pointAcc) add(p *Point, c *cell, intent, outcome string, scope string)
 		p.NotConfigured += c.n
 	}
 	switch intent {
-	case IntentChat:
+	case adaptbot.IntentChat:
 		p.Chat += c.n
-	case IntentBuild:
+	case adaptbot.IntentBuild:
 		p.Build += c.n
 		p.Builds += c.n
 		if c.generation != nil {
@@ -604,7 +605,7 @@ func (pa *pointAcc) add(p *Point, c *cell, intent, outcome string, scope string)
 			pa.attempts += int64(i+1) * n
 			pa.counted += n
 		}
-	case IntentRun:
+	case adaptbot.IntentRun:
 		p.Run += c.n
 	}
 	if intent == scope {

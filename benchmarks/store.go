@@ -1,6 +1,7 @@
 package benchmarks
 
 import (
+	"adaptbot"
 	"cmp"
 	"fmt"
 	"maps"
@@ -190,7 +191,7 @@ func (s *Store) Add(r Row) {
 		cr.steps = append(cr.steps, s.stepIndex(nt.Node))
 	}
 	s.allTime[k].add(cr)
-	feedback := r.Intent == IntentFeedback
+	feedback := r.Intent == adaptbot.IntentFeedback
 	if r.Timestamp.IsZero() {
 		s.undated.cell(k).add(cr)
 	} else {
@@ -252,7 +253,7 @@ func (s *Store) stepIndex(name string) int {
 }
 
 // intents are the intents a bucket keeps totals for; "" stands for any other.
-var intents = [...]string{IntentChat, IntentBuild, IntentRun, ""}
+var intents = [...]string{adaptbot.IntentChat, adaptbot.IntentBuild, adaptbot.IntentRun, ""}
 
 // outcomes are the outcomes a bucket keeps totals for.
 var outcomes = [...]string{OutcomeOK, OutcomeError, OutcomeNotConfigured}
@@ -337,7 +338,7 @@ func (c *cell) add(r *counted) {
 	case False:
 		c.execN++
 	}
-	if r.Intent == IntentBuild {
+	if r.Intent == adaptbot.IntentBuild {
 		if c.generation == nil {
 			c.generation = &histogram{}
 		}
@@ -353,7 +354,7 @@ func (c *cell) add(r *counted) {
 	if i := slices.Index(tierNames[:], r.Tier); i >= 0 {
 		c.tiers[i]++
 	}
-	if r.Intent == IntentFeedback {
+	if r.Intent == adaptbot.IntentFeedback {
 		switch {
 		case r.Score > 0:
 			c.up++

@@ -9,7 +9,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"adaptbot"
 	"adaptbot/api"
 	"adaptbot/clip"
 )
@@ -68,7 +67,7 @@ func writeFailures(w io.Writer, rep *api.FailureReport) error {
 		fmt.Fprintf(w, " (version %d waits for approval)", rep.PendingVersion)
 	}
 	fmt.Fprintf(w, ": %d failure case%s, %d open, %d unconfirmed; automatic repair %s after %d (%d since the last change)\n",
-		len(rep.Cases), adaptbot.Plural(len(rep.Cases)), rep.Open, rep.Unconfirmed, rep.Auto.Mode, rep.Auto.After, rep.Auto.SinceChange)
+		len(rep.Cases), clip.Plural(len(rep.Cases)), rep.Open, rep.Unconfirmed, rep.Auto.Mode, rep.Auto.After, rep.Auto.SinceChange)
 	if len(rep.Cases) > 0 {
 		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "CASE\tVERSION\tKIND\tCOUNT\tLAST SEEN\tSTATUS\tINPUT\tERROR")

@@ -1,6 +1,7 @@
 package cluster_test
 
 import (
+	"adaptbot"
 	"context"
 	"fmt"
 	"os"
@@ -66,7 +67,7 @@ func follow(t *testing.T, url string) *tally {
 }
 
 func row(id string) benchmarks.Row {
-	return benchmarks.Row{Timestamp: time.Now().UTC(), Query: "q " + id, Intent: benchmarks.IntentChat, RequestID: id, Latency: time.Millisecond}
+	return benchmarks.Row{Timestamp: time.Now().UTC(), Query: "q " + id, Intent: adaptbot.IntentChat, RequestID: id, Latency: time.Millisecond}
 }
 
 func TestRowsFromTwoReplicasAreCountedOnce(t *testing.T) {

@@ -149,7 +149,7 @@ func (g *Generator) Repair(ctx context.Context, req RepairRequest, progress func
 	fix := &caseFix{cases: req.Cases, hold: req.Hold}
 	res, err := g.Build(ctx, Request{
 		Op: Modify, Tool: req.Tool, Permit: req.Permit, fix: fix,
-		Text:    fmt.Sprintf("repair %s from %d failure case%s", req.Tool, fresh, adaptbot.Plural(fresh)),
+		Text:    fmt.Sprintf("repair %s from %d failure case%s", req.Tool, fresh, clip.Plural(fresh)),
 		Summary: "Fix the failures seen in real use, keeping everything the stored examples check.",
 	}, progress)
 	if res != nil {
@@ -271,7 +271,7 @@ func expecting(input json.RawMessage, output string) Example {
 // repairNote is what the version's history says of the repair.
 func repairNote(results []CaseResult) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Repair of %d failure case%s: %s.\n", len(results), adaptbot.Plural(len(results)), outcomes(results))
+	fmt.Fprintf(&b, "Repair of %d failure case%s: %s.\n", len(results), clip.Plural(len(results)), outcomes(results))
 	for _, r := range results {
 		fmt.Fprintf(&b, "- case %s, input %s: ", r.ID, clip.String(string(compact(r.Input)), 200))
 		switch {
@@ -301,10 +301,10 @@ func outcomes(results []CaseResult) string {
 	}
 	var parts []string
 	if ok > 0 {
-		parts = append(parts, fmt.Sprintf("%d result%s", ok, adaptbot.Plural(ok)))
+		parts = append(parts, fmt.Sprintf("%d result%s", ok, clip.Plural(ok)))
 	}
 	if errs > 0 {
-		parts = append(parts, fmt.Sprintf("%d clear error%s", errs, adaptbot.Plural(errs)))
+		parts = append(parts, fmt.Sprintf("%d clear error%s", errs, clip.Plural(errs)))
 	}
 	if len(parts) == 0 {
 		return "nothing"

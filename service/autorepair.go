@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"adaptbot"
-	"adaptbot/benchmarks"
 	"adaptbot/failures"
 	"adaptbot/identity"
 )
@@ -138,7 +137,7 @@ func (s *Service) RunLearning(ctx context.Context) {
 // autoRepair repairs tool as the server, from the cases no repair has
 // fixed.
 func (s *Service) autoRepair(ctx context.Context, tool string) {
-	ctx = identity.With(WithDoor(ctx, benchmarks.DoorInternal), identity.System)
+	ctx = identity.With(WithDoor(ctx, adaptbot.DoorInternal), identity.System)
 	res, err := s.repair(ctx, tool, RepairRequest{}, nil, true)
 	switch {
 	case err != nil:

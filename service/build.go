@@ -105,7 +105,7 @@ func (s *Service) lock(ctx context.Context, name string) (func(), error) {
 
 // buildRow is the row of a build, filled from its result once there is one.
 func buildRow(row benchmarks.Row, req generator.Request, res *generator.Result) benchmarks.Row {
-	row.Query, row.Intent = req.Text, benchmarks.IntentBuild
+	row.Query, row.Intent = req.Text, adaptbot.IntentBuild
 	row.ParamExtraction, row.ToolExecution = benchmarks.NA, benchmarks.NA
 	op := req.Op
 	if res != nil {
@@ -166,7 +166,7 @@ func (s *Service) Plan(ctx context.Context, request string) (*generator.Plan, er
 	request = strings.TrimSpace(request)
 	ctx, o, err := s.start(ctx, "plan", "", identity.Build)
 	o.fallback, o.deadline, o.what = adaptbot.Upstream, s.d.Deadlines.Build, "Planning a build"
-	o.row = benchmarks.Row{RequestID: o.id, Query: request, Intent: benchmarks.IntentBuild, Category: benchmarks.CategoryBuildPlan,
+	o.row = benchmarks.Row{RequestID: o.id, Query: request, Intent: adaptbot.IntentBuild, Category: adaptbot.CategoryBuildPlan,
 		ParamExtraction: benchmarks.NA, ToolExecution: benchmarks.NA}
 	o.rec.Kind, o.rec.Query = traces.Build, request
 	switch {

@@ -30,7 +30,7 @@ func (s *Service) Chat(ctx context.Context, req agent.Request) (*ChatResult, err
 	req.Message = strings.TrimSpace(req.Message)
 	ctx, o, err := s.start(ctx, "chat", "", identity.Chat)
 	o.fallback, o.deadline, o.what = adaptbot.Upstream, s.d.Deadlines.Chat, "Chat"
-	o.row.Query, o.row.Intent = req.Message, benchmarks.IntentChat
+	o.row.Query, o.row.Intent = req.Message, adaptbot.IntentChat
 	o.rec.Kind, o.rec.Query = traces.Chat, req.Message
 	if err == nil {
 		err = checkChat(req)

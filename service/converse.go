@@ -9,7 +9,6 @@ import (
 
 	"adaptbot"
 	"adaptbot/agent"
-	"adaptbot/benchmarks"
 	"adaptbot/generator"
 	"adaptbot/identity"
 	"adaptbot/llm"
@@ -36,7 +35,7 @@ import (
 func (s *Service) Converse(ctx context.Context, c Conversation) (*ChatResult, error) {
 	ctx, o, err := s.start(ctx, "chat", "", identity.Chat)
 	o.fallback, o.deadline, o.what = adaptbot.Upstream, s.d.Deadlines.Chat, "Chat"
-	o.row.Intent, o.rec.Kind = benchmarks.IntentChat, traces.Chat
+	o.row.Intent, o.rec.Kind = adaptbot.IntentChat, traces.Chat
 	var t turn
 	if err == nil {
 		t, err = split(c)
@@ -73,7 +72,7 @@ func (s *Service) Converse(ctx context.Context, c Conversation) (*ChatResult, er
 		o.row.ErrorKind, err = string(adaptbot.Forbidden), nil
 	}
 	if b := t.build; b != nil {
-		o.row.Query, o.row.Intent = t.query(), benchmarks.IntentBuild
+		o.row.Query, o.row.Intent = t.query(), adaptbot.IntentBuild
 		o.row.Category, o.row.GenerationTime = "build_create", b.took
 		if res.ToolBuild != nil {
 			o.row.Category, o.row.BuildAttempts = "build_"+res.ToolBuild.Action, res.ToolBuild.Attempts

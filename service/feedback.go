@@ -54,7 +54,7 @@ func (s *Service) Feedback(ctx context.Context, id string, fb FeedbackRequest) (
 	ctx, o, err := s.start(ctx, "feedback", "", identity.ReadOwn)
 	fb.Comment = strings.TrimSpace(fb.Comment)
 	o.fallback = adaptbot.Internal
-	o.row.Intent, o.row.Query, o.row.RatedRequest, o.row.Score = benchmarks.IntentFeedback, fb.Comment, id, fb.Score
+	o.row.Intent, o.row.Query, o.row.RatedRequest, o.row.Score = adaptbot.IntentFeedback, fb.Comment, id, fb.Score
 	o.row.ParamExtraction, o.row.ToolExecution = benchmarks.NA, benchmarks.NA
 	o.rec.Kind, o.rec.Query = traces.Feedback, "feedback on "+id
 	switch {

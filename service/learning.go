@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"adaptbot"
+	"adaptbot/clip"
 	"adaptbot/failures"
 	"adaptbot/identity"
 	"adaptbot/toolbox"
@@ -365,7 +366,7 @@ func describeCases(cs []failures.Case) string {
 	for i, c := range cs {
 		ids[i] = c.ID
 	}
-	return fmt.Sprintf("%d failure case%s (%s)", len(cs), adaptbot.Plural(len(cs)), joinMax(ids, 10))
+	return fmt.Sprintf("%d failure case%s (%s)", len(cs), clip.Plural(len(cs)), joinMax(ids, 10))
 }
 
 func joinMax(xs []string, n int) string {

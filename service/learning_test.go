@@ -204,7 +204,7 @@ func caseByArgs(rep *service.FailureReport, args string) (failures.Case, bool) {
 func TestFailuresFromEveryDoorBecomeCases(t *testing.T) {
 	w := newLearningWorld(t, &learner{}, service.Learning{})
 	panicked := w.run(t, as(bob), "")                              // panics
-	w.run(t, service.WithDoor(as(bob), benchmarks.DoorMCP), "")    // the same case, over MCP
+	w.run(t, service.WithDoor(as(bob), adaptbot.DoorMCP), "")      // the same case, over MCP
 	w.run(t, as(bob), "bad")                                       // an error
 	w.run(t, as(bob), "fine words")                                // works: no case
 	w.run(t, as(alice), "")                                        // refused: the tool never ran
@@ -299,7 +299,7 @@ func TestRepairFromCases(t *testing.T) {
 		t.Fatalf("repair = %+v, %v", res, err)
 	}
 	got := w.rows.list()[before:]
-	if len(got) != 1 || got[0].Intent != benchmarks.IntentBuild || got[0].Category != benchmarks.CategoryBuildModify || got[0].User != "p-bob" ||
+	if len(got) != 1 || got[0].Intent != adaptbot.IntentBuild || got[0].Category != adaptbot.CategoryBuildModify || got[0].User != "p-bob" ||
 		!strings.HasPrefix(got[0].Query, "repair first_word: 2 failure cases") || got[0].ErrorKind != "" {
 		t.Errorf("rows = %+v", got)
 	}
@@ -356,7 +356,7 @@ func TestRepairRefusesBadInputAndChangesNothing(t *testing.T) {
 		if _, err := c.w.svc.Repair(c.ctx, c.tool, c.req, nil); kind(err) != c.want {
 			t.Errorf("%s: %v, want %s", c.name, err, c.want)
 		}
-		if got := c.w.rows.list()[before:]; len(got) != 1 || got[0].ErrorKind != string(c.want) || got[0].Category != benchmarks.CategoryBuildModify {
+		if got := c.w.rows.list()[before:]; len(got) != 1 || got[0].ErrorKind != string(c.want) || got[0].Category != adaptbot.CategoryBuildModify {
 			t.Errorf("%s: rows %+v", c.name, got)
 		}
 	}
@@ -393,7 +393,7 @@ func TestAutomaticRepairProposes(t *testing.T) {
 	}
 	poll.Until(t, "the repair's row", func() bool {
 		for _, r := range w.rows.list() {
-			if r.Category == benchmarks.CategoryBuildModify {
+			if r.Category == adaptbot.CategoryBuildModify {
 				return true
 			}
 		}
@@ -401,11 +401,11 @@ func TestAutomaticRepairProposes(t *testing.T) {
 	})
 	var row benchmarks.Row
 	for _, r := range w.rows.list() {
-		if r.Category == benchmarks.CategoryBuildModify {
+		if r.Category == adaptbot.CategoryBuildModify {
 			row = r
 		}
 	}
-	if row.Door != benchmarks.DoorInternal || row.User != "" || row.ErrorKind != "" {
+	if row.Door != adaptbot.DoorInternal || row.User != "" || row.ErrorKind != "" {
 		t.Errorf("repair row = %+v", row)
 	}
 	// More new cases while the proposal waits start nothing.
@@ -570,7 +570,7 @@ func TestFeedback(t *testing.T) {
 		t.Errorf("trace = %+v", rec)
 	}
 	row := w.rows.list()[before]
-	if row.Intent != benchmarks.IntentFeedback || row.RatedRequest != id || row.Score != -1 || row.Category != "first_word" ||
+	if row.Intent != adaptbot.IntentFeedback || row.RatedRequest != id || row.Score != -1 || row.Category != "first_word" ||
 		len(row.Tools) != 1 || row.User != "p-alice" || row.Query != "the first word is hello" || row.ErrorKind != "" {
 		t.Errorf("row = %+v", row)
 	}

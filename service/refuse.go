@@ -19,7 +19,7 @@ import (
 // route needs) or by a door's protocol (a tool that does not exist, over
 // /mcp). The operation it asked for names its row.
 type Refused struct {
-	// Intent is the operation's: benchmarks.IntentChat, IntentBuild,
+	// Intent is the operation's: adaptbot.IntentChat, IntentBuild,
 	// IntentRun or IntentFeedback.
 	Intent string
 	// Category is what is known of it before decoding: a run's tool, a
@@ -63,15 +63,15 @@ func (s *Service) Refuse(ctx context.Context, r Refused) *adaptbot.Error {
 // traceKind is the kind of trace of a request of intent and category.
 func traceKind(intent, category string) string {
 	switch intent {
-	case benchmarks.IntentChat:
+	case adaptbot.IntentChat:
 		return traces.Chat
-	case benchmarks.IntentRun:
+	case adaptbot.IntentRun:
 		return traces.Run
-	case benchmarks.IntentFeedback:
+	case adaptbot.IntentFeedback:
 		return traces.Feedback
 	}
 	switch category {
-	case benchmarks.CategoryBuildDelete, benchmarks.CategoryBuildRollback, benchmarks.CategoryBuildApprove, benchmarks.CategoryBuildTest:
+	case adaptbot.CategoryBuildDelete, adaptbot.CategoryBuildRollback, adaptbot.CategoryBuildApprove, adaptbot.CategoryBuildTest:
 		return traces.Change
 	}
 	return traces.Build

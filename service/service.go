@@ -126,17 +126,17 @@ func New(d Deps) *Service {
 type doorKey struct{}
 
 // WithDoor returns ctx saying which door a request came through
-// (benchmarks.DoorHTTP, DoorMCP, DoorCLI, DoorInternal); its row records it.
+// (adaptbot.DoorHTTP, DoorMCP, DoorCLI, DoorInternal); its row records it.
 func WithDoor(ctx context.Context, door string) context.Context {
 	return context.WithValue(ctx, doorKey{}, door)
 }
 
-// DoorOf returns the door ctx names, or benchmarks.DoorHTTP.
+// DoorOf returns the door ctx names, or adaptbot.DoorHTTP.
 func DoorOf(ctx context.Context) string {
 	if d, ok := ctx.Value(doorKey{}).(string); ok && d != "" {
 		return d
 	}
-	return benchmarks.DoorHTTP
+	return adaptbot.DoorHTTP
 }
 
 // op is one request under way: it owns the request's row, trace and span,
@@ -261,7 +261,7 @@ func (o *op) finish(err error) error {
 		}
 		if m := o.s.d.Metrics; m != nil {
 			m.Request(o.door, r.Intent, r.Category, outcome(e), elapsed)
-			if r.Intent == benchmarks.IntentBuild {
+			if r.Intent == adaptbot.IntentBuild {
 				m.Build(strings.TrimPrefix(r.Category, "build_"), outcome(e), elapsed)
 			}
 		}

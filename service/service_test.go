@@ -166,7 +166,7 @@ func kind(err error) adaptbot.Kind { return adaptbot.KindOf(err) }
 // caller's pseudonym and its kind of failure.
 func TestEveryOperationWritesOneRowAndOneTrace(t *testing.T) {
 	w := newWorld(t, nil)
-	mcp := service.WithDoor(as(bob), benchmarks.DoorMCP)
+	mcp := service.WithDoor(as(bob), adaptbot.DoorMCP)
 	cases := []struct {
 		name     string
 		do       func() error

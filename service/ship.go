@@ -33,7 +33,7 @@ type ImportRequest struct {
 func (s *Service) Import(ctx context.Context, req ImportRequest) ([]shipping.Imported, error) {
 	ctx, o, err := s.start(ctx, "import", "", identity.Build)
 	o.fallback = adaptbot.Failed
-	o.row = benchmarks.Row{RequestID: o.id, Query: "import a bundle", Intent: benchmarks.IntentBuild, Category: benchmarks.CategoryBuildImport,
+	o.row = benchmarks.Row{RequestID: o.id, Query: "import a bundle", Intent: adaptbot.IntentBuild, Category: adaptbot.CategoryBuildImport,
 		ParamExtraction: benchmarks.NA, ToolExecution: benchmarks.NA}
 	o.rec.Kind, o.rec.Query = traces.Build, "import a bundle"
 	var b *shipping.Bundle

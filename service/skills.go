@@ -12,7 +12,6 @@ import (
 
 	"adaptbot"
 	"adaptbot/agent"
-	"adaptbot/benchmarks"
 	"adaptbot/clip"
 	"adaptbot/generator"
 	"adaptbot/identity"
@@ -301,13 +300,13 @@ func (s *Service) proposeSkill(ctx context.Context, key string) {
 			return
 		}
 	}
-	ctx = identity.With(WithDoor(ctx, benchmarks.DoorInternal), identity.System)
+	ctx = identity.With(WithDoor(ctx, adaptbot.DoorInternal), identity.System)
 	req := generator.Request{Op: generator.Create, Tool: name,
 		Text:    skillTask(tools, samples),
 		Summary: fmt.Sprintf("One tool that does what %s do in turn, calling them through toolkit.Call.", strings.Join(tools, " then ")),
 		Hold:    s.learn.cfg.Skills != SkillsOn, Note: skillNote(key, samples), Private: skillPrivate(samples)}
 	ctx, o, err := s.start(ctx, "build", name, identity.Build)
-	o.fallback, o.deadline, o.what, o.category = adaptbot.Upstream, s.d.Deadlines.Build, "Proposing skills", benchmarks.CategoryBuildSkill
+	o.fallback, o.deadline, o.what, o.category = adaptbot.Upstream, s.d.Deadlines.Build, "Proposing skills", adaptbot.CategoryBuildSkill
 	o.rec.Kind, o.rec.Query, o.rec.Tool = traces.Build, "skill "+name+": "+key, name
 	req.Text = strings.TrimSpace(req.Text)
 	var res *generator.Result

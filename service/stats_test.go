@@ -16,7 +16,7 @@ func TestStatsAreServiceOperations(t *testing.T) {
 	store := benchmarks.NewStore()
 	now := time.Now()
 	for _, ok := range []bool{true, true, false} {
-		r := benchmarks.Row{Timestamp: now, Intent: benchmarks.IntentRun, Category: "calculator", Tools: []string{"calculator"},
+		r := benchmarks.Row{Timestamp: now, Intent: adaptbot.IntentRun, Category: "calculator", Tools: []string{"calculator"},
 			ToolExecution: benchmarks.TriOf(ok), Latency: time.Millisecond}
 		if !ok {
 			r.ErrorKind, r.Error = "failed", "boom"

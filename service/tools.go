@@ -45,7 +45,7 @@ func (s *Service) Run(ctx context.Context, name string, args json.RawMessage) (*
 	if query == "" {
 		query = "{}"
 	}
-	o.row.Query, o.row.Intent, o.row.Category = query, benchmarks.IntentRun, name
+	o.row.Query, o.row.Intent, o.row.Category = query, adaptbot.IntentRun, name
 	o.row.ParamExtraction, o.row.ToolExecution = benchmarks.NA, benchmarks.NA
 	o.rec.Kind, o.rec.Query, o.rec.Tool = traces.Run, string(args), name
 	var t toolbox.Tool
@@ -67,13 +67,13 @@ func (s *Service) Run(ctx context.Context, name string, args json.RawMessage) (*
 			o.row.Tools = append(o.row.Tools, c.Tool)
 		}
 	}
-	res := &RunResult{Tool: name, Version: t.Spec().Version, Output: out, Ms: adaptbot.Millis(elapsed), RequestID: o.id}
+	res := &RunResult{Tool: name, Version: t.Spec().Version, Output: out, Ms: traces.Millis(elapsed), RequestID: o.id}
 	kept := runTrace{Tool: name, Ms: res.Ms, RequestID: o.id, Calls: nested}
 	if json.Valid(args) {
 		kept.Arguments = json.RawMessage(args)
 	}
 	if err == nil {
-		kept.Output = clip.String(out, adaptbot.MaxTraceOutput)
+		kept.Output = clip.String(out, traces.MaxOutput)
 	}
 	o.rec.Result = marshal(kept)
 	if err := o.finish(err); err != nil {
@@ -139,7 +139,7 @@ func (s *Service) entry(name string) (registry.Entry, error) {
 func (s *Service) change(ctx context.Context, span, name string, action identity.Action, category string) (context.Context, *op, func(), error) {
 	ctx, o, err := s.start(ctx, span, name, action)
 	o.fallback = adaptbot.Failed
-	o.row = benchmarks.Row{RequestID: o.id, Query: span + " " + name, Intent: benchmarks.IntentBuild, Category: category,
+	o.row = benchmarks.Row{RequestID: o.id, Query: span + " " + name, Intent: adaptbot.IntentBuild, Category: category,
 		ParamExtraction: benchmarks.NA, ToolExecution: benchmarks.NA}
 	o.rec.Kind, o.rec.Query, o.rec.Tool = traces.Change, span+" "+name, name
 	release := func() {}
@@ -189,7 +189,7 @@ func (s *Service) Delete(ctx context.Context, name string, force bool) (*generat
 // version does not serve: the error (Failed) names the tools that failed,
 // or with review on the version waits as pending with that report.
 func (s *Service) Rollback(ctx context.Context, name string, version int) (*generator.Result, error) {
-	ctx, o, release, err := s.change(ctx, "rollback", name, identity.Delete, benchmarks.CategoryBuildRollback)
+	ctx, o, release, err := s.change(ctx, "rollback", name, identity.Delete, adaptbot.CategoryBuildRollback)
 	defer release()
 	o.row.Query = fmt.Sprintf("rollback %s to version %d", name, version)
 	if err == nil && version <= 0 {
@@ -217,7 +217,7 @@ func (s *Service) Rollback(ctx context.Context, name string, version int) (*gene
 
 // Approve makes a tool's pending version serve (ADAPTBOT_REVIEW=on).
 func (s *Service) Approve(ctx context.Context, name string) (registry.Entry, error) {
-	ctx, o, release, err := s.change(ctx, "approve", name, identity.Delete, benchmarks.CategoryBuildApprove)
+	ctx, o, release, err := s.change(ctx, "approve", name, identity.Delete, adaptbot.CategoryBuildApprove)
 	defer release()
 	if err == nil {
 		_, err = s.entry(name)
@@ -239,7 +239,7 @@ func (s *Service) Approve(ctx context.Context, name string) (registry.Entry, err
 func (s *Service) Test(ctx context.Context, name string) (*generator.ExampleReport, error) {
 	ctx, o, err := s.start(ctx, "test", name, identity.Build)
 	o.fallback, o.deadline = adaptbot.Failed, s.d.Deadlines.Test
-	o.row = benchmarks.Row{RequestID: o.id, Query: "test " + name, Intent: benchmarks.IntentBuild, Category: benchmarks.CategoryBuildTest,
+	o.row = benchmarks.Row{RequestID: o.id, Query: "test " + name, Intent: adaptbot.IntentBuild, Category: adaptbot.CategoryBuildTest,
 		ParamExtraction: benchmarks.NA, ToolExecution: benchmarks.NA}
 	o.rec.Kind, o.rec.Query, o.rec.Tool = traces.Change, "test "+name, name
 	if err == nil {

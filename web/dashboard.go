@@ -1,6 +1,7 @@
 package web
 
 import (
+	"adaptbot"
 	"cmp"
 	"fmt"
 	"time"
@@ -76,7 +77,7 @@ func (s *Server) handleDashboard() fiber.Handler {
 		}
 		data["SinceOptions"] = sinceOpts
 		var intentOpts []option
-		for _, v := range []string{"", benchmarks.IntentChat, benchmarks.IntentBuild, benchmarks.IntentRun, benchmarks.IntentFeedback, benchmarks.IntentManage} {
+		for _, v := range []string{"", adaptbot.IntentChat, adaptbot.IntentBuild, adaptbot.IntentRun, adaptbot.IntentFeedback, adaptbot.IntentManage} {
 			intentOpts = append(intentOpts, option{Value: v, Label: cmp.Or(v, "any"), Selected: v == f.Intent})
 		}
 		data["IntentOptions"] = intentOpts

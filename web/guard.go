@@ -1,6 +1,7 @@
 package web
 
 import (
+	"adaptbot"
 	"net"
 	"net/netip"
 	"slices"
@@ -10,7 +11,6 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/helmet"
 
 	"adaptbot/api"
-	"adaptbot/benchmarks"
 	"adaptbot/identity"
 	"adaptbot/service"
 	"adaptbot/telemetry"
@@ -148,13 +148,13 @@ func (s *Server) door() fiber.Handler {
 func doorOf(c *fiber.Ctx) string {
 	switch {
 	case strings.HasPrefix(c.Path(), openAIPrefix):
-		return benchmarks.DoorOpenAI
+		return adaptbot.DoorOpenAI
 	case c.Path() == "/mcp":
-		return benchmarks.DoorMCP
+		return adaptbot.DoorMCP
 	case c.Get(api.ClientHeader) == "cli":
-		return benchmarks.DoorCLI
+		return adaptbot.DoorCLI
 	}
-	return benchmarks.DoorHTTP
+	return adaptbot.DoorHTTP
 }
 
 // need refuses, before anything is decoded or started, a request whose
@@ -173,7 +173,7 @@ func (s *Server) need(action identity.Action) fiber.Handler {
 // tool calls' rows say so.
 func (s *Server) mcpDoor() fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		c.SetUserContext(service.WithDoor(c.UserContext(), benchmarks.DoorMCP))
+		c.SetUserContext(service.WithDoor(c.UserContext(), adaptbot.DoorMCP))
 		return c.Next()
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"adaptbot"
-	"adaptbot/benchmarks"
 	"adaptbot/identity"
 	"adaptbot/llm"
 	"adaptbot/reqid"
@@ -36,7 +35,7 @@ const openAIModel = "adaptbot"
 // for its row.
 func (s *Server) openAIDoor() fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		c.SetUserContext(service.WithDoor(c.UserContext(), benchmarks.DoorOpenAI))
+		c.SetUserContext(service.WithDoor(c.UserContext(), adaptbot.DoorOpenAI))
 		return c.Next()
 	}
 }

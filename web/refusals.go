@@ -9,7 +9,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"adaptbot"
-	"adaptbot/benchmarks"
 	"adaptbot/identity"
 	"adaptbot/service"
 )
@@ -42,21 +41,21 @@ type edgeOp struct {
 // row, by method and path, ":name" standing for a tool's name and ":id"
 // for a request's ID. Reads write no row, refused or not.
 var edgeOps = map[string]edgeOp{
-	"POST /chat":                      {intent: benchmarks.IntentChat},
-	"POST /v1/chat/completions":       {intent: benchmarks.IntentChat},
-	"POST /api/tools/build":           {intent: benchmarks.IntentBuild},
-	"POST /api/tools/plan":            {intent: benchmarks.IntentBuild, category: benchmarks.CategoryBuildPlan},
-	"POST /api/tools/import":          {intent: benchmarks.IntentBuild, category: benchmarks.CategoryBuildImport},
-	"POST /api/tools/:name/run":       {intent: benchmarks.IntentRun, tool: true},
-	"POST /api/tools/:name/test":      {intent: benchmarks.IntentBuild, category: benchmarks.CategoryBuildTest, tool: true},
-	"POST /api/tools/:name/repair":    {intent: benchmarks.IntentBuild, category: benchmarks.CategoryBuildModify, tool: true},
-	"POST /api/tools/:name/rollback":  {intent: benchmarks.IntentBuild, category: benchmarks.CategoryBuildRollback, tool: true},
-	"POST /api/tools/:name/approve":   {intent: benchmarks.IntentBuild, category: benchmarks.CategoryBuildApprove, tool: true},
-	"DELETE /api/tools/:name":         {intent: benchmarks.IntentBuild, category: benchmarks.CategoryBuildDelete, tool: true},
-	"POST /api/requests/:id/feedback": {intent: benchmarks.IntentFeedback},
+	"POST /chat":                      {intent: adaptbot.IntentChat},
+	"POST /v1/chat/completions":       {intent: adaptbot.IntentChat},
+	"POST /api/tools/build":           {intent: adaptbot.IntentBuild},
+	"POST /api/tools/plan":            {intent: adaptbot.IntentBuild, category: adaptbot.CategoryBuildPlan},
+	"POST /api/tools/import":          {intent: adaptbot.IntentBuild, category: adaptbot.CategoryBuildImport},
+	"POST /api/tools/:name/run":       {intent: adaptbot.IntentRun, tool: true},
+	"POST /api/tools/:name/test":      {intent: adaptbot.IntentBuild, category: adaptbot.CategoryBuildTest, tool: true},
+	"POST /api/tools/:name/repair":    {intent: adaptbot.IntentBuild, category: adaptbot.CategoryBuildModify, tool: true},
+	"POST /api/tools/:name/rollback":  {intent: adaptbot.IntentBuild, category: adaptbot.CategoryBuildRollback, tool: true},
+	"POST /api/tools/:name/approve":   {intent: adaptbot.IntentBuild, category: adaptbot.CategoryBuildApprove, tool: true},
+	"DELETE /api/tools/:name":         {intent: adaptbot.IntentBuild, category: adaptbot.CategoryBuildDelete, tool: true},
+	"POST /api/requests/:id/feedback": {intent: adaptbot.IntentFeedback},
 	// A message to /mcp refused before it is read (too large) is put down
 	// as a run, its tool unknown: listings are small.
-	"POST /mcp": {intent: benchmarks.IntentRun},
+	"POST /mcp": {intent: adaptbot.IntentRun},
 }
 
 // operationOf returns the refusal row's start for a request of method to
