@@ -285,8 +285,10 @@ type Step struct {
 	// Calls are the calls the tool made of other tools (toolkit.Call),
 	// nested ones included, in the order they began.
 	Calls []toolbox.CallRecord `json:"calls,omitempty"`
-	// ErrorKind is how a tool call failed (adaptbot.Failure: error, panic,
-	// timeout, ...); Version is the version of the tool that ran.
+	// Failure is how a tool call failed (adaptbot.FailureOf: error,
+	// panic, timeout, ...); ErrorKind says the same under the key it had
+	// before, for one release; Version is the version of the tool that ran.
+	Failure   adaptbot.Failure `json:"failure,omitempty"`
 	ErrorKind adaptbot.Failure `json:"error_kind,omitempty"`
 	Version   int              `json:"version,omitempty"`
 	// Round is the round of tool calls a tool step belongs to, from 1: the

@@ -438,7 +438,7 @@ func TestToolErrorIsReportedNotDressedUp(t *testing.T) {
 	}
 	// The step says how the call failed and which version ran: a failure
 	// case is recorded from it.
-	if st := res.Trace[1]; st.Tool != "calculator" || st.ErrorKind != "panic" || st.Version != 4 {
+	if st := res.Trace[1]; st.Tool != "calculator" || st.Failure != "panic" || st.ErrorKind != st.Failure || st.Version != 4 {
 		t.Errorf("execute step = %+v", st)
 	}
 }
@@ -487,10 +487,10 @@ func TestInvalidArgumentsAskOnce(t *testing.T) {
 		if !tt.wantRan && (res.Execution != nil || !strings.Contains(res.Response, "did not work") || !strings.Contains(res.Error, "valid arguments")) {
 			t.Errorf("second failure: %+v", res)
 		}
-		if !tt.wantRan && res.Trace[1].ErrorKind != "invalid_arguments" {
+		if !tt.wantRan && res.Trace[1].Failure != "invalid_arguments" {
 			t.Errorf("second failure's step: %+v", res.Trace[1])
 		}
-		if tt.wantRan && res.Trace[1].ErrorKind != "" {
+		if tt.wantRan && res.Trace[1].Failure != "" {
 			t.Errorf("a call that ran has an error kind: %+v", res.Trace[1])
 		}
 		if tt.wantRan && res.Trace[1].LLMCalls != 1 {

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"adaptbot"
 	"context"
 	"encoding/json"
 	"errors"
@@ -415,7 +416,8 @@ func (a *Agent) retry(ctx context.Context, s *state, calls []toolCall, idx []int
 			if again.argsErr != nil {
 				again.err = fmt.Errorf("could not get valid arguments for %s: %w", calls[i].tool, again.err)
 				again.ran = false
-				st.Error, st.ErrorKind = again.err.Error(), toolbox.KindOf(again.err)
+				st.Error, st.Failure = again.err.Error(), adaptbot.FailureOf(again.err)
+				st.ErrorKind = st.Failure
 			} else {
 				again.valid = true
 			}
@@ -482,7 +484,8 @@ func (a *Agent) call(ctx context.Context, name string, raw json.RawMessage) (r r
 	}
 	defer func() {
 		if step.Error != "" {
-			step.ErrorKind = toolbox.KindOf(r.err)
+			step.Failure = adaptbot.FailureOf(r.err)
+			step.ErrorKind = step.Failure
 		}
 	}()
 	r.output, r.err = t.Call(ctx, r.args)

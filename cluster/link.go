@@ -235,7 +235,7 @@ type FleetCompiler struct {
 // answers.
 func (c FleetCompiler) Compile(ctx context.Context, tool string, source []byte) error {
 	err := c.Runner.Compile(ctx, tool, source)
-	if sandbox.KindOf(err) == adaptbot.FailUnavailable {
+	if adaptbot.FailureOf(err) == adaptbot.FailUnavailable {
 		c.Log.Warn("tool loaded without a compile check: no fleet worker answered", "tool", tool, "err", err)
 		return nil
 	}

@@ -143,7 +143,7 @@ func infrastructure(ctx context.Context, err error) error {
 		return ctx.Err()
 	}
 	// Anything but the sandbox's verdict on the code stops the build.
-	if k := sandbox.KindOf(err); k == "" || k == adaptbot.FailUnavailable {
+	if se, verdict := errors.AsType[*sandbox.Error](err); !verdict || se.Kind == adaptbot.FailUnavailable {
 		return err
 	}
 	return nil
@@ -335,7 +335,7 @@ func (g *Generator) runExamples(ctx context.Context, name string, src []byte, ou
 		where := fmt.Sprintf("example %d of %d (input %s)", i+1, len(examples), clipText(string(compact(e.Input))))
 		res, err := g.opts.Runner.Run(ctx, sandbox.Call{Tool: name, Source: src, Input: e.Input, Timeout: g.opts.ExampleTimeout})
 		if err != nil {
-			if ctx.Err() != nil || sandbox.KindOf(err) == adaptbot.FailUnavailable {
+			if ctx.Err() != nil || adaptbot.FailureOf(err) == adaptbot.FailUnavailable {
 				return out, fmt.Errorf("%s: %w", where, err)
 			}
 			r.Error = where + ": " + runProblem(err)

@@ -193,7 +193,7 @@ func (g *Generator) checkCases(ctx context.Context, name string, t *checked, cas
 				r.OK = false
 				problems = append(problems, fmt.Sprintf("%s: gave %q, which lacks %q: the version an earlier repair made gave that, and it must still", where, clipText(res.Output), c.Expect))
 			}
-		case ctx.Err() != nil || sandbox.KindOf(err) == adaptbot.FailUnavailable:
+		case ctx.Err() != nil || adaptbot.FailureOf(err) == adaptbot.FailUnavailable:
 			return results, problems, fmt.Errorf("%s: %w", where, err)
 		case errors.As(err, &se) && (se.Kind == adaptbot.FailError || se.Kind == adaptbot.FailInvalidArgs) && strings.TrimSpace(se.Msg) != "":
 			r.OK, r.Outcome, r.Error = true, OutcomeError, se.Msg
@@ -205,7 +205,7 @@ func (g *Generator) checkCases(ctx context.Context, name string, t *checked, cas
 			r.Outcome, r.Error = string(se.Kind), "Execute returned an empty error"
 			problems = append(problems, where+": Execute returned an error with no message; say what is wrong with the input")
 		default:
-			r.Outcome, r.Error = string(sandbox.KindOf(err)), runProblem(err)
+			r.Outcome, r.Error = string(adaptbot.FailureOf(err)), runProblem(err)
 			problems = append(problems, where+": still fails: "+runProblem(err)+"; return a result or an error that says what is wrong with the input")
 		}
 		results = append(results, r)

@@ -249,7 +249,7 @@ func (t *Tier) Run(ctx context.Context, c sandbox.Call) (sandbox.Result, error) 
 		telemetry.ToolTier(ctx, Native)
 		res, err := pool.Run(ctx, c)
 		// A closed pool (evicted meanwhile) is not the tool's doing.
-		if !(sandbox.KindOf(err) == adaptbot.FailUnavailable && strings.Contains(err.Error(), "closed")) {
+		if !(adaptbot.FailureOf(err) == adaptbot.FailUnavailable && strings.Contains(err.Error(), "closed")) {
 			res.Tier = Native
 			return res, err
 		}
@@ -546,7 +546,7 @@ func (t *Tier) differential(v *version, p *sandbox.Pool) (Status, *Mismatch) {
 // describe is a call's result as the differential check compares it.
 func describe(res sandbox.Result, err error) string {
 	if err != nil {
-		return fmt.Sprintf("error (%s): %s", sandbox.KindOf(err), err)
+		return fmt.Sprintf("error (%s): %s", adaptbot.FailureOf(err), err)
 	}
 	return "output: " + res.Output
 }

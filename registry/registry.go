@@ -111,7 +111,13 @@ type record struct {
 // ErrNotFound is the one error for a tool that does not exist or does not
 // serve, local or remote (toolbox re-exports it); NotFound wraps it so the
 // message names the tool.
-var ErrNotFound = errors.New("no such tool")
+var ErrNotFound error = noSuchTool{}
+
+// noSuchTool is ErrNotFound: a call of it failed with FailNotFound.
+type noSuchTool struct{}
+
+func (noSuchTool) Error() string             { return "no such tool" }
+func (noSuchTool) Failure() adaptbot.Failure { return adaptbot.FailNotFound }
 
 // NotFound returns the error for a missing tool, in the one wording every
 // door uses: `no tool named "x"`.
@@ -123,6 +129,9 @@ type notFound string
 
 func (e notFound) Error() string        { return fmt.Sprintf("no tool named %q", string(e)) }
 func (e notFound) Is(target error) bool { return target == ErrNotFound }
+
+// Failure is FailNotFound: a call of a tool that does not exist.
+func (e notFound) Failure() adaptbot.Failure { return adaptbot.FailNotFound }
 
 // ErrReadOnly is returned by a change to a registry opened ReadOnly.
 var ErrReadOnly = errors.New("registry: opened read-only; changes go through the server that owns it")

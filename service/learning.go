@@ -104,7 +104,7 @@ func (s *Service) RecordFailure(f ToolFailure) {
 	if st == nil {
 		return
 	}
-	kind := failures.KindOf(f.Err)
+	kind := failures.CaseKind(f.Err)
 	if !failures.Known(kind) {
 		return
 	}

@@ -234,8 +234,8 @@ func TestFailuresFromEveryDoorBecomeCases(t *testing.T) {
 	for _, st := range res.Trace {
 		if st.Tool == "first_word" {
 			steps++
-			if st.ErrorKind != empty.Kind {
-				t.Errorf("the chat's step says %q, the case %q", st.ErrorKind, empty.Kind)
+			if st.Failure != empty.Kind {
+				t.Errorf("the chat's step says %q, the case %q", st.Failure, empty.Kind)
 			}
 		}
 	}

@@ -29,7 +29,7 @@ type Refused struct {
 	Tool string
 	// Query is what the caller asked, when it was read.
 	Query string
-	// Err is the refusal the caller gets; its kind (KindOf) and words are
+	// Err is the refusal the caller gets; its kind (adaptbot.KindOf) and words are
 	// the row's.
 	Err error
 }

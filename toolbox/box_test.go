@@ -277,7 +277,7 @@ func TestLocalCallValidatesThenRuns(t *testing.T) {
 				t.Errorf("Call(%s) ran the tool with invalid arguments", tt.args)
 			}
 		case tt.kind != "":
-			if sandbox.KindOf(err) != tt.kind {
+			if adaptbot.FailureOf(err) != tt.kind {
 				t.Errorf("Call(%s) = %v, want a sandbox error of kind %s", tt.args, err, tt.kind)
 			}
 		case tt.otherErr != "":

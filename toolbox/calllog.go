@@ -207,7 +207,7 @@ func (s *Set) invoke(ctx context.Context, spec Spec, args json.RawMessage, run f
 	began := time.Now()
 	out, err := run(ctx, args)
 	took := time.Since(began)
-	kind := KindOf(err)
+	kind := adaptbot.FailureOf(err)
 	c.mu.Lock()
 	c.done, c.output, c.kind, c.took = true, out, kind, took
 	if err != nil {

@@ -21,7 +21,7 @@ type Runner interface {
 
 // Local is one serving version of a registry tool, run in the sandbox.
 // A failed run returns the sandbox's *sandbox.Error as is, so that callers
-// can still tell its kind (sandbox.KindOf: a timeout, a crash, ...).
+// can still tell its kind (adaptbot.FailureOf: a timeout, a crash, ...).
 type Local struct {
 	tool   registry.Tool
 	runner Runner

@@ -299,7 +299,7 @@ func TestNestedCallsFailClearly(t *testing.T) {
 					continue
 				}
 				// The first call to end is the innermost: the one that failed.
-				if nested := events[0]; KindOf(nested.Err) != tt.kind || nested.Depth == 0 {
+				if nested := events[0]; adaptbot.FailureOf(nested.Err) != tt.kind || nested.Depth == 0 {
 					t.Errorf("%s: the failing nested call was told as %+v, want kind %s", tt.tool, nested, tt.kind)
 				}
 			}
@@ -406,7 +406,7 @@ func TestCallingWithOverrides(t *testing.T) {
 	}
 }
 
-func TestKindOf(t *testing.T) {
+func TestFailureOf(t *testing.T) {
 	for _, tt := range []struct {
 		err  error
 		want adaptbot.Failure
@@ -427,8 +427,8 @@ func TestKindOf(t *testing.T) {
 		{context.DeadlineExceeded, adaptbot.FailTimeout},
 		{errors.New("the server said no"), adaptbot.FailError},
 	} {
-		if got := KindOf(tt.err); got != tt.want {
-			t.Errorf("KindOf(%v) = %q, want %q", tt.err, got, tt.want)
+		if got := adaptbot.FailureOf(tt.err); got != tt.want {
+			t.Errorf("adaptbot.FailureOf(%v) = %q, want %q", tt.err, got, tt.want)
 		}
 	}
 }

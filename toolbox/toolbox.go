@@ -60,6 +60,9 @@ type ArgsError struct {
 
 // Error names the tool and says what is wrong, in the words the MCP doors
 // have always used: "tool x: invalid arguments: ...".
+// Failure is FailInvalidArgs: the caller's arguments are at fault.
+func (e *ArgsError) Failure() adaptbot.Failure { return adaptbot.FailInvalidArgs }
+
 func (e *ArgsError) Error() string {
 	return fmt.Sprintf("tool %s: invalid arguments: %s", e.Tool, e.Reason)
 }
