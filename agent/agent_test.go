@@ -111,7 +111,7 @@ func newTools(ts ...*fakeTool) *fakeTools {
 const qSchema = `{"type":"object","properties":{"q":{"type":"string"}},"required":["q"],"additionalProperties":false}`
 
 func tool(name, domain, desc string) *fakeTool {
-	return &fakeTool{spec: toolbox.Spec{Name: name, Domain: domain, Description: desc, Origin: toolbox.Builtin, Parameters: json.RawMessage(qSchema)}}
+	return &fakeTool{spec: toolbox.Spec{Name: name, Category: domain, Description: desc, Origin: adaptbot.OriginBuiltin, Parameters: json.RawMessage(qSchema)}}
 }
 
 // filler returns n tools that no test query matches.
@@ -606,7 +606,7 @@ func TestNoModel(t *testing.T) {
 
 func TestExternalToolsAreOfferedUnderAnEncodedName(t *testing.T) {
 	ext := tool("weather/get_forecast", "weather", "gets the forecast")
-	ext.spec.Origin = toolbox.Remote
+	ext.spec.Origin = adaptbot.OriginRemote
 	var got string
 	ext.fn = func(args json.RawMessage) (string, error) { got = string(args); return "sunny, 21°C", nil }
 	model := &llmtest.Fake{Reply: func(r llm.Request) llm.Response {
@@ -742,7 +742,7 @@ func TestFunctionNamesDecodeByWhatWasOffered(t *testing.T) {
 		for _, name := range tt.tools {
 			tl := tool(name, "misc", "tool "+name)
 			if strings.Contains(name, "/") {
-				tl.spec.Origin = toolbox.Remote
+				tl.spec.Origin = adaptbot.OriginRemote
 			}
 			tl.fn = func(json.RawMessage) (string, error) { ran = append(ran, name); return "done", nil }
 			ts = append(ts, tl)

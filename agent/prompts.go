@@ -142,8 +142,8 @@ When the tools' results arrive, answer from them: use only what they say, do not
 func toolLine(t toolbox.Tool) string {
 	spec := t.Spec()
 	domain := ""
-	if spec.Domain != "" {
-		domain = " [" + spec.Domain + "]"
+	if spec.Category != "" {
+		domain = " [" + spec.Category + "]"
 	}
 	return fmt.Sprintf("- %s%s: %s\n", spec.Name, domain, contract.Summary(spec.Description, maxSummary))
 }

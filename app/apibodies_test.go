@@ -26,9 +26,7 @@ func TestAPIBodiesMatchTheServer(t *testing.T) {
 	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	report := generator.ExampleReport{Tool: "t", Version: 2, OK: false, Skipped: "s",
 		Results: []generator.ExampleResult{{Example: generator.Example{Input: json.RawMessage(`{"a":1}`), Contains: "c", Matches: "m"}, Output: "o", Error: "e", OK: true}}}
-	entry := registry.Entry{Name: "t", Description: "d", Category: "c", Source: "s", SHA256: "h", Parameters: json.RawMessage(`{"type":"object"}`),
-		Output: json.RawMessage(`{"type":"string"}`), TimeoutMS: 5, Network: true, Calls: []string{"u"}, Version: 3, Origin: "generated", Status: "ok",
-		LastError: "l", PendingVersion: 4, PendingSHA256: "p", CreatedAt: at, UpdatedAt: at, Warning: "w", Uses: []string{"u"}, UsedBy: []string{"b"}}
+	entry := registry.Entry{Tool: adaptbot.Tool{Name: "t", Description: "d", Category: "c", Parameters: json.RawMessage(`{"type":"object"}`), Output: json.RawMessage(`{"type":"string"}`), Network: true, Calls: []string{"u"}, Version: 3, Origin: "generated"}, Source: "s", SHA256: "h", TimeoutMS: 5, Status: "ok", LastError: "l", PendingVersion: 4, PendingSHA256: "p", CreatedAt: at, UpdatedAt: at, Warning: "w", Uses: []string{"u"}, UsedBy: []string{"b"}}
 	for _, tt := range []struct {
 		name   string
 		server any

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"adaptbot"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -203,7 +204,7 @@ func startTB(tb testing.TB, env map[string]string) string {
 type instantTool struct{}
 
 func (instantTool) Spec() toolbox.Spec {
-	return toolbox.Spec{Name: "instant", Origin: toolbox.Builtin, Version: 1, Parameters: json.RawMessage(`{"type":"object"}`)}
+	return toolbox.Spec{Name: "instant", Origin: adaptbot.OriginBuiltin, Version: 1, Parameters: json.RawMessage(`{"type":"object"}`)}
 }
 func (instantTool) Call(context.Context, json.RawMessage) (string, error) { return "ok", nil }
 

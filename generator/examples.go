@@ -1,6 +1,7 @@
 package generator
 
 import (
+	"adaptbot"
 	"context"
 	"encoding/json"
 	"errors"
@@ -66,7 +67,7 @@ func (g *Generator) RetestOnChange(ctx context.Context, report func(*ExampleRepo
 		if ctx.Err() != nil || (ev.Kind != registry.Added && ev.Kind != registry.Updated) {
 			return
 		}
-		name, own := ev.Entry.Name, ev.Entry.Origin != registry.Generated
+		name, own := ev.Entry.Name, ev.Entry.Origin != adaptbot.OriginGenerated
 		running.Go(func() {
 			if own {
 				r, err := g.TestTool(ctx, name)

@@ -306,7 +306,7 @@ func checkExamples(examples []Example, spec *contract.Spec, validate bool) []str
 			}
 		}
 		if validate && spec != nil {
-			if err := contract.Validate(spec.Schema, e.Input); err != nil {
+			if err := contract.Validate(spec.Parameters, e.Input); err != nil {
 				out = append(out, fmt.Sprintf("%s: input %s does not fit Input: %v", where, clipText(string(compact(e.Input))), err))
 			}
 		}
@@ -416,7 +416,7 @@ func inputsOf(spec *contract.Spec) []string {
 	var sc struct {
 		Properties json.RawMessage `json:"properties"`
 	}
-	if json.Unmarshal(spec.Schema, &sc) != nil || len(sc.Properties) == 0 {
+	if json.Unmarshal(spec.Parameters, &sc) != nil || len(sc.Properties) == 0 {
 		return nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(sc.Properties))

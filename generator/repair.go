@@ -177,7 +177,7 @@ func (g *Generator) checkCases(ctx context.Context, name string, t *checked, cas
 		emit(Event{Stage: StageCase, Message: fmt.Sprintf("running failing case %d of %d", i+1, len(cases)), Example: i + 1, Examples: len(cases)})
 		r := CaseResult{ID: c.ID, Input: c.Input}
 		where := fmt.Sprintf("failing case %d of %d (input %s, which %s)", i+1, len(cases), clipText(string(compact(c.Input))), failedHow(c))
-		if err := contract.Validate(t.spec.Schema, c.Input); err != nil {
+		if err := contract.Validate(t.spec.Parameters, c.Input); err != nil {
 			// Refused before Execute runs, with the schema's reason: a
 			// clear error.
 			r.OK, r.Outcome, r.Error = true, OutcomeError, "the arguments are refused: "+err.Error()

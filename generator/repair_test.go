@@ -1,6 +1,7 @@
 package generator
 
 import (
+	"adaptbot"
 	"adaptbot/llm/llmtest"
 	"encoding/json"
 	"os"
@@ -43,7 +44,7 @@ var firstWordCases = []Case{
 
 func (f *fixture) putFirstWord(t *testing.T) {
 	t.Helper()
-	if _, err := f.reg.Put(t.Context(), "first_word", []byte(firstWord), registry.PutOptions{Origin: registry.Generated, Category: "text",
+	if _, err := f.reg.Put(t.Context(), "first_word", []byte(firstWord), registry.PutOptions{Origin: adaptbot.OriginGenerated, Category: "text",
 		Examples: []byte("[" + exHello + "," + exOne + "]")}); err != nil {
 		t.Fatal(err)
 	}

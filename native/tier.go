@@ -64,11 +64,7 @@ const (
 
 // Status is where a tool version stands: the tier its calls run on and,
 // when that is not the native one, why.
-type Status struct {
-	Tier   string `json:"tier"`
-	State  string `json:"state"`
-	Reason string `json:"reason,omitempty"`
-}
+type Status = adaptbot.TierStatus
 
 // Mismatch is a call on which a native build and the interpreter disagree:
 // the build never serves, and the difference is recorded as a failure case.

@@ -193,7 +193,7 @@ func Open(ctx context.Context, opts Options) (*Registry, error) {
 	}
 	err = r.apply(func() ([]Event, error) {
 		for _, name := range names {
-			r.syncLocked(ctx, name, Manual, firstStart)
+			r.syncLocked(ctx, name, adaptbot.OriginManual, firstStart)
 		}
 		for name, rec := range r.tools {
 			if rec.code == nil && rec.entry.Status == OK {
@@ -351,7 +351,7 @@ func (r *Registry) Sync(ctx context.Context, name string) error {
 	var err error
 	serr := r.apply(func() ([]Event, error) {
 		var ev *Event
-		ev, err = r.syncLocked(ctx, name, Manual, r.opts.ReadOnly)
+		ev, err = r.syncLocked(ctx, name, adaptbot.OriginManual, r.opts.ReadOnly)
 		if ev == nil {
 			return nil, nil
 		}
@@ -383,7 +383,7 @@ func (r *Registry) followLocked(name string) []Event {
 
 // syncLocked does Sync's work without saving; it returns the event to emit.
 // trust accepts a new version without review (a first start).
-func (r *Registry) syncLocked(ctx context.Context, name string, origin Origin, trust bool) (*Event, error) {
+func (r *Registry) syncLocked(ctx context.Context, name string, origin adaptbot.Origin, trust bool) (*Event, error) {
 	src, err := os.ReadFile(r.SourcePath(name))
 	r.mu.RLock()
 	rec := r.tools[name]
@@ -417,7 +417,7 @@ func (r *Registry) syncLocked(ctx context.Context, name string, origin Origin, t
 		// from a source (the output schema, say) gets it from the source.
 		spec, perr := contract.Parse(name, src)
 		r.mu.Lock()
-		if perr == nil && rec.entry.describe(spec) {
+		if perr == nil && describe(&rec.entry, spec) {
 			changed = true
 		}
 		rec.code = src
@@ -437,7 +437,7 @@ func (r *Registry) syncLocked(ctx context.Context, name string, origin Origin, t
 // acceptLocked checks src and, if it passes, makes it the serving version
 // (or, with Options.Review and approved false, holds it); if not, it records
 // the failure on the entry.
-func (r *Registry) acceptLocked(ctx context.Context, name string, src []byte, origin Origin, category string, approved bool) (*Event, error) {
+func (r *Registry) acceptLocked(ctx context.Context, name string, src []byte, origin adaptbot.Origin, category string, approved bool) (*Event, error) {
 	spec, err := r.check(ctx, name, src, true)
 	if err == nil {
 		return r.applyLocked(name, src, spec, origin, category, approved, false, "")
@@ -448,7 +448,7 @@ func (r *Registry) acceptLocked(ctx context.Context, name string, src []byte, or
 	now := r.opts.Now().UTC()
 	r.mu.Lock()
 	if rec == nil {
-		rec = &record{entry: Entry{Name: name, Source: r.relSource(name), Origin: origin, CreatedAt: now}}
+		rec = &record{entry: Entry{Tool: adaptbot.Tool{Name: name, Origin: origin}, Source: r.relSource(name), CreatedAt: now}}
 		r.tools[name] = rec
 	}
 	if rec.code == nil {
@@ -470,13 +470,13 @@ func (r *Registry) acceptLocked(ctx context.Context, name string, src []byte, or
 // kept in history but only held (see holdLocked). A note, if any, is kept
 // with the version before it serves or is held, so no reader sees the
 // version without it.
-func (r *Registry) applyLocked(name string, src []byte, spec *contract.Spec, origin Origin, category string, approved, hold bool, note string) (*Event, error) {
+func (r *Registry) applyLocked(name string, src []byte, spec *contract.Spec, origin adaptbot.Origin, category string, approved, hold bool, note string) (*Event, error) {
 	r.mu.RLock()
 	rec := r.tools[name]
 	r.mu.RUnlock()
 	now := r.opts.Now().UTC()
 	kind := Updated
-	e := Entry{Name: name, CreatedAt: now}
+	e := Entry{Tool: adaptbot.Tool{Name: name}, CreatedAt: now}
 	if rec != nil {
 		e = rec.entry
 	}
@@ -494,7 +494,7 @@ func (r *Registry) applyLocked(name string, src []byte, spec *contract.Spec, ori
 	if category == "" && rec != nil {
 		category = rec.entry.Category
 	}
-	e.describe(spec)
+	describe(&e, spec)
 	e.Category = category
 	e.Source = r.relSource(name)
 	e.SHA256 = adaptbot.Digest(src)

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"adaptbot"
 	"context"
 	"errors"
 	"fmt"
@@ -32,7 +33,7 @@ func TestReviewHoldsNewAndModifiedTools(t *testing.T) {
 	// A new tool through Put waits.
 	var held []Event
 	r.OnChange(func(ev Event) { held = append(held, ev) })
-	e, err := r.Put(ctx, "shout", []byte(toolSource("shout", "shouts text.")), PutOptions{Origin: Generated})
+	e, err := r.Put(ctx, "shout", []byte(toolSource("shout", "shouts text.")), PutOptions{Origin: adaptbot.OriginGenerated})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +144,7 @@ func TestHoldWithoutReview(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := r.Put(ctx, "echo", []byte(toolSource("echo", "echoes text, repaired.")), PutOptions{Origin: Generated, Hold: true, Note: "repair: fixed 2 failure cases"})
+	e, err := r.Put(ctx, "echo", []byte(toolSource("echo", "echoes text, repaired.")), PutOptions{Origin: adaptbot.OriginGenerated, Hold: true, Note: "repair: fixed 2 failure cases"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +200,7 @@ func TestAVersionServesWithItsNote(t *testing.T) {
 	}()
 	for i := 1; i <= versions; i++ {
 		src := toolSource("echo", fmt.Sprintf("echoes text, take %d.", i))
-		if _, err := r.Put(ctx, "echo", []byte(src), PutOptions{Origin: Generated, Note: fmt.Sprintf("version %d", i)}); err != nil {
+		if _, err := r.Put(ctx, "echo", []byte(src), PutOptions{Origin: adaptbot.OriginGenerated, Note: fmt.Sprintf("version %d", i)}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,6 +1,7 @@
 package service_test
 
 import (
+	"adaptbot"
 	"context"
 	"encoding/json"
 	"testing"
@@ -20,7 +21,7 @@ import (
 type instant struct{}
 
 func (instant) Spec() toolbox.Spec {
-	return toolbox.Spec{Name: "instant", Origin: toolbox.Builtin, Version: 1, Parameters: json.RawMessage(`{"type":"object"}`)}
+	return toolbox.Spec{Name: "instant", Origin: adaptbot.OriginBuiltin, Version: 1, Parameters: json.RawMessage(`{"type":"object"}`)}
 }
 func (instant) Call(context.Context, json.RawMessage) (string, error) { return "ok", nil }
 

@@ -17,7 +17,6 @@ import (
 	"adaptbot/contract"
 	"adaptbot/generator"
 	"adaptbot/identity"
-	"adaptbot/native"
 	"adaptbot/registry"
 	"adaptbot/toolbox"
 	"adaptbot/traces"
@@ -273,21 +272,8 @@ func (s *Service) Test(ctx context.Context, name string) (*generator.ExampleRepo
 	return rep, nil
 }
 
-// ToolInfo is a tool as a person inspects it: its entry, whether it serves,
-// its source and its stored examples.
-type ToolInfo struct {
-	registry.Entry
-	// Code is the serving version's source, or, when none serves, the
-	// source on disk that does not (GET of one tool).
-	Code    string `json:"code,omitempty"`
-	Serving bool   `json:"serving"`
-	// PendingCode is the source of the version that waits for approval.
-	PendingCode string          `json:"pending_code,omitempty"`
-	Examples    json.RawMessage `json:"examples,omitempty"`
-	// Tier is the tier its serving version runs on, and why not the native
-	// one (issue 31); absent where the server has no native tier.
-	Tier *native.Status `json:"tier,omitempty"`
-}
+// ToolInfo is a tool as a person inspects it (adaptbot.ToolInfo).
+type ToolInfo = adaptbot.ToolInfo
 
 // Tools lists the registry's tools, serving or not.
 func (s *Service) Tools(ctx context.Context) ([]ToolInfo, error) {

@@ -264,7 +264,7 @@ func write(ctx context.Context, target Target, tools []*importTool) ([]Imported,
 	out := make([]Imported, 0, len(tools))
 	for _, t := range tools {
 		before, replaced := target.Entry(t.name)
-		e, err := target.Put(ctx, t.name, t.src, registry.PutOptions{Origin: registry.Imported, Category: t.entry.Category, Examples: t.rawEx})
+		e, err := target.Put(ctx, t.name, t.src, registry.PutOptions{Origin: adaptbot.OriginImported, Category: t.entry.Category, Examples: t.rawEx})
 		if err != nil {
 			return nil, undo(fmt.Errorf("import %s: %w", t.name, err))
 		}

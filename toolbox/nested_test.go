@@ -46,9 +46,7 @@ func toolFrom(t testing.TB, name, src string) registry.Tool {
 		t.Fatalf("%s: %v", name, err)
 	}
 	sum := sha256.Sum256([]byte(src))
-	return registry.Tool{Entry: registry.Entry{Name: name, Description: spec.Description, Category: spec.Category,
-		Parameters: spec.Schema, TimeoutMS: spec.Timeout.Milliseconds(), Version: 1, SHA256: hex.EncodeToString(sum[:]),
-		Origin: registry.Manual, Status: registry.OK}, Code: []byte(src)}
+	return registry.Tool{Entry: registry.Entry{Tool: adaptbot.Tool{Name: name, Description: spec.Description, Category: spec.Category, Parameters: spec.Parameters, Version: 1, Origin: adaptbot.OriginManual}, TimeoutMS: spec.Timeout.Milliseconds(), SHA256: hex.EncodeToString(sum[:]), Status: registry.OK}, Code: []byte(src)}
 }
 
 // caller returns a tool named name whose Execute calls callee with args

@@ -17,16 +17,6 @@ import (
 	"adaptbot/registry"
 )
 
-// Origins of tools. The first four are the registry's; Remote is a tool of
-// an external MCP server.
-const (
-	Builtin   = adaptbot.OriginBuiltin
-	Generated = adaptbot.OriginGenerated
-	Manual    = adaptbot.OriginManual
-	Imported  = adaptbot.OriginImported
-	Remote    = adaptbot.OriginRemote
-)
-
 // Spec describes a tool: everything a model, a page or a listing needs to
 // know about it without calling it. It is the root's one description of a
 // tool, adaptbot.Tool.
