@@ -1,6 +1,7 @@
 package adaptbot
 
 import (
+	"context"
 	"encoding/json"
 	"time"
 )
@@ -220,4 +221,79 @@ func joinObjects(a, b []byte) []byte {
 		return b
 	}
 	return append(append(a[:len(a)-1:len(a)-1], ','), b[1:]...)
+}
+
+// ToolList is the answer of GET /api/tools: every local tool, serving or
+// not.
+type ToolList struct {
+	Count int        `json:"count"`
+	Tools []ToolInfo `json:"tools"`
+}
+
+// Version is one kept version of a tool.
+type Version struct {
+	Version int       `json:"version"`
+	SHA256  string    `json:"sha256"`
+	SavedAt time.Time `json:"saved_at"`
+	Current bool      `json:"current"`
+	// Pending: this version waits for approval.
+	Pending bool `json:"pending,omitempty"`
+	// Note says what the version changed, when whoever made it said (a
+	// repair lists the failure cases it fixed).
+	Note string `json:"note,omitempty"`
+}
+
+// VersionList is the answer of GET /api/tools/NAME/versions: the kept
+// versions, oldest first.
+type VersionList struct {
+	Tool     string    `json:"tool"`
+	Versions []Version `json:"versions"`
+}
+
+// Diff is a unified diff between two kept versions of a tool: the answer
+// of GET /api/tools/NAME/diff.
+type Diff struct {
+	Tool string `json:"tool"`
+	From int    `json:"from"`
+	To   int    `json:"to"`
+	Diff string `json:"diff"`
+	Same bool   `json:"same"`
+}
+
+// RunResult is a direct run's answer: POST /api/tools/NAME/run.
+type RunResult struct {
+	Tool      string  `json:"tool"`
+	Version   int     `json:"version,omitempty"`
+	Output    string  `json:"output"`
+	Ms        float64 `json:"ms"`
+	RequestID string  `json:"request_id"`
+}
+
+// RemoteTools are the external MCP servers and their tools, as the hub
+// last listed them: each tool's description, Name its name on its server,
+// Category its server.
+type RemoteTools struct {
+	Servers []string
+	Tools   []Tool
+}
+
+// ToolService reads and runs tools: what anyone who may read the tools
+// sees of them, and a direct run (the caller's role permitting).
+type ToolService interface {
+	// Tools lists the local tools, serving or not.
+	Tools(ctx context.Context) (*ToolList, error)
+	// Tool returns one local tool with its source and examples.
+	Tool(ctx context.Context, name string) (*ToolInfo, error)
+	// Versions lists a tool's kept versions.
+	Versions(ctx context.Context, name string) (*VersionList, error)
+	// Diff compares two kept versions: to 0 means the newest, from 0 the
+	// one before to.
+	Diff(ctx context.Context, name string, from, to int) (*Diff, error)
+	// RemoteTools lists the external MCP servers and their tools.
+	RemoteTools(ctx context.Context) (*RemoteTools, error)
+	// Run runs a tool directly, without a model; args is a JSON object.
+	Run(ctx context.Context, name string, args json.RawMessage) (*RunResult, error)
+	// Test re-runs a tool's stored examples; a failing example is no
+	// error, the report says which.
+	Test(ctx context.Context, name string) (*ExampleReport, error)
 }

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"adaptbot"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot"
 	"adaptbot/llm"
 	"adaptbot/llm/llmtest"
 	"adaptbot/toolbox"

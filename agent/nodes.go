@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"adaptbot"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"adaptbot"
 	"adaptbot/clip"
 	"adaptbot/llm"
 	"adaptbot/reqid"

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"adaptbot"
 	"bufio"
 	"bytes"
 	"encoding/json"
@@ -15,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot"
 	"adaptbot/cli"
 	"adaptbot/config"
 	"adaptbot/homelock"

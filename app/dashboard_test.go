@@ -1,7 +1,6 @@
 package main
 
 import (
-	"adaptbot"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot"
 	"adaptbot/benchmarks"
 	"adaptbot/llm/llmtest"
 )

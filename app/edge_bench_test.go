@@ -1,7 +1,6 @@
 package main
 
 import (
-	"adaptbot"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -20,6 +19,7 @@ import (
 	"github.com/valyala/fasthttp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"adaptbot"
 	"adaptbot/benchmarks"
 	"adaptbot/config"
 	"adaptbot/llm/llmtest"

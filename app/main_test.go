@@ -1,7 +1,6 @@
 package main
 
 import (
-	"adaptbot"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -16,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot"
 	"adaptbot/llm/llmtest"
 	"adaptbot/sandbox"
 	"adaptbot/toolbox"

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"adaptbot"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 
+	"adaptbot"
 	"adaptbot/config"
 	"adaptbot/generator"
 	"adaptbot/identity"

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"adaptbot"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"adaptbot"
 	"adaptbot/cli"
 )
 

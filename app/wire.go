@@ -1,7 +1,6 @@
 package main
 
 import (
-	"adaptbot"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"adaptbot"
 	"adaptbot/agent"
 	"adaptbot/auth"
 	"adaptbot/benchmarks"

@@ -1,11 +1,11 @@
 package benchmarks_test
 
 import (
-	"adaptbot"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"adaptbot"
 	"adaptbot/benchmarks"
 )
 

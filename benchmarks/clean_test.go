@@ -1,13 +1,13 @@
 package benchmarks_test
 
 import (
-	"adaptbot"
 	"encoding/csv"
 	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"adaptbot"
 	"adaptbot/benchmarks"
 )
 

@@ -1,7 +1,6 @@
 package benchmarks_test
 
 import (
-	"adaptbot"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot"
 	"adaptbot/benchmarks"
 )
 

@@ -82,14 +82,14 @@ func TestNotConfiguredIsNotAnError(t *testing.T) {
 	}
 
 	var text bytes.Buffer
-	if err := all.WriteText(&text); err != nil {
+	if err := benchmarks.WriteText(&text, all); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(text.String(), "errors 0; not configured 4") {
 		t.Errorf("report text does not count the refusals apart:\n%s", text.String())
 	}
 	var md bytes.Buffer
-	if err := all.WriteMarkdown(&md); err != nil {
+	if err := benchmarks.WriteMarkdown(&md, all); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(md.String(), "not configured") {

@@ -1,7 +1,6 @@
 package benchmarks
 
 import (
-	"adaptbot"
 	"cmp"
 	"fmt"
 	"maps"
@@ -10,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"adaptbot"
 )
 
 // Store keeps the aggregates of the benchmark rows in memory, so the

@@ -1,7 +1,6 @@
 package benchmarks
 
 import (
-	"adaptbot"
 	"bufio"
 	"encoding/json"
 	"fmt"
@@ -12,6 +11,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"adaptbot"
 )
 
 // writeBenchFile writes n plausible rows, one every 2.5 s (so 1,000,000 rows

@@ -1,7 +1,6 @@
 package benchmarks_test
 
 import (
-	"adaptbot"
 	"cmp"
 	"fmt"
 	"math"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot"
 	"adaptbot/benchmarks"
 	"adaptbot/llm"
 )
@@ -139,7 +139,7 @@ func count(rows []benchmarks.Row, f benchmarks.Filter) recount {
 	for _, r := range rows {
 		if r.Intent == adaptbot.IntentFeedback {
 			rc.rated[r.RatedRequest] = r.Score
-			if !f.Match(r) {
+			if !benchmarks.Match(f, r) {
 				continue
 			}
 			if r.Score > 0 {
@@ -162,7 +162,7 @@ func count(rows []benchmarks.Row, f benchmarks.Filter) recount {
 	}
 	rows = requests
 	for i, r := range rows {
-		if !f.Match(r) {
+		if !benchmarks.Match(f, r) {
 			continue
 		}
 		rc.requests++
@@ -589,8 +589,8 @@ func TestFeedbackIsCountedApart(t *testing.T) {
 		t.Errorf("intent=FEEDBACK: %d requests, feedback %+v", got.Requests, got.Feedback)
 	}
 	var text, md strings.Builder
-	sum.WriteText(&text)
-	sum.WriteMarkdown(&md)
+	benchmarks.WriteText(&text, sum)
+	benchmarks.WriteMarkdown(&md, sum)
 	for _, want := range []string{"Feedback: 1 up, 1 down: 50.0% satisfied", "THUMBS DOWN"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("report text lacks %q:\n%s", want, text.String())

@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"adaptbot"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -14,6 +13,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"adaptbot"
 	"adaptbot/mcp/client"
 	"adaptbot/mcp/config"
 )

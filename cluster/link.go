@@ -185,13 +185,7 @@ func ExportRows(ctx context.Context, nc *nats.Conn, f benchmarks.Filter, w io.Wr
 }
 
 // Status is the cluster part of /healthz.
-type Status struct {
-	URL       string `json:"url"`
-	Replica   string `json:"replica"`
-	Connected bool   `json:"connected"`
-	Spooled   int    `json:"spooled"`
-	Dropped   int    `json:"dropped,omitempty"`
-}
+type Status = adaptbot.ClusterStatus
 
 // Status says how the link is: nil for none.
 func (l *Link) Status() *Status {

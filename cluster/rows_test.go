@@ -1,7 +1,6 @@
 package cluster_test
 
 import (
-	"adaptbot"
 	"context"
 	"fmt"
 	"os"
@@ -10,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot"
 	"adaptbot/benchmarks"
 	"adaptbot/cluster"
 	"adaptbot/cluster/clustertest"

@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"adaptbot"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"adaptbot"
 	"adaptbot/registry"
 )
 

@@ -1,7 +1,6 @@
 package cluster_test
 
 import (
-	"adaptbot"
 	"context"
 	"errors"
 	"os"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"adaptbot"
 	"adaptbot/cluster"
 	"adaptbot/cluster/clustertest"
 	"adaptbot/poll"

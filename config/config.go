@@ -24,7 +24,6 @@ import (
 	"adaptbot/llm/provider"
 	"adaptbot/native"
 	"adaptbot/sandbox"
-	"adaptbot/service"
 	"adaptbot/telemetry"
 	"adaptbot/toolkit"
 )
@@ -86,12 +85,12 @@ type Config struct {
 	Traces string // ADAPTBOT_TRACES: the store of recent requests; "" is off
 
 	// Learning from use (service/learning.go).
-	FailuresKeep int                 // ADAPTBOT_FAILURES_KEEP: failure cases kept per tool
-	AutoRepair   adaptbot.AutoRepair // ADAPTBOT_AUTO_REPAIR: off, propose or on
-	RepairAfter  int                 // ADAPTBOT_REPAIR_AFTER: distinct cases that start one
-	Skills       service.SkillMode   // ADAPTBOT_SKILLS: off, propose or on
-	SkillAfter   int                 // ADAPTBOT_SKILL_AFTER: recurrences that propose a skill
-	RepairEvery  time.Duration       // ADAPTBOT_REPAIR_EVERY: the least time between two of a tool
+	FailuresKeep int           // ADAPTBOT_FAILURES_KEEP: failure cases kept per tool
+	AutoRepair   adaptbot.Mode // ADAPTBOT_AUTO_REPAIR: off, propose or on
+	RepairAfter  int           // ADAPTBOT_REPAIR_AFTER: distinct cases that start one
+	Skills       adaptbot.Mode // ADAPTBOT_SKILLS: off, propose or on
+	SkillAfter   int           // ADAPTBOT_SKILL_AFTER: recurrences that propose a skill
+	RepairEvery  time.Duration // ADAPTBOT_REPAIR_EVERY: the least time between two of a tool
 
 	// The edge's limits and cross-site rules (web/limits.go, web/guard.go).
 	Edge EdgeConfig

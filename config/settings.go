@@ -173,21 +173,13 @@ var settings = []setting{
 			return err
 		}, false},
 	{"ADAPTBOT_AUTO_REPAIR", "propose", "off, propose (a tool that keeps failing gets a repaired version that waits for approval) or on (a repair that passes its examples and failure cases serves); needs a model",
-		func(c *Config, v string) error {
-			v, err := oneOf(v, "off", "propose", "on")
-			c.AutoRepair = adaptbot.AutoRepair(v)
-			return err
-		}, false},
+		func(c *Config, v string) (err error) { c.AutoRepair, err = adaptbot.ParseMode(v); return err }, false},
 	{"ADAPTBOT_REPAIR_AFTER", strconv.Itoa(service.DefaultRepairAfter), "distinct failure cases of a tool's serving version, clear errors included (accepted ones never), that start an automatic repair",
 		func(c *Config, v string) (err error) { c.RepairAfter, err = positive(v); return err }, false},
 	{"ADAPTBOT_REPAIR_EVERY", dur(service.DefaultRepairEvery), "least time between two automatic repairs of one tool; one that failed is not tried again until a new failure case arrives",
 		func(c *Config, v string) (err error) { c.RepairEvery, err = duration(v); return err }, false},
 	{"ADAPTBOT_SKILLS", "propose", "off, propose (a chain of tools that recurs in chats gets one new tool for it, which waits for approval) or on (it serves once it passes the gate); needs a model",
-		func(c *Config, v string) error {
-			v, err := oneOf(v, "off", "propose", "on")
-			c.Skills = service.SkillMode(v)
-			return err
-		}, false},
+		func(c *Config, v string) (err error) { c.Skills, err = adaptbot.ParseMode(v); return err }, false},
 	{"ADAPTBOT_SKILL_AFTER", strconv.Itoa(service.DefaultSkillAfter), "how many chats must follow the same chain of tools before a skill is proposed for it",
 		func(c *Config, v string) (err error) { c.SkillAfter, err = positive(v); return err }, false},
 	{"ADAPTBOT_MAX_MESSAGE", strconv.Itoa(defaultMaxMessage>>10) + "KiB", "longest chat message in bytes (a number, or with KiB or MiB); a longer one gets 413",

@@ -1,7 +1,6 @@
 package contract
 
 import (
-	"adaptbot"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -14,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"adaptbot"
 )
 
 var namePattern = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)

@@ -1,7 +1,6 @@
 package generator
 
 import (
-	"adaptbot"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"adaptbot"
 	"adaptbot/llm"
 	"adaptbot/poll"
 	"adaptbot/registry"

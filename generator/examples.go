@@ -1,13 +1,13 @@
 package generator
 
 import (
-	"adaptbot"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
 
+	"adaptbot"
 	"adaptbot/contract"
 	"adaptbot/registry"
 )

@@ -1,7 +1,6 @@
 package generator
 
 import (
-	"adaptbot"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot"
 	"adaptbot/llm"
 	"adaptbot/llm/llmtest"
 	"adaptbot/registry"

@@ -1,7 +1,6 @@
 package generator
 
 import (
-	"adaptbot"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"adaptbot"
 	"adaptbot/clip"
 	"adaptbot/contract"
 	"adaptbot/llm"

@@ -1,7 +1,6 @@
 package generator
 
 import (
-	"adaptbot"
 	"encoding/json"
 	"flag"
 	"os"
@@ -10,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot"
 	"adaptbot/llm"
 	"adaptbot/registry"
 )

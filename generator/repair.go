@@ -84,27 +84,12 @@ type RepairRequest struct {
 }
 
 // CaseResult is how the repaired version did on one failing case.
-type CaseResult struct {
-	ID    string          `json:"id"`
-	Input json.RawMessage `json:"input"`
-	// OK: the case now gives a result (Outcome "result") or a clear error
-	// (Outcome "error").
-	OK      bool   `json:"ok"`
-	Outcome string `json:"outcome"`
-	Output  string `json:"output,omitempty"`
-	Error   string `json:"error,omitempty"`
-	// Example: the case is a stored example from now on.
-	Example bool `json:"example,omitempty"`
-	// Expect, for a private case that now gives a result, is what later
-	// repairs must still give for it (Case.Expect): the start of its
-	// output. It quotes the case, so it is never sent to the caller.
-	Expect string `json:"-"`
-}
+type CaseResult = adaptbot.CaseResult
 
 // Outcomes of a failing case under the repaired version.
 const (
-	OutcomeResult = "result"
-	OutcomeError  = "error"
+	OutcomeResult = adaptbot.CaseOutcomeResult
+	OutcomeError  = adaptbot.CaseOutcomeError
 )
 
 // caseFix is a repair under way: what it was given, and how the last

@@ -1,8 +1,6 @@
 package generator
 
 import (
-	"adaptbot"
-	"adaptbot/llm/llmtest"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -10,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot"
 	"adaptbot/llm"
+	"adaptbot/llm/llmtest"
 	"adaptbot/registry"
 )
 

@@ -1,7 +1,6 @@
 package registry
 
 import (
-	"adaptbot"
 	"context"
 	"errors"
 	"os"
@@ -10,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"adaptbot"
 	"adaptbot/poll"
 )
 

@@ -1,11 +1,12 @@
 package registry
 
 import (
-	"adaptbot"
 	"context"
 	"errors"
 	"fmt"
 	"testing"
+
+	"adaptbot"
 )
 
 func (f fixture) openReview(t *testing.T) *Registry {

@@ -1,7 +1,6 @@
 package registry
 
 import (
-	"adaptbot"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"adaptbot"
 	"adaptbot/atomicfile"
 	"adaptbot/contract"
 )

@@ -1,12 +1,12 @@
 package router
 
 import (
-	"adaptbot"
 	"context"
 	"encoding/json"
 	"fmt"
 	"testing"
 
+	"adaptbot"
 	"adaptbot/toolbox"
 )
 

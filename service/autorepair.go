@@ -42,7 +42,7 @@ func newAutoState() autoState {
 // failed in enough new ways; see above for the limits.
 func (s *Service) considerRepair(tool string, version int) {
 	l := s.learn
-	if l.cfg.AutoRepair == adaptbot.AutoRepairOff || l.cfg.Failures == nil || s.d.Registry == nil {
+	if l.cfg.AutoRepair == adaptbot.ModeOff || l.cfg.Failures == nil || s.d.Registry == nil {
 		return
 	}
 	l.auto.mu.Lock()

@@ -1,13 +1,13 @@
 package service_test
 
 import (
-	"adaptbot"
 	"context"
 	"encoding/json"
 	"testing"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"adaptbot"
 	"adaptbot/benchmarks"
 	"adaptbot/identity"
 	"adaptbot/service"

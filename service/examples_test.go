@@ -82,7 +82,7 @@ func TestRepairPublishesNoOneElsesWords(t *testing.T) {
 // server's, not the cases' author's: none of their arguments becomes an
 // example, before or after a person approves the version.
 func TestAutomaticRepairPublishesNoOneElsesWords(t *testing.T) {
-	w := newLearningWorld(t, &learner{}, service.Learning{AutoRepair: adaptbot.AutoRepairPropose})
+	w := newLearningWorld(t, &learner{}, service.Learning{AutoRepair: adaptbot.ModePropose})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go w.svc.RunLearning(ctx)

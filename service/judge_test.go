@@ -111,7 +111,7 @@ func (m *judge) prompt() string {
 // no more, and the same refusal in the new version starts nothing.
 func TestRefusalsAreJudgedOnce(t *testing.T) {
 	m := &judge{}
-	w := newWorldOf(t, m, service.Learning{AutoRepair: adaptbot.AutoRepairPropose}, "shout", shout, shoutExamples)
+	w := newWorldOf(t, m, service.Learning{AutoRepair: adaptbot.ModePropose}, "shout", shout, shoutExamples)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go w.svc.RunLearning(ctx)
@@ -221,7 +221,7 @@ func TestSkillsCountTheKeptTraces(t *testing.T) {
 	}}})
 	tr.Add(traces.Record{ID: "r4", Kind: traces.Chat, Result: b})
 
-	svc := service.New(service.Deps{Traces: tr, Rows: &rows{}, Learning: service.Learning{Skills: service.SkillsPropose}, Log: slog.New(slog.DiscardHandler)})
+	svc := service.New(service.Deps{Traces: tr, Rows: &rows{}, Learning: service.Learning{Skills: adaptbot.ModePropose}, Log: slog.New(slog.DiscardHandler)})
 	ctx, cancel := context.WithCancel(context.Background())
 	go svc.RunLearning(ctx)
 	defer cancel()

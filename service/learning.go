@@ -37,7 +37,7 @@ type Learning struct {
 	// and repair operations say so).
 	Failures *failures.Store
 	// AutoRepair is the mode of automatic repairs; empty is off.
-	AutoRepair adaptbot.AutoRepair
+	AutoRepair adaptbot.Mode
 	// RepairAfter is how many distinct failure cases of a tool's serving
 	// version start an automatic repair (DefaultRepairAfter).
 	RepairAfter int
@@ -47,7 +47,7 @@ type Learning struct {
 	// Skills is the mode of skills proposed from recurring chains of
 	// tools; empty is off. SkillAfter is how often a chain recurs before
 	// one is proposed (DefaultSkillAfter).
-	Skills     SkillMode
+	Skills     adaptbot.Mode
 	SkillAfter int
 }
 
@@ -62,7 +62,7 @@ type learning struct {
 
 func newLearning(cfg Learning) *learning {
 	if cfg.AutoRepair == "" {
-		cfg.AutoRepair = adaptbot.AutoRepairOff
+		cfg.AutoRepair = adaptbot.ModeOff
 	}
 	if cfg.RepairAfter <= 0 {
 		cfg.RepairAfter = DefaultRepairAfter
@@ -71,7 +71,7 @@ func newLearning(cfg Learning) *learning {
 		cfg.RepairEvery = DefaultRepairEvery
 	}
 	if cfg.Skills == "" {
-		cfg.Skills = SkillsOff
+		cfg.Skills = adaptbot.ModeOff
 	}
 	if cfg.SkillAfter <= 0 {
 		cfg.SkillAfter = DefaultSkillAfter
@@ -156,7 +156,7 @@ type FailureReport struct {
 
 // AutoStatus says where a tool stands with automatic repair.
 type AutoStatus struct {
-	Mode adaptbot.AutoRepair `json:"mode"`
+	Mode adaptbot.Mode `json:"mode"`
 	// After is ADAPTBOT_REPAIR_AFTER; SinceChange counts the distinct
 	// cases of the serving version that a repair may take.
 	After       int    `json:"after"`

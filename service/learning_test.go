@@ -376,7 +376,7 @@ func TestRepairRefusesBadInputAndChangesNothing(t *testing.T) {
 // the serving version starts a repair as the server; its version waits for
 // approval, and no second repair starts while it waits.
 func TestAutomaticRepairProposes(t *testing.T) {
-	w := newLearningWorld(t, &learner{}, service.Learning{AutoRepair: adaptbot.AutoRepairPropose})
+	w := newLearningWorld(t, &learner{}, service.Learning{AutoRepair: adaptbot.ModePropose})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go w.svc.RunLearning(ctx)
@@ -445,7 +445,7 @@ func (w *lworld) logText() string {
 // a repair that fails is not tried again until a new case arrives.
 func TestHostileToolDoesNotFloodTheRepairQueue(t *testing.T) {
 	m := &learner{source: "package first_word\n\nthis is not Go", gate: make(chan struct{})}
-	w := newLearningWorld(t, m, service.Learning{AutoRepair: adaptbot.AutoRepairOn, RepairEvery: time.Nanosecond})
+	w := newLearningWorld(t, m, service.Learning{AutoRepair: adaptbot.ModeOn, RepairEvery: time.Nanosecond})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go w.svc.RunLearning(ctx)
@@ -496,7 +496,7 @@ func TestHostileToolDoesNotFloodTheRepairQueue(t *testing.T) {
 // new case starts none within RepairEvery.
 func TestAutomaticRepairAtMostOncePerEvery(t *testing.T) {
 	m := &learner{source: "package first_word\n\nthis is not Go"}
-	w := newLearningWorld(t, m, service.Learning{AutoRepair: adaptbot.AutoRepairOn, RepairAfter: 2})
+	w := newLearningWorld(t, m, service.Learning{AutoRepair: adaptbot.ModeOn, RepairAfter: 2})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go w.svc.RunLearning(ctx)
@@ -512,7 +512,7 @@ func TestAutomaticRepairAtMostOncePerEvery(t *testing.T) {
 
 // TestAutomaticRepairWithoutAModel does nothing, and says so once.
 func TestAutomaticRepairWithoutAModel(t *testing.T) {
-	w := newLearningWorld(t, nil, service.Learning{AutoRepair: adaptbot.AutoRepairOn})
+	w := newLearningWorld(t, nil, service.Learning{AutoRepair: adaptbot.ModeOn})
 	for _, text := range []string{"", " ", "  ", "bad", "   "} {
 		w.run(t, as(bob), text)
 	}

@@ -117,7 +117,7 @@ func (s *Service) repair(ctx context.Context, name string, req RepairRequest, pr
 	// The model gets the cases whole; the caller reads the repair's
 	// progress, result and trace without the words of cases not theirs.
 	res, err := s.d.Generator.Repair(ctx, generator.RepairRequest{
-		Tool: name, Cases: gcases, Hold: auto && s.learn.cfg.AutoRepair == adaptbot.AutoRepairPropose,
+		Tool: name, Cases: gcases, Hold: auto && s.learn.cfg.AutoRepair == adaptbot.ModePropose,
 		Permit: func(generator.Op, string) error { return Permit(who, identity.Build) },
 	}, progressFor(who, cases, progress))
 	// A repair that ran is recorded, done or failed (a failed one is not

@@ -34,18 +34,6 @@ import (
 // whose proposal was rejected (its tool deleted before it served) is
 // proposed again only once it has recurred as often again.
 
-// SkillMode is ADAPTBOT_SKILLS: off, propose (the default: the skill waits
-// for approval), or on (it serves once it passes the gate, unless review is
-// on).
-type SkillMode string
-
-// The skill modes.
-const (
-	SkillsOff     SkillMode = "off"
-	SkillsPropose SkillMode = "propose"
-	SkillsOn      SkillMode = "on"
-)
-
 // DefaultSkillAfter is how many times a chain recurs before a skill is
 // proposed for it.
 const DefaultSkillAfter = 3
@@ -133,7 +121,7 @@ func newSkillState() skillState {
 // noteChat hands a chat that ran two or more tools to the learning
 // goroutine, without waiting.
 func (s *Service) noteChat(id, user, query string, res *agent.Result) {
-	if s.learn.cfg.Skills == SkillsOff || res == nil || len(res.Tools) < 2 {
+	if s.learn.cfg.Skills == adaptbot.ModeOff || res == nil || len(res.Tools) < 2 {
 		return
 	}
 	select {
@@ -253,7 +241,7 @@ func leastRecent(m map[string]*chainState) string {
 // oldest first, so that what recurs is counted across restarts (and, in a
 // cluster, across replicas) within the kept traces.
 func (s *Service) seedSkills(ctx context.Context) {
-	if s.learn.cfg.Skills == SkillsOff || s.d.Traces == nil {
+	if s.learn.cfg.Skills == adaptbot.ModeOff || s.d.Traces == nil {
 		return
 	}
 	recs := s.d.Traces.Recent(traces.DefaultKeep)
@@ -304,7 +292,7 @@ func (s *Service) proposeSkill(ctx context.Context, key string) {
 	req := generator.Request{Op: generator.Create, Tool: name,
 		Text:    skillTask(tools, samples),
 		Summary: fmt.Sprintf("One tool that does what %s do in turn, calling them through toolkit.Call.", strings.Join(tools, " then ")),
-		Hold:    s.learn.cfg.Skills != SkillsOn, Note: skillNote(key, samples), Private: skillPrivate(samples)}
+		Hold:    s.learn.cfg.Skills != adaptbot.ModeOn, Note: skillNote(key, samples), Private: skillPrivate(samples)}
 	ctx, o, err := s.start(ctx, "build", name, identity.Build)
 	o.fallback, o.deadline, o.what, o.category = adaptbot.Upstream, s.d.Deadlines.Build, "Proposing skills", adaptbot.CategoryBuildSkill
 	o.rec.Kind, o.rec.Query, o.rec.Tool = traces.Build, "skill "+name+": "+key, name

@@ -1,7 +1,6 @@
 package shipping
 
 import (
-	"adaptbot"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"adaptbot"
 	"adaptbot/registry"
 )
 

@@ -43,15 +43,7 @@ type ImportOptions struct {
 }
 
 // Imported is one tool an import wrote.
-type Imported struct {
-	Name string `json:"name"`
-	// From is its name in the bundle, when it was renamed.
-	From    string `json:"from,omitempty"`
-	Version int    `json:"version"`
-	// Status is ok, or pending when review is on: it waits for approval.
-	Status   registry.Status `json:"status"`
-	Replaced bool            `json:"replaced,omitempty"`
-}
+type Imported = adaptbot.Imported
 
 // Import writes the tools of b into target, all or none. Every tool keeps
 // its name, or takes the one opts.Rename gives, and goes through the gate

@@ -1,11 +1,11 @@
 package toolbox
 
 import (
-	"adaptbot"
 	"context"
 	"encoding/json"
 	"sync"
 
+	"adaptbot"
 	"adaptbot/contract"
 	"adaptbot/telemetry"
 )

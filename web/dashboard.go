@@ -1,13 +1,13 @@
 package web
 
 import (
-	"adaptbot"
 	"cmp"
 	"fmt"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
+	"adaptbot"
 	"adaptbot/benchmarks"
 )
 

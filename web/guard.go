@@ -1,7 +1,6 @@
 package web
 
 import (
-	"adaptbot"
 	"net"
 	"net/netip"
 	"slices"
@@ -10,6 +9,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/helmet"
 
+	"adaptbot"
 	"adaptbot/api"
 	"adaptbot/identity"
 	"adaptbot/service"

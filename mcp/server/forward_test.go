@@ -1,7 +1,6 @@
 package server
 
 import (
-	"adaptbot"
 	"context"
 	"io"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"adaptbot"
 	"adaptbot/poll"
 	"adaptbot/registry"
 	"adaptbot/toolbox"

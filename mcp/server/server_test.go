@@ -1,7 +1,6 @@
 package server
 
 import (
-	"adaptbot"
 	"context"
 	"encoding/json"
 	"os"
@@ -13,6 +12,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"adaptbot"
 	"adaptbot/poll"
 	"adaptbot/registry"
 	"adaptbot/sandbox"
