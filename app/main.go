@@ -269,8 +269,10 @@ func serve(ctx context.Context, cfg config.Config, h hooks, lock *homelock.Lock,
 	defer ae.Close()
 	svc := w.service(bench, stats, ws, metrics, ae.store)
 	defer w.learn.start(svc, log)()
-	edge := web.NewAuth(ae.auth, cfg, log)
-	srv := web.NewServer(svc, edge, metrics, web.Options{Config: cfg, Log: log, MCP: mcpHTTPHandler(ctx, w, svc), Context: ctx})
+	edge := web.NewAuth(ae.auth, authOptions(cfg), log)
+	opts := edgeOptions(cfg, log)
+	opts.MCP, opts.Context = mcpHTTPHandler(ctx, w, svc), ctx
+	srv := web.NewServer(svc, edge, metrics, opts)
 
 	stopWatch, err := w.watch(ctx)
 	if err != nil {

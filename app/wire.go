@@ -38,6 +38,7 @@ import (
 	"adaptbot/toolbox"
 	"adaptbot/toolkit"
 	"adaptbot/traces"
+	"adaptbot/web"
 )
 
 // world is every long-lived piece of AdaptBot, wired from a Config: the
@@ -315,6 +316,9 @@ func (w *world) service(bench *benchmarks.Logger, stats *benchmarks.Store, ws *W
 	}
 	if ws != nil && ws.Model != nil {
 		d.Model = ws.Model
+	} else {
+		// No check runs: /healthz says what the configuration names.
+		d.Model = provider.NewCheck(w.cfg.LLM)
 	}
 	if w.link != nil {
 		d.Cluster = w.link
@@ -367,10 +371,10 @@ func mcpHTTPHandler(ctx context.Context, w *world, svc *service.Service) http.Ha
 	// before any handler: its row says so, as a run's would (the role
 	// first, then the name).
 	refuse := func(ctx context.Context, name string, args json.RawMessage, err error) {
-		if perr := service.Permit(identity.From(ctx), identity.RunTool); perr != nil {
+		if perr := identity.Permit(identity.From(ctx), identity.RunTool); perr != nil {
 			err = perr
 		}
-		svc.Refuse(ctx, service.Refused{Intent: adaptbot.IntentRun, Category: name, Tool: name, Query: string(args), Err: err})
+		svc.Refuse(ctx, adaptbot.Refused{Intent: adaptbot.IntentRun, Category: name, Tool: name, Query: string(args), Err: err})
 	}
 	srv := mcpserver.New(w.box, mcpserver.Options{Log: w.log, Call: call, Refuse: refuse, User: user, SessionTimeout: w.cfg.Identity.MCPSessionTimeout})
 	go func() {
@@ -682,4 +686,20 @@ func (w *Workspace) Close() error {
 		return w.file.Close()
 	}
 	return nil
+}
+
+// The one implementation of the edge's service.
+var _ web.Service = (*service.Service)(nil)
+
+// edgeOptions are the edge's settings, from the configuration.
+func edgeOptions(cfg config.Config, log *slog.Logger) web.Options {
+	return web.Options{Addr: cfg.Addr, Loopback: cfg.Loopback(), Limits: cfg.Edge, Review: cfg.Review, Benchmarks: cfg.Benchmarks,
+		QuantileError: benchmarks.MaxQuantileError, MetricsToken: cfg.MetricsToken, Log: log}
+}
+
+// authOptions are the edge's settings of identities, from the
+// configuration.
+func authOptions(cfg config.Config) web.AuthOptions {
+	return web.AuthOptions{Loopback: cfg.Loopback(), BackoffMax: cfg.Identity.BackoffMax, TrustedProxies: cfg.Identity.TrustedProxies,
+		OIDCIssuer: cfg.Identity.OIDCIssuer, OIDCRedirect: cfg.Identity.OIDCRedirect, MetricsToken: cfg.MetricsToken}
 }

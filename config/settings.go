@@ -25,6 +25,7 @@ import (
 	"adaptbot/telemetry"
 	"adaptbot/toolbox"
 	"adaptbot/toolkit"
+	"adaptbot/web"
 )
 
 // setting is one environment variable: its name, its default as it would be
@@ -182,9 +183,9 @@ var settings = []setting{
 		func(c *Config, v string) (err error) { c.Skills, err = adaptbot.ParseMode(v); return err }, false},
 	{"ADAPTBOT_SKILL_AFTER", strconv.Itoa(service.DefaultSkillAfter), "how many chats must follow the same chain of tools before a skill is proposed for it",
 		func(c *Config, v string) (err error) { c.SkillAfter, err = positive(v); return err }, false},
-	{"ADAPTBOT_MAX_MESSAGE", strconv.Itoa(defaultMaxMessage>>10) + "KiB", "longest chat message in bytes (a number, or with KiB or MiB); a longer one gets 413",
+	{"ADAPTBOT_MAX_MESSAGE", strconv.Itoa(web.DefaultMaxMessage>>10) + "KiB", "longest chat message in bytes (a number, or with KiB or MiB); a longer one gets 413",
 		func(c *Config, v string) (err error) { c.Edge.MaxMessage, err = parseSize(v); return err }, false},
-	{"ADAPTBOT_MAX_INFLIGHT", strconv.Itoa(defaultMaxInflight), "chats and builds served at once; past it 503 with Retry-After",
+	{"ADAPTBOT_MAX_INFLIGHT", strconv.Itoa(web.DefaultMaxInflight), "chats and builds served at once; past it 503 with Retry-After",
 		func(c *Config, v string) (err error) { c.Edge.MaxInflight, err = positive(v); return err }, false},
 	{"ADAPTBOT_RATE_LIMIT", "60/min", "chats and builds per person (per client address for callers not signed in) (N/s, N/min or N/hour, or off); past it 429 with Retry-After",
 		func(c *Config, v string) (err error) { c.Edge.Rate, c.Edge.Per, err = parseRate(v); return err }, false},
@@ -237,7 +238,7 @@ var settings = []setting{
 		}, false},
 
 	// Issue 27: fair share of the in-flight slots.
-	{"ADAPTBOT_MAX_INFLIGHT_PER_USER", strconv.Itoa(defaultInflightShare) + "%", "chats and builds one person may have under way at once, as a share of ADAPTBOT_MAX_INFLIGHT (N%, at least 1 slot) or a number of slots; past it 429 with Retry-After, while others still get in (the one local user of a loopback server has no share)",
+	{"ADAPTBOT_MAX_INFLIGHT_PER_USER", strconv.Itoa(web.DefaultInflightShare) + "%", "chats and builds one person may have under way at once, as a share of ADAPTBOT_MAX_INFLIGHT (N%, at least 1 slot) or a number of slots; past it 429 with Retry-After, while others still get in (the one local user of a loopback server has no share)",
 		func(c *Config, v string) (err error) {
 			c.Edge.MaxInflightPerUser, c.Edge.InflightShare, err = parseShare(v)
 			return err

@@ -8,6 +8,7 @@ import (
 	"adaptbot"
 	"adaptbot/failures"
 	"adaptbot/identity"
+	"adaptbot/reqid"
 )
 
 // Automatic repairs (ADAPTBOT_AUTO_REPAIR): once a tool's serving version
@@ -137,8 +138,9 @@ func (s *Service) RunLearning(ctx context.Context) {
 // autoRepair repairs tool as the server, from the cases no repair has
 // fixed.
 func (s *Service) autoRepair(ctx context.Context, tool string) {
-	ctx = identity.With(WithDoor(ctx, adaptbot.DoorInternal), identity.System)
-	res, err := s.repair(ctx, tool, RepairRequest{}, nil, true)
+	ctx = identity.With(reqid.WithDoor(ctx, adaptbot.DoorInternal), identity.System)
+	p, err := s.prepareRepair(ctx, tool, adaptbot.RepairRequest{}, true)
+	res, err := runNow(ctx, adaptbot.Stream{}, p, err)
 	switch {
 	case err != nil:
 		s.d.Log.Warn("automatic repair failed", "tool", tool, "err", err)

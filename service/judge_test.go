@@ -203,7 +203,7 @@ func TestRefusalsAreJudgedOnce(t *testing.T) {
 func TestSkillsCountTheKeptTraces(t *testing.T) {
 	tr := &records{}
 	chat := func(id, user, miles, km, factor string) {
-		res := service.ChatResult{Result: &agent.Result{Tools: []string{"unit_converter", "calculator"}, Trace: []agent.Step{
+		res := adaptbot.ChatResult{Answer: &agent.Result{Tools: []string{"unit_converter", "calculator"}, Trace: []agent.Step{
 			{Node: "classifier"},
 			{Node: "execute", Tool: "unit_converter", Arguments: json.RawMessage(`{"value":` + miles + `,"from":"miles","to":"km"}`), Output: miles + " miles (mi) = " + km + " kilometers (km)"},
 			{Node: "execute", Tool: "calculator", Arguments: json.RawMessage(`{"expression":"` + km + ` * ` + factor + `"}`), Output: "done"},
@@ -215,7 +215,7 @@ func TestSkillsCountTheKeptTraces(t *testing.T) {
 	chat("r2", bob.Pseudonym, "10", "16.09344", "2")
 	chat("r3", alice.Pseudonym, "7", "11.265408", "4")
 	// Not a chain: the second call takes nothing from the first.
-	b, _ := json.Marshal(service.ChatResult{Result: &agent.Result{Tools: []string{"current_time", "calculator"}, Trace: []agent.Step{
+	b, _ := json.Marshal(adaptbot.ChatResult{Answer: &agent.Result{Tools: []string{"current_time", "calculator"}, Trace: []agent.Step{
 		{Node: "execute", Tool: "current_time", Arguments: json.RawMessage(`{}`), Output: "Saturday 10:00"},
 		{Node: "execute", Tool: "calculator", Arguments: json.RawMessage(`{"expression":"2+2"}`), Output: "4"},
 	}}})
@@ -225,9 +225,10 @@ func TestSkillsCountTheKeptTraces(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	go svc.RunLearning(ctx)
 	defer cancel()
-	var skills []service.Skill
+	var skills []adaptbot.Skill
 	poll.Until(t, "the chain counted from the kept traces", func() bool {
-		skills, _ = svc.Skills(as(admin))
+		list, _ := svc.Skills(as(admin))
+		skills = list.Skills
 		return len(skills) == 1 && skills[0].Status == "failed"
 	})
 	s := skills[0]
@@ -236,7 +237,11 @@ func TestSkillsCountTheKeptTraces(t *testing.T) {
 	}
 	// A chat is its author's: each reads their own among the skill's.
 	for who, want := range map[*identity.Identity]string{&alice: "r1 r3", &bob: "r2"} {
-		skills, err := svc.Skills(as(*who))
+		list, err := svc.Skills(as(*who))
+		var skills []adaptbot.Skill
+		if list != nil {
+			skills = list.Skills
+		}
 		if err != nil || len(skills) != 1 || strings.Join(skills[0].Requests, " ") != want || skills[0].Seen != 3 {
 			t.Errorf("%s reads the skills %+v, %v; want the chats %s and the count", who.Name, skills, err, want)
 		}

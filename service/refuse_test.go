@@ -6,6 +6,7 @@ import (
 
 	"adaptbot"
 	"adaptbot/identity"
+	"adaptbot/reqid"
 	"adaptbot/service"
 	"adaptbot/traces"
 )
@@ -16,8 +17,8 @@ import (
 func TestRefuseWritesOneRow(t *testing.T) {
 	rs, tr := &rows{}, &records{}
 	svc := service.New(service.Deps{Rows: rs, Traces: tr})
-	ctx := service.WithDoor(identity.With(context.Background(), alice), adaptbot.DoorOpenAI)
-	e := svc.Refuse(ctx, service.Refused{Intent: adaptbot.IntentChat,
+	ctx := reqid.WithDoor(identity.With(context.Background(), alice), adaptbot.DoorOpenAI)
+	e := svc.Refuse(ctx, adaptbot.Refused{Intent: adaptbot.IntentChat,
 		Err: &adaptbot.Error{Kind: adaptbot.Limited, Msg: "too many chats from you"}})
 	if e == nil || e.Kind != adaptbot.Limited || e.RequestID == "" {
 		t.Fatalf("Refuse = %+v, want a limited error with a request ID", e)
@@ -37,7 +38,7 @@ func TestRefuseWritesOneRow(t *testing.T) {
 	}
 
 	// A delete's refusal is traced as a change to its tool.
-	e = svc.Refuse(ctx, service.Refused{Intent: adaptbot.IntentBuild, Category: adaptbot.CategoryBuildDelete, Tool: "calculator",
+	e = svc.Refuse(ctx, adaptbot.Refused{Intent: adaptbot.IntentBuild, Category: adaptbot.CategoryBuildDelete, Tool: "calculator",
 		Err: &adaptbot.Error{Kind: adaptbot.Forbidden, Msg: "no"}})
 	if rec, _ := tr.Get(e.RequestID); rec.Kind != traces.Change || rec.Tool != "calculator" || len(rs.list()) != 2 {
 		t.Errorf("delete's trace = %+v", rec)

@@ -16,6 +16,7 @@ import (
 	"adaptbot/generator"
 	"adaptbot/identity"
 	"adaptbot/registry"
+	"adaptbot/reqid"
 	"adaptbot/traces"
 )
 
@@ -47,25 +48,6 @@ const (
 	// maxSamples bounds the recorded chats kept per chain.
 	maxSamples = 5
 )
-
-// Skill is a chain of tools that recurs in chats, and what became of it.
-type Skill struct {
-	// Chain is the tools in the order they ran.
-	Chain []string `json:"chain"`
-	// Seen counts the chats that followed it; Requests are the latest of
-	// them that the caller made, all of them for an admin (their traces
-	// are GET /api/requests/<id>).
-	Seen     int      `json:"seen"`
-	Requests []string `json:"requests"`
-	// Tool is the skill proposed for it, once there is one; Status says
-	// where it stands: counting, building, proposed (waiting for
-	// approval), serving, rejected, or failed (the proposal did not pass
-	// the gate; Error says why).
-	Tool   string    `json:"tool,omitempty"`
-	Status string    `json:"status"`
-	Error  string    `json:"error,omitempty"`
-	At     time.Time `json:"proposed_at,omitzero"`
-}
 
 // chainCall is one call of a chain as a chat recorded it.
 type chainCall struct {
@@ -250,11 +232,11 @@ func (s *Service) seedSkills(ctx context.Context) {
 		if r.Kind != traces.Chat || r.Error != "" || len(r.Result) == 0 {
 			continue
 		}
-		var res ChatResult
-		if json.Unmarshal(r.Result, &res) != nil || res.Result == nil || len(res.Tools) < 2 {
+		var res adaptbot.ChatResult
+		if json.Unmarshal(r.Result, &res) != nil || res.Answer == nil || len(res.Tools) < 2 {
 			continue
 		}
-		if key, due := s.seeChat(chatSeen{id: r.ID, user: r.User, query: r.Query, res: res.Result}); due {
+		if key, due := s.seeChat(chatSeen{id: r.ID, user: r.User, query: r.Query, res: res.Answer}); due {
 			s.proposeSkill(ctx, key)
 		}
 	}
@@ -288,7 +270,7 @@ func (s *Service) proposeSkill(ctx context.Context, key string) {
 			return
 		}
 	}
-	ctx = identity.With(WithDoor(ctx, adaptbot.DoorInternal), identity.System)
+	ctx = identity.With(reqid.WithDoor(ctx, adaptbot.DoorInternal), identity.System)
 	req := generator.Request{Op: generator.Create, Tool: name,
 		Text:    skillTask(tools, samples),
 		Summary: fmt.Sprintf("One tool that does what %s do in turn, calling them through toolkit.Call.", strings.Join(tools, " then ")),
@@ -378,18 +360,18 @@ func skillNote(key string, samples []sample) string {
 
 // Skills lists the chains of tools seen in chats, most seen first, and
 // what became of each. Reading the tools suffices.
-func (s *Service) Skills(ctx context.Context) ([]Skill, error) {
+func (s *Service) Skills(ctx context.Context) (*adaptbot.SkillList, error) {
 	who := identity.From(ctx)
-	if err := Permit(who, identity.ReadTools); err != nil {
+	if err := identity.Permit(who, identity.ReadTools); err != nil {
 		return nil, err
 	}
 	st := &s.learn.skills
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	out := make([]Skill, 0, len(st.chains))
+	out := make([]adaptbot.Skill, 0, len(st.chains))
 	for key, ch := range st.chains {
 		s.refreshLocked(key, ch)
-		sk := Skill{Chain: slices.Clone(ch.tools), Seen: ch.seen, Requests: []string{}, Tool: ch.tool, At: ch.proposed, Status: "counting"}
+		sk := adaptbot.Skill{Chain: slices.Clone(ch.tools), Seen: ch.seen, Requests: []string{}, Tool: ch.tool, At: ch.proposed, Status: "counting"}
 		var others []string // the words of chats not the caller's
 		for _, x := range ch.samples {
 			if who.Owns(x.User) { // a chat is its author's (and admins')
@@ -419,6 +401,6 @@ func (s *Service) Skills(ctx context.Context) ([]Skill, error) {
 		}
 		out = append(out, sk)
 	}
-	slices.SortFunc(out, func(a, b Skill) int { return b.Seen - a.Seen })
-	return out, nil
+	slices.SortFunc(out, func(a, b adaptbot.Skill) int { return b.Seen - a.Seen })
+	return &adaptbot.SkillList{Skills: out}, nil
 }

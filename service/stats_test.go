@@ -32,7 +32,7 @@ func TestStatsAreServiceOperations(t *testing.T) {
 		t.Errorf("the admin's summary: %d requests, %v", sum.Requests, err)
 	}
 	use, err := svc.ToolUsage(as(bob))
-	if err != nil || use["calculator"] != (service.ToolUse{Uses: 3, Errors: 1}) {
+	if err != nil || use["calculator"] != (adaptbot.ToolUse{Uses: 3, Errors: 1}) {
 		t.Errorf("use = %+v, %v", use, err)
 	}
 	if use, err := service.New(service.Deps{}).ToolUsage(as(bob)); err != nil || len(use) != 0 {

@@ -14,7 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"adaptbot/identity"
-	"adaptbot/service"
+	"adaptbot/reqid"
 )
 
 // This file is the bridge from Fiber (fasthttp) to net/http handlers, such
@@ -39,7 +39,7 @@ func streamHandler(base context.Context, h http.Handler) fiber.Handler {
 		// Who asks, and through which door, go with the request; its
 		// lifetime is the stream's, not the handler's.
 		uc := c.UserContext()
-		ctx = identity.With(service.WithDoor(ctx, service.DoorOf(uc)), identity.From(uc))
+		ctx = identity.With(reqid.WithDoor(ctx, reqid.DoorOf(uc)), identity.From(uc))
 		ctx = trace.ContextWithSpanContext(ctx, trace.SpanContextFromContext(uc)) // the caller's trace
 		ctx = context.WithValue(ctx, http.LocalAddrContextKey, fctx.LocalAddr())
 		req, err := http.NewRequestWithContext(ctx, c.Method(), string(fctx.RequestURI()), bytes.NewReader(append([]byte(nil), c.Body()...)))
