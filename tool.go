@@ -289,8 +289,6 @@ type ToolService interface {
 	// Diff compares two kept versions: to 0 means the newest, from 0 the
 	// one before to.
 	Diff(ctx context.Context, name string, from, to int) (*Diff, error)
-	// RemoteTools lists the external MCP servers and their tools.
-	RemoteTools(ctx context.Context) (*RemoteTools, error)
 	// Run runs a tool directly, without a model; args is a JSON object.
 	Run(ctx context.Context, name string, args json.RawMessage) (*RunResult, error)
 	// Test re-runs a tool's stored examples; a failing example is no

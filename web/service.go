@@ -1,6 +1,10 @@
 package web
 
-import "adaptbot"
+import (
+	"context"
+
+	"adaptbot"
+)
 
 // Service is everything the edge asks of AdaptBot: the root's operations,
 // area by area. Each method is one operation that checks the caller's
@@ -17,4 +21,8 @@ type Service interface {
 	adaptbot.UserService
 	adaptbot.StatsService
 	adaptbot.Refuser
+
+	// RemoteTools lists the external MCP servers and their tools, for the
+	// tools page.
+	RemoteTools(ctx context.Context) (*adaptbot.RemoteTools, error)
 }
