@@ -105,6 +105,9 @@ func (s *Service) converse(ctx context.Context, o *op, t turn, st adaptbot.Strea
 	if err := o.finish(err); err != nil {
 		return nil, err
 	}
+	// A chain of tools counts toward a skill whichever door the chat came
+	// through.
+	s.noteChat(o.id, o.who.Pseudonym, t.query(), res)
 	return result, nil
 }
 

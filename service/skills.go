@@ -264,13 +264,19 @@ func (s *Service) proposeSkill(ctx context.Context, key string) {
 		st.mu.Unlock()
 	}()
 
-	if s.d.Registry != nil {
-		if _, taken := s.d.Registry.Entry(name); taken {
-			s.d.Log.Info("skill not proposed: a tool of its name exists", "chain", key, "tool", name)
-			return
+	ctx = identity.With(reqid.WithDoor(ctx, adaptbot.DoorInternal), identity.System)
+	// The name is free only if it is free under the cluster-wide lock on
+	// it: another replica may make a tool of it while this one waits.
+	release, lerr := s.lock(ctx, name)
+	if lerr == nil {
+		defer release()
+		if s.d.Registry != nil {
+			if _, taken := s.d.Registry.Entry(name); taken {
+				s.d.Log.Info("skill not proposed: a tool of its name exists", "chain", key, "tool", name)
+				return
+			}
 		}
 	}
-	ctx = identity.With(reqid.WithDoor(ctx, adaptbot.DoorInternal), identity.System)
 	req := generator.Request{Op: generator.Create, Tool: name,
 		Text:    skillTask(tools, samples),
 		Summary: fmt.Sprintf("One tool that does what %s do in turn, calling them through toolkit.Call.", strings.Join(tools, " then ")),
@@ -281,15 +287,12 @@ func (s *Service) proposeSkill(ctx context.Context, key string) {
 	req.Text = strings.TrimSpace(req.Text)
 	var res *generator.Result
 	if err == nil {
-		release, lerr := s.lock(ctx, name)
-		if lerr != nil {
-			err = lerr
-		} else {
-			bctx, cancel := context.WithTimeout(ctx, o.deadline)
-			res, err = s.build(bctx, req, nil)
-			cancel()
-			release()
-		}
+		err = lerr
+	}
+	if err == nil {
+		bctx, cancel := context.WithTimeout(ctx, o.deadline)
+		res, err = s.build(bctx, req, nil)
+		cancel()
 	}
 	row := req
 	row.Text = "skill " + name + ": " + key
