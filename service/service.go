@@ -281,7 +281,7 @@ func (s *Service) read(ctx context.Context, operation string, action identity.Ac
 }
 
 // errNoGenerator is the error of a change asked of a service without one.
-var errNoGenerator = errors.New("this server cannot build or change tools")
+var errNoGenerator = &adaptbot.Error{Kind: adaptbot.Unavailable, Msg: "this server cannot build or change tools"}
 
 // under returns a context with o's values (its request ID, span, call log
 // and the caller's identity) and ctx's end: an operation begun by a
