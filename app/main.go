@@ -118,13 +118,11 @@ func wantsHelp(args []string) bool {
 	return false
 }
 
-// hooks are what tests replace in the wiring: the sandbox worker command
-// (the test binary serves as the worker), host rewrites for the toolkit,
-// and a look at the command line's flags. The binary leaves them zero.
+// hooks are what tests add to the wiring: host rewrites for the toolkit
+// (a tool's requests go to the test's own servers) and a look at the
+// command line's flags. The binary leaves them zero.
 type hooks struct {
-	workerCommand []string
-	workerEnv     []string
-	toolkitHosts  map[string]string
+	toolkitHosts map[string]string
 	// flags sees each command's flag set and usage before it parses, so a
 	// test can check that the usage and docs/cli.md name every flag.
 	flags func(fs *flag.FlagSet, usage string)

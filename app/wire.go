@@ -158,21 +158,19 @@ func openWorld(ctx context.Context, cfg config.Config, h hooks, getenv func(stri
 }
 
 // newRunner starts the sandbox the configuration asks for, with the tests'
-// worker command and host rewrites.
+// host rewrites.
 func newRunner(cfg config.Config, h hooks, log *slog.Logger) (sandbox.Runner, error) {
 	mode := sandbox.ModeWorkers
 	if cfg.InProcess {
 		mode = sandbox.ModeInProcess
 	}
 	opts := sandbox.Options{
-		Mode:          mode,
-		PoolSize:      cfg.Workers,
-		CallTimeout:   cfg.ToolTimeout,
-		Toolkit:       toolkit.Options{Policy: cfg.Egress, Rewrite: h.toolkitHosts},
-		Landlock:      cfg.Landlock,
-		WorkerCommand: h.workerCommand,
-		WorkerEnv:     h.workerEnv,
-		Log:           log,
+		Mode:        mode,
+		PoolSize:    cfg.Workers,
+		CallTimeout: cfg.ToolTimeout,
+		Toolkit:     toolkit.Options{Policy: cfg.Egress, Rewrite: h.toolkitHosts},
+		Landlock:    cfg.Landlock,
+		Log:         log,
 	}
 	runner, err := sandbox.New(opts)
 	if err != nil {
