@@ -38,7 +38,6 @@ import (
 	"adaptbot/toolbox"
 	"adaptbot/toolkit"
 	"adaptbot/traces"
-	"adaptbot/web"
 )
 
 // world is every long-lived piece of AdaptBot, wired from a Config: the
@@ -684,20 +683,4 @@ func (w *Workspace) Close() error {
 		return w.file.Close()
 	}
 	return nil
-}
-
-// The one implementation of the edge's service.
-var _ web.Service = (*service.Service)(nil)
-
-// edgeOptions are the edge's settings, from the configuration.
-func edgeOptions(cfg config.Config, log *slog.Logger) web.Options {
-	return web.Options{Addr: cfg.Addr, Loopback: cfg.Loopback(), Limits: cfg.Edge, Review: cfg.Review, Benchmarks: cfg.Benchmarks,
-		QuantileError: benchmarks.MaxQuantileError, MetricsToken: cfg.MetricsToken, Log: log}
-}
-
-// authOptions are the edge's settings of identities, from the
-// configuration.
-func authOptions(cfg config.Config) web.AuthOptions {
-	return web.AuthOptions{Loopback: cfg.Loopback(), BackoffMax: cfg.Identity.BackoffMax, TrustedProxies: cfg.Identity.TrustedProxies,
-		OIDCIssuer: cfg.Identity.OIDCIssuer, OIDCRedirect: cfg.Identity.OIDCRedirect, MetricsToken: cfg.MetricsToken}
 }

@@ -116,7 +116,9 @@ var ErrNotFound error = noSuchTool{}
 // noSuchTool is ErrNotFound: a call of it failed with FailNotFound.
 type noSuchTool struct{}
 
-func (noSuchTool) Error() string             { return "no such tool" }
+func (noSuchTool) Error() string { return "no such tool" }
+
+// Failure is FailNotFound: a call of a tool that does not exist.
 func (noSuchTool) Failure() adaptbot.Failure { return adaptbot.FailNotFound }
 
 // NotFound returns the error for a missing tool, in the one wording every
