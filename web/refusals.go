@@ -127,21 +127,6 @@ func bodyTooLarge(c *fiber.Ctx) string {
 	return fmt.Sprintf("request body is too large: the limit is %d KiB", c.App().Config().BodyLimit>>10)
 }
 
-// kindOfStatus is the kind a refusal of the edge's own (an *apiError, a
-// *fiber.Error) records in its row, from the status it answers with.
-func kindOfStatus(status int) adaptbot.Kind {
-	// The kinds an edge refusal has, by the status statusOf gives them.
-	for _, k := range []adaptbot.Kind{adaptbot.Unauthenticated, adaptbot.Forbidden, adaptbot.NotFound, adaptbot.Limited, adaptbot.Unavailable} {
-		if statusOf(k) == status {
-			return k
-		}
-	}
-	if status < 500 {
-		return adaptbot.Invalid
-	}
-	return adaptbot.Internal
-}
-
 // identify says who sent c, for a request refused before the edge asked
 // (authenticate): nobody when its address is throttled or its credential
 // fails, which counts against the address as it would have there.
