@@ -1,5 +1,10 @@
 package adaptbot
 
+import (
+	"context"
+	"errors"
+)
+
 // Failure says how a tool call failed. It is the one vocabulary of a failed
 // call: the sandbox reports it, the toolbox adds the failures that are not
 // the sandbox's (a call refused, a tool not found), and the call's row,
@@ -30,3 +35,46 @@ const (
 	// the interpreter on this call, so it stays interpreted.
 	FailNativeDiffers Failure = "native_differs"
 )
+
+// CallFailure is an error that says how a call failed: the sandbox's
+// errors, and the toolbox's refusals of a call (its arguments, its chain,
+// a tool that does not exist), are.
+type CallFailure interface {
+	error
+	Failure() Failure
+}
+
+// FailureOf returns how a call failed, "" for nil: the word the error says
+// of itself (a CallFailure's), FailCancelled or FailTimeout for a call
+// whose caller went away or ran out of time, and FailError for any other
+// error (an external tool's: its server said no). It is the one reading of
+// a failed call, for its row, its trace step, its span, its metric and its
+// failure case alike.
+func FailureOf(err error) Failure {
+	if err == nil {
+		return ""
+	}
+	if f, ok := errors.AsType[CallFailure](err); ok {
+		return f.Failure()
+	}
+	switch {
+	case errors.Is(err, context.Canceled):
+		return FailCancelled
+	case errors.Is(err, context.DeadlineExceeded):
+		return FailTimeout
+	}
+	return FailError
+}
+
+// Repairable reports whether a repair may be asked to fix a failure of
+// kind f: the tool's own doing (an error it returned, a panic, a crash, a
+// limit it ran into, an output it could not give) or a person's word that
+// its answer was wrong. An invalid_arguments failure is the caller's; a
+// native_differs one the native build's, not the source's.
+func (f Failure) Repairable() bool {
+	switch f {
+	case FailError, FailPanic, FailCrash, FailTimeout, FailMemory, FailBadOutput, FailFeedback:
+		return true
+	}
+	return false
+}

@@ -1,17 +1,25 @@
-// Package adaptbot holds the words every room of AdaptBot shares, and
-// imports nothing but the standard library: Error and its Kind, the one
-// vocabulary of failure every operation returns and every door turns into
-// a status; Failure, the one vocabulary of a failed tool call; Tool, the
-// one description of a tool, of which the toolbox's spec, the registry's
-// entries, MCP servers' tools and the listings are views; Example, one
-// check a tool must pass; AutoRepair, what the server does on its own when
-// a tool keeps failing; Digest, the one name of content by its SHA-256;
-// Millis and MaxTraceOutput, the units of a trace; Plural; and the
-// module's go.mod and go.sum, carried into the binary. A
-// tool exported as a standalone Go module (package shipping) requires the
-// same versions of the MCP SDK and its dependencies that AdaptBot is built
-// and tested with, and takes their checksums from here, so the module
-// builds from a Go module cache alone, offline.
+// Package adaptbot holds the words every room of AdaptBot shares and the
+// contract between its doors and its service, and imports nothing but the
+// standard library (benbjohnson/wtf's shape):
+//
+//   - Error and its Kind, the one vocabulary of failure every operation
+//     returns and every door turns into a status; Failure and FailureOf,
+//     the one vocabulary and the one reading of a failed tool call;
+//   - Tool, the one description of a tool, and Entry, a local tool's
+//     record, which embeds it;
+//   - the operations' request and result types, the bodies that travel,
+//     and the small interfaces of each area (ChatService, ToolService,
+//     BuildService, LearningService, UserService, RequestService,
+//     StatsService, Refuser), which package service implements and
+//     package api implements over HTTP; Prepared and Stream, for the doors
+//     that stream;
+//   - the words of a request's row (its intent, door and categories),
+//     Example, Mode, Digest, and the module's go.mod and go.sum, carried
+//     into the binary. A tool exported as a standalone Go module (package
+//     shipping) requires the same versions of the MCP SDK and its
+//     dependencies that AdaptBot is built and tested with, and takes their
+//     checksums from here, so the module builds from a Go module cache
+//     alone, offline.
 //
 // The rest of AdaptBot lives in the folders below.
 package adaptbot

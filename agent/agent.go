@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,6 +13,7 @@ import (
 	"adaptbot/llm"
 	"adaptbot/reqid"
 	"adaptbot/toolbox"
+	"adaptbot/traces"
 )
 
 // Node keys of the chat graph.
@@ -88,22 +88,12 @@ type BuildRequest struct {
 	Summary string `json:"summary"`
 }
 
-// BuildStep is one progress report of a running build.
-type BuildStep struct {
-	Stage   string `json:"stage"`
-	Message string `json:"message"`
-}
+// BuildStep is one progress report of a running build: its stage and
+// message (adaptbot.Event).
+type BuildStep = adaptbot.Event
 
-// BuildResult is what a build did.
-type BuildResult struct {
-	Action   string `json:"action"`
-	Tool     string `json:"tool"`
-	OK       bool   `json:"ok"`
-	Version  int    `json:"version,omitempty"`
-	Attempts int    `json:"attempts"`
-	Error    string `json:"error,omitempty"`
-	Summary  string `json:"summary,omitempty"`
-}
+// BuildResult is what a build did (adaptbot.ChatBuild).
+type BuildResult = adaptbot.ChatBuild
 
 // Config tunes the agent.
 type Config struct {
@@ -257,85 +247,15 @@ type Request struct {
 }
 
 // Discovery is one request the classifier made for more tools.
-type Discovery struct {
-	Domain    string   `json:"domain"`
-	Operation string   `json:"operation"`
-	Found     []string `json:"found"`
-}
+type Discovery = adaptbot.Discovery
 
 // Step is one step of a message's way through the graph: a node, or, in
-// execute, one tool call.
-type Step struct {
-	Node string  `json:"node"`
-	Ms   float64 `json:"ms"`
-	// Tool, Arguments and Output describe a tool call; Output is cut to
-	// 2 KiB.
-	Tool             string          `json:"tool,omitempty"`
-	Arguments        json.RawMessage `json:"arguments,omitempty"`
-	Output           string          `json:"output,omitempty"`
-	Error            string          `json:"error,omitempty"`
-	LLMCalls         int             `json:"llm_calls,omitempty"`
-	PromptTokens     int             `json:"prompt_tokens,omitempty"`
-	CompletionTokens int             `json:"completion_tokens,omitempty"`
-	Detail           string          `json:"detail,omitempty"`
-	// Reasoning is what the model thought in this step's calls, where the
-	// provider sent it as text; it is never part of the answer.
-	Reasoning string `json:"reasoning,omitempty"`
-	// Calls are the calls the tool made of other tools (toolkit.Call),
-	// nested ones included, in the order they began.
-	Calls []toolbox.CallRecord `json:"calls,omitempty"`
-	// ErrorKind is how a tool call failed (adaptbot.Failure: error, panic,
-	// timeout, ...); Version is the version of the tool that ran.
-	ErrorKind adaptbot.Failure `json:"error_kind,omitempty"`
-	Version   int              `json:"version,omitempty"`
-	// Round is the round of tool calls a tool step belongs to, from 1: the
-	// calls of one round ran at once. StartMs and EndMs are when the call
-	// began and ended, in milliseconds since the message began, so the
-	// calls of a round show side by side.
-	Round   int     `json:"round,omitempty"`
-	StartMs float64 `json:"start_ms,omitempty"`
-	EndMs   float64 `json:"end_ms,omitempty"`
-	// Direct says the model marked the call's output as the answer
-	// (DirectFlag).
-	Direct bool `json:"direct,omitempty"`
-	// Duration is Ms, and Start when the step began, for code.
-	Duration time.Duration `json:"-"`
-	Start    time.Time     `json:"-"`
-}
+// execute, one tool call (adaptbot.Step).
+type Step = adaptbot.Step
 
-// Result is the answer to a message and how it was reached.
-type Result struct {
-	Response         string       `json:"response"`
-	Intent           string       `json:"intent"`
-	Path             string       `json:"path"`
-	NeedTool         bool         `json:"need_tool"`
-	ToolBuild        *BuildResult `json:"tool_build"`
-	OriginalQuestion string       `json:"original_question"`
-	Trace            []Step       `json:"trace"`
-	TotalMs          float64      `json:"total_ms"`
-	// Tool and Arguments are the first tool that ran and its arguments;
-	// Tools lists every tool that ran, in order, each followed by the tools
-	// it called (Step.Calls).
-	Tool      string          `json:"tool,omitempty"`
-	Arguments json.RawMessage `json:"arguments,omitempty"`
-	Tools     []string        `json:"tools"`
-	// Extraction and Execution say whether the tools' arguments were
-	// valid and whether they all ran; nil when no tool was involved.
-	Extraction  *bool       `json:"parameter_extraction_success"`
-	Execution   *bool       `json:"tool_execution_success"`
-	Error       string      `json:"error,omitempty"`
-	Discovery   []Discovery `json:"discovery,omitempty"`
-	ToolsLoaded []string    `json:"tools_loaded"`
-	LLMCalls    int         `json:"llm_calls"`
-	Usage       llm.Usage   `json:"usage"`
-	// Direct says the answer is the tools' output, shown as it is because
-	// the model marked it so (DirectFlag): no model call followed the
-	// tools.
-	Direct bool `json:"direct,omitempty"`
-	// Calls are the calls of the caller's Client functions the model made:
-	// the caller runs them and goes on with their results.
-	Calls []llm.FunctionCall `json:"client_calls,omitempty"`
-}
+// Result is the answer to a message and how it was reached
+// (adaptbot.Answer).
+type Result = adaptbot.Answer
 
 // Chat answers one message. A failure of the model or the graph comes back as
 // an error; a failing tool does not: it is reported in the Result. A build
@@ -354,7 +274,7 @@ func (a *Agent) Chat(ctx context.Context, req Request) (*Result, error) {
 	res := &Result{Intent: IntentChat, OriginalQuestion: req.Message, ToolsLoaded: []string{}, Tools: []string{}, Trace: []Step{}}
 	defer func() {
 		res.LLMCalls, res.Usage = meter.Counts()
-		res.TotalMs = adaptbot.Millis(time.Since(began))
+		res.TotalMs = traces.Millis(time.Since(began))
 	}()
 
 	s := &state{req: req, model: a.newClientModel(meter, req), began: began}
@@ -400,7 +320,7 @@ func (a *Agent) Chat(ctx context.Context, req Request) (*Result, error) {
 		err = s.err
 	}
 	a.cfg.Log.Info("chat", "request_id", reqid.From(ctx), "path", res.Path, "tools", res.Tools,
-		"ms", adaptbot.Millis(time.Since(began)), "err", err)
+		"ms", traces.Millis(time.Since(began)), "err", err)
 	if err != nil {
 		return res, err
 	}

@@ -111,7 +111,7 @@ func newTools(ts ...*fakeTool) *fakeTools {
 const qSchema = `{"type":"object","properties":{"q":{"type":"string"}},"required":["q"],"additionalProperties":false}`
 
 func tool(name, domain, desc string) *fakeTool {
-	return &fakeTool{spec: toolbox.Spec{Name: name, Domain: domain, Description: desc, Origin: toolbox.Builtin, Parameters: json.RawMessage(qSchema)}}
+	return &fakeTool{spec: toolbox.Spec{Name: name, Category: domain, Description: desc, Origin: adaptbot.OriginBuiltin, Parameters: json.RawMessage(qSchema)}}
 }
 
 // filler returns n tools that no test query matches.
@@ -438,7 +438,7 @@ func TestToolErrorIsReportedNotDressedUp(t *testing.T) {
 	}
 	// The step says how the call failed and which version ran: a failure
 	// case is recorded from it.
-	if st := res.Trace[1]; st.Tool != "calculator" || st.ErrorKind != "panic" || st.Version != 4 {
+	if st := res.Trace[1]; st.Tool != "calculator" || st.Failure != "panic" || st.ErrorKind != st.Failure || st.Version != 4 {
 		t.Errorf("execute step = %+v", st)
 	}
 }
@@ -487,10 +487,10 @@ func TestInvalidArgumentsAskOnce(t *testing.T) {
 		if !tt.wantRan && (res.Execution != nil || !strings.Contains(res.Response, "did not work") || !strings.Contains(res.Error, "valid arguments")) {
 			t.Errorf("second failure: %+v", res)
 		}
-		if !tt.wantRan && res.Trace[1].ErrorKind != "invalid_arguments" {
+		if !tt.wantRan && res.Trace[1].Failure != "invalid_arguments" {
 			t.Errorf("second failure's step: %+v", res.Trace[1])
 		}
-		if tt.wantRan && res.Trace[1].ErrorKind != "" {
+		if tt.wantRan && res.Trace[1].Failure != "" {
 			t.Errorf("a call that ran has an error kind: %+v", res.Trace[1])
 		}
 		if tt.wantRan && res.Trace[1].LLMCalls != 1 {
@@ -606,7 +606,7 @@ func TestNoModel(t *testing.T) {
 
 func TestExternalToolsAreOfferedUnderAnEncodedName(t *testing.T) {
 	ext := tool("weather/get_forecast", "weather", "gets the forecast")
-	ext.spec.Origin = toolbox.Remote
+	ext.spec.Origin = adaptbot.OriginRemote
 	var got string
 	ext.fn = func(args json.RawMessage) (string, error) { got = string(args); return "sunny, 21°C", nil }
 	model := &llmtest.Fake{Reply: func(r llm.Request) llm.Response {
@@ -742,7 +742,7 @@ func TestFunctionNamesDecodeByWhatWasOffered(t *testing.T) {
 		for _, name := range tt.tools {
 			tl := tool(name, "misc", "tool "+name)
 			if strings.Contains(name, "/") {
-				tl.spec.Origin = toolbox.Remote
+				tl.spec.Origin = adaptbot.OriginRemote
 			}
 			tl.fn = func(json.RawMessage) (string, error) { ran = append(ran, name); return "done", nil }
 			ts = append(ts, tl)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot"
 	"adaptbot/llm"
 	"adaptbot/llm/llmtest"
 	"adaptbot/toolbox"
@@ -17,7 +18,7 @@ import (
 // calcTool is a calculator whose schema forbids extra properties, as every
 // generated tool's does; it records the arguments it was called with.
 func calcTool(got *[]string) *fakeTool {
-	calc := &fakeTool{spec: toolbox.Spec{Name: "calculator", Domain: "math", Description: "evaluates arithmetic", Origin: toolbox.Builtin,
+	calc := &fakeTool{spec: toolbox.Spec{Name: "calculator", Category: "math", Description: "evaluates arithmetic", Origin: adaptbot.OriginBuiltin,
 		Parameters: json.RawMessage(`{"type":"object","properties":{"expression":{"type":"string"}},"required":["expression"],"additionalProperties":false}`)}}
 	var mu sync.Mutex
 	calc.fn = func(args json.RawMessage) (string, error) {
@@ -96,7 +97,7 @@ func TestDirectFlagIsOffered(t *testing.T) {
 	raw := tool("raw_dump", "misc", "dumps internal state")
 	raw.spec.NoDirect = true
 	remote := tool("srv/lookup", "srv", "looks things up")
-	remote.spec.Origin = toolbox.Remote
+	remote.spec.Origin = adaptbot.OriginRemote
 	model := &llmtest.Fake{Reply: func(r llm.Request) llm.Response { return say("hi") }}
 	a, _ := New(Deps{Model: model, Tools: newTools(calc, raw, remote)}, Config{Passive: true})
 	if _, err := a.Chat(context.Background(), Request{Message: "hello"}); err != nil {

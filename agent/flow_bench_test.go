@@ -26,11 +26,11 @@ var benchMessages = []struct{ kind, text string }{
 // benchTools are the two tools the benchmark's messages use, among n-2
 // catalog tools.
 func benchTools(tb testing.TB, n int) []*fakeTool {
-	convert := &fakeTool{spec: toolbox.Spec{Name: "unit_converter", Domain: "math",
+	convert := &fakeTool{spec: toolbox.Spec{Name: "unit_converter", Category: "math",
 		Description: "Converts a number between units of the same quantity: length (km, miles, m, feet), mass (kg, pounds), temperature (°C, °F), data (MiB, GB).",
 		Parameters:  json.RawMessage(`{"type":"object","properties":{"value":{"type":"number","description":"the number to convert"},"from":{"type":"string","description":"the unit of value, e.g. km, miles"},"to":{"type":"string","description":"the unit to convert to"}},"required":["value","from","to"],"additionalProperties":false}`)},
 		fn: func(json.RawMessage) (string, error) { return "5 miles = 8.04672 km", nil }}
-	calc := &fakeTool{spec: toolbox.Spec{Name: "calculator", Domain: "math",
+	calc := &fakeTool{spec: toolbox.Spec{Name: "calculator", Category: "math",
 		Description: "Evaluates an arithmetic expression: + - * / ^ %, parentheses, sqrt, min, max, pi and e.",
 		Parameters:  json.RawMessage(`{"type":"object","properties":{"expression":{"type":"string","description":"the arithmetic expression, e.g. (2 + 3) * 4"}},"required":["expression"],"additionalProperties":false}`)},
 		fn: func(json.RawMessage) (string, error) { return "8.04672 * 3 = 24.14016", nil }}

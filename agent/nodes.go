@@ -16,6 +16,7 @@ import (
 	"adaptbot/reqid"
 	"adaptbot/telemetry"
 	"adaptbot/toolbox"
+	"adaptbot/traces"
 )
 
 // state is one message's way through the graph; each Run gets a fresh one.
@@ -356,12 +357,12 @@ func (a *Agent) execute(ctx context.Context, s *state) (*state, error) {
 		if steps[i].Duration == 0 {
 			steps[i].Start, steps[i].Duration = began, time.Since(began)
 		}
-		steps[i].Ms = adaptbot.Millis(steps[i].Duration)
+		steps[i].Ms = traces.Millis(steps[i].Duration)
 		// The calls of a round ran at once: the trace shows them side by
 		// side, with when each began and ended.
 		steps[i].Round = s.rounds
-		steps[i].StartMs = adaptbot.Millis(steps[i].Start.Sub(s.began))
-		steps[i].EndMs = adaptbot.Millis(steps[i].Start.Add(steps[i].Duration).Sub(s.began))
+		steps[i].StartMs = traces.Millis(steps[i].Start.Sub(s.began))
+		steps[i].EndMs = traces.Millis(steps[i].Start.Add(steps[i].Duration).Sub(s.began))
 	}
 	s.runs = append(s.runs, runs...)
 	s.round = runs
@@ -415,7 +416,8 @@ func (a *Agent) retry(ctx context.Context, s *state, calls []toolCall, idx []int
 			if again.argsErr != nil {
 				again.err = fmt.Errorf("could not get valid arguments for %s: %w", calls[i].tool, again.err)
 				again.ran = false
-				st.Error, st.ErrorKind = again.err.Error(), toolbox.KindOf(again.err)
+				st.Error, st.Failure = again.err.Error(), adaptbot.FailureOf(again.err)
+				st.ErrorKind = st.Failure
 			} else {
 				again.valid = true
 			}
@@ -482,7 +484,8 @@ func (a *Agent) call(ctx context.Context, name string, raw json.RawMessage) (r r
 	}
 	defer func() {
 		if step.Error != "" {
-			step.ErrorKind = toolbox.KindOf(r.err)
+			step.Failure = adaptbot.FailureOf(r.err)
+			step.ErrorKind = step.Failure
 		}
 	}()
 	r.output, r.err = t.Call(ctx, r.args)
@@ -492,7 +495,7 @@ func (a *Agent) call(ctx context.Context, name string, raw json.RawMessage) (r r
 	}
 	r.valid, r.ran = true, true
 	r.text = r.err == nil && !structured(spec, r.output)
-	step.Output = clip.String(r.output, adaptbot.MaxTraceOutput)
+	step.Output = clip.String(r.output, traces.MaxOutput)
 	if r.err != nil {
 		step.Error = r.err.Error()
 		a.cfg.Log.Warn("tool failed", "request_id", reqid.From(ctx), "tool", name, "err", r.err)

@@ -35,7 +35,7 @@ func catalogTools(t testing.TB, n int) []*fakeTool {
 			d := base[i%len(base)]
 			name, desc, domain = fmt.Sprintf("%s_%d", d.Name, i), d.Description, d.Server
 		}
-		out = append(out, &fakeTool{spec: toolbox.Spec{Name: name, Description: desc, Domain: domain,
+		out = append(out, &fakeTool{spec: toolbox.Spec{Name: name, Description: desc, Category: domain,
 			Parameters: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"}}}`)}})
 	}
 	return out
@@ -66,7 +66,7 @@ func agentWith(tools []*fakeTool, passive bool) *Agent {
 	ft := newTools(tools...)
 	ix := router.New()
 	for _, t := range tools {
-		ix.Upsert(router.Doc{Server: t.spec.Domain, Name: t.spec.Name, Description: t.spec.Description})
+		ix.Upsert(router.Doc{Server: t.spec.Category, Name: t.spec.Name, Description: t.spec.Description})
 	}
 	a, _ := New(Deps{Tools: ft, Finder: routerFinder{ix}}, Config{Passive: passive})
 	return a

@@ -140,8 +140,8 @@ Answer from the tools' results only, never inventing or changing numbers, short 
 func toolLine(t toolbox.Tool) string {
 	spec := t.Spec()
 	domain := ""
-	if spec.Domain != "" {
-		domain = " [" + spec.Domain + "]"
+	if spec.Category != "" {
+		domain = " [" + spec.Category + "]"
 	}
 	return fmt.Sprintf("- %s%s: %s\n", spec.Name, domain, contract.Summary(spec.Description, maxSummary))
 }

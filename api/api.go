@@ -1,14 +1,15 @@
-// Package api is AdaptBot's HTTP API as its clients see it: a Client with
-// one typed method per endpoint it uses (JSON answers, and builds and
-// repairs streamed as Server-Sent Events), every body those endpoints take
-// and answer (types.go), and the header that names the program asking. The
-// command line (package cli) is its client; the server's edge (app)
-// answers in the same shapes, as ollama's server and CLI share its api
-// package.
+// Package api is AdaptBot's HTTP API as its clients see it: a Client that
+// implements the root's operations (adaptbot.ToolService, BuildService,
+// LearningService, UserService and RequestService) over HTTP, one method
+// per endpoint (JSON answers, and builds and repairs streamed as
+// Server-Sent Events). The bodies are the root's types, which the server
+// answers with, so nothing is copied and no field is lost. The command
+// line (package cli) is its client; when no server runs, it asks the same
+// interfaces of a service of its own over the files, which it only reads.
 //
-// It imports only the standard library, so a client of AdaptBot links no
-// engine: no sandbox, no interpreter, no model client. It only sends
-// requests: it reads no configuration, and opens no file.
+// It imports only the standard library and the root, so a client of
+// AdaptBot links no engine: no sandbox, no interpreter, no model client. It
+// only sends requests: it reads no configuration, and opens no file.
 package api
 
 import (
@@ -24,11 +25,9 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-)
 
-// ClientHeader names the program that sends a request; the command line
-// sends "cli", so the server's rows of its requests say door cli.
-const ClientHeader = "X-AdaptBot-Client"
+	"adaptbot"
+)
 
 // Client is the CLI's side of the one-writer rule: commands that change
 // tools (create, modify, delete, rollback, run, approve) or users ask the
@@ -89,7 +88,7 @@ func (c *Client) request(ctx context.Context, method, path string, body any, acc
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", accept)
-	req.Header.Set(ClientHeader, "cli") // the rows of its requests say door cli
+	req.Header.Set(adaptbot.ClientHeader, "cli") // the rows of its requests say door cli
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
@@ -144,125 +143,229 @@ func answer[T any](ctx context.Context, c *Client, method, path string, body any
 	return out, nil
 }
 
+// The operations the client carries out on the server.
+var (
+	_ adaptbot.ToolService     = (*Client)(nil)
+	_ adaptbot.BuildService    = (*Client)(nil)
+	_ adaptbot.LearningService = (*Client)(nil)
+	_ adaptbot.UserService     = (*Client)(nil)
+	_ adaptbot.RequestService  = (*Client)(nil)
+)
+
+// Tools is GET /api/tools: every local tool, serving or not.
+func (c *Client) Tools(ctx context.Context) (*adaptbot.ToolList, error) {
+	return answer[adaptbot.ToolList](ctx, c, http.MethodGet, "/api/tools", nil)
+}
+
 // Tool is GET /api/tools/NAME: the tool's entry, source and examples.
-func (c *Client) Tool(ctx context.Context, name string) (*Tool, error) {
-	return answer[Tool](ctx, c, http.MethodGet, toolPath(name, ""), nil)
+func (c *Client) Tool(ctx context.Context, name string) (*adaptbot.ToolInfo, error) {
+	return answer[adaptbot.ToolInfo](ctx, c, http.MethodGet, toolPath(name, ""), nil)
 }
 
 // Versions is GET /api/tools/NAME/versions: the tool's kept versions.
-func (c *Client) Versions(ctx context.Context, name string) (*VersionList, error) {
-	return answer[VersionList](ctx, c, http.MethodGet, toolPath(name, "/versions"), nil)
+func (c *Client) Versions(ctx context.Context, name string) (*adaptbot.VersionList, error) {
+	return answer[adaptbot.VersionList](ctx, c, http.MethodGet, toolPath(name, "/versions"), nil)
+}
+
+// Diff is GET /api/tools/NAME/diff: two kept versions compared (0 is the
+// server's default: the newest, and the one before it).
+func (c *Client) Diff(ctx context.Context, name string, from, to int) (*adaptbot.Diff, error) {
+	q := url.Values{}
+	if from > 0 {
+		q.Set("from", strconv.Itoa(from))
+	}
+	if to > 0 {
+		q.Set("to", strconv.Itoa(to))
+	}
+	path := toolPath(name, "/diff")
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	return answer[adaptbot.Diff](ctx, c, http.MethodGet, path, nil)
 }
 
 // Run is POST /api/tools/NAME/run: the tool run with args, a JSON object
 // sent as it is ({} when empty).
-func (c *Client) Run(ctx context.Context, name string, args RunRequest) (*RunResult, error) {
+func (c *Client) Run(ctx context.Context, name string, args json.RawMessage) (*adaptbot.RunResult, error) {
 	if len(args) == 0 {
-		args = RunRequest("{}")
+		args = json.RawMessage("{}")
 	}
-	return answer[RunResult](ctx, c, http.MethodPost, toolPath(name, "/run"), []byte(args))
+	return answer[adaptbot.RunResult](ctx, c, http.MethodPost, toolPath(name, "/run"), []byte(args))
 }
 
 // Test is POST /api/tools/NAME/test: the tool's stored examples run again
 // on the server.
-func (c *Client) Test(ctx context.Context, name string) (*ExampleReport, error) {
-	return answer[ExampleReport](ctx, c, http.MethodPost, toolPath(name, "/test"), nil)
+func (c *Client) Test(ctx context.Context, name string) (*adaptbot.ExampleReport, error) {
+	return answer[adaptbot.ExampleReport](ctx, c, http.MethodPost, toolPath(name, "/test"), nil)
 }
 
 // Delete is DELETE /api/tools/NAME; force deletes a tool other tools use.
-func (c *Client) Delete(ctx context.Context, name string, force bool) (*BuildResult, error) {
+func (c *Client) Delete(ctx context.Context, name string, force bool) (*adaptbot.BuildResult, error) {
 	path := toolPath(name, "")
 	if force {
 		path += "?force=" + strconv.FormatBool(force)
 	}
-	return answer[BuildResult](ctx, c, http.MethodDelete, path, nil)
+	return answer[adaptbot.BuildResult](ctx, c, http.MethodDelete, path, nil)
 }
 
-// Rollback is POST /api/tools/NAME/rollback: version serves again, as a
+// Rollback is POST /api/tools/NAME/rollback: a version serves again, as a
 // new version.
-func (c *Client) Rollback(ctx context.Context, name string, version int) (*RollbackResult, error) {
-	return answer[RollbackResult](ctx, c, http.MethodPost, toolPath(name, "/rollback"), RollbackRequest{Version: version})
+func (c *Client) Rollback(ctx context.Context, name string, req adaptbot.RollbackRequest) (*adaptbot.RollbackResult, error) {
+	return answer[adaptbot.RollbackResult](ctx, c, http.MethodPost, toolPath(name, "/rollback"), req)
 }
 
 // Approve is POST /api/tools/NAME/approve: the version waiting for review
 // serves.
-func (c *Client) Approve(ctx context.Context, name string) (*ApproveResult, error) {
-	return answer[ApproveResult](ctx, c, http.MethodPost, toolPath(name, "/approve"), nil)
+func (c *Client) Approve(ctx context.Context, name string) (*adaptbot.ApproveResult, error) {
+	return answer[adaptbot.ApproveResult](ctx, c, http.MethodPost, toolPath(name, "/approve"), nil)
+}
+
+// Plan is POST /api/tools/plan: what a build would make, before it starts.
+func (c *Client) Plan(ctx context.Context, req adaptbot.PlanRequest) (*adaptbot.Plan, error) {
+	return answer[adaptbot.Plan](ctx, c, http.MethodPost, "/api/tools/plan", req)
+}
+
+// Import is POST /api/tools/import: a bundle's tools brought in.
+func (c *Client) Import(ctx context.Context, req adaptbot.ImportRequest) (*adaptbot.ImportResult, error) {
+	return answer[adaptbot.ImportResult](ctx, c, http.MethodPost, "/api/tools/import", req)
 }
 
 // Failures is GET /api/tools/NAME/failures: the tool's failure cases and
 // repairs.
-func (c *Client) Failures(ctx context.Context, name string) (*FailureReport, error) {
-	return answer[FailureReport](ctx, c, http.MethodGet, toolPath(name, "/failures"), nil)
+func (c *Client) Failures(ctx context.Context, name string) (*adaptbot.FailureReport, error) {
+	return answer[adaptbot.FailureReport](ctx, c, http.MethodGet, toolPath(name, "/failures"), nil)
 }
 
-// Import is POST /api/tools/import: a bundle's tools brought in.
-func (c *Client) Import(ctx context.Context, req ImportRequest) (*ImportResult, error) {
-	return answer[ImportResult](ctx, c, http.MethodPost, "/api/tools/import", req)
+// FailureSummary is GET /api/failures: every tool's failure cases counted.
+func (c *Client) FailureSummary(ctx context.Context) (*adaptbot.FailureSummary, error) {
+	return answer[adaptbot.FailureSummary](ctx, c, http.MethodGet, "/api/failures", nil)
+}
+
+// ConfirmCase is POST /api/tools/NAME/failures/ID/confirm.
+func (c *Client) ConfirmCase(ctx context.Context, name, id string) (*adaptbot.FailureReport, error) {
+	return answer[adaptbot.FailureReport](ctx, c, http.MethodPost, toolPath(name, "/failures/"+url.PathEscape(id)+"/confirm"), nil)
+}
+
+// DismissCase is DELETE /api/tools/NAME/failures/ID.
+func (c *Client) DismissCase(ctx context.Context, name, id string) (*adaptbot.FailureReport, error) {
+	return answer[adaptbot.FailureReport](ctx, c, http.MethodDelete, toolPath(name, "/failures/"+url.PathEscape(id)), nil)
+}
+
+// Skills is GET /api/skills: the chains of tools seen in chats.
+func (c *Client) Skills(ctx context.Context) (*adaptbot.SkillList, error) {
+	return answer[adaptbot.SkillList](ctx, c, http.MethodGet, "/api/skills", nil)
+}
+
+// Requests is GET /api/requests: the newest stored requests the caller may
+// read.
+func (c *Client) Requests(ctx context.Context, limit int) (*adaptbot.RequestList, error) {
+	return answer[adaptbot.RequestList](ctx, c, http.MethodGet, "/api/requests?limit="+strconv.Itoa(limit), nil)
+}
+
+// Request is GET /api/requests/ID: one stored request.
+func (c *Client) Request(ctx context.Context, id string) (*adaptbot.Trace, error) {
+	return answer[adaptbot.Trace](ctx, c, http.MethodGet, "/api/requests/"+url.PathEscape(id), nil)
 }
 
 // Users is GET /api/users.
-func (c *Client) Users(ctx context.Context) (*UserList, error) {
-	return answer[UserList](ctx, c, http.MethodGet, "/api/users", nil)
+func (c *Client) Users(ctx context.Context) (*adaptbot.UserList, error) {
+	return answer[adaptbot.UserList](ctx, c, http.MethodGet, "/api/users", nil)
 }
 
 // AddUser is POST /api/users: the user added, with their key.
-func (c *Client) AddUser(ctx context.Context, req UserRequest) (*UserResult, error) {
-	return answer[UserResult](ctx, c, http.MethodPost, "/api/users", req)
+func (c *Client) AddUser(ctx context.Context, req adaptbot.UserRequest) (*adaptbot.UserResult, error) {
+	return answer[adaptbot.UserResult](ctx, c, http.MethodPost, "/api/users", req)
 }
 
 // SetRole is PATCH /api/users/NAME.
-func (c *Client) SetRole(ctx context.Context, name string, role Role) (*UserResult, error) {
-	return answer[UserResult](ctx, c, http.MethodPatch, userPath(name, ""), UserRequest{Role: role})
+func (c *Client) SetRole(ctx context.Context, name string, role adaptbot.Role) (*adaptbot.UserResult, error) {
+	return answer[adaptbot.UserResult](ctx, c, http.MethodPatch, userPath(name, ""), adaptbot.UserRequest{Role: role})
 }
 
 // RotateKey is POST /api/users/NAME/rotate: a new key; the old one stops
 // working.
-func (c *Client) RotateKey(ctx context.Context, name string) (*UserResult, error) {
-	return answer[UserResult](ctx, c, http.MethodPost, userPath(name, "/rotate"), nil)
+func (c *Client) RotateKey(ctx context.Context, name string) (*adaptbot.UserResult, error) {
+	return answer[adaptbot.UserResult](ctx, c, http.MethodPost, userPath(name, "/rotate"), nil)
 }
 
 // RemoveUser is DELETE /api/users/NAME.
-func (c *Client) RemoveUser(ctx context.Context, name string) (*UserResult, error) {
-	return answer[UserResult](ctx, c, http.MethodDelete, userPath(name, ""), nil)
+func (c *Client) RemoveUser(ctx context.Context, name string) (*adaptbot.UserResult, error) {
+	return answer[adaptbot.UserResult](ctx, c, http.MethodDelete, userPath(name, ""), nil)
 }
 
-// Build runs a build on the server, reporting each progress event to
-// progress, and returns its result. The server streams the build as
-// Server-Sent Events (POST /api/tools/build).
-func (c *Client) Build(ctx context.Context, req BuildRequest, progress func(Event)) (*BuildResult, error) {
-	return c.stream(ctx, "/api/tools/build", req, progress)
+// Sessions is GET /api/users/NAME/sessions: the user's browser sign-ins
+// (admin only).
+func (c *Client) Sessions(ctx context.Context, name string) (*adaptbot.SessionList, error) {
+	return answer[adaptbot.SessionList](ctx, c, http.MethodGet, userPath(name, "/sessions"), nil)
+}
+
+// EndSessions ends one browser sign-in of the user name, or with id ""
+// every one, and says how many ended (DELETE /api/users/NAME/sessions[/ID]).
+func (c *Client) EndSessions(ctx context.Context, name, id string) (*adaptbot.SessionsEnded, error) {
+	path := userPath(name, "/sessions")
+	if id != "" {
+		path += "/" + url.PathEscape(id)
+	}
+	return answer[adaptbot.SessionsEnded](ctx, c, http.MethodDelete, path, nil)
+}
+
+// Build runs a build on the server, telling s each progress event, and
+// returns its result. The server streams the build as Server-Sent Events
+// (POST /api/tools/build).
+func (c *Client) Build(ctx context.Context, req adaptbot.BuildRequest, s adaptbot.Stream) (*adaptbot.BuildResult, error) {
+	return c.stream(ctx, "/api/tools/build", req, s.Progress)
+}
+
+// PrepareBuild is Build, to run against a stream: the server refuses what
+// it refuses at once when the stream is asked for, so Run may return it.
+func (c *Client) PrepareBuild(ctx context.Context, req adaptbot.BuildRequest) (adaptbot.Prepared[*adaptbot.BuildResult], error) {
+	return later[*adaptbot.BuildResult](func(ctx context.Context, s adaptbot.Stream) (*adaptbot.BuildResult, error) {
+		return c.Build(ctx, req, s)
+	}), nil
 }
 
 // Repair rewrites a tool from its failure cases on the server, streamed as
 // a build is (POST /api/tools/NAME/repair).
-func (c *Client) Repair(ctx context.Context, name string, req RepairRequest, progress func(Event)) (*BuildResult, error) {
-	return c.stream(ctx, toolPath(name, "/repair"), req, progress)
+func (c *Client) Repair(ctx context.Context, name string, req adaptbot.RepairRequest, s adaptbot.Stream) (*adaptbot.BuildResult, error) {
+	return c.stream(ctx, toolPath(name, "/repair"), req, s.Progress)
 }
+
+// PrepareRepair is Repair, to run against a stream (see PrepareBuild).
+func (c *Client) PrepareRepair(ctx context.Context, name string, req adaptbot.RepairRequest) (adaptbot.Prepared[*adaptbot.BuildResult], error) {
+	return later[*adaptbot.BuildResult](func(ctx context.Context, s adaptbot.Stream) (*adaptbot.BuildResult, error) {
+		return c.Repair(ctx, name, req, s)
+	}), nil
+}
+
+// later is an operation the server begins when it is run.
+type later[T any] func(ctx context.Context, s adaptbot.Stream) (T, error)
+
+// Run sends the request.
+func (l later[T]) Run(ctx context.Context, s adaptbot.Stream) (T, error) { return l(ctx, s) }
 
 // stream posts body to path, which answers a build's progress as
 // Server-Sent Events (a build, a repair), and returns its result.
-func (c *Client) stream(ctx context.Context, path string, body any, progress func(Event)) (*BuildResult, error) {
+func (c *Client) stream(ctx context.Context, path string, body any, progress func(adaptbot.Event)) (*adaptbot.BuildResult, error) {
 	resp, err := c.request(ctx, http.MethodPost, path, body, "text/event-stream")
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	var res *BuildResult
+	var res *adaptbot.BuildResult
 	err = readEvents(resp.Body, func(event string, data []byte) error {
 		switch event {
 		case "progress":
-			var ev Event
+			var ev adaptbot.Event
 			if err := json.Unmarshal(data, &ev); err == nil && progress != nil {
 				progress(ev)
 			}
 		case "result":
-			res = new(BuildResult)
+			res = new(adaptbot.BuildResult)
 			return json.Unmarshal(data, res)
 		case "error":
 			var e ErrorBody
 			json.Unmarshal(data, &e)
-			return errors.New(e.Error)
+			return &ServerError{Status: e.Status, Msg: e.Error, Kind: e.Kind}
 		}
 		return nil
 	})
@@ -302,26 +405,18 @@ func readEvents(r io.Reader, fn func(event string, data []byte) error) error {
 	return sc.Err()
 }
 
-// Sessions lists the browser sign-ins of the user name (GET
-// /api/users/NAME/sessions; admin only).
-func (c *Client) Sessions(ctx context.Context, name string) ([]Session, error) {
-	out, err := answer[SessionList](ctx, c, http.MethodGet, userPath(name, "/sessions"), nil)
-	if err != nil {
-		return nil, err
-	}
-	return out.Sessions, nil
-}
-
-// EndSessions ends one browser sign-in of the user name, or with id "all"
-// every one, and says how many ended (DELETE /api/users/NAME/sessions[/ID]).
-func (c *Client) EndSessions(ctx context.Context, name, id string) (int, error) {
-	path := userPath(name, "/sessions")
-	if id != "all" {
-		path += "/" + url.PathEscape(id)
-	}
-	out, err := answer[SessionsEnded](ctx, c, http.MethodDelete, path, nil)
-	if err != nil {
-		return 0, err
-	}
-	return out.Ended, nil
+// ErrorBody is the answer of a refused request, and the data of a
+// stream's "error" event: what went wrong in words, and its kind (not
+// found, conflict, invalid, forbidden, unavailable, timeout, upstream)
+// when the service named one. Some refusals carry more fields (a tool's
+// schema beside invalid arguments); a client reads them from the raw
+// answer.
+type ErrorBody struct {
+	Error     string `json:"error"`
+	Kind      string `json:"error_kind,omitempty"`
+	RequestID string `json:"request_id,omitempty"`
+	// RetryAfter is in seconds, when trying again later may succeed.
+	RetryAfter int `json:"retry_after,omitempty"`
+	// Status is an event stream's error's status.
+	Status int `json:"status,omitempty"`
 }

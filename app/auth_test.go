@@ -58,8 +58,8 @@ func startAuth(t *testing.T, env map[string]string) *authServer {
 		t.Fatal(err)
 	}
 	t.Cleanup(e.Close)
-	a := web.NewAuth(e.auth, cfg, log)
-	srv := web.NewServer(service.New(service.Deps{Users: e.store, Log: log}), a, nil, web.Options{Config: cfg, Log: log})
+	a := web.NewAuth(e.auth, authOptions(cfg), log)
+	srv := web.NewServer(service.New(service.Deps{Users: e.store, Log: log}), a, nil, edgeOptions(cfg, log))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -529,7 +529,7 @@ func testUsers(tb testing.TB, cfg config.Config) (*web.Auth, *users.Store) {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(e.Close)
-	return web.NewAuth(e.auth, cfg, slog.New(slog.DiscardHandler)), e.store
+	return web.NewAuth(e.auth, authOptions(cfg), slog.New(slog.DiscardHandler)), e.store
 }
 
 // TestRefusalsAPersonSeesArePages: a person whose browser opens a page

@@ -9,84 +9,30 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"adaptbot/config"
 	"adaptbot/identity"
-	"adaptbot/service"
-	"adaptbot/telemetry"
-	"adaptbot/web"
 )
 
-// The authorization table: every route the server registers, and every MCP
-// method that lists, changes or runs tools, with the action it takes. A
-// route the server registers without a rule here fails
-// TestEveryRouteHasAnAuthorizationRule, so a new route cannot be added
-// without deciding who may use it. A rule is allowed for a role iff the
-// role may take its action (identity.Need: the one permission rule).
+// Who may use each route is docs/api.md's table (routes_test.go); a
+// trial of a route sends the body below, for the routes that take one. A
+// rule is allowed for a role iff the role may take its action
+// (identity.Need: the one permission rule).
 
-// public marks the routes anyone may reach, signed in or not: the sign-in
-// pages, the pages' files, /healthz. (/metrics checks its own token; its
-// rule is ReadAll.)
-const public identity.Action = "public"
-
-// routeRule is who may use one route: the action it takes, and what a
-// trial sends (a body).
-type routeRule struct {
-	action identity.Action
-	body   string
-}
-
-// routeRules are keyed by "METHOD /path" as Fiber lists them; "* /path"
-// covers every method of a route registered with All. HEAD follows GET.
-var routeRules = map[string]routeRule{
-	"GET /":                                      {identity.Chat, ""},
-	"GET /tools":                                 {identity.ReadTools, ""},
-	"GET /tools/:name":                           {identity.ReadTools, ""},
-	"GET /dashboard":                             {identity.ReadAll, ""},
-	"GET /requests/:id":                          {identity.ReadOwn, ""},
-	"GET /static/*":                              {public, ""},
-	"GET /healthz":                               {public, ""},
-	"GET /metrics":                               {identity.ReadAll, ""},
-	"POST /chat":                                 {identity.Chat, `{"message": "hello"}`},
-	"GET /login":                                 {public, ""},
-	"GET /login/oidc":                            {public, ""},
-	"GET /login/callback":                        {public, ""},
-	"POST /login/key":                            {public, `{"key": ""}`},
-	"GET /logout":                                {public, ""},
-	"POST /logout":                               {public, ""},
-	"GET /api/me":                                {identity.ReadOwn, ""},
-	"GET /api/users":                             {identity.Manage, ""},
-	"POST /api/users":                            {identity.Manage, `{"name": "someone", "role": "nope"}`},
-	"PATCH /api/users/:name":                     {identity.Manage, `{"role": "nope"}`},
-	"DELETE /api/users/:name":                    {identity.Manage, ""},
-	"POST /api/users/:name/rotate":               {identity.Manage, ""},
-	"GET /api/users/:name/sessions":              {identity.Manage, ""},
-	"DELETE /api/users/:name/sessions":           {identity.Manage, ""},
-	"DELETE /api/users/:name/sessions/:id":       {identity.Manage, ""},
-	"GET /api/tools":                             {identity.ReadTools, ""},
-	"GET /api/tools/:name":                       {identity.ReadTools, ""},
-	"POST /api/tools/:name/run":                  {identity.RunTool, `{"expression": "1+1"}`},
-	"GET /api/tools/:name/versions":              {identity.ReadTools, ""},
-	"POST /api/tools/build":                      {identity.Build, `{"request": "make a tool that adds one"}`},
-	"DELETE /api/tools/:name":                    {identity.Delete, ""},
-	"POST /api/tools/:name/rollback":             {identity.Delete, `{"version": 1}`},
-	"GET /api/tools/:name/diff":                  {identity.ReadTools, ""},
-	"POST /api/tools/:name/test":                 {identity.Build, ""},
-	"POST /api/tools/:name/approve":              {identity.Delete, ""},
-	"POST /api/tools/import":                     {identity.Build, `{"bundle": "AAAA"}`},
-	"POST /api/tools/plan":                       {identity.Build, `{"request": "make a tool that adds one"}`},
-	"GET /api/failures":                          {identity.ReadTools, ""},
-	"GET /api/skills":                            {identity.ReadTools, ""},
-	"GET /v1/models":                             {identity.Chat, ""},
-	"POST /v1/chat/completions":                  {identity.Chat, `{"model": "adaptbot", "messages": [{"role": "user", "content": "hello"}]}`},
-	"GET /api/tools/:name/failures":              {identity.ReadTools, ""},
-	"POST /api/tools/:name/failures/:id/confirm": {identity.Build, ""},
-	"DELETE /api/tools/:name/failures/:id":       {identity.Build, ""},
-	"POST /api/tools/:name/repair":               {identity.Build, `{}`},
-	"POST /api/requests/:id/feedback":            {identity.ReadOwn, `{"score": 1}`},
-	"GET /api/benchmarks":                        {identity.ReadAll, ""},
-	"GET /api/requests":                          {identity.ReadOwn, ""},
-	"GET /api/requests/:id":                      {identity.ReadOwn, ""},
-	"* /mcp":                                     {identity.ReadTools, `{"jsonrpc":"2.0","id":1,"method":"ping"}`},
+// trialBodies are what a trial of a route that takes a body sends, keyed
+// "METHOD /path" as the edge's table writes it.
+var trialBodies = map[string]string{
+	"POST /chat":                      `{"message": "hello"}`,
+	"POST /login/key":                 `{"key": ""}`,
+	"POST /api/users":                 `{"name": "someone", "role": "nope"}`,
+	"PATCH /api/users/:name":          `{"role": "nope"}`,
+	"POST /api/tools/:name/run":       `{"expression": "1+1"}`,
+	"POST /api/tools/build":           `{"request": "make a tool that adds one"}`,
+	"POST /api/tools/:name/rollback":  `{"version": 1}`,
+	"POST /api/tools/import":          `{"bundle": "AAAA"}`,
+	"POST /api/tools/plan":            `{"request": "make a tool that adds one"}`,
+	"POST /v1/chat/completions":       `{"model": "adaptbot", "messages": [{"role": "user", "content": "hello"}]}`,
+	"POST /api/tools/:name/repair":    `{}`,
+	"POST /api/requests/:id/feedback": `{"score": 1}`,
+	"* /mcp":                          `{"jsonrpc":"2.0","id":1,"method":"ping"}`,
 }
 
 // mcpRules are the MCP methods a client sends on /mcp, with the action each
@@ -101,60 +47,12 @@ var mcpRules = []struct {
 	{"tools/call", identity.RunTool, `{"name":"calculator","arguments":{"expression":"1+1"}}`},
 }
 
-// rule finds the rule of a route as Fiber lists it.
-func rule(method, path string) (routeRule, bool) {
-	if method == fiber.MethodHead {
-		method = fiber.MethodGet
-	}
-	if r, ok := routeRules[method+" "+path]; ok {
-		return r, true
-	}
-	r, ok := routeRules["* "+path]
-	return r, ok
-}
-
-// registeredRoutes are the routes a fully wired server registers, as
-// Fiber lists them: every method and path.
-func registeredRoutes(t *testing.T) []web.Route {
-	t.Helper()
-	cfg := config.Config{Addr: "0.0.0.0:3000", AdminToken: "s3cret-admin-token"}
-	s := web.NewServer(service.New(service.Deps{}), testAuth(t, cfg), telemetry.NewMetrics(),
-		web.Options{Config: cfg, MCP: http.NotFoundHandler()})
-	routes := s.Routes()
-	if len(routes) < len(routeRules) {
-		t.Fatalf("the server registers %d routes, fewer than the %d rules", len(routes), len(routeRules))
-	}
-	return routes
-}
-
-// TestEveryRouteHasAnAuthorizationRule: a route without a rule, or a rule
-// for a route that is gone, fails.
-func TestEveryRouteHasAnAuthorizationRule(t *testing.T) {
-	used := map[string]bool{}
-	for _, r := range registeredRoutes(t) {
-		if _, ok := rule(r.Method, r.Path); !ok {
-			t.Errorf("%s %s has no rule in routeRules (app/authz_test.go): decide who may use it", r.Method, r.Path)
-		}
-		method := r.Method
-		if method == fiber.MethodHead {
-			method = fiber.MethodGet
-		}
-		used[method+" "+r.Path] = true
-		used["* "+r.Path] = true
-	}
-	for key := range routeRules {
-		if !used[key] {
-			t.Errorf("routeRules has %q, which the server does not register", key)
-		}
-	}
-}
-
 // trialPath fills a route's parameters with things that do not exist, so
 // that a request let through changes nothing (and answers 404, or 400):
 // the calculator only for reads.
-func trialPath(path string, a identity.Action) string {
+func trialPath(method, path string) string {
 	name := "no_such_tool"
-	if a == identity.ReadTools || a == public {
+	if method == fiber.MethodGet {
 		name = "calculator"
 	}
 	path = strings.ReplaceAll(path, ":name", name)
@@ -206,18 +104,20 @@ func TestAuthorizationOnEveryRoute(t *testing.T) {
 		trials = append(trials, trial{name: "as a " + string(role), headers: map[string]string{"Authorization": "Bearer " + keys[role]}, role: role})
 	}
 	tried := 0
-	for _, r := range registeredRoutes(t) {
-		ru, ok := rule(r.Method, r.Path)
-		if !ok || r.Method == fiber.MethodConnect {
-			continue // no rule: the test above fails; CONNECT: Go's client cannot send it to a path
+	specs := routeSpecs(t)
+	routes := servedRoutes()
+	for _, r := range routes {
+		sp, ok := specOf(specs, r)
+		if !ok {
+			continue // no rule: TestEveryRouteHasAnAuthorizationRule fails
 		}
-		path := trialPath(r.Path, ru.action)
+		path := trialPath(r.Method, r.Path)
 		for _, tr := range trials {
 			headers := map[string]string{}
 			for k, v := range tr.headers {
 				headers[k] = v
 			}
-			body := ru.body
+			body := trialBodies[r.Route.Method+" "+r.Path]
 			if r.Method == fiber.MethodGet || r.Method == fiber.MethodHead || r.Method == fiber.MethodOptions || r.Method == fiber.MethodTrace {
 				body = ""
 			}
@@ -233,10 +133,10 @@ func TestAuthorizationOnEveryRoute(t *testing.T) {
 			switch {
 			case tr.origin:
 				want = http.StatusForbidden
-			case ru.action == public:
+			case sp.role == "":
 			case tr.role == "":
 				want = http.StatusUnauthorized
-			case !(identity.Identity{Role: tr.role}).Can(ru.action):
+			case !sp.allows(tr.role):
 				want = http.StatusForbidden
 			}
 			refused := code == http.StatusUnauthorized || code == http.StatusForbidden
@@ -248,8 +148,8 @@ func TestAuthorizationOnEveryRoute(t *testing.T) {
 			}
 		}
 	}
-	if tried < len(trials)*len(routeRules) {
-		t.Errorf("only %d trials for %d rules", tried, len(routeRules))
+	if tried < len(trials)*len(routes) {
+		t.Errorf("only %d trials for %d routes", tried, len(routes))
 	}
 
 	// MCP, method by method, on the wire as a client sends them: nobody

@@ -254,14 +254,15 @@ func TestAdminTokenBeyondLoopback(t *testing.T) {
 	for _, tt := range tests {
 		svc := service.New(service.Deps{Tools: toolbox.New(reg, nil), Registry: reg, Log: log})
 		cfg := config.Config{Addr: tt.addr, AdminToken: tt.token}
-		s := web.NewServer(svc, testAuth(t, cfg), nil, web.Options{Config: cfg, Log: log})
+		s := web.NewServer(svc, testAuth(t, cfg), nil, edgeOptions(cfg, log))
+		client := listening(t, s)
 		req := httptest.NewRequest("POST", "/api/tools/nope/run", strings.NewReader(`{}`))
 		req.Host = "127.0.0.1:3000"
 		req.Header.Set("Content-Type", "application/json")
 		if tt.auth != "" {
 			req.Header.Set("Authorization", tt.auth)
 		}
-		resp, err := s.Test(req)
+		resp, err := client.Test(req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,11 +10,12 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
-	"adaptbot/benchmarks"
+	"adaptbot"
 	"adaptbot/cli"
 	"adaptbot/config"
 	"adaptbot/homelock"
@@ -136,7 +137,7 @@ func TestCommandLineThroughServer(t *testing.T) {
 		if row["intent"] == "RUN" {
 			runs++
 		}
-		if row["category"] == benchmarks.CategoryBuildTest {
+		if row["category"] == adaptbot.CategoryBuildTest {
 			testRows++
 		}
 	}
@@ -426,5 +427,73 @@ func copyFile(t *testing.T, from, to string) {
 	}
 	if err := os.WriteFile(to, b, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// shoutSource is a tool that opts out of direct answers.
+const shoutSource = `// Package shout says text louder.
+package shout
+
+import (
+	"context"
+	"strings"
+)
+
+// Direct is false: the answer is shown only as the model words it.
+const Direct = false
+
+// Input is what to shout.
+type Input struct {
+	Text string ` + "`json:\"text\" jsonschema:\"the text to shout\"`" + `
+}
+
+// Execute shouts.
+func Execute(ctx context.Context, in Input) (string, error) { return strings.ToUpper(in.Text), nil }
+`
+
+// TestToolsShowJSONIsTheServersBody: `adaptbot tools show NAME --format
+// json` prints every field of GET /api/tools/NAME, as the server sent it,
+// tier and no_direct included; with no server it prints the same tool from
+// the files, but for the tier, which only a running server knows.
+func TestToolsShowJSONIsTheServersBody(t *testing.T) {
+	in := start(t, nil, func(dir string) { writeTool(t, dir, "shout", shoutSource) })
+	code, body := in.raw(t, "GET", "/api/tools/shout", "")
+	if code != 200 {
+		t.Fatalf("GET /api/tools/shout = %d %s", code, body)
+	}
+	var server map[string]any
+	if err := json.Unmarshal(body, &server); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"tier", "no_direct", "code", "serving", "category", "sha256", "source"} {
+		if _, ok := server[key]; !ok {
+			t.Errorf("the server's body lacks %q: %s", key, body)
+		}
+	}
+	out, err := runEnv(t, cliEnv(in.dir, serverAddr(t, in)), nil, "tools", "show", "shout", "--format", "json")
+	if err != nil {
+		t.Fatalf("tools show: %v\n%s", err, out)
+	}
+	var shown map[string]any
+	if err := json.Unmarshal([]byte(out), &shown); err != nil {
+		t.Fatalf("tools show --format json: %v\n%s", err, out)
+	}
+	if !reflect.DeepEqual(shown, server) {
+		t.Errorf("tools show --format json\n%s\nwant the server's body\n%s", out, body)
+	}
+
+	// No server: the same tool, read from the files.
+	in.stop()
+	out, err = runEnv(t, cliEnv(in.dir, closedAddr(t)), nil, "tools", "show", "shout", "--format", "json")
+	if err != nil {
+		t.Fatalf("tools show without a server: %v\n%s", err, out)
+	}
+	var local map[string]any
+	if err := json.Unmarshal([]byte(out), &local); err != nil {
+		t.Fatalf("tools show without a server: %v\n%s", err, out)
+	}
+	delete(server, "tier")
+	if !reflect.DeepEqual(local, server) {
+		t.Errorf("tools show without a server\n%s\nwant what the server said, but the tier\n%s", out, body)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot"
 	"adaptbot/benchmarks"
 	"adaptbot/cluster"
 	"adaptbot/cluster/clustertest"
@@ -81,7 +82,7 @@ func TestReplicaWithoutWorkersRunsToolsOnTheFleet(t *testing.T) {
 	for {
 		var runs int
 		_, err := cluster.ReadRows(context.Background(), nc, func(r benchmarks.Row) {
-			if r.Intent == benchmarks.IntentRun && r.Category == "calculator" {
+			if r.Intent == adaptbot.IntentRun && r.Category == "calculator" {
 				runs++
 			}
 		})

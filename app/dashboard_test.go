@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot"
 	"adaptbot/benchmarks"
 	"adaptbot/llm/llmtest"
 )
@@ -33,20 +34,20 @@ func seedBenchmarks(t *testing.T, dir string) {
 	}
 	for i := range 20 {
 		at := now.Add(-time.Duration(120-5*i) * time.Minute)
-		log(benchmarks.Row{Timestamp: at, Query: fmt.Sprintf("what is %d+%d", i, i), Intent: benchmarks.IntentChat, Category: "calculator",
+		log(benchmarks.Row{Timestamp: at, Query: fmt.Sprintf("what is %d+%d", i, i), Intent: adaptbot.IntentChat, Category: "calculator",
 			Tools: []string{"calculator"}, ParamExtraction: benchmarks.True, ToolExecution: benchmarks.True,
 			Latency: time.Duration(800+10*i) * time.Millisecond, RequestID: fmt.Sprintf("chat-%02d", i), LLMCalls: 2, PromptTokens: 900, CompletionTokens: 50,
 			NodeTimes: []benchmarks.NodeTime{{Node: "classify", Duration: 300 * time.Millisecond}, {Node: "tools", Duration: 400 * time.Millisecond}}})
-		log(benchmarks.Row{Timestamp: at.Add(time.Second), Query: "hello <script>alert(1)</script>", Intent: benchmarks.IntentChat, Category: benchmarks.CategoryGeneral,
+		log(benchmarks.Row{Timestamp: at.Add(time.Second), Query: "hello <script>alert(1)</script>", Intent: adaptbot.IntentChat, Category: adaptbot.CategoryGeneral,
 			Latency: 400 * time.Millisecond, RequestID: fmt.Sprintf("general-%02d", i), LLMCalls: 1, PromptTokens: 300, CompletionTokens: 40})
 	}
 	for i := range 5 {
-		log(benchmarks.Row{Timestamp: now.Add(-time.Duration(30+i) * time.Minute), Query: `{"expression": "2+"}`, Intent: benchmarks.IntentRun, Category: "calculator",
+		log(benchmarks.Row{Timestamp: now.Add(-time.Duration(30+i) * time.Minute), Query: `{"expression": "2+"}`, Intent: adaptbot.IntentRun, Category: "calculator",
 			ToolExecution: benchmarks.False, Latency: 3 * time.Millisecond, Error: "syntax error", RequestID: fmt.Sprintf("run-%d", i)})
 	}
-	log(benchmarks.Row{Timestamp: now.Add(-10 * time.Minute), Query: "make a tool that flips coins", Intent: benchmarks.IntentBuild, Category: benchmarks.CategoryBuildCreate,
+	log(benchmarks.Row{Timestamp: now.Add(-10 * time.Minute), Query: "make a tool that flips coins", Intent: adaptbot.IntentBuild, Category: adaptbot.CategoryBuildCreate,
 		GenerationTime: 20 * time.Second, BuildAttempts: 2, Latency: 21 * time.Second, RequestID: "build-1", LLMCalls: 3})
-	log(benchmarks.Row{Timestamp: now.Add(-5 * time.Minute), Query: "weather and convert", Intent: benchmarks.IntentChat, Category: "weather_forecast",
+	log(benchmarks.Row{Timestamp: now.Add(-5 * time.Minute), Query: "weather and convert", Intent: adaptbot.IntentChat, Category: "weather_forecast",
 		Tools: []string{"weather_forecast", "unit_converter"}, ToolExecution: benchmarks.True, Latency: 2 * time.Second, RequestID: "multi-1", LLMCalls: 3})
 }
 

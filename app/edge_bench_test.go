@@ -19,6 +19,7 @@ import (
 	"github.com/valyala/fasthttp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"adaptbot"
 	"adaptbot/benchmarks"
 	"adaptbot/config"
 	"adaptbot/llm/llmtest"
@@ -51,28 +52,12 @@ func BenchmarkEdgeHealthz(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer w.Close()
-	s := web.NewServer(w.service(nil, nil, nil, nil, nil), testAuth(b, cfg), nil, web.Options{Config: cfg, Log: log})
+	s := web.NewServer(w.service(nil, nil, nil, nil, nil), testAuth(b, cfg), nil, edgeOptions(cfg, log))
 	var req fasthttp.Request
 	req.Header.SetMethod("GET")
 	req.SetRequestURI("/healthz")
 	req.Header.SetHost("127.0.0.1:3000")
-	serveInMemory(b, s.Handler(), &req)
-}
-
-// serveInMemory times h answering req b.N times, in memory, from a
-// loopback client; every answer must be 200.
-func serveInMemory(b *testing.B, h fasthttp.RequestHandler, req *fasthttp.Request) {
-	addr := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 50000}
-	var ctx fasthttp.RequestCtx
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		ctx.Init(req, addr, nil)
-		h(&ctx)
-		if ctx.Response.StatusCode() != 200 {
-			b.Fatalf("status %d: %s", ctx.Response.StatusCode(), ctx.Response.Body())
-		}
-	}
+	serveInMemory(b, s, &req)
 }
 
 // BenchmarkChat200x50 sends 200 chats, 50 at a time, over HTTP to the
@@ -203,7 +188,7 @@ func startTB(tb testing.TB, env map[string]string) string {
 type instantTool struct{}
 
 func (instantTool) Spec() toolbox.Spec {
-	return toolbox.Spec{Name: "instant", Origin: toolbox.Builtin, Version: 1, Parameters: json.RawMessage(`{"type":"object"}`)}
+	return toolbox.Spec{Name: "instant", Origin: adaptbot.OriginBuiltin, Version: 1, Parameters: json.RawMessage(`{"type":"object"}`)}
 }
 func (instantTool) Call(context.Context, json.RawMessage) (string, error) { return "ok", nil }
 
@@ -253,7 +238,7 @@ func BenchmarkEdgeAndService(b *testing.B) {
 			}
 			return c.JSON(fiber.Map{"tool": c.Params("name"), "output": out})
 		})
-		serveInMemory(b, app.Handler(), &req)
+		serveInMemory(b, fiberApp{app}, &req)
 	})
 	for _, bc := range []struct {
 		name    string
@@ -267,8 +252,14 @@ func BenchmarkEdgeAndService(b *testing.B) {
 			}
 			cfg := config.Config{Addr: "127.0.0.1:3000"}
 			svc := service.New(service.Deps{Tools: instantBox{}, Rows: nowhere{}, Traces: nowhere{}, Metrics: telemetry.NewMetrics()})
-			s := web.NewServer(svc, testAuth(b, cfg), nil, web.Options{Config: cfg})
-			serveInMemory(b, s.Handler(), &req)
+			s := web.NewServer(svc, testAuth(b, cfg), nil, edgeOptions(cfg, nil))
+			serveInMemory(b, s, &req)
 		})
 	}
 }
+
+// fiberApp serves a bare Fiber app as the edge serves itself, for the
+// benchmark's baseline.
+type fiberApp struct{ app *fiber.App }
+
+func (f fiberApp) Serve(ln net.Listener) error { return f.app.Listener(ln) }

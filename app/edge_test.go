@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot"
 	"adaptbot/llm/llmtest"
 	"adaptbot/poll"
-	"adaptbot/service"
 )
 
 // send sends a request with the given headers (a "Host" entry sets the
@@ -224,7 +224,7 @@ func TestLimits(t *testing.T) {
 	if code != 413 || !strings.Contains(string(raw), "ADAPTBOT_MAX_MESSAGE") {
 		t.Errorf("long message = %d %s", code, raw)
 	}
-	hist := make([]map[string]string, service.MaxHistory+1)
+	hist := make([]map[string]string, adaptbot.MaxHistory+1)
 	for i := range hist {
 		hist[i] = map[string]string{"role": "user", "content": "hi"}
 	}

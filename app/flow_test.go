@@ -64,7 +64,8 @@ func TestChatBuildNeedsTheAdminToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := web.NewServer(svc, ae, nil, web.Options{Config: cfg, Log: log})
+	s := web.NewServer(svc, ae, nil, edgeOptions(cfg, log))
+	client := listening(t, s)
 	for _, tt := range []struct {
 		auth   string
 		status int
@@ -82,7 +83,7 @@ func TestChatBuildNeedsTheAdminToken(t *testing.T) {
 		if tt.auth != "" {
 			req.Header.Set("Authorization", tt.auth)
 		}
-		resp, err := s.Test(req)
+		resp, err := client.Test(req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -119,13 +119,11 @@ func wantsHelp(args []string) bool {
 	return false
 }
 
-// hooks are what tests replace in the wiring: the sandbox worker command
-// (the test binary serves as the worker), host rewrites for the toolkit,
-// and a look at the command line's flags. The binary leaves them zero.
+// hooks are what tests add to the wiring: host rewrites for the toolkit
+// (a tool's requests go to the test's own servers) and a look at the
+// command line's flags. The binary leaves them zero.
 type hooks struct {
-	workerCommand []string
-	workerEnv     []string
-	toolkitHosts  map[string]string
+	toolkitHosts map[string]string
 	// flags sees each command's flag set and usage before it parses, so a
 	// test can check that the usage and docs/cli.md name every flag.
 	flags func(fs *flag.FlagSet, usage string)
@@ -270,8 +268,10 @@ func serve(ctx context.Context, cfg config.Config, h hooks, lock *homelock.Lock,
 	defer ae.Close()
 	svc := w.service(bench, stats, ws, metrics, ae.store)
 	defer w.learn.start(svc, log)()
-	edge := web.NewAuth(ae.auth, cfg, log)
-	srv := web.NewServer(svc, edge, metrics, web.Options{Config: cfg, Log: log, MCP: mcpHTTPHandler(ctx, w, svc), Context: ctx})
+	edge := web.NewAuth(ae.auth, authOptions(cfg), log)
+	opts := edgeOptions(cfg, log)
+	opts.MCP, opts.Context = mcpHTTPHandler(ctx, w, svc), ctx
+	srv := web.NewServer(svc, edge, metrics, opts)
 
 	stopWatch, err := w.watch(ctx)
 	if err != nil {

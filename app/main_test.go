@@ -15,16 +15,17 @@ import (
 	"testing"
 	"time"
 
-	"adaptbot/benchmarks"
+	"adaptbot"
 	"adaptbot/llm/llmtest"
 	"adaptbot/sandbox"
 	"adaptbot/toolbox"
 )
 
-// TestMain lets the test binary serve as the sandbox worker, the way the real
-// binary does with `adaptbot worker`.
+// TestMain lets the test binary serve as the sandbox worker, as the real
+// binary does: the sandbox starts workers as this executable with
+// `worker`, and its pipes.
 func TestMain(m *testing.M) {
-	if os.Getenv("ADAPTBOT_TEST_WORKER") == "1" {
+	if len(os.Args) == 2 && os.Args[1] == "worker" && startedAsWorker() {
 		if err := sandbox.ServeWorker(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
@@ -34,10 +35,10 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// testHooks makes the test binary the sandbox worker (TestMain serves as
-// one), with the toolkit's hosts rewritten as rewrite says.
+// testHooks rewrites the toolkit's hosts as rewrite says. The sandbox's
+// workers are the test binary, as they are the real one (TestMain).
 func testHooks(rewrite map[string]string) hooks {
-	return hooks{workerCommand: []string{os.Args[0]}, workerEnv: []string{"ADAPTBOT_TEST_WORKER=1"}, toolkitHosts: rewrite}
+	return hooks{toolkitHosts: rewrite}
 }
 
 // instance is AdaptBot started through run(), as `go run ./app` starts it.
@@ -228,7 +229,7 @@ func (in *instance) requestRows(t *testing.T) []map[string]string {
 	t.Helper()
 	var out []map[string]string
 	for _, r := range in.rows(t) {
-		if r["intent"] != benchmarks.IntentManage {
+		if r["intent"] != adaptbot.IntentManage {
 			out = append(out, r)
 		}
 	}

@@ -102,10 +102,11 @@ func TestTelemetryWiring(t *testing.T) {
 		t.Errorf("resource %v", root.Resource)
 	}
 
-	edge := web.NewServer(service.New(service.Deps{}), testAuth(t, cfg), m, web.Options{Config: cfg})
+	edge := web.NewServer(service.New(service.Deps{}), testAuth(t, cfg), m, edgeOptions(cfg, nil))
+	client := listening(t, edge)
 	req := httptest.NewRequest("GET", "/metrics", nil)
 	req.Host = "127.0.0.1"
-	resp, err := edge.Test(req)
+	resp, err := client.Test(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,8 +22,9 @@ import (
 // door (HTTP JSON, SSE, /v1, /mcp, stdio MCP, the CLI); then everyone
 // reads through each door, and nobody but a word's
 // author and the admins gets it back. Every call that writes leaves
-// exactly one row, naming its caller. A GET route, or a file holding
-// people's words, that has no rule here fails the test.
+// exactly one row, naming its caller. A GET route that docs/api.md does
+// not say the words of (routes_test.go), or a file holding people's words
+// that has no rule here, fails the test.
 
 // wordsRule says what a GET route serves, for the matrix.
 type wordsRule int
@@ -39,37 +40,6 @@ const (
 	// (/mcp streams, so a plain GET would wait).
 	door
 )
-
-// wordsRules are keyed by "GET /path" as Fiber lists the routes.
-var wordsRules = map[string]wordsRule{
-	"GET /":                         byAuthor, // the chat page: one's own conversations
-	"GET /tools":                    noWords,
-	"GET /tools/:name":              byAuthor, // the versions' notes; failures come from the API
-	"GET /dashboard":                adminOnly,
-	"GET /requests/:id":             byAuthor, // one request and its trace, as GET /api/requests/:id
-	"GET /static/*":                 noWords,
-	"GET /healthz":                  noWords,
-	"GET /metrics":                  adminOnly, // counts only, behind its token
-	"GET /login":                    noWords,
-	"GET /login/oidc":               noWords,
-	"GET /login/callback":           noWords,
-	"GET /logout":                   noWords,
-	"GET /api/me":                   noWords,
-	"GET /api/users":                adminOnly,
-	"GET /api/users/:name/sessions": adminOnly,
-	"GET /api/tools":                noWords,
-	"GET /api/tools/:name":          noWords,
-	"GET /api/tools/:name/versions": byAuthor,
-	"GET /api/tools/:name/diff":     noWords,
-	"GET /api/tools/:name/failures": byAuthor,
-	"GET /api/failures":             noWords,
-	"GET /api/skills":               byAuthor,
-	"GET /api/benchmarks":           adminOnly,
-	"GET /api/requests":             byAuthor,
-	"GET /api/requests/:id":         byAuthor,
-	"GET /v1/models":                noWords,
-	"GET /mcp":                      door,
-}
 
 // wordsStores are the files that may hold a person's words, relative to
 // the server's folder; each is private by author wherever it is served.
@@ -305,16 +275,8 @@ func (m *matrix) readEverywhere() {
 			ids = append(ids, r["request_id"])
 		}
 	}
-	routes := registeredRoutes(t)
-	registered := map[string]bool{}
-	for _, r := range routes {
-		registered[r.Method+" "+r.Path] = true
-	}
-	for key := range wordsRules {
-		if !registered[key] {
-			t.Errorf("wordsRules has %q, which the server does not register", key)
-		}
-	}
+	specs := routeSpecs(t)
+	routes := servedRoutes()
 	readers := []struct {
 		p     matrixPerson
 		admin bool
@@ -324,11 +286,12 @@ func (m *matrix) readEverywhere() {
 			if r.Method != fiber.MethodGet {
 				continue
 			}
-			rule, ok := wordsRules["GET "+r.Path]
+			sp, ok := specOf(specs, r)
 			if !ok {
-				t.Errorf("GET %s has no rule in wordsRules (app/privacy_matrix_test.go): say whose words it serves", r.Path)
+				t.Errorf("GET %s has no row in docs/api.md: say whose words it serves", r.Path)
 				continue
 			}
+			rule := sp.words
 			if rule == door {
 				continue
 			}

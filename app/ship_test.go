@@ -78,7 +78,7 @@ func shipServer(t *testing.T, dir string, env map[string]string) (*registry.Regi
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := web.NewServer(w.service(nil, nil, nil, nil, nil), testAuth(t, cfg), nil, web.Options{Config: cfg, Log: log})
+	s := web.NewServer(w.service(nil, nil, nil, nil, nil), testAuth(t, cfg), nil, edgeOptions(cfg, log))
 	go s.Serve(ln)
 	t.Cleanup(func() { s.Shutdown(context.Background()); w.Close() })
 	return w.reg, ln.Addr().String()
@@ -267,7 +267,8 @@ func TestImportNeedsTheBuilderRole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := web.NewServer(service.New(service.Deps{Log: log}), ae, nil, web.Options{Config: cfg, Log: log})
+	s := web.NewServer(service.New(service.Deps{Log: log}), ae, nil, edgeOptions(cfg, log))
+	client := listening(t, s)
 	for _, tt := range []struct {
 		auth string
 		want int
@@ -279,7 +280,7 @@ func TestImportNeedsTheBuilderRole(t *testing.T) {
 		if tt.auth != "" {
 			req.Header.Set("Authorization", tt.auth)
 		}
-		resp, err := s.Test(req)
+		resp, err := client.Test(req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -158,3 +158,26 @@ func TestRecurringChainBecomesASkill(t *testing.T) {
 	}
 	t.Logf("with the skill: %v model round trips, %v prompt tokens; without: %v, %v", after["llm_calls"], tokens(after), before["llm_calls"], tokens(before))
 }
+
+// TestOpenAIChatsCountTowardSkills: a chat through the OpenAI-compatible
+// door that follows a chain of tools counts toward a skill at once, as one
+// through /chat does, not only once a restart reads the kept traces.
+func TestOpenAIChatsCountTowardSkills(t *testing.T) {
+	env := modelEnv(llmtest.New(t, chainModel))
+	env["ADAPTBOT_SKILL_AFTER"] = "50" // counted, never proposed here
+	in := start(t, env)
+	code, r := in.do(t, "POST", "/v1/chat/completions", `{"model": "adaptbot", "messages": [{"role": "user", "content": "convert 5 miles to km, then multiply by 3"}]}`)
+	if code != 200 {
+		t.Fatalf("/v1 chat: %d %v", code, r)
+	}
+	poll.Until(t, "the /v1 chat's chain counted", func() bool {
+		_, r := in.do(t, "GET", "/api/skills", "")
+		for _, s := range r["skills"].([]any) {
+			s := s.(map[string]any)
+			if fmt.Sprint(s["chain"]) == "[unit_converter calculator]" && s["seen"] == float64(1) {
+				return true
+			}
+		}
+		return false
+	})
+}

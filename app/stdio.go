@@ -8,14 +8,14 @@ import (
 	"io"
 	"log/slog"
 
-	"adaptbot/benchmarks"
+	"adaptbot"
 	"adaptbot/config"
 	"adaptbot/generator"
 	"adaptbot/identity"
 	"adaptbot/identity/users"
 	mcpserver "adaptbot/mcp/server"
 	"adaptbot/redact"
-	"adaptbot/service"
+	"adaptbot/reqid"
 	"adaptbot/toolbox"
 	"adaptbot/traces"
 )
@@ -77,7 +77,7 @@ func serveMCP(ctx context.Context, cfg config.Config, h hooks, getenv func(strin
 	defer stopWatch()
 
 	call := func(ctx context.Context, name string, args json.RawMessage) (string, error) {
-		ctx = identity.With(service.WithDoor(ctx, benchmarks.DoorMCP), who)
+		ctx = identity.With(reqid.WithDoor(ctx, adaptbot.DoorMCP), who)
 		res, err := svc.Run(ctx, name, args)
 		if ae, ok := errors.AsType[*toolbox.ArgsError](err); ok {
 			// The model reads this as the result: the tool's name with the

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"adaptbot/benchmarks"
+	"adaptbot"
 	"adaptbot/cli"
 )
 
@@ -159,7 +159,7 @@ func TestUsersAPIWritesItsRows(t *testing.T) {
 	}
 	var got []string
 	for _, r := range in.rows(t) {
-		if r["intent"] != benchmarks.IntentManage {
+		if r["intent"] != adaptbot.IntentManage {
 			continue
 		}
 		got = append(got, r["category"]+":"+r["error_kind"])

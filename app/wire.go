@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"adaptbot"
 	"adaptbot/agent"
 	"adaptbot/auth"
 	"adaptbot/benchmarks"
@@ -156,21 +157,19 @@ func openWorld(ctx context.Context, cfg config.Config, h hooks, getenv func(stri
 }
 
 // newRunner starts the sandbox the configuration asks for, with the tests'
-// worker command and host rewrites.
+// host rewrites.
 func newRunner(cfg config.Config, h hooks, log *slog.Logger) (sandbox.Runner, error) {
 	mode := sandbox.ModeWorkers
 	if cfg.InProcess {
 		mode = sandbox.ModeInProcess
 	}
 	opts := sandbox.Options{
-		Mode:          mode,
-		PoolSize:      cfg.Workers,
-		CallTimeout:   cfg.ToolTimeout,
-		Toolkit:       toolkit.Options{Policy: cfg.Egress, Rewrite: h.toolkitHosts},
-		Landlock:      cfg.Landlock,
-		WorkerCommand: h.workerCommand,
-		WorkerEnv:     h.workerEnv,
-		Log:           log,
+		Mode:        mode,
+		PoolSize:    cfg.Workers,
+		CallTimeout: cfg.ToolTimeout,
+		Toolkit:     toolkit.Options{Policy: cfg.Egress, Rewrite: h.toolkitHosts},
+		Landlock:    cfg.Landlock,
+		Log:         log,
 	}
 	runner, err := sandbox.New(opts)
 	if err != nil {
@@ -252,7 +251,7 @@ func learnFromBenchmarks(f *router.Feed, path string, log *slog.Logger) {
 	// million-row file took over a gigabyte at start-up.
 	var uses []router.Use
 	err := benchmarks.ScanFile(path, func(r benchmarks.Row) error {
-		if r.Intent == benchmarks.IntentChat && r.ToolExecution == benchmarks.True {
+		if r.Intent == adaptbot.IntentChat && r.ToolExecution == benchmarks.True {
 			uses = append(uses, router.Use{Tool: strings.Clone(r.Category), Request: strings.Clone(r.Query)})
 		}
 		return nil
@@ -314,6 +313,9 @@ func (w *world) service(bench *benchmarks.Logger, stats *benchmarks.Store, ws *W
 	}
 	if ws != nil && ws.Model != nil {
 		d.Model = ws.Model
+	} else {
+		// No check runs: /healthz says what the configuration names.
+		d.Model = provider.NewCheck(w.cfg.LLM)
 	}
 	if w.link != nil {
 		d.Cluster = w.link
@@ -366,10 +368,10 @@ func mcpHTTPHandler(ctx context.Context, w *world, svc *service.Service) http.Ha
 	// before any handler: its row says so, as a run's would (the role
 	// first, then the name).
 	refuse := func(ctx context.Context, name string, args json.RawMessage, err error) {
-		if perr := service.Permit(identity.From(ctx), identity.RunTool); perr != nil {
+		if perr := identity.Permit(identity.From(ctx), identity.RunTool); perr != nil {
 			err = perr
 		}
-		svc.Refuse(ctx, service.Refused{Intent: benchmarks.IntentRun, Category: name, Tool: name, Query: string(args), Err: err})
+		svc.Refuse(ctx, adaptbot.Refused{Intent: adaptbot.IntentRun, Category: name, Tool: name, Query: string(args), Err: err})
 	}
 	srv := mcpserver.New(w.box, mcpserver.Options{Log: w.log, Call: call, Refuse: refuse, User: user, SessionTimeout: w.cfg.Identity.MCPSessionTimeout})
 	go func() {

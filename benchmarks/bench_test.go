@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot"
 	"adaptbot/benchmarks"
 )
 
@@ -12,7 +13,7 @@ import (
 func BenchmarkLog(b *testing.B) {
 	l := open(b, filepath.Join(b.TempDir(), "b.csv"))
 	row := benchmarks.Row{
-		Timestamp: time.Now(), Query: `what's the weather in "Paris", FR?`, Intent: benchmarks.IntentChat,
+		Timestamp: time.Now(), Query: `what's the weather in "Paris", FR?`, Intent: adaptbot.IntentChat,
 		Category: "weather", ParamExtraction: benchmarks.True, ToolExecution: benchmarks.True,
 		Latency: 1234 * time.Millisecond, RequestID: "0123456789abcdef", LLMCalls: 2,
 		PromptTokens: 812, CompletionTokens: 64, ToolsLoaded: 12,

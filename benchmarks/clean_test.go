@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"adaptbot"
 	"adaptbot/benchmarks"
 )
 
@@ -107,7 +108,7 @@ func TestLogLongAndHostileText(t *testing.T) {
 func TestExportKeepsCutMarkers(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "b.csv")
 	l := open(t, path)
-	logRow(t, l, benchmarks.Row{Timestamp: ts, Query: strings.Repeat("x", 5000), Intent: benchmarks.IntentChat})
+	logRow(t, l, benchmarks.Row{Timestamp: ts, Query: strings.Repeat("x", 5000), Intent: adaptbot.IntentChat})
 	var out strings.Builder
 	if n, err := benchmarks.Export(path, benchmarks.Filter{}, &out); err != nil || n != 1 {
 		t.Fatalf("Export = %d, %v", n, err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot"
 	"adaptbot/benchmarks"
 )
 
@@ -99,8 +100,8 @@ func TestLogLine(t *testing.T) {
 	logRow(t, l, benchmarks.Row{
 		Timestamp:         time.Date(2026, 1, 30, 11, 15, 0, 123_456_789, time.FixedZone("CET", 3600)),
 		Query:             `say "hi", then stop`,
-		Intent:            benchmarks.IntentBuild,
-		Category:          benchmarks.CategoryBuildCreate,
+		Intent:            adaptbot.IntentBuild,
+		Category:          adaptbot.CategoryBuildCreate,
 		GenerationTime:    12345678 * time.Microsecond,
 		ParamExtraction:   benchmarks.True,
 		ToolExecution:     benchmarks.False,
@@ -119,8 +120,8 @@ func TestLogLine(t *testing.T) {
 			{Node: "odd=name;x", Duration: 1500 * time.Microsecond},
 		},
 	})
-	logRow(t, l, benchmarks.Row{Timestamp: ts, Query: "hello", Intent: benchmarks.IntentChat, Category: benchmarks.CategoryGeneral, Latency: 250 * time.Millisecond, Tools: []string{"weather", "unit_converter"}, Tier: benchmarks.TierNative})
-	logRow(t, l, benchmarks.Row{Timestamp: ts, Query: "wrong city", Intent: benchmarks.IntentFeedback, Category: "weather", Tools: []string{"weather"}, RequestID: "req-3", RatedRequest: "req-2", Score: -1})
+	logRow(t, l, benchmarks.Row{Timestamp: ts, Query: "hello", Intent: adaptbot.IntentChat, Category: adaptbot.CategoryGeneral, Latency: 250 * time.Millisecond, Tools: []string{"weather", "unit_converter"}, Tier: benchmarks.TierNative})
+	logRow(t, l, benchmarks.Row{Timestamp: ts, Query: "wrong city", Intent: adaptbot.IntentFeedback, Category: "weather", Tools: []string{"weather"}, RequestID: "req-3", RatedRequest: "req-2", Score: -1})
 
 	want := headerLine +
 		`2026-01-30T10:15:00.123Z,"say ""hi"", then stop",BUILD,build_create,12.345678,True,False,1.500000,check failed,req-1,3,1200,340,2,1,7,decide=0.012;create=0.300;odd_name_x=0.002,,,,,,,` + "\n" +
@@ -359,7 +360,7 @@ func TestOpenUpgradesOurOlderHeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := open(t, path)
-	logRow(t, l, benchmarks.Row{Timestamp: ts, Query: "new", Door: benchmarks.DoorMCP, User: "u1", ErrorKind: "failed"})
+	logRow(t, l, benchmarks.Row{Timestamp: ts, Query: "new", Door: adaptbot.DoorMCP, User: "u1", ErrorKind: "failed"})
 	if !l.Upgraded() {
 		t.Fatalf("Upgraded() = false for an older header of ours (Rotated %q)", l.Rotated())
 	}
@@ -379,7 +380,7 @@ func TestOpenUpgradesOurOlderHeader(t *testing.T) {
 	if got[1].Error != "boom" || got[1].ToolExecution != benchmarks.False {
 		t.Errorf("second row = %+v", got[1])
 	}
-	if got[2].Door != benchmarks.DoorMCP || got[2].User != "u1" || got[2].ErrorKind != "failed" {
+	if got[2].Door != adaptbot.DoorMCP || got[2].User != "u1" || got[2].ErrorKind != "failed" {
 		t.Errorf("new row = %+v, want door, user and error kind", got[2])
 	}
 	if !strings.HasPrefix(readFile(t, path), headerLine) {
@@ -400,7 +401,7 @@ func TestOpenUpgradesToTheTierColumn(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := open(t, path)
-	logRow(t, l, benchmarks.Row{Timestamp: ts, Query: "new", Intent: benchmarks.IntentRun, Tools: []string{"calculator"}, Tier: benchmarks.TierNative})
+	logRow(t, l, benchmarks.Row{Timestamp: ts, Query: "new", Intent: adaptbot.IntentRun, Tools: []string{"calculator"}, Tier: benchmarks.TierNative})
 	if !l.Upgraded() {
 		t.Fatalf("Upgraded() = false for the header before the tier column (Rotated %q)", l.Rotated())
 	}

@@ -44,10 +44,10 @@ func TestNotConfiguredIsNotAnError(t *testing.T) {
 	s := benchmarks.NewStore()
 	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	for i := range 4 {
-		s.Add(benchmarks.Row{Timestamp: at.Add(time.Duration(i) * time.Second), Intent: benchmarks.IntentChat, RequestID: "nc" + string(rune('a'+i)),
+		s.Add(benchmarks.Row{Timestamp: at.Add(time.Duration(i) * time.Second), Intent: adaptbot.IntentChat, RequestID: "nc" + string(rune('a'+i)),
 			Error: llm.ErrNoModel.Error(), ErrorKind: benchmarks.ErrorKindNotConfigured, Latency: time.Millisecond})
 	}
-	s.Add(benchmarks.Row{Timestamp: at.Add(time.Minute), Intent: benchmarks.IntentRun, Category: "calculator", Tools: []string{"calculator"},
+	s.Add(benchmarks.Row{Timestamp: at.Add(time.Minute), Intent: adaptbot.IntentRun, Category: "calculator", Tools: []string{"calculator"},
 		ToolExecution: benchmarks.True, RequestID: "ok", Latency: time.Millisecond})
 
 	all := s.Query(benchmarks.Filter{})
@@ -82,14 +82,14 @@ func TestNotConfiguredIsNotAnError(t *testing.T) {
 	}
 
 	var text bytes.Buffer
-	if err := all.WriteText(&text); err != nil {
+	if err := benchmarks.WriteText(&text, all); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(text.String(), "errors 0; not configured 4") {
 		t.Errorf("report text does not count the refusals apart:\n%s", text.String())
 	}
 	var md bytes.Buffer
-	if err := all.WriteMarkdown(&md); err != nil {
+	if err := benchmarks.WriteMarkdown(&md, all); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(md.String(), "not configured") {

@@ -37,35 +37,35 @@ func pct(r *float64) string {
 	return fmt.Sprintf("%.1f%%", 100**r)
 }
 
-// String renders the feedback as "12 up, 3 down: 80.0% satisfied", or
+// feedbackText renders the feedback as "12 up, 3 down: 80.0% satisfied", or
 // "none" without any.
-func (f Feedback) String() string {
+func feedbackText(f Feedback) string {
 	if f.Up+f.Down == 0 {
 		return "none"
 	}
 	return fmt.Sprintf("%d up, %d down: %s satisfied", f.Up, f.Down, pct(f.Satisfaction))
 }
 
-// String renders the counts as "interpreted 12, native 30, mixed 1", or
+// tiersText renders the counts as "interpreted 12, native 30, mixed 1", or
 // "–" when no request ran a local tool.
-func (c TierCounts) String() string {
+func tiersText(c TierCounts) string {
 	if c.Interpreted+c.Native+c.Mixed == 0 {
 		return Dash
 	}
 	return fmt.Sprintf("interpreted %d, native %d, mixed %d", c.Interpreted, c.Native, c.Mixed)
 }
 
-// String renders the ratio as "95.0% (190/200)", or "–" with no data.
-func (r Ratio) String() string {
+// ratioText renders the ratio as "95.0% (190/200)", or "–" with no data.
+func ratioText(r Ratio) string {
 	if r.Rate == nil {
 		return Dash
 	}
 	return fmt.Sprintf("%s (%d/%d)", pct(r.Rate), r.Success, r.Total)
 }
 
-// Describe renders the filter for a heading, e.g. "intent=CHAT, since
+// Describe renders a filter for a heading, e.g. "intent=CHAT, since
 // 2026-03-01 00:00 UTC", or "all rows".
-func (f Filter) Describe() string {
+func Describe(f Filter) string {
 	var parts []string
 	if !f.Since.IsZero() {
 		parts = append(parts, "since "+f.Since.UTC().Format("2006-01-02 15:04 MST"))
@@ -84,15 +84,15 @@ func (f Filter) Describe() string {
 	return strings.Join(parts, ", ")
 }
 
-func (s Summary) heading() string {
-	h := fmt.Sprintf("%d requests (%s)", s.Requests, s.Filter.Describe())
+func heading(s Summary) string {
+	h := fmt.Sprintf("%d requests (%s)", s.Requests, Describe(s.Filter))
 	if s.From != nil {
 		h += fmt.Sprintf(", %s to %s UTC", s.From.Format(time.DateTime), s.To.Format(time.DateTime))
 	}
 	return h
 }
 
-func (s Summary) intents() string {
+func intentsText(s Summary) string {
 	var parts []string
 	for _, k := range slices.Sorted(maps.Keys(s.ByIntent)) {
 		parts = append(parts, fmt.Sprintf("%s %d", k, s.ByIntent[k]))
@@ -102,10 +102,10 @@ func (s Summary) intents() string {
 
 // plansText says how many plans were counted apart from the builds, if any.
 func plansText(b BuildStat) string {
-	if b.Plans == 0 {
+	switch b.Plans {
+	case 0:
 		return ""
-	}
-	if b.Plans == 1 {
+	case 1:
 		return "; 1 plan, counted apart"
 	}
 	return fmt.Sprintf("; %d plans, counted apart", b.Plans)
@@ -131,7 +131,7 @@ func attemptsText(b BuildStat) string {
 
 // notConfiguredNote counts the requests refused for want of a model, when
 // there are any.
-func (s Summary) notConfiguredNote() string {
+func notConfiguredNote(s Summary) string {
 	if s.NotConfigured == 0 {
 		return ""
 	}
@@ -139,21 +139,21 @@ func (s Summary) notConfiguredNote() string {
 }
 
 // WriteText writes the summary as plain-text tables for a terminal.
-func (s Summary) WriteText(w io.Writer) error {
+func WriteText(w io.Writer, s Summary) error {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "Benchmarks: %s\n", s.heading())
+	fmt.Fprintf(&b, "Benchmarks: %s\n", heading(s))
 	if s.Requests == 0 && s.Feedback.Up+s.Feedback.Down == 0 {
 		_, err := w.Write(b.Bytes())
 		return err
 	}
-	fmt.Fprintf(&b, "Intents: %s; errors %d%s\n\n", s.intents(), s.Errors, s.notConfiguredNote())
+	fmt.Fprintf(&b, "Intents: %s; errors %d%s\n\n", intentsText(s), s.Errors, notConfiguredNote(s))
 	fmt.Fprintf(&b, "%s requests (%d): latency p50 %s s, p95 %s s, p99 %s s, mean %s s\n", s.Scope, s.ScopeRequests,
 		secs(s.Latency.P50), secs(s.Latency.P95), secs(s.Latency.P99), secs(s.Latency.Mean))
 	fmt.Fprintf(&b, "  per request: %s model calls, %s prompt tokens, %s completion tokens\n",
 		num(s.PerRequest.LLMCalls, 2), num(s.PerRequest.PromptTokens, 0), num(s.PerRequest.CompletionTokens, 0))
-	fmt.Fprintf(&b, "  parameter extraction %s, tool execution %s\n", s.Extraction, s.Execution)
-	fmt.Fprintf(&b, "  tools ran %s\n", s.Tiers)
-	fmt.Fprintf(&b, "Feedback: %s\n\n", s.Feedback)
+	fmt.Fprintf(&b, "  parameter extraction %s, tool execution %s\n", ratioText(s.Extraction), ratioText(s.Execution))
+	fmt.Fprintf(&b, "  tools ran %s\n", tiersText(s.Tiers))
+	fmt.Fprintf(&b, "Feedback: %s\n\n", feedbackText(s.Feedback))
 
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	if len(s.Paths) > 0 {
@@ -202,9 +202,9 @@ var mdCell = strings.NewReplacer("|", `\|`, "\n", " ", "\r", " ")
 
 // WriteMarkdown writes the summary as Markdown tables an analyst can paste
 // into a document.
-func (s Summary) WriteMarkdown(w io.Writer) error {
+func WriteMarkdown(w io.Writer, s Summary) error {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "## Benchmarks: %s\n\n", mdCell.Replace(s.heading()))
+	fmt.Fprintf(&b, "## Benchmarks: %s\n\n", mdCell.Replace(heading(s)))
 	b.WriteString("| measure | value |\n|---|---:|\n")
 	row := func(k, v string) { fmt.Fprintf(&b, "| %s | %s |\n", mdCell.Replace(k), mdCell.Replace(v)) }
 	row("requests", fmt.Sprint(s.Requests))
@@ -212,7 +212,7 @@ func (s Summary) WriteMarkdown(w io.Writer) error {
 	if s.NotConfigured > 0 {
 		row("not configured", fmt.Sprintf("%d (refused: no language model is configured)", s.NotConfigured))
 	}
-	row("by intent", cmpOr(s.intents(), Dash))
+	row("by intent", cmpOr(intentsText(s), Dash))
 	row(s.Scope+" requests", fmt.Sprint(s.ScopeRequests))
 	row(s.Scope+" latency p50 (s)", secs(s.Latency.P50))
 	row(s.Scope+" latency p95 (s)", secs(s.Latency.P95))
@@ -220,10 +220,10 @@ func (s Summary) WriteMarkdown(w io.Writer) error {
 	row(s.Scope+" model calls per request", num(s.PerRequest.LLMCalls, 2))
 	row(s.Scope+" prompt tokens per request", num(s.PerRequest.PromptTokens, 0))
 	row(s.Scope+" completion tokens per request", num(s.PerRequest.CompletionTokens, 0))
-	row("parameter extraction", s.Extraction.String())
-	row("tool execution", s.Execution.String())
-	row("tools ran", s.Tiers.String())
-	row("feedback", s.Feedback.String())
+	row("parameter extraction", ratioText(s.Extraction))
+	row("tool execution", ratioText(s.Execution))
+	row("tools ran", tiersText(s.Tiers))
+	row("feedback", feedbackText(s.Feedback))
 	row("builds", fmt.Sprintf("%d (%d failed)%s", s.Builds.Requests, s.Builds.Failed, plansText(s.Builds)))
 	row("build attempts", attemptsText(s.Builds))
 	row("build generation p50 (s)", secs(s.Builds.Generation.P50))
@@ -271,7 +271,7 @@ func cmpOr(s, alt string) string {
 }
 
 // WriteJSON writes the summary as indented JSON, requests first.
-func (s Summary) WriteJSON(w io.Writer) error {
+func WriteJSON(w io.Writer, s Summary) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(s)
@@ -288,7 +288,7 @@ func Export(path string, f Filter, w io.Writer) (int, error) {
 	}
 	n := 0
 	err := ScanFile(path, func(r Row) error {
-		if !f.Match(r) {
+		if !Match(f, r) {
 			return nil
 		}
 		n++

@@ -1,6 +1,10 @@
 package benchmarks
 
-import "time"
+import (
+	"time"
+
+	"adaptbot"
+)
 
 // A query runs in three phases: plan picks the tier of buckets, the
 // buckets in the filter's range and the series' points; gather walks them,
@@ -31,7 +35,7 @@ func (s *Store) plan(f Filter, scope string) *queryPlan {
 	p := &queryPlan{f: f, scope: scope, match: make([]bool, len(s.kinds))}
 	for i := range s.kinds {
 		k := &s.kinds[i]
-		p.match[i] = f.matchKind(k.intent, k.category, k.toolList, k.outcome, k.user)
+		p.match[i] = matchKind(f, k.intent, k.category, k.toolList, k.outcome, k.user)
 	}
 	p.t = s.pick(f.Since)
 	t := p.t
@@ -77,11 +81,11 @@ func (s *Store) plan(f Filter, scope string) *queryPlan {
 func (p *queryPlan) has(b *bucket) bool {
 	if p.fast {
 		for i, c := range b.byIntent {
-			if intent, outcome := intentOf(i); c != nil && p.f.matchKind(intent, "", nil, outcome, "") {
+			if intent, outcome := intentOf(i); c != nil && matchKind(p.f, intent, "", nil, outcome, "") {
 				return true
 			}
 		}
-		return b.feedback != nil && p.f.matchFeedback("", nil)
+		return b.feedback != nil && matchFeedback(p.f, "", nil)
 	}
 	for k, c := range b.cells {
 		if c != nil && p.match[k] {
@@ -111,14 +115,14 @@ func (s *Store) gather(p *queryPlan) (perKind []*cell, from, to time.Time) {
 			pi := int((key - p.first) / p.group)
 			for i, c := range b.byIntent {
 				intent, outcome := intentOf(i)
-				if c == nil || !f.matchKind(intent, "", nil, outcome, "") {
+				if c == nil || !matchKind(f, intent, "", nil, outcome, "") {
 					continue
 				}
 				p.points[pi].add(&p.series[pi], c, intent, outcome, p.scope)
 				from, to = earlier(from, c.first), later(to, c.last)
 			}
-			if b.feedback != nil && f.matchFeedback("", nil) {
-				p.points[pi].add(&p.series[pi], b.feedback, IntentFeedback, "", p.scope)
+			if b.feedback != nil && matchFeedback(f, "", nil) {
+				p.points[pi].add(&p.series[pi], b.feedback, adaptbot.IntentFeedback, "", p.scope)
 			}
 		}
 		return perKind, from, to
@@ -146,7 +150,7 @@ func (s *Store) gather(p *queryPlan) (perKind []*cell, from, to time.Time) {
 			if pi >= 0 {
 				kd := &s.kinds[k]
 				p.points[pi].add(&p.series[pi], c, kd.intent, kd.outcome, p.scope)
-				if kd.intent != IntentFeedback {
+				if kd.intent != adaptbot.IntentFeedback {
 					from, to = earlier(from, c.first), later(to, c.last)
 				}
 			}

@@ -7,217 +7,30 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"adaptbot"
 )
 
-// Summary is what the Store answers for a Filter: the dashboard's data,
-// /api/benchmarks and `adaptbot report --format json`. A statistic with no
-// data is null (a nil pointer), never 0.
-//
-// Latency, tokens, model calls and the success rates are over the rows of one
-// intent, Scope: the filter's intent, or CHAT when the filter has none, so
-// direct runs (RUN), which skip the model, and builds, which take a minute,
-// never mix into chat statistics. Counts (Requests, Errors, NotConfigured,
-// ByIntent and the series' counts) cover every selected row. A request
-// refused because no model is configured counts in NotConfigured, not in
-// Errors: it is an install to finish, not a failure.
-type Summary struct {
-	Requests      int            `json:"requests"`
-	Errors        int            `json:"errors"`
-	NotConfigured int            `json:"not_configured"`
-	Filter        Filter         `json:"filter"`
-	From          *time.Time     `json:"from"` // earliest selected row
-	To            *time.Time     `json:"to"`   // latest selected row
-	BucketSec     int64          `json:"bucket_sec"`
-	ByIntent      map[string]int `json:"by_intent"`
-
-	Scope         string     `json:"scope"`
-	ScopeRequests int        `json:"scope_requests"`
-	Latency       Quantiles  `json:"latency"`
-	PerRequest    PerRequest `json:"per_request"`
-	Extraction    Ratio      `json:"parameter_extraction"`
-	Execution     Ratio      `json:"tool_execution"`
-
-	Paths       []PathStat `json:"paths"`
-	Tools       []ToolStat `json:"tools"`
-	ByModel     []any      `json:"by_model"`
-	ByModelNote string     `json:"by_model_note"`
-	Builds      BuildStat  `json:"builds"`
-	Steps       []StepStat `json:"steps"` // the flow's steps, over the scope
-	// DirectAnswers counts the scope's chats answered with a tool's output
-	// as it is, because the model marked it as the answer: no model call
-	// followed the tools. They are the rows whose node_times hold the
-	// agent's "direct" step.
-	DirectAnswers int64 `json:"direct_answers"`
-	// Tiers counts the scope's requests by the tier of the sandbox that
-	// ran their tools (the tier column).
-	Tiers     TierCounts `json:"tiers"`
-	TopErrors []ErrorRow `json:"top_errors"`
-	// Feedback is what people said of the selected chat answers, from the
-	// FEEDBACK rows, which are counted here and in the series only, never
-	// as requests.
-	Feedback Feedback `json:"feedback"`
-
-	Series     []Point  `json:"series"`
-	Recent     []Recent `json:"recent"`
-	RecentNote string   `json:"recent_note"`
-}
-
-// TierCounts counts requests by the tier of the sandbox that ran their
-// tool calls: all interpreted, all native, or some on each (mixed).
-// Requests that ran no local tool are not counted.
-type TierCounts struct {
-	Interpreted int64 `json:"interpreted"`
-	Native      int64 `json:"native"`
-	Mixed       int64 `json:"mixed"`
-}
-
-// Quantiles are latencies in seconds, estimated from histograms (within
-// MaxQuantileError of the exact nearest-rank value); Mean is exact.
-type Quantiles struct {
-	P50  *float64 `json:"p50_sec"`
-	P95  *float64 `json:"p95_sec"`
-	P99  *float64 `json:"p99_sec"`
-	Mean *float64 `json:"mean_sec"`
-}
-
-// PerRequest are means per request of the scope.
-type PerRequest struct {
-	LLMCalls          *float64 `json:"llm_calls"`
-	PromptTokens      *float64 `json:"prompt_tokens"`
-	CompletionTokens  *float64 `json:"completion_tokens"`
-	DiscoveryRequests *float64 `json:"discovery_requests"`
-}
-
-// Ratio counts the True values of a True/False/N/A column; N/A rows are left
-// out of Total, and Rate is null when Total is 0.
-type Ratio struct {
-	Success int64    `json:"success"`
-	Total   int64    `json:"total"`
-	Rate    *float64 `json:"rate"`
-}
-
-// PathStat is one path a chat or build took (the category column).
-type PathStat struct {
-	Path          string   `json:"path"`
-	Label         string   `json:"label"`
-	Intent        string   `json:"intent"`
-	Requests      int64    `json:"requests"`
-	Errors        int64    `json:"errors"`
-	NotConfigured int64    `json:"not_configured"`
-	P50           *float64 `json:"p50_sec"`
-	P95           *float64 `json:"p95_sec"`
-}
-
-// ToolStat is one tool: chats that ran it and direct runs of it, apart. A
-// request that ran several tools counts once for each; its success (the
-// tool_execution_success column) is the request's.
-type ToolStat struct {
-	Tool string    `json:"tool"`
-	Chat ToolCalls `json:"chat"`
-	Run  ToolCalls `json:"run"`
-}
-
-// ToolCalls counts requests of one intent that ran a tool.
-type ToolCalls struct {
-	Requests int64    `json:"requests"`
-	OK       int64    `json:"ok"`
-	Failed   int64    `json:"failed"`
-	Rate     *float64 `json:"rate"` // OK/(OK+Failed), null without either
-}
-
-// Feedback counts thumbs up and down; Satisfaction is the share of thumbs
-// up, null without any.
-type Feedback struct {
-	Up           int64          `json:"up"`
-	Down         int64          `json:"down"`
-	Satisfaction *float64       `json:"satisfaction"`
-	Tools        []ToolFeedback `json:"tools"`
-}
-
-// ToolFeedback is the feedback on answers that ran one tool.
-type ToolFeedback struct {
-	Tool         string   `json:"tool"`
-	Up           int64    `json:"up"`
-	Down         int64    `json:"down"`
-	Satisfaction *float64 `json:"satisfaction"`
-}
-
-// StepStat is one step of the flow (the node_times column) over the
-// scope's rows: how many ran it, how often per request, how long it took.
-type StepStat struct {
-	Step       string   `json:"step"`
-	Runs       int64    `json:"runs"`
-	PerRequest float64  `json:"per_request"`
-	MeanSec    *float64 `json:"mean_sec"`
-	TotalShare *float64 `json:"share_of_step_time"` // of all the scope's step time
-}
-
-// BuildStat summarizes the selected BUILD rows. Plans, which ask what a
-// build would do and build nothing, are counted apart: Requests and Failed
-// leave them out. Failed also leaves out builds refused because no model is
-// configured.
-type BuildStat struct {
-	Requests   int64           `json:"requests"`
-	Failed     int64           `json:"failed"`
-	Plans      int64           `json:"plans"`
-	Attempts   []AttemptsCount `json:"attempts"`
-	Generation Quantiles       `json:"generation"`
-}
-
-// AttemptsCount is how many builds that write code took a number of
-// attempts (0: not recorded, in an older file; maxAttempts counts that many
-// or more).
-type AttemptsCount struct {
-	Attempts int   `json:"attempts"`
-	Builds   int64 `json:"builds"`
-}
-
-// ErrorRow is how many selected rows share an error message (its first line).
-type ErrorRow struct {
-	Message string `json:"message"`
-	Count   int64  `json:"count"`
-}
-
-// Point is one time bucket of the series. Counts are over all selected rows;
-// latency and per-request figures over the scope; build figures over builds.
-type Point struct {
-	T             time.Time `json:"t"`
-	Requests      int64     `json:"requests"`
-	Errors        int64     `json:"errors"`
-	NotConfigured int64     `json:"not_configured"`
-	Chat          int64     `json:"chat"`
-	Build         int64     `json:"build"`
-	Run           int64     `json:"run"`
-	P50           *float64  `json:"p50_sec"`
-	P95           *float64  `json:"p95_sec"`
-	LLMCalls      *float64  `json:"llm_calls_per_request"`
-	Tokens        *float64  `json:"tokens_per_request"`
-	Builds        int64     `json:"builds"` // BUILD rows, plans left out
-	BuildSec      *float64  `json:"build_sec_mean"`
-	BuildAttempt  *float64  `json:"build_attempts_mean"`
-	// FeedbackUp and FeedbackDown count the bucket's FEEDBACK rows;
-	// Satisfaction is the share of thumbs up, null without any.
-	FeedbackUp   int64    `json:"feedback_up"`
-	FeedbackDown int64    `json:"feedback_down"`
-	Satisfaction *float64 `json:"satisfaction"`
-}
-
-// Recent is one of the latest rows, for the table of requests.
-type Recent struct {
-	Timestamp  time.Time `json:"timestamp"`
-	RequestID  string    `json:"request_id"`
-	Intent     string    `json:"intent"`
-	Path       string    `json:"path"`
-	Tools      []string  `json:"tools"`
-	LatencySec float64   `json:"latency_sec"`
-	Error      string    `json:"error"`
-	Query      string    `json:"query"`
-	Outcome    string    `json:"outcome"`         // ok, error or not_configured
-	User       string    `json:"user,omitempty"`  // the caller's pseudonym
-	Trace      string    `json:"trace,omitempty"` // /api/requests/<id>
-	// Feedback is a person's score of the answer: 1, -1, or 0 for none.
-	Feedback int `json:"feedback,omitempty"`
-}
+// The dashboard's data (adaptbot.Summary and its parts): what the Store
+// answers for a Filter.
+type (
+	Summary       = adaptbot.Summary
+	TierCounts    = adaptbot.TierCounts
+	Quantiles     = adaptbot.Quantiles
+	PerRequest    = adaptbot.PerRequest
+	Ratio         = adaptbot.Ratio
+	PathStat      = adaptbot.PathStat
+	ToolStat      = adaptbot.ToolStat
+	ToolCalls     = adaptbot.ToolCalls
+	Feedback      = adaptbot.FeedbackCounts
+	ToolFeedback  = adaptbot.ToolFeedback
+	StepStat      = adaptbot.StepStat
+	BuildStat     = adaptbot.BuildStat
+	AttemptsCount = adaptbot.AttemptsCount
+	ErrorRow      = adaptbot.ErrorRow
+	Point         = adaptbot.SeriesPoint
+	Recent        = adaptbot.RecentRow
+)
 
 // StepDirect is the step (node_times) of a chat answered directly with a
 // tool's output: the agent's node of that name.
@@ -237,27 +50,27 @@ func PathLabel(category string) string {
 	switch category {
 	case "":
 		return "not recorded (the request failed before it was routed, or an older file)"
-	case CategoryGeneral:
+	case adaptbot.CategoryGeneral:
 		return "answered by the model alone"
-	case CategoryNeedTool:
+	case adaptbot.CategoryNeedTool:
 		return "no tool fit; a build was offered"
-	case CategoryBuildCreate:
+	case adaptbot.CategoryBuildCreate:
 		return "a tool was built"
-	case CategoryBuildModify:
+	case adaptbot.CategoryBuildModify:
 		return "a tool was changed"
-	case CategoryBuildDelete:
+	case adaptbot.CategoryBuildDelete:
 		return "a tool was deleted"
-	case CategoryBuildRollback:
+	case adaptbot.CategoryBuildRollback:
 		return "an earlier version of a tool was served again"
-	case CategoryBuildApprove:
+	case adaptbot.CategoryBuildApprove:
 		return "a pending version of a tool was approved"
-	case CategoryBuildTest:
+	case adaptbot.CategoryBuildTest:
 		return "a tool's stored examples were re-run"
-	case CategoryBuildPlan:
+	case adaptbot.CategoryBuildPlan:
 		return "a build was planned"
-	case CategoryBuildImport:
+	case adaptbot.CategoryBuildImport:
 		return "a bundle of tools was imported"
-	case CategoryBuildSkill:
+	case adaptbot.CategoryBuildSkill:
 		return "a skill was proposed from a chain of tools that recurs in chats"
 	}
 	return "answered with a tool"
@@ -328,7 +141,7 @@ func (s *Store) Query(f Filter) Summary {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 
-	scope := cmp.Or(f.Intent, IntentChat)
+	scope := cmp.Or(f.Intent, adaptbot.IntentChat)
 	sum := Summary{
 		Filter: f, ByIntent: map[string]int{}, Scope: scope, ByModelNote: noModel,
 		RecentNote: "the latest matching requests among the last 1000 the server saw",
@@ -374,7 +187,7 @@ func (t *totals) fold(s *Store, perKind []*cell, scope string, sum *Summary) {
 			continue
 		}
 		kd := &s.kinds[k]
-		if kd.intent == IntentFeedback {
+		if kd.intent == adaptbot.IntentFeedback {
 			sum.Feedback.Up += c.up
 			sum.Feedback.Down += c.down
 			for _, name := range kd.toolList {
@@ -407,7 +220,7 @@ func (t *totals) fold(s *Store, perKind []*cell, scope string, sum *Summary) {
 				t.steps[i].sum += c.steps[i].sum
 			}
 		}
-		if kd.intent != IntentRun {
+		if kd.intent != adaptbot.IntentRun {
 			pa := t.paths[kd.category]
 			if pa == nil {
 				pa = &pathAcc{intent: kd.intent}
@@ -415,12 +228,12 @@ func (t *totals) fold(s *Store, perKind []*cell, scope string, sum *Summary) {
 			}
 			pa.add(c, kd)
 		}
-		if kd.intent == IntentChat || kd.intent == IntentRun {
+		if kd.intent == adaptbot.IntentChat || kd.intent == adaptbot.IntentRun {
 			t.addTools(c, kd)
 		}
-		if kd.intent == IntentBuild && kd.category == CategoryBuildPlan {
+		if kd.intent == adaptbot.IntentBuild && kd.category == adaptbot.CategoryBuildPlan {
 			t.plans.add(c, kd)
-		} else if kd.intent == IntentBuild {
+		} else if kd.intent == adaptbot.IntentBuild {
 			t.builds.add(c, kd)
 			if c.generation != nil {
 				t.gen.merge(c.generation)
@@ -441,7 +254,7 @@ func (t *totals) addTools(c *cell, kd *kind) {
 			t.tools[name] = ts
 		}
 		calls := &ts.Chat
-		if kd.intent == IntentRun {
+		if kd.intent == adaptbot.IntentRun {
 			calls = &ts.Run
 		}
 		calls.Requests += c.n
@@ -546,7 +359,7 @@ func (s *Store) recentRows(f Filter) []Recent {
 	for i := len(s.recent) - 1; i >= 0 && len(out) < maxRecent; i-- {
 		r := s.recent[(s.next+i)%len(s.recent)]
 		if !f.Since.IsZero() && r.Timestamp.Before(f.Since) || !f.Until.IsZero() && !r.Timestamp.Before(f.Until) ||
-			!f.matchKind(r.Intent, r.Path, r.Tools, r.Outcome, r.User) {
+			!matchKind(f, r.Intent, r.Path, r.Tools, r.Outcome, r.User) {
 			continue
 		}
 		if r.RequestID != "" {
@@ -585,7 +398,7 @@ type pointAcc struct {
 }
 
 func (pa *pointAcc) add(p *Point, c *cell, intent, outcome string, scope string) {
-	if intent == IntentFeedback {
+	if intent == adaptbot.IntentFeedback {
 		p.FeedbackUp += c.up
 		p.FeedbackDown += c.down
 		return
@@ -598,9 +411,9 @@ func (pa *pointAcc) add(p *Point, c *cell, intent, outcome string, scope string)
 		p.NotConfigured += c.n
 	}
 	switch intent {
-	case IntentChat:
+	case adaptbot.IntentChat:
 		p.Chat += c.n
-	case IntentBuild:
+	case adaptbot.IntentBuild:
 		p.Build += c.n
 		p.Builds += c.n - c.plans
 		if c.generation != nil {
@@ -611,7 +424,7 @@ func (pa *pointAcc) add(p *Point, c *cell, intent, outcome string, scope string)
 			pa.attempts += int64(i+1) * n
 			pa.counted += n
 		}
-	case IntentRun:
+	case adaptbot.IntentRun:
 		p.Run += c.n
 	}
 	if intent == scope {

@@ -8,50 +8,6 @@ import (
 	"time"
 )
 
-// Intents, the values of Row.Intent.
-const (
-	IntentChat  = "CHAT"  // a /chat request
-	IntentBuild = "BUILD" // a tool build, modification or deletion
-	IntentRun   = "RUN"   // a direct tool run
-	// IntentFeedback is a person's thumbs up or down on a chat answer: a
-	// row of its own (the rated request in RatedRequest, the score in
-	// Score), counted apart from requests.
-	IntentFeedback = "FEEDBACK"
-	// IntentManage is a change to the server's users (an added, removed or
-	// rotated user, a role, ended sessions); the category says which, and
-	// the query names the user by pseudonym only.
-	IntentManage = "MANAGE"
-)
-
-// Doors, the values of Row.Door: where a request came in.
-const (
-	DoorHTTP     = "http"     // the pages and the HTTP API
-	DoorMCP      = "mcp"      // /mcp and adaptbot mcp
-	DoorCLI      = "cli"      // the command line, through the server
-	DoorInternal = "internal" // the server on its own (an automatic repair)
-	DoorOpenAI   = "openai"   // /v1, the OpenAI-compatible API (issue 32)
-)
-
-// Categories that are not tool names, the values of Row.Category. A chat
-// answered by a tool, and a direct run, use the tool's name as category.
-const (
-	CategoryGeneral     = "general"      // answered by the model alone
-	CategoryNeedTool    = "need_tool"    // no tool fits; the user was offered a build
-	CategoryBuildCreate = "build_create" // a new tool was built
-	CategoryBuildModify = "build_modify" // an existing tool was changed
-	CategoryBuildDelete = "build_delete" // a tool was removed
-	// Work on a tool that builds nothing new: a version served again, a
-	// pending version approved, the stored examples re-run, a build planned.
-	CategoryBuildRollback = "build_rollback"
-	CategoryBuildApprove  = "build_approve"
-	CategoryBuildTest     = "build_test"
-	CategoryBuildPlan     = "build_plan"
-	// A bundle of tools imported (adaptbot tools import).
-	CategoryBuildImport = "build_import"
-	// A skill proposed from a chain of tools that recurs in chats.
-	CategoryBuildSkill = "build_skill"
-)
-
 // Tri is a success flag that may not apply to a request. Its zero value is
 // NA, so a Row that does not set it records N/A.
 type Tri int8

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"adaptbot"
 )
 
 // Store keeps the aggregates of the benchmark rows in memory, so the
@@ -191,7 +193,7 @@ func (s *Store) Add(r Row) {
 		cr.steps = append(cr.steps, s.stepIndex(nt.Node))
 	}
 	s.allTime[k].add(cr)
-	feedback := r.Intent == IntentFeedback
+	feedback := r.Intent == adaptbot.IntentFeedback
 	if r.Timestamp.IsZero() {
 		s.undated.cell(k).add(cr)
 	} else {
@@ -253,7 +255,7 @@ func (s *Store) stepIndex(name string) int {
 }
 
 // intents are the intents a bucket keeps totals for; "" stands for any other.
-var intents = [...]string{IntentChat, IntentBuild, IntentRun, ""}
+var intents = [...]string{adaptbot.IntentChat, adaptbot.IntentBuild, adaptbot.IntentRun, ""}
 
 // outcomes are the outcomes a bucket keeps totals for.
 var outcomes = [...]string{OutcomeOK, OutcomeError, OutcomeNotConfigured}
@@ -300,7 +302,7 @@ func (c *cell) saw(t time.Time) {
 // without a category may). A delete, a rollback, an approval, a test, an
 // import or a skill's proposal writes none.
 func writesCode(category string) bool {
-	return category == CategoryBuildCreate || category == CategoryBuildModify || category == ""
+	return category == adaptbot.CategoryBuildCreate || category == adaptbot.CategoryBuildModify || category == ""
 }
 
 // counted is a row with what every cell it goes into needs worked out once.
@@ -346,7 +348,7 @@ func (c *cell) add(r *counted) {
 	case False:
 		c.execN++
 	}
-	if r.Intent == IntentBuild {
+	if r.Intent == adaptbot.IntentBuild {
 		if c.generation == nil {
 			c.generation = &histogram{}
 		}
@@ -354,7 +356,7 @@ func (c *cell) add(r *counted) {
 			c.generation.addAt(r.GenerationTime, r.generation)
 		}
 		switch {
-		case r.Category == CategoryBuildPlan:
+		case r.Category == adaptbot.CategoryBuildPlan:
 			// A plan asks the model what a build would do and builds
 			// nothing: it is counted apart from builds.
 			c.plans++
@@ -369,7 +371,7 @@ func (c *cell) add(r *counted) {
 	if i := slices.Index(tierNames[:], r.Tier); i >= 0 {
 		c.tiers[i]++
 	}
-	if r.Intent == IntentFeedback {
+	if r.Intent == adaptbot.IntentFeedback {
 		switch {
 		case r.Score > 0:
 			c.up++

@@ -11,6 +11,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"adaptbot"
 )
 
 // writeBenchFile writes n plausible rows, one every 2.5 s (so 1,000,000 rows
@@ -35,12 +37,12 @@ func writeBenchFile(b *testing.B, path string, n int) time.Time {
 		}
 		switch x := rng.IntN(20); {
 		case x < 13:
-			r.Intent, r.LLMCalls, r.PromptTokens, r.CompletionTokens = IntentChat, 2, 800+rng.IntN(400), 40+rng.IntN(100)
+			r.Intent, r.LLMCalls, r.PromptTokens, r.CompletionTokens = adaptbot.IntentChat, 2, 800+rng.IntN(400), 40+rng.IntN(100)
 			switch y := rng.IntN(10); {
 			case y < 3:
-				r.Category = CategoryGeneral
+				r.Category = adaptbot.CategoryGeneral
 			case y < 4:
-				r.Category = CategoryNeedTool
+				r.Category = adaptbot.CategoryNeedTool
 			default:
 				r.Category = tools[rng.IntN(len(tools))]
 				r.Tools = []string{r.Category}
@@ -50,10 +52,10 @@ func writeBenchFile(b *testing.B, path string, n int) time.Time {
 				r.ParamExtraction, r.ToolExecution = True, TriOf(rng.IntN(10) > 0)
 			}
 		case x < 19:
-			r.Intent, r.Category = IntentRun, tools[rng.IntN(len(tools))]
+			r.Intent, r.Category = adaptbot.IntentRun, tools[rng.IntN(len(tools))]
 			r.ToolExecution = TriOf(rng.IntN(10) > 0)
 		default:
-			r.Intent, r.Category = IntentBuild, CategoryBuildCreate
+			r.Intent, r.Category = adaptbot.IntentBuild, adaptbot.CategoryBuildCreate
 			r.BuildAttempts, r.GenerationTime = 1+rng.IntN(3), time.Duration(5+rng.IntN(50))*time.Second
 		}
 		if rng.IntN(25) == 0 {
@@ -111,7 +113,7 @@ func BenchmarkStore(b *testing.B) {
 				f    Filter
 			}{
 				{"query", Filter{}},
-				{"query-chat-24h", Filter{Intent: IntentChat, Since: end.Add(-24 * time.Hour)}},
+				{"query-chat-24h", Filter{Intent: adaptbot.IntentChat, Since: end.Add(-24 * time.Hour)}},
 				{"query-tool-1h", Filter{Tool: "weather", Since: end.Add(-time.Hour)}},
 				{"query-errors", Filter{Outcome: OutcomeError}},
 			} {
@@ -134,7 +136,7 @@ func BenchmarkStore(b *testing.B) {
 func BenchmarkStoreAdd(b *testing.B) {
 	s := NewStore()
 	r := Row{
-		Timestamp: time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC), Query: "what's the weather in Paris?", Intent: IntentChat,
+		Timestamp: time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC), Query: "what's the weather in Paris?", Intent: adaptbot.IntentChat,
 		Category: "weather", Tools: []string{"weather"}, ParamExtraction: True, ToolExecution: True,
 		Latency: 1234 * time.Millisecond, RequestID: "0123456789abcdef", LLMCalls: 2, PromptTokens: 812, CompletionTokens: 64,
 		NodeTimes: []NodeTime{{Node: "classifier", Duration: 12 * time.Millisecond}, {Node: "execute", Duration: 300 * time.Millisecond}},

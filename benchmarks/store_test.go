@@ -12,13 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot"
 	"adaptbot/benchmarks"
 	"adaptbot/llm"
 )
 
 var (
 	testTools = []string{"weather", "calculator", "unit_converter", "roman_numerals"}
-	testPaths = []string{benchmarks.CategoryGeneral, benchmarks.CategoryNeedTool, "", "weather", "calculator", "unit_converter", "roman_numerals"}
+	testPaths = []string{adaptbot.CategoryGeneral, adaptbot.CategoryNeedTool, "", "weather", "calculator", "unit_converter", "roman_numerals"}
 	testErrs  = []string{"model timed out", "tool failed: bad input", "no tool named \"x\"", "rate limited\nretry later"}
 )
 
@@ -45,9 +46,9 @@ func randomRow(rng *rand.Rand, t time.Time, i int) benchmarks.Row {
 	r.Latency = time.Duration(math.Exp(rng.Float64()*11.5)) * time.Millisecond
 	switch x := rng.IntN(10); {
 	case x < 6:
-		r.Intent = benchmarks.IntentChat
+		r.Intent = adaptbot.IntentChat
 		r.Category = testPaths[rng.IntN(len(testPaths))]
-		if r.Category != "" && r.Category != benchmarks.CategoryGeneral && r.Category != benchmarks.CategoryNeedTool {
+		if r.Category != "" && r.Category != adaptbot.CategoryGeneral && r.Category != adaptbot.CategoryNeedTool {
 			r.Tools = []string{r.Category}
 			if rng.IntN(3) == 0 {
 				r.Tools = append(r.Tools, testTools[rng.IntN(len(testTools))])
@@ -60,20 +61,20 @@ func randomRow(rng *rand.Rand, t time.Time, i int) benchmarks.Row {
 		r.CompletionTokens = rng.IntN(400)
 		r.DiscoveryRequests = rng.IntN(2)
 	case x < 8:
-		r.Intent = benchmarks.IntentRun
+		r.Intent = adaptbot.IntentRun
 		r.Category = testTools[rng.IntN(len(testTools))]
 		r.ToolExecution = benchmarks.TriOf(rng.IntN(2) == 0)
 		if rng.IntN(2) == 0 { // older rows of direct runs have no tools column
 			r.Tools = []string{r.Category}
 		}
 	default:
-		r.Intent = benchmarks.IntentBuild
-		r.Category = []string{benchmarks.CategoryBuildCreate, benchmarks.CategoryBuildModify, benchmarks.CategoryBuildDelete, benchmarks.CategoryBuildPlan}[rng.IntN(4)]
+		r.Intent = adaptbot.IntentBuild
+		r.Category = []string{adaptbot.CategoryBuildCreate, adaptbot.CategoryBuildModify, adaptbot.CategoryBuildDelete, adaptbot.CategoryBuildPlan}[rng.IntN(4)]
 		r.BuildAttempts = rng.IntN(5)
-		if r.Category == benchmarks.CategoryBuildPlan {
+		if r.Category == adaptbot.CategoryBuildPlan {
 			r.BuildAttempts = 0
 		}
-		if r.Category != benchmarks.CategoryBuildDelete && r.Category != benchmarks.CategoryBuildPlan {
+		if r.Category != adaptbot.CategoryBuildDelete && r.Category != adaptbot.CategoryBuildPlan {
 			r.GenerationTime = time.Duration(1+rng.IntN(60_000)) * time.Millisecond
 		}
 		r.LLMCalls = r.BuildAttempts
@@ -136,14 +137,14 @@ type recount struct {
 func count(rows []benchmarks.Row, f benchmarks.Filter) recount {
 	rc := recount{steps: map[string][2]float64{}, byIntent: map[string]int{}, paths: map[string][2]int64{}, tools: map[string][2]benchmarks.ToolCalls{}, attempts: map[int]int64{},
 		toolFeedback: map[string][2]int64{}, rated: map[string]int{}}
-	scope := cmp.Or(f.Intent, benchmarks.IntentChat)
+	scope := cmp.Or(f.Intent, adaptbot.IntentChat)
 	// Feedback rows are not requests: the ring of recent rows skips them,
 	// and marks the request they rate.
 	var requests []benchmarks.Row
 	for _, r := range rows {
-		if r.Intent == benchmarks.IntentFeedback {
+		if r.Intent == adaptbot.IntentFeedback {
 			rc.rated[r.RatedRequest] = r.Score
-			if !f.Match(r) {
+			if !benchmarks.Match(f, r) {
 				continue
 			}
 			if r.Score > 0 {
@@ -166,7 +167,7 @@ func count(rows []benchmarks.Row, f benchmarks.Filter) recount {
 	}
 	rows = requests
 	for i, r := range rows {
-		if !f.Match(r) {
+		if !benchmarks.Match(f, r) {
 			continue
 		}
 		rc.requests++
@@ -211,7 +212,7 @@ func count(rows []benchmarks.Row, f benchmarks.Filter) recount {
 				}
 			}
 		}
-		if r.Intent != benchmarks.IntentRun {
+		if r.Intent != adaptbot.IntentRun {
 			p := rc.paths[cmp.Or(r.Category, "(none)")]
 			p[0]++
 			if failed(r) {
@@ -220,14 +221,14 @@ func count(rows []benchmarks.Row, f benchmarks.Filter) recount {
 			rc.paths[cmp.Or(r.Category, "(none)")] = p
 		}
 		tools := r.Tools
-		if len(tools) == 0 && r.Intent == benchmarks.IntentRun {
+		if len(tools) == 0 && r.Intent == adaptbot.IntentRun {
 			tools = []string{r.Category}
 		}
-		if r.Intent != benchmarks.IntentBuild {
+		if r.Intent != adaptbot.IntentBuild {
 			for _, name := range tools {
 				tc := rc.tools[name]
 				c := &tc[0]
-				if r.Intent == benchmarks.IntentRun {
+				if r.Intent == adaptbot.IntentRun {
 					c = &tc[1]
 				}
 				c.Requests++
@@ -243,14 +244,14 @@ func count(rows []benchmarks.Row, f benchmarks.Filter) recount {
 		// A plan builds nothing: counted apart. Only builds that write
 		// code (or rows that say how many attempts they took) have
 		// attempts.
-		if r.Intent == benchmarks.IntentBuild && r.Category == benchmarks.CategoryBuildPlan {
+		if r.Intent == adaptbot.IntentBuild && r.Category == adaptbot.CategoryBuildPlan {
 			rc.plans++
-		} else if r.Intent == benchmarks.IntentBuild {
+		} else if r.Intent == adaptbot.IntentBuild {
 			rc.builds++
 			if failed(r) {
 				rc.buildFailed++
 			}
-			if r.BuildAttempts > 0 || r.Category != benchmarks.CategoryBuildDelete {
+			if r.BuildAttempts > 0 || r.Category != adaptbot.CategoryBuildDelete {
 				rc.attempts[r.BuildAttempts]++
 			}
 			if r.GenerationTime > 0 {
@@ -309,10 +310,10 @@ func TestStoreMatchesRecount(t *testing.T) {
 		}
 		r := randomRow(rng, at, i)
 		logRow(t, l, r)
-		if r.Intent == benchmarks.IntentChat && rng.IntN(5) == 0 {
+		if r.Intent == adaptbot.IntentChat && rng.IntN(5) == 0 {
 			// A person rates the answer, a little later.
 			score := []int{1, -1}[rng.IntN(2)]
-			logRow(t, l, benchmarks.Row{Timestamp: at.Add(time.Second), Intent: benchmarks.IntentFeedback, Category: r.Category, Tools: r.Tools,
+			logRow(t, l, benchmarks.Row{Timestamp: at.Add(time.Second), Intent: adaptbot.IntentFeedback, Category: r.Category, Tools: r.Tools,
 				RequestID: fmt.Sprintf("fb-%07d", i), RatedRequest: r.RequestID, Score: score, Query: "a comment"})
 		}
 	}
@@ -327,29 +328,29 @@ func TestStoreMatchesRecount(t *testing.T) {
 
 	filters := []benchmarks.Filter{
 		{},
-		{Intent: benchmarks.IntentChat},
-		{Intent: benchmarks.IntentRun},
-		{Intent: benchmarks.IntentBuild},
+		{Intent: adaptbot.IntentChat},
+		{Intent: adaptbot.IntentRun},
+		{Intent: adaptbot.IntentBuild},
 		{Tool: "weather"},
-		{Tool: "calculator", Intent: benchmarks.IntentRun},
-		{Path: benchmarks.CategoryGeneral},
+		{Tool: "calculator", Intent: adaptbot.IntentRun},
+		{Path: adaptbot.CategoryGeneral},
 		{Path: benchmarks.PathBuild},
 		{Outcome: benchmarks.OutcomeError},
 		{Outcome: benchmarks.OutcomeOK, Tool: "unit_converter"},
 		{Outcome: benchmarks.OutcomeNotConfigured},
-		{Outcome: benchmarks.OutcomeNotConfigured, Intent: benchmarks.IntentChat},
+		{Outcome: benchmarks.OutcomeNotConfigured, Intent: adaptbot.IntentChat},
 		{Since: end.Add(-90 * time.Minute)},                                    // the minute tier
 		{Since: end.Add(-3 * 24 * time.Hour), Until: end.Add(-24 * time.Hour)}, // the hour tier
-		{Since: end.Add(-100 * time.Minute), Until: end.Add(-30 * time.Minute), Intent: benchmarks.IntentChat},
+		{Since: end.Add(-100 * time.Minute), Until: end.Add(-30 * time.Minute), Intent: adaptbot.IntentChat},
 		{Tool: "no_such_tool"},
-		{Intent: benchmarks.IntentFeedback},
-		{Intent: benchmarks.IntentFeedback, Tool: "weather", Since: end.Add(-3 * 24 * time.Hour)},
+		{Intent: adaptbot.IntentFeedback},
+		{Intent: adaptbot.IntentFeedback, Tool: "weather", Since: end.Add(-3 * 24 * time.Hour)},
 	}
 	for _, f := range filters {
 		for name, s := range map[string]*benchmarks.Store{"loaded": loaded, "live": live} {
 			t.Run(fmt.Sprintf("%s %+v", name, f), func(t *testing.T) {
 				want := count(rows, f)
-				if want.requests == 0 && f.Tool != "no_such_tool" && f.Intent != benchmarks.IntentFeedback {
+				if want.requests == 0 && f.Tool != "no_such_tool" && f.Intent != adaptbot.IntentFeedback {
 					t.Fatal("the filter selects no rows; the test data does not exercise it")
 				}
 				got := s.Query(f)
@@ -515,7 +516,7 @@ func TestParseFilter(t *testing.T) {
 func TestStoreStepsBounded(t *testing.T) {
 	s := benchmarks.NewStore()
 	for i := range 40 {
-		s.Add(benchmarks.Row{Timestamp: time.Unix(1e9, 0), Intent: benchmarks.IntentChat,
+		s.Add(benchmarks.Row{Timestamp: time.Unix(1e9, 0), Intent: adaptbot.IntentChat,
 			NodeTimes: []benchmarks.NodeTime{{Node: fmt.Sprintf("step%02d", i), Duration: time.Second}}})
 	}
 	steps := s.Query(benchmarks.Filter{}).Steps
@@ -538,7 +539,7 @@ func TestLiveStoreSeesWhatTheFileHolds(t *testing.T) {
 	l := open(t, path)
 	live := benchmarks.NewStore()
 	l.SetSink(live)
-	logRow(t, l, benchmarks.Row{Timestamp: time.Now().UTC(), Query: "q", Intent: benchmarks.IntentChat, Category: "weather",
+	logRow(t, l, benchmarks.Row{Timestamp: time.Now().UTC(), Query: "q", Intent: adaptbot.IntentChat, Category: "weather",
 		Tools: []string{" weather "}, ToolExecution: benchmarks.True, Latency: time.Second,
 		NodeTimes: []benchmarks.NodeTime{{Node: "plan;extract", Duration: time.Second}}})
 	loaded, err := benchmarks.LoadFile(path)
@@ -568,10 +569,10 @@ func TestLiveStoreSeesWhatTheFileHolds(t *testing.T) {
 func TestFeedbackIsCountedApart(t *testing.T) {
 	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	s := benchmarks.NewStore()
-	s.Add(benchmarks.Row{Timestamp: at, RequestID: "a", Intent: benchmarks.IntentChat, Category: "calculator", Tools: []string{"calculator"}, ToolExecution: benchmarks.True, Latency: time.Second})
-	s.Add(benchmarks.Row{Timestamp: at, RequestID: "b", Intent: benchmarks.IntentChat, Category: benchmarks.CategoryGeneral, Latency: time.Second})
-	s.Add(benchmarks.Row{Timestamp: at.Add(time.Minute), RequestID: "f1", Intent: benchmarks.IntentFeedback, Category: "calculator", Tools: []string{"calculator"}, RatedRequest: "a", Score: -1, Latency: time.Millisecond})
-	s.Add(benchmarks.Row{Timestamp: at.Add(2 * time.Minute), RequestID: "f2", Intent: benchmarks.IntentFeedback, Category: benchmarks.CategoryGeneral, RatedRequest: "b", Score: 1, Latency: time.Millisecond})
+	s.Add(benchmarks.Row{Timestamp: at, RequestID: "a", Intent: adaptbot.IntentChat, Category: "calculator", Tools: []string{"calculator"}, ToolExecution: benchmarks.True, Latency: time.Second})
+	s.Add(benchmarks.Row{Timestamp: at, RequestID: "b", Intent: adaptbot.IntentChat, Category: adaptbot.CategoryGeneral, Latency: time.Second})
+	s.Add(benchmarks.Row{Timestamp: at.Add(time.Minute), RequestID: "f1", Intent: adaptbot.IntentFeedback, Category: "calculator", Tools: []string{"calculator"}, RatedRequest: "a", Score: -1, Latency: time.Millisecond})
+	s.Add(benchmarks.Row{Timestamp: at.Add(2 * time.Minute), RequestID: "f2", Intent: adaptbot.IntentFeedback, Category: adaptbot.CategoryGeneral, RatedRequest: "b", Score: 1, Latency: time.Millisecond})
 
 	sum := s.Query(benchmarks.Filter{})
 	if sum.Requests != 2 || sum.ScopeRequests != 2 || len(sum.ByIntent) != 1 || len(sum.Recent) != 2 {
@@ -594,15 +595,15 @@ func TestFeedbackIsCountedApart(t *testing.T) {
 	if f := s.Query(benchmarks.Filter{Tool: "calculator"}).Feedback; f.Up != 0 || f.Down != 1 {
 		t.Errorf("feedback on calculator = %+v", f)
 	}
-	if f := s.Query(benchmarks.Filter{Intent: benchmarks.IntentRun}).Feedback; f.Up+f.Down != 0 {
+	if f := s.Query(benchmarks.Filter{Intent: adaptbot.IntentRun}).Feedback; f.Up+f.Down != 0 {
 		t.Errorf("feedback among direct runs = %+v", f)
 	}
-	if got := s.Query(benchmarks.Filter{Intent: benchmarks.IntentFeedback}); got.Requests != 0 || got.Feedback.Up != 1 {
+	if got := s.Query(benchmarks.Filter{Intent: adaptbot.IntentFeedback}); got.Requests != 0 || got.Feedback.Up != 1 {
 		t.Errorf("intent=FEEDBACK: %d requests, feedback %+v", got.Requests, got.Feedback)
 	}
 	var text, md strings.Builder
-	sum.WriteText(&text)
-	sum.WriteMarkdown(&md)
+	benchmarks.WriteText(&text, sum)
+	benchmarks.WriteMarkdown(&md, sum)
 	for _, want := range []string{"Feedback: 1 up, 1 down: 50.0% satisfied", "THUMBS DOWN"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("report text lacks %q:\n%s", want, text.String())
@@ -619,7 +620,7 @@ func TestFilterByUser(t *testing.T) {
 	s := benchmarks.NewStore()
 	at := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
 	for i, u := range []string{"u-ann", "u-bob", "u-ann", ""} {
-		s.Add(benchmarks.Row{Timestamp: at.Add(time.Duration(i) * time.Minute), Intent: benchmarks.IntentChat, Category: "general",
+		s.Add(benchmarks.Row{Timestamp: at.Add(time.Duration(i) * time.Minute), Intent: adaptbot.IntentChat, Category: "general",
 			Latency: time.Second, RequestID: fmt.Sprint("r", i), User: u})
 	}
 	ann := s.Query(benchmarks.Filter{User: "u-ann"})
@@ -648,11 +649,11 @@ func TestFilterByUser(t *testing.T) {
 func TestEveryBuildCategoryIsABuild(t *testing.T) {
 	s := benchmarks.NewStore()
 	at := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
-	categories := []string{benchmarks.CategoryBuildCreate, benchmarks.CategoryBuildModify, benchmarks.CategoryBuildDelete,
-		benchmarks.CategoryBuildRollback, benchmarks.CategoryBuildApprove, benchmarks.CategoryBuildTest,
-		benchmarks.CategoryBuildPlan, benchmarks.CategoryBuildImport}
+	categories := []string{adaptbot.CategoryBuildCreate, adaptbot.CategoryBuildModify, adaptbot.CategoryBuildDelete,
+		adaptbot.CategoryBuildRollback, adaptbot.CategoryBuildApprove, adaptbot.CategoryBuildTest,
+		adaptbot.CategoryBuildPlan, adaptbot.CategoryBuildImport}
 	for i, c := range categories {
-		s.Add(benchmarks.Row{Timestamp: at.Add(time.Duration(i) * time.Second), Intent: benchmarks.IntentBuild, Category: c, RequestID: c})
+		s.Add(benchmarks.Row{Timestamp: at.Add(time.Duration(i) * time.Second), Intent: adaptbot.IntentBuild, Category: c, RequestID: c})
 		if got := benchmarks.PathLabel(c); got == benchmarks.PathLabel("calculator") {
 			t.Errorf("PathLabel(%s) = %q, a tool's", c, got)
 		}
@@ -672,14 +673,14 @@ func TestPlansAreCountedApartFromBuilds(t *testing.T) {
 	s := benchmarks.NewStore()
 	at := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
 	add := func(i int, category string, attempts int) {
-		s.Add(benchmarks.Row{Timestamp: at.Add(time.Duration(i) * time.Second), Intent: benchmarks.IntentBuild,
+		s.Add(benchmarks.Row{Timestamp: at.Add(time.Duration(i) * time.Second), Intent: adaptbot.IntentBuild,
 			Category: category, BuildAttempts: attempts, RequestID: fmt.Sprintf("r%d", i), Latency: time.Second})
 	}
 	for i := range 4 {
-		add(2*i, benchmarks.CategoryBuildPlan, 0)
-		add(2*i+1, benchmarks.CategoryBuildCreate, 1+i%2)
+		add(2*i, adaptbot.CategoryBuildPlan, 0)
+		add(2*i+1, adaptbot.CategoryBuildCreate, 1+i%2)
 	}
-	add(9, benchmarks.CategoryBuildDelete, 0)
+	add(9, adaptbot.CategoryBuildDelete, 0)
 	got := s.Query(benchmarks.Filter{})
 	if got.Builds.Requests != 5 || got.Builds.Plans != 4 {
 		t.Errorf("builds = %d, plans = %d; want 5 and 4", got.Builds.Requests, got.Builds.Plans)
@@ -696,7 +697,7 @@ func TestPlansAreCountedApartFromBuilds(t *testing.T) {
 		t.Errorf("attempts = %+v, want %+v", got.Builds.Attempts, want)
 	}
 	var text bytes.Buffer
-	got.WriteText(&text)
+	benchmarks.WriteText(&text, got)
 	if !strings.Contains(text.String(), "Builds: 5, 0 failed; 4 plans, counted apart;") {
 		t.Errorf("report says:\n%s", text.String())
 	}

@@ -70,11 +70,12 @@ func WriteTools(w io.Writer, format string, ts []Tool) error {
 		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "SERVER\tNAME\tCATEGORY\tVERSION\tORIGIN\tSTATUS\tDESCRIPTION")
 		for _, t := range ts {
+			category, v, origin := t.own()
 			version := "-"
-			if t.Version > 0 {
-				version = strconv.Itoa(t.Version)
+			if v > 0 {
+				version = strconv.Itoa(v)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Server, t.Name, dash(t.Category), version, dash(t.Origin), dash(t.Status), clip.Runes(oneLine(describe(t)), 80))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Server, t.Name, dash(category), version, dash(string(origin)), dash(t.Status), clip.Runes(oneLine(describe(t)), 80))
 		}
 		return tw.Flush()
 	}

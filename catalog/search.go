@@ -85,6 +85,24 @@ type Result struct {
 	Matched []Field `json:"matched,omitempty"`
 }
 
+// MarshalJSON writes the tool as listings do (Tool.MarshalJSON), then its
+// score and what matched.
+func (r Result) MarshalJSON() ([]byte, error) {
+	tool, err := r.Tool.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	rest, err := json.Marshal(struct {
+		Score   float64 `json:"score"`
+		Matched []Field `json:"matched,omitempty"`
+	}{r.Score, r.Matched})
+	if err != nil {
+		return nil, err
+	}
+	// Both are objects: the tool's keys, then the rest's.
+	return append(append(tool[:len(tool)-1:len(tool)-1], ','), rest[1:]...), nil
+}
+
 // ParseMode reads a mode as written on the command line.
 func ParseMode(s string) (Mode, error) {
 	switch m := Mode(strings.ToLower(strings.TrimSpace(s))); m {
@@ -299,7 +317,7 @@ func fieldText(t Tool, f Field) string {
 	case FieldDescription:
 		return t.Description
 	case FieldSchema:
-		return schemaText(t.InputSchema)
+		return schemaText(t.Parameters)
 	}
 	return ""
 }

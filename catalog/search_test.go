@@ -13,22 +13,18 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"adaptbot"
 	"adaptbot/mcp/client"
 	"adaptbot/mcp/config"
 )
 
 // catalog is a small mixed set of tools: two local, three external.
 var catalog = []Tool{
-	{Server: Local, Name: "calculator", Category: "math", Description: "Evaluates an arithmetic expression such as 2 + 3 * 4.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"expression":{"type":"string","description":"the arithmetic expression"}}}`)},
-	{Server: Local, Name: "weather_forecast", Category: "weather", Description: "Gets the Forecast for a city, days ahead.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer"}}}`)},
-	{Server: "weather", Name: "get_forecast", Title: "Forecast", Description: "Get the weather forecast for a city.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string","description":"city name"}}}`)},
-	{Server: "weather", Name: "get_alerts", Description: "List severe weather alerts for a US state.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"state":{"type":"string","description":"two-letter code"}}}`)},
-	{Server: "files", Name: "read_file", Title: "Read file", Description: "Read a file from disk.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"where the file is"}}}`)},
+	{Tool: adaptbot.Tool{Name: "calculator", Category: "math", Description: "Evaluates an arithmetic expression such as 2 + 3 * 4.", Parameters: json.RawMessage(`{"type":"object","properties":{"expression":{"type":"string","description":"the arithmetic expression"}}}`)}, Server: Local},
+	{Tool: adaptbot.Tool{Name: "weather_forecast", Category: "weather", Description: "Gets the Forecast for a city, days ahead.", Parameters: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer"}}}`)}, Server: Local},
+	{Tool: adaptbot.Tool{Name: "get_forecast", Description: "Get the weather forecast for a city.", Parameters: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string","description":"city name"}}}`)}, Server: "weather", Title: "Forecast"},
+	{Tool: adaptbot.Tool{Name: "get_alerts", Description: "List severe weather alerts for a US state.", Parameters: json.RawMessage(`{"type":"object","properties":{"state":{"type":"string","description":"two-letter code"}}}`)}, Server: "weather"},
+	{Tool: adaptbot.Tool{Name: "read_file", Description: "Read a file from disk.", Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"where the file is"}}}`)}, Server: "files", Title: "Read file"},
 }
 
 func ids(rs []Result) []string {

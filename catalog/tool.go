@@ -15,25 +15,50 @@ import (
 // results; no configured MCP server may take it.
 const Local = config.Local
 
-// Tool is one tool as listings and search see it, and as `tools list
-// --format json` writes it: one of AdaptBot's own (Server is Local) or one
-// of an external MCP server's. It is a view of the tool's description
-// (adaptbot.Tool), made by listed alone.
+// Tool is one tool as listings and search see it: one of AdaptBot's own
+// (Server is Local) or one of an external MCP server's. It is the tool's
+// description (adaptbot.Tool; an external tool's Name is its name on its
+// server) with what a listing adds: the server, the title and, for a local
+// tool, its status.
 type Tool struct {
+	adaptbot.Tool
+	Server string
+	Title  string
+	Status string
+	// ServerDescription describes an external tool's server, for ranking.
+	ServerDescription string
+}
+
+// listingJSON is a Tool as `tools list --format json` writes it: an
+// external tool's category, version and origin are its server's, which
+// the listing already names, so they are left out.
+type listingJSON struct {
 	Server      string          `json:"server"`
 	Name        string          `json:"name"`
 	Title       string          `json:"title,omitempty"`
 	Description string          `json:"description,omitempty"`
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	Category    string          `json:"category,omitempty"`
+	Version     int             `json:"version,omitempty"`
+	Origin      adaptbot.Origin `json:"origin,omitempty"`
+	Status      string          `json:"status,omitempty"`
+}
 
-	// Category, Version, Origin and Status describe AdaptBot's own tools.
-	Category string `json:"category,omitempty"`
-	Version  int    `json:"version,omitempty"`
-	Origin   string `json:"origin,omitempty"`
-	Status   string `json:"status,omitempty"`
+// MarshalJSON writes t as listings write it (listingJSON).
+func (t Tool) MarshalJSON() ([]byte, error) {
+	v := listingJSON{Server: t.Server, Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.Parameters, Status: t.Status}
+	v.Category, v.Version, v.Origin = t.own()
+	return json.Marshal(v)
+}
 
-	// ServerDescription describes an external tool's server, for ranking.
-	ServerDescription string `json:"-"`
+// own returns the category, version and origin a listing shows: a local
+// tool's own; none for an external tool, whose are its server's, which the
+// listing already names.
+func (t Tool) own() (category string, version int, origin adaptbot.Origin) {
+	if t.Remote() {
+		return "", 0, ""
+	}
+	return t.Category, t.Version, t.Origin
 }
 
 // ID returns the tool's name as the agent and the command line use it:
@@ -52,19 +77,14 @@ func (t Tool) doc() router.Doc {
 		ServerDescription: t.ServerDescription,
 		Name:              t.Name,
 		Description:       client.Text(t.Title, t.Description),
-		Params:            router.ParamsFromSchema(t.InputSchema),
+		Params:            router.ParamsFromSchema(t.Parameters),
 	}
 }
 
 // listed returns the description t as listings show it, its server
-// server (Local for AdaptBot's own tools). An external tool's domain and
-// origin are its server's, which the listing already names.
+// server (Local for AdaptBot's own tools).
 func listed(server, title, status string, t adaptbot.Tool) Tool {
-	v := Tool{Server: server, Name: t.Name, Title: title, Description: t.Description, InputSchema: t.Parameters, Status: status}
-	if !t.Remote() {
-		v.Category, v.Version, v.Origin = t.Domain, t.Version, t.Origin
-	}
-	return v
+	return Tool{Tool: t, Server: server, Title: title, Status: status}
 }
 
 // LocalTools returns AdaptBot's own tools as listings show them: the
@@ -76,7 +96,7 @@ func LocalTools(entries []registry.Entry) []Tool {
 		if e.Version == 0 && e.Status != registry.OK {
 			continue // never passed its checks: nothing serves
 		}
-		out = append(out, listed(Local, "", string(e.Status), e.Spec()))
+		out = append(out, listed(Local, "", string(e.Status), e.Tool))
 	}
 	return out
 }

@@ -17,11 +17,11 @@ import (
 func TestListingJSON(t *testing.T) {
 	schema := json.RawMessage(`{"type":"object"}`)
 	local := LocalTools([]registry.Entry{
-		{Name: "calc", Description: "Adds.", Category: "math", Parameters: schema, Version: 2, Origin: registry.Generated, Status: registry.Broken, Source: "tools/calc/calc.go"},
-		{Name: "never", Description: "Never served.", Parameters: schema, Status: registry.Broken},
+		{Tool: adaptbot.Tool{Name: "calc", Description: "Adds.", Category: "math", Parameters: schema, Version: 2, Origin: adaptbot.OriginGenerated}, Status: registry.Broken, Source: "tools/calc/calc.go"},
+		{Tool: adaptbot.Tool{Name: "never", Description: "Never served.", Parameters: schema}, Status: registry.Broken},
 	})
 	remote := external([]client.Tool{{
-		Tool:   adaptbot.Tool{Name: "get_forecast", Description: "Forecast.", Parameters: schema, Output: schema, Domain: "weather", Origin: adaptbot.OriginRemote},
+		Tool:   adaptbot.Tool{Name: "get_forecast", Description: "Forecast.", Parameters: schema, Output: schema, Category: "weather", Origin: adaptbot.OriginRemote},
 		Server: "weather", Title: "Forecast", ServerDescription: "Weather.",
 	}})
 	if remote[0].ServerDescription != "Weather." {

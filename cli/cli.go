@@ -27,6 +27,7 @@ import (
 	"os"
 	"strings"
 
+	"adaptbot"
 	"adaptbot/api"
 	"adaptbot/config"
 	"adaptbot/sandbox"
@@ -165,7 +166,7 @@ type progressLine struct {
 
 func newProgressLine(w io.Writer) *progressLine { return &progressLine{w: w, tty: isTerminal(w)} }
 
-func (p *progressLine) show(ev api.Event) {
+func (p *progressLine) show(ev adaptbot.Event) {
 	line := fmt.Sprintf("[%s] %s", ev.Stage, ev.Message)
 	if !p.tty {
 		fmt.Fprintln(p.w, line)

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"adaptbot"
-	"adaptbot/api"
 	"adaptbot/clip"
 )
 
@@ -20,7 +19,7 @@ import (
 
 // toolsFailures is `adaptbot tools failures NAME`: the tool's failure
 // cases and repairs, from the server.
-func toolsFailures(ctx context.Context, c *api.Client, name, format string, stdout io.Writer) error {
+func toolsFailures(ctx context.Context, c adaptbot.LearningService, name, format string, stdout io.Writer) error {
 	rep, err := c.Failures(ctx, name)
 	if err != nil {
 		return err
@@ -33,9 +32,9 @@ func toolsFailures(ctx context.Context, c *api.Client, name, format string, stdo
 
 // toolsRepair is `adaptbot tools repair NAME [CASE...]`: a repair on the
 // server, its progress on stderr.
-func toolsRepair(ctx context.Context, c *api.Client, name string, cases []string, format string, stdout, stderr io.Writer) error {
+func toolsRepair(ctx context.Context, c adaptbot.LearningService, name string, cases []string, format string, stdout, stderr io.Writer) error {
 	p := newProgressLine(stderr)
-	res, err := c.Repair(ctx, name, api.RepairRequest{Cases: cases}, p.show)
+	res, err := c.Repair(ctx, name, adaptbot.RepairRequest{Cases: cases}, adaptbot.Stream{Progress: p.show})
 	p.done()
 	if err != nil {
 		return err
@@ -62,13 +61,13 @@ func toolsRepair(ctx context.Context, c *api.Client, name string, cases []string
 }
 
 // writeFailures prints a failure report as a table.
-func writeFailures(w io.Writer, rep *api.FailureReport) error {
+func writeFailures(w io.Writer, rep *adaptbot.FailureReport) error {
 	fmt.Fprintf(w, "%s, version %d serving", rep.Tool, rep.Version)
 	if rep.PendingVersion > 0 {
 		fmt.Fprintf(w, " (version %d waits for approval)", rep.PendingVersion)
 	}
 	fmt.Fprintf(w, ": %d failure case%s, %d open, %d unconfirmed; automatic repair %s after %d (%d since the last change)\n",
-		len(rep.Cases), adaptbot.Plural(len(rep.Cases)), rep.Open, rep.Unconfirmed, rep.Auto.Mode, rep.Auto.After, rep.Auto.SinceChange)
+		len(rep.Cases), clip.Plural(len(rep.Cases)), rep.Open, rep.Unconfirmed, rep.Auto.Mode, rep.Auto.After, rep.Auto.SinceChange)
 	if len(rep.Cases) > 0 {
 		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "CASE\tVERSION\tKIND\tCOUNT\tLAST SEEN\tSTATUS\tINPUT\tERROR")
@@ -101,11 +100,11 @@ func writeFailures(w io.Writer, rep *api.FailureReport) error {
 	return nil
 }
 
-func caseOutcome(r api.CaseResult) string {
+func caseOutcome(r adaptbot.CaseResult) string {
 	switch {
-	case r.Outcome == api.OutcomeResult && r.Example:
+	case r.Outcome == adaptbot.CaseOutcomeResult && r.Example:
 		return "now gives a result, kept as an example"
-	case r.Outcome == api.OutcomeResult:
+	case r.Outcome == adaptbot.CaseOutcomeResult:
 		return "now gives a result"
 	case r.OK:
 		return "now a clear error: " + clipLine(r.Error, 80)

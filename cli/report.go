@@ -126,12 +126,12 @@ func reportCommand(e Env, args []string) error {
 		sum := stats.Query(f)
 		switch *format {
 		case "json":
-			err = sum.WriteJSON(w)
+			err = benchmarks.WriteJSON(w, sum)
 		case "md":
-			err = sum.WriteMarkdown(w)
+			err = benchmarks.WriteMarkdown(w, sum)
 		default:
 			fmt.Fprintf(w, "%s\n\n", path)
-			err = sum.WriteText(w)
+			err = benchmarks.WriteText(w, sum)
 		}
 		if err != nil {
 			return err

@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"adaptbot/api"
+	"adaptbot"
 	"adaptbot/atomicfile"
 	"adaptbot/shipping"
 )
@@ -146,7 +145,7 @@ func toolsImport(ctx context.Context, e Env, args []string, usage string) error 
 	if limit := cfg.Edge.WithDefaults().BodyLimit()*3/4 - 1024; len(data) > limit {
 		return fmt.Errorf("%s is %d bytes; the server takes bundles of up to %d bytes: bundle fewer tools at a time", fs.Arg(0), len(data), limit)
 	}
-	req := api.ImportRequest{Bundle: base64.StdEncoding.EncodeToString(data), Rename: rename, Replace: *replace}
+	req := adaptbot.ImportRequest{Bundle: data, Rename: rename, Replace: *replace}
 	out, err := newClient(cfg).Import(ctx, req)
 	if err != nil {
 		return err
@@ -163,7 +162,7 @@ func toolsImport(ctx context.Context, e Env, args []string, usage string) error 
 }
 
 // importedLine says what became of one imported tool.
-func importedLine(t api.ImportedTool) string {
+func importedLine(t adaptbot.Imported) string {
 	line := t.Name
 	if t.From != "" {
 		line += " (" + t.From + " in the bundle)"

@@ -7,19 +7,19 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
+	"adaptbot"
 	"adaptbot/api"
-	"adaptbot/config"
 	"adaptbot/generator"
+	"adaptbot/identity"
 	"adaptbot/redact"
 	"adaptbot/registry"
 	"adaptbot/sandbox"
+	"adaptbot/service"
 	"adaptbot/toolbox"
 )
 
@@ -117,7 +117,9 @@ func toolsCommand(ctx context.Context, e Env, args []string) error {
 		return err
 	}
 	c := newClient(cfg)
-	build := func(req api.BuildRequest) error { return runBuild(ctx, c, req, format.value == "text", stderr, show) }
+	build := func(req adaptbot.BuildRequest) error {
+		return runBuild(ctx, c, req, format.value == "text", stderr, show)
+	}
 
 	switch sub {
 	case "show":
@@ -139,9 +141,9 @@ func toolsCommand(ctx context.Context, e Env, args []string) error {
 		if len(args) < 1 || len(args) > 2 {
 			return want(2, "NAME [JSON-ARGS]")
 		}
-		var input api.RunRequest
+		var input json.RawMessage
 		if len(args) == 2 {
-			input = api.RunRequest(args[1])
+			input = json.RawMessage(args[1])
 		}
 		out, err := c.Run(ctx, args[0], input)
 		if err != nil {
@@ -152,12 +154,12 @@ func toolsCommand(ctx context.Context, e Env, args []string) error {
 		if err := want(1, `"REQUEST"`); err != nil {
 			return err
 		}
-		return build(api.BuildRequest{Text: args[0], Op: api.OpCreate})
+		return build(adaptbot.BuildRequest{Text: args[0], Op: adaptbot.OpCreate})
 	case "modify":
 		if err := want(2, `NAME "REQUEST"`); err != nil {
 			return err
 		}
-		return build(api.BuildRequest{Text: args[1], Op: api.OpModify, Tool: args[0]})
+		return build(adaptbot.BuildRequest{Text: args[1], Op: adaptbot.OpModify, Tool: args[0]})
 	case "delete":
 		if err := want(1, "NAME"); err != nil {
 			return err
@@ -178,7 +180,7 @@ func toolsCommand(ctx context.Context, e Env, args []string) error {
 		if err != nil || v <= 0 {
 			return UsageError(usage, "tools rollback: VERSION %q is not a version number", args[1])
 		}
-		out, err := c.Rollback(ctx, args[0], v)
+		out, err := c.Rollback(ctx, args[0], adaptbot.RollbackRequest{Version: v})
 		if err != nil {
 			return err
 		}
@@ -209,10 +211,9 @@ func toolsCommand(ctx context.Context, e Env, args []string) error {
 // toolsShow prints a tool's entry and source, from the server or, when
 // none runs, from the files, which it only reads.
 func toolsShow(ctx context.Context, e Env, c *api.Client, name string, show func(v any, text string) error) error {
-	t, err := c.Tool(ctx, name)
-	if _, down := errors.AsType[*api.NoServerError](err); down {
-		t, err = readTool(e.Config, name)
-	}
+	t, err := fromServer(ctx, e, c, false, func(ctx context.Context, tools adaptbot.ToolService) (*adaptbot.ToolInfo, error) {
+		return tools.Tool(ctx, name)
+	})
 	if err != nil {
 		return err
 	}
@@ -228,37 +229,50 @@ func toolsShow(ctx context.Context, e Env, c *api.Client, name string, show func
 	return show(t, b.String())
 }
 
-// readTool is a tool's entry and source as the files hold them, for when
-// no server runs.
-func readTool(cfg config.Config, name string) (*api.Tool, error) {
-	entries, err := registry.ReadEntries(cfg.Registry)
+// fromServer asks op of the server, or, when none runs, of a service of
+// the command's own over the folder's files (openLocal): the second
+// implementation of the same operations, which only reads. With run, the
+// local service has a sandbox of its own, to run tools' examples.
+func fromServer[T any](ctx context.Context, e Env, c *api.Client, run bool, op func(ctx context.Context, tools adaptbot.ToolService) (T, error)) (T, error) {
+	v, err := op(ctx, c)
+	if _, down := errors.AsType[*api.NoServerError](err); !down {
+		return v, err
+	}
+	local, closeLocal, err := openLocal(ctx, e, run)
 	if err != nil {
-		return nil, err
+		return v, err
 	}
-	for _, e := range entries {
-		if e.Name != name {
-			continue
-		}
-		t := new(api.Tool)
-		if err := convert(e, t); err != nil {
-			return nil, err
-		}
-		src, _ := os.ReadFile(filepath.Join(cfg.ToolsDir, e.Name, e.Name+".go"))
-		t.Code = string(src)
-		return t, nil
-	}
-	return nil, toolbox.NotFound(name)
+	defer closeLocal()
+	// The person at the terminal, as the loopback user of a server.
+	return op(identity.With(ctx, identity.Local), local)
 }
 
-// convert turns what the engine returned into the API's body of the same
-// shape (app's TestAPIBodiesMatchTheServer keeps the two in step), so a
-// command prints one shape whether the server answered or the files did.
-func convert(from, to any) error {
-	data, err := json.Marshal(from)
-	if err != nil {
-		return err
+// openLocal is the service over the folder's files, opened read-only
+// (registry.Options.ReadOnly), for when no server runs: it keeps no row,
+// no trace and no failure case, and changes no tool. With run it has a
+// sandbox of its own (e.Sandbox) and a generator to run tools' examples;
+// close ends them.
+func openLocal(ctx context.Context, e Env, run bool) (svc *service.Service, close func(), err error) {
+	log := slog.New(redact.Handler(slog.NewTextHandler(e.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if !run {
+		reg, err := openReadOnly(ctx, e, slog.New(slog.DiscardHandler), nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		return service.New(service.Deps{Registry: reg, Tools: toolbox.New(reg, nil), Log: log}), func() {}, nil
 	}
-	return json.Unmarshal(data, to)
+	// The examples of a tool that calls tools run with the real callees
+	// (the registry's; external MCP tools are not reached from here).
+	reg, box, runner, err := openToolbox(ctx, e, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	gen, err := generator.New(generator.Options{Registry: reg, Runner: runner, Log: log, Tools: box})
+	if err != nil {
+		runner.Close()
+		return nil, nil, err
+	}
+	return service.New(service.Deps{Registry: reg, Tools: box, Generator: gen, Log: log}), func() { runner.Close() }, nil
 }
 
 // openReadOnly opens the registry for a process that checks or exports
@@ -290,10 +304,9 @@ func openToolbox(ctx context.Context, e Env, log *slog.Logger) (*registry.Regist
 // none runs, from the registry opened read-only.
 func toolsHistory(ctx context.Context, e Env, c *api.Client, name, format string) error {
 	stdout := e.Stdout
-	list, err := c.Versions(ctx, name)
-	if _, down := errors.AsType[*api.NoServerError](err); down {
-		list, err = readVersions(ctx, e, name)
-	}
+	list, err := fromServer(ctx, e, c, false, func(ctx context.Context, tools adaptbot.ToolService) (*adaptbot.VersionList, error) {
+		return tools.Versions(ctx, name)
+	})
 	if err != nil {
 		return err
 	}
@@ -313,29 +326,13 @@ func toolsHistory(ctx context.Context, e Env, c *api.Client, name, format string
 	return tw.Flush()
 }
 
-// readVersions is a tool's kept versions from the registry opened
-// read-only, for when no server runs.
-func readVersions(ctx context.Context, e Env, name string) (*api.VersionList, error) {
-	reg, err := openReadOnly(ctx, e, slog.New(slog.DiscardHandler), nil)
-	if err != nil {
-		return nil, err
-	}
-	vs, err := reg.Versions(name)
-	if err != nil {
-		return nil, err
-	}
-	list := &api.VersionList{Tool: name}
-	return list, convert(vs, &list.Versions)
-}
-
 // toolsTest re-runs a tool's stored examples: on the server, which writes
 // its row and trace, or, when none runs, in a sandbox of its own over the
 // registry opened read-only, which changes nothing.
 func toolsTest(ctx context.Context, e Env, c *api.Client, name string, show func(v any, text string) error) error {
-	rep, err := c.Test(ctx, name)
-	if _, down := errors.AsType[*api.NoServerError](err); down {
-		rep, err = testLocally(ctx, e, name)
-	}
+	rep, err := fromServer(ctx, e, c, true, func(ctx context.Context, tools adaptbot.ToolService) (*adaptbot.ExampleReport, error) {
+		return tools.Test(ctx, name)
+	})
 	if err != nil {
 		return err
 	}
@@ -357,38 +354,12 @@ func toolsTest(ctx context.Context, e Env, c *api.Client, name string, show func
 	return nil
 }
 
-// testLocally runs a tool's stored examples in a sandbox of its own, for
-// when no server runs.
-func testLocally(ctx context.Context, e Env, name string) (*api.ExampleReport, error) {
-	log := slog.New(redact.Handler(slog.NewTextHandler(e.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	// The examples of a tool that calls tools run with the real callees
-	// (the registry's; external MCP tools are not reached from here).
-	reg, box, runner, err := openToolbox(ctx, e, log)
-	if err != nil {
-		return nil, err
-	}
-	defer runner.Close()
-	gen, err := generator.New(generator.Options{Registry: reg, Runner: runner, Log: log, Tools: box})
-	if err != nil {
-		return nil, err
-	}
-	rep, err := gen.TestTool(ctx, name)
-	if errors.Is(err, registry.ErrNotFound) {
-		return nil, toolbox.NotFound(name)
-	}
-	if err != nil {
-		return nil, err
-	}
-	out := new(api.ExampleReport)
-	return out, convert(rep, out)
-}
-
 // runBuild runs a build on the server with its progress on stderr, and
 // shows its result; a build the gate refused exits 1 (in text, with each
 // attempt's errors).
-func runBuild(ctx context.Context, c *api.Client, req api.BuildRequest, text bool, stderr io.Writer, show func(v any, text string) error) error {
+func runBuild(ctx context.Context, c adaptbot.BuildService, req adaptbot.BuildRequest, text bool, stderr io.Writer, show func(v any, text string) error) error {
 	p := newProgressLine(stderr)
-	res, err := c.Build(ctx, req, p.show)
+	res, err := c.Build(ctx, req, adaptbot.Stream{Progress: p.show})
 	p.done()
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"adaptbot"
 	"adaptbot/api"
 	"adaptbot/config"
 	"adaptbot/homelock"
@@ -99,8 +100,8 @@ func usersCommand(ctx context.Context, e Env, args []string) error {
 		if *role == "" {
 			return UsageError(usersUsage, "users add: --role is required: user, builder or admin")
 		}
-		op = usersOp{remote: func(c *api.Client) (*api.UserResult, error) {
-			return c.AddUser(ctx, api.UserRequest{Name: args[0], Role: api.Role(*role)})
+		op = usersOp{remote: func(c adaptbot.UserService) (*adaptbot.UserResult, error) {
+			return c.AddUser(ctx, adaptbot.UserRequest{Name: args[0], Role: adaptbot.Role(*role)})
 		},
 			direct: func(s *users.Store) (users.Info, string, error) { return s.Add(ctx, args[0], identity.Role(*role)) }}
 	case "list":
@@ -112,7 +113,9 @@ func usersCommand(ctx context.Context, e Env, args []string) error {
 		if err := want(2, "NAME ROLE"); err != nil {
 			return err
 		}
-		op = usersOp{remote: func(c *api.Client) (*api.UserResult, error) { return c.SetRole(ctx, args[0], api.Role(args[1])) },
+		op = usersOp{remote: func(c adaptbot.UserService) (*adaptbot.UserResult, error) {
+			return c.SetRole(ctx, args[0], adaptbot.Role(args[1]))
+		},
 			direct: func(s *users.Store) (users.Info, string, error) {
 				u, err := s.SetRole(ctx, args[0], identity.Role(args[1]))
 				return u, "", err
@@ -121,7 +124,7 @@ func usersCommand(ctx context.Context, e Env, args []string) error {
 		if err := want(1, "NAME"); err != nil {
 			return err
 		}
-		op = usersOp{remote: func(c *api.Client) (*api.UserResult, error) { return c.RotateKey(ctx, args[0]) },
+		op = usersOp{remote: func(c adaptbot.UserService) (*adaptbot.UserResult, error) { return c.RotateKey(ctx, args[0]) },
 			direct: func(s *users.Store) (users.Info, string, error) { return s.Rotate(ctx, args[0]) }}
 	case "remove":
 		if err := want(1, "NAME"); err != nil {
@@ -130,7 +133,7 @@ func usersCommand(ctx context.Context, e Env, args []string) error {
 		if err := confirm(e.Stdin, stderr, *yes, usersUsage, "users", "remove", args[0], "Their key stops working at once."); err != nil {
 			return err
 		}
-		op = usersOp{remote: func(c *api.Client) (*api.UserResult, error) { return c.RemoveUser(ctx, args[0]) },
+		op = usersOp{remote: func(c adaptbot.UserService) (*adaptbot.UserResult, error) { return c.RemoveUser(ctx, args[0]) },
 			direct: func(s *users.Store) (users.Info, string, error) {
 				u, err := s.Remove(ctx, args[0])
 				return u, "", err
@@ -138,7 +141,7 @@ func usersCommand(ctx context.Context, e Env, args []string) error {
 	}
 	out, err := op.remote(newClient(cfg))
 	if _, down := errors.AsType[*api.NoServerError](err); down {
-		out = new(api.UserResult)
+		out = new(adaptbot.UserResult)
 		var u users.Info
 		if u, out.Key, err = usersDirect(ctx, cfg, op.direct, stderr); err != nil {
 			return err
@@ -156,17 +159,19 @@ func usersCommand(ctx context.Context, e Env, args []string) error {
 // usersOp is one change, as a request to the server and as a call on the
 // store for when no server runs.
 type usersOp struct {
-	remote func(*api.Client) (*api.UserResult, error)
+	remote func(adaptbot.UserService) (*adaptbot.UserResult, error)
 	direct func(*users.Store) (users.Info, string, error)
 }
 
-// apiUser is the store's user as the API shows it.
-func apiUser(u users.Info) api.User {
-	return api.User{Name: u.Name, Role: api.Role(u.Role), Pseudonym: u.Pseudonym, Created: u.Created, Rotated: u.Rotated}
+// apiUser is the store's user as the command line shows it without a
+// server: the API's shape, without the ID (it names the user's pseudonym,
+// which is shown on its own).
+func apiUser(u users.Info) adaptbot.User {
+	return adaptbot.User{Name: u.Name, Role: adaptbot.Role(u.Role), Pseudonym: u.Pseudonym, Created: u.Created, Rotated: u.Rotated}
 }
 
 // printUser says what a users command did, with the key if it made one.
-func printUser(w io.Writer, sub string, u api.User, key, note string) error {
+func printUser(w io.Writer, sub string, u adaptbot.User, key, note string) error {
 	var b strings.Builder
 	switch sub {
 	case "add":
@@ -223,7 +228,7 @@ func usersList(ctx context.Context, cfg config.Config, format string, stdout, st
 // takes no lock, so it works beside a server still starting or a users
 // command under way, and writes nothing, not even the server's secret
 // (without one, no one has a pseudonym yet, and none is shown).
-func readUsers(ctx context.Context, cfg config.Config, stderr io.Writer) (*api.UserList, error) {
+func readUsers(ctx context.Context, cfg config.Config, stderr io.Writer) (*adaptbot.UserList, error) {
 	if cfg.NATSURL != "" {
 		return nil, fmt.Errorf("no AdaptBot server answers at %s, and in a cluster the users are the cluster's: ask a replica (adaptbot serve)", cfg.ServerURL())
 	}
@@ -232,11 +237,11 @@ func readUsers(ctx context.Context, cfg config.Config, stderr io.Writer) (*api.U
 		return nil, err
 	}
 	fmt.Fprintf(stderr, "(no server runs at %s: reading %s)\n", cfg.ServerURL(), cfg.Identity.Users)
-	out := new(api.UserList)
+	out := new(adaptbot.UserList)
 	secret := filepath.Join(filepath.Dir(cfg.Identity.Users), users.SecretFile)
 	if _, err := users.ReadSecret(secret, false); errors.Is(err, os.ErrNotExist) {
 		for _, u := range list {
-			out.Users = append(out.Users, api.User{Name: u.Name, Role: api.Role(u.Role), Created: u.Created, Rotated: u.Rotated})
+			out.Users = append(out.Users, adaptbot.User{Name: u.Name, Role: adaptbot.Role(u.Role), Created: u.Created, Rotated: u.Rotated})
 		}
 		return out, nil
 	}
@@ -330,20 +335,25 @@ func withStore(ctx context.Context, cfg config.Config, stderr io.Writer, fn func
 func usersSessions(ctx context.Context, cfg config.Config, name, end, format string, stdout io.Writer) error {
 	c := newClient(cfg)
 	if end != "" {
-		n, err := c.EndSessions(ctx, name, end)
+		id := end
+		if id == "all" {
+			id = ""
+		}
+		ended, err := c.EndSessions(ctx, name, id)
 		if err != nil {
 			return err
 		}
 		if format == "json" {
-			return writeJSON(stdout, api.SessionsEnded{Ended: n})
+			return writeJSON(stdout, ended)
 		}
-		_, err = fmt.Fprintf(stdout, "Ended %d of %s's sessions: those browsers must sign in again.\n", n, name)
+		_, err = fmt.Fprintf(stdout, "Ended %d of %s's sessions: those browsers must sign in again.\n", ended.Ended, name)
 		return err
 	}
-	sessions, err := c.Sessions(ctx, name)
+	list, err := c.Sessions(ctx, name)
 	if err != nil {
 		return err
 	}
+	sessions := list.Sessions
 	if format == "json" {
 		return writeJSON(stdout, sessions)
 	}

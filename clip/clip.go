@@ -1,6 +1,7 @@
-// Package clip shortens text for people to read: a trace's tool output, an
-// error that quotes a model's reply, a log line. It is the one place that
-// cuts text, so that no cut ever splits a UTF-8 character.
+// Package clip shapes text for people to read: it shortens a trace's tool
+// output, an error that quotes a model's reply, a log line, and it is the
+// one place that cuts text, so that no cut ever splits a UTF-8 character;
+// Plural gives a count its word.
 package clip
 
 import "unicode/utf8"
@@ -56,4 +57,13 @@ func Runes(s string, n int) string {
 		count++
 	}
 	return s[:i] + Marker
+}
+
+// Plural is "s" unless n is 1, for the words people read:
+// fmt.Sprintf("%d case%s", n, clip.Plural(n)).
+func Plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }

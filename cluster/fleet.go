@@ -403,10 +403,10 @@ func serveOne(ctx context.Context, nc *nats.Conn, runner sandbox.Runner, id stri
 		}
 		cancel()
 		if err != nil {
-			rep.Kind, rep.Error = sandbox.KindOf(err), err.Error()
+			rep.Error = err.Error()
 			var se *sandbox.Error
 			if errors.As(err, &se) {
-				rep.Error = se.Msg
+				rep.Kind, rep.Error = se.Kind, se.Msg
 			}
 			if rep.Kind == "" {
 				rep.Kind = adaptbot.FailUnavailable

@@ -166,11 +166,11 @@ func TestFleetPassesTheSandboxVerdict(t *testing.T) {
 	startWorker(t, srv.URL(), "a")
 	fleet := cluster.NewFleet(connect(t, srv.URL(), "replica"), 5*time.Second)
 	_, err := fleet.Run(context.Background(), sandbox.Call{Tool: "sleepy", Source: []byte(sleepTool), Input: json.RawMessage(`{}`), Timeout: 100 * time.Millisecond})
-	if got := sandbox.KindOf(err); got != adaptbot.FailTimeout {
+	if got := adaptbot.FailureOf(err); got != adaptbot.FailTimeout {
 		t.Errorf("a call past its limit: kind %q (%v), want %q", got, err, adaptbot.FailTimeout)
 	}
 	err = fleet.Compile(context.Background(), "broken", []byte("package broken\nfunc {"))
-	if got := sandbox.KindOf(err); got != adaptbot.FailCompile {
+	if got := adaptbot.FailureOf(err); got != adaptbot.FailCompile {
 		t.Errorf("a broken tool: kind %q (%v), want %q", got, err, adaptbot.FailCompile)
 	}
 }
@@ -179,7 +179,7 @@ func TestFleetWithoutWorkersSaysSo(t *testing.T) {
 	srv := clustertest.Start(t)
 	fleet := cluster.NewFleet(connect(t, srv.URL(), "replica"), 5*time.Second)
 	_, err := fleet.Run(context.Background(), echoCall("hello"))
-	if got := sandbox.KindOf(err); got != adaptbot.FailUnavailable {
+	if got := adaptbot.FailureOf(err); got != adaptbot.FailUnavailable {
 		t.Fatalf("kind %q (%v), want %q", got, err, adaptbot.FailUnavailable)
 	}
 	if !strings.Contains(err.Error(), "no fleet worker") {
@@ -242,7 +242,7 @@ func TestFleetWorkerKilledMidCallFailsThatCallOnly(t *testing.T) {
 		}
 	}
 	err = <-slow
-	if got := sandbox.KindOf(err); got != adaptbot.FailUnavailable {
+	if got := adaptbot.FailureOf(err); got != adaptbot.FailUnavailable {
 		t.Fatalf("the call in the killed worker: kind %q (%v), want %q", got, err, adaptbot.FailUnavailable)
 	}
 	if !strings.Contains(err.Error(), "died") {
@@ -334,7 +334,7 @@ func TestAFullWorkerSendsCallsElsewhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd.Wait() //nolint:errcheck
-	if err := <-slow; sandbox.KindOf(err) != adaptbot.FailUnavailable || !strings.Contains(err.Error(), "died") {
+	if err := <-slow; adaptbot.FailureOf(err) != adaptbot.FailUnavailable || !strings.Contains(err.Error(), "died") {
 		t.Errorf("the call on the killed worker: %v, want unavailable, saying the worker died", err)
 	}
 }

@@ -221,16 +221,7 @@ func (l *Link) OpenTraces(ctx context.Context, opts traces.Options, spoolDir str
 }
 
 // Status is the cluster part of /healthz.
-type Status struct {
-	URL       string `json:"url"`
-	Replica   string `json:"replica"`
-	Connected bool   `json:"connected"`
-	// Spooled are the rows waiting for NATS, SpooledTraces the request
-	// records.
-	Spooled       int `json:"spooled"`
-	SpooledTraces int `json:"spooled_traces"`
-	Dropped       int `json:"dropped,omitempty"`
-}
+type Status = adaptbot.ClusterStatus
 
 // Status says how the link is: nil for none.
 func (l *Link) Status() *Status {
@@ -280,7 +271,7 @@ type FleetCompiler struct {
 // answers.
 func (c FleetCompiler) Compile(ctx context.Context, tool string, source []byte) error {
 	err := c.Runner.Compile(ctx, tool, source)
-	if sandbox.KindOf(err) == adaptbot.FailUnavailable {
+	if adaptbot.FailureOf(err) == adaptbot.FailUnavailable {
 		c.Log.Warn("tool loaded without a compile check: no fleet worker answered", "tool", tool, "err", err)
 		return nil
 	}

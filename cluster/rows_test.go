@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot"
 	"adaptbot/benchmarks"
 	"adaptbot/cluster"
 	"adaptbot/cluster/clustertest"
@@ -66,7 +67,7 @@ func follow(t *testing.T, url string) *tally {
 }
 
 func row(id string) benchmarks.Row {
-	return benchmarks.Row{Timestamp: time.Now().UTC(), Query: "q " + id, Intent: benchmarks.IntentChat, RequestID: id, Latency: time.Millisecond}
+	return benchmarks.Row{Timestamp: time.Now().UTC(), Query: "q " + id, Intent: adaptbot.IntentChat, RequestID: id, Latency: time.Millisecond}
 }
 
 func TestRowsFromTwoReplicasAreCountedOnce(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"adaptbot"
 	"adaptbot/registry"
 )
 
@@ -47,7 +48,7 @@ type toolRecord struct {
 	Name     string          `json:"name"`
 	SHA256   string          `json:"sha256"`
 	Category string          `json:"category"`
-	Origin   registry.Origin `json:"origin"`
+	Origin   adaptbot.Origin `json:"origin"`
 	Examples json.RawMessage `json:"examples,omitempty"`
 	// Note is what the serving version's maker said of it (a repair lists
 	// the cases it fixed), so that every replica's history says it too.

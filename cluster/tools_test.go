@@ -12,6 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"adaptbot"
 	"adaptbot/cluster"
 	"adaptbot/cluster/clustertest"
 	"adaptbot/poll"
@@ -75,12 +76,12 @@ func TestTwoReplicasServeOneSetOfTools(t *testing.T) {
 
 	// A change accepted on A is served by B.
 	shout := namedEcho("shout")
-	if _, err := a.reg.Put(context.Background(), "shout", []byte(shout), registry.PutOptions{Origin: registry.Generated}); err != nil {
+	if _, err := a.reg.Put(context.Background(), "shout", []byte(shout), registry.PutOptions{Origin: adaptbot.OriginGenerated}); err != nil {
 		t.Fatal(err)
 	}
 	poll.Until(t, "B serves the tool put on A", func() bool {
 		got, ok := b.reg.Tool("shout")
-		return ok && string(got.Code) == shout && got.Origin == registry.Generated
+		return ok && string(got.Code) == shout && got.Origin == adaptbot.OriginGenerated
 	})
 	// A new version too, with its note (what a repair says it fixed).
 	shout2 := strings.ReplaceAll(shout, "return in.Text, nil", `return in.Text + "!", nil`)
@@ -138,7 +139,7 @@ func TestQuickChangesOnAReplicaDoNotComeBack(t *testing.T) {
 	var last string
 	for i := range changes {
 		last = strings.ReplaceAll(namedEcho("shout"), "return in.Text, nil", "return in.Text + \""+strings.Repeat("!", i)+"\", nil")
-		if _, err := a.reg.Put(context.Background(), "shout", []byte(last), registry.PutOptions{Origin: registry.Generated}); err != nil {
+		if _, err := a.reg.Put(context.Background(), "shout", []byte(last), registry.PutOptions{Origin: adaptbot.OriginGenerated}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -25,9 +25,9 @@ import (
 	"adaptbot/llm/provider"
 	"adaptbot/native"
 	"adaptbot/sandbox"
-	"adaptbot/service"
 	"adaptbot/telemetry"
 	"adaptbot/toolkit"
+	"adaptbot/web"
 )
 
 // Config is everything AdaptBot reads from its environment, read once, by
@@ -92,15 +92,15 @@ type Config struct {
 	Traces          string // ADAPTBOT_TRACES: the store of recent requests; "" is off
 
 	// Learning from use (service/learning.go).
-	FailuresKeep int                 // ADAPTBOT_FAILURES_KEEP: failure cases kept per tool
-	AutoRepair   adaptbot.AutoRepair // ADAPTBOT_AUTO_REPAIR: off, propose or on
-	RepairAfter  int                 // ADAPTBOT_REPAIR_AFTER: distinct cases that start one
-	Skills       service.SkillMode   // ADAPTBOT_SKILLS: off, propose or on
-	SkillAfter   int                 // ADAPTBOT_SKILL_AFTER: recurrences that propose a skill
-	RepairEvery  time.Duration       // ADAPTBOT_REPAIR_EVERY: the least time between two of a tool
+	FailuresKeep int           // ADAPTBOT_FAILURES_KEEP: failure cases kept per tool
+	AutoRepair   adaptbot.Mode // ADAPTBOT_AUTO_REPAIR: off, propose or on
+	RepairAfter  int           // ADAPTBOT_REPAIR_AFTER: distinct cases that start one
+	Skills       adaptbot.Mode // ADAPTBOT_SKILLS: off, propose or on
+	SkillAfter   int           // ADAPTBOT_SKILL_AFTER: recurrences that propose a skill
+	RepairEvery  time.Duration // ADAPTBOT_REPAIR_EVERY: the least time between two of a tool
 
 	// The edge's limits and cross-site rules (web/limits.go, web/guard.go).
-	Edge EdgeConfig
+	Edge web.Limits
 	// Identity is how callers prove who they are (web/auth.go).
 	Identity IdentityConfig
 
@@ -136,83 +136,6 @@ type IdentityConfig struct {
 	// MCPSessionTimeout ends an /mcp session idle this long
 	// (ADAPTBOT_MCP_SESSION_TIMEOUT).
 	MCPSessionTimeout time.Duration
-}
-
-// EdgeConfig is what the HTTP edge enforces: the sizes and rates of the
-// work it accepts, and which hosts and origins it answers.
-type EdgeConfig struct {
-	// MaxMessage is the longest chat message, in bytes (ADAPTBOT_MAX_MESSAGE).
-	MaxMessage int
-	// MaxInflight is how many chats and builds run at once
-	// (ADAPTBOT_MAX_INFLIGHT).
-	MaxInflight int
-	// MaxInflightPerUser is how many of those one identity may hold
-	// (ADAPTBOT_MAX_INFLIGHT_PER_USER): a number of slots, or, when 0,
-	// InflightShare percent of MaxInflight. PerUserSlots says which.
-	MaxInflightPerUser int
-	// InflightShare is one identity's share of MaxInflight, in percent,
-	// when MaxInflightPerUser is 0; 0 means the default, a quarter.
-	InflightShare int
-	// Rate is how many chats and builds one client address may start per
-	// Per (ADAPTBOT_RATE_LIMIT); 0 means no limit.
-	Rate int
-	Per  time.Duration
-	// AllowedOrigins are origins besides the server's own whose pages may
-	// call it (ADAPTBOT_ALLOWED_ORIGINS).
-	AllowedOrigins []string
-	// AllowedHosts are Host names the server answers to besides loopback
-	// and its listen host (ADAPTBOT_ALLOWED_HOSTS).
-	AllowedHosts []string
-}
-
-// Defaults of the edge's limits, for an EdgeConfig built by hand and an
-// empty ADAPTBOT_RATE_LIMIT. service.MaxHistory caps the history a message
-// may carry.
-const (
-	defaultMaxMessage  = 32 << 10
-	defaultMaxInflight = 64
-	// One person may hold a quarter of the in-flight slots: four people
-	// hogging at once still leave none idle, and one alone cannot starve
-	// the rest.
-	defaultInflightShare = 25
-	// 60 chats a minute is more than a person types, and caps a runaway
-	// script at about 600 model calls a minute (a chat makes up to ~10).
-	defaultRate = 60
-	defaultPer  = time.Minute
-)
-
-// WithDefaults fills what an EdgeConfig built by hand (in tests) leaves
-// out, so that the edge never runs without limits.
-func (e EdgeConfig) WithDefaults() EdgeConfig {
-	if e.MaxMessage <= 0 {
-		e.MaxMessage = defaultMaxMessage
-	}
-	if e.MaxInflight <= 0 {
-		e.MaxInflight = defaultMaxInflight
-	}
-	return e
-}
-
-// PerUserSlots is how many chats and builds one identity may have under
-// way at once: MaxInflightPerUser, or its share of MaxInflight, at least 1
-// and at most MaxInflight.
-func (e EdgeConfig) PerUserSlots() int {
-	e = e.WithDefaults()
-	n := e.MaxInflightPerUser
-	if n <= 0 {
-		share := e.InflightShare
-		if share <= 0 {
-			share = defaultInflightShare
-		}
-		n = e.MaxInflight * share / 100
-	}
-	return min(max(n, 1), e.MaxInflight)
-}
-
-// BodyLimit is the largest request body: room for a longest message with a
-// history, and never below 1 MiB (tool arguments, builds).
-func (e EdgeConfig) BodyLimit() int {
-	return max(1<<20, 4*e.MaxMessage)
 }
 
 // Load reads the configuration from getenv, once: every setting of the

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"adaptbot/web"
 )
 
 // The parsers of the settings' values: each says what it wants in a
@@ -105,7 +107,7 @@ func parseRate(v string) (int, time.Duration, error) {
 	v = strings.TrimSpace(strings.ToLower(v))
 	switch v {
 	case "":
-		return defaultRate, defaultPer, nil
+		return web.DefaultRate, web.DefaultPer, nil
 	case "off", "0", "none":
 		return 0, 0, nil
 	}
@@ -132,7 +134,7 @@ var errRate = errors.New("want N/s, N/min or N/hour (e.g. 60/min), or off")
 func parseShare(v string) (slots, percent int, err error) {
 	v = strings.TrimSpace(v)
 	if v == "" {
-		return 0, defaultInflightShare, nil
+		return 0, web.DefaultInflightShare, nil
 	}
 	if p, ok := strings.CutSuffix(v, "%"); ok {
 		n, err := strconv.Atoi(strings.TrimSpace(p))

@@ -26,6 +26,7 @@ import (
 	"adaptbot/telemetry"
 	"adaptbot/toolbox"
 	"adaptbot/toolkit"
+	"adaptbot/web"
 )
 
 // setting is one environment variable: its name, its default as it would be
@@ -178,26 +179,18 @@ var settings = []setting{
 			return err
 		}, false},
 	{"ADAPTBOT_AUTO_REPAIR", "propose", "off, propose (a tool that keeps failing gets a repaired version that waits for approval) or on (a repair that passes its examples and failure cases serves); needs a model",
-		func(c *Config, v string) error {
-			v, err := oneOf(v, "off", "propose", "on")
-			c.AutoRepair = adaptbot.AutoRepair(v)
-			return err
-		}, false},
+		func(c *Config, v string) (err error) { c.AutoRepair, err = adaptbot.ParseMode(v); return err }, false},
 	{"ADAPTBOT_REPAIR_AFTER", strconv.Itoa(service.DefaultRepairAfter), "distinct failure cases of a tool's serving version, clear errors included (accepted ones never), that start an automatic repair",
 		func(c *Config, v string) (err error) { c.RepairAfter, err = positive(v); return err }, false},
 	{"ADAPTBOT_REPAIR_EVERY", dur(service.DefaultRepairEvery), "least time between two automatic repairs of one tool; one that failed is not tried again until a new failure case arrives",
 		func(c *Config, v string) (err error) { c.RepairEvery, err = duration(v); return err }, false},
 	{"ADAPTBOT_SKILLS", "propose", "off, propose (a chain of tools that recurs in chats gets one new tool for it, which waits for approval) or on (it serves once it passes the gate); needs a model",
-		func(c *Config, v string) error {
-			v, err := oneOf(v, "off", "propose", "on")
-			c.Skills = service.SkillMode(v)
-			return err
-		}, false},
+		func(c *Config, v string) (err error) { c.Skills, err = adaptbot.ParseMode(v); return err }, false},
 	{"ADAPTBOT_SKILL_AFTER", strconv.Itoa(service.DefaultSkillAfter), "how many chats must follow the same chain of tools before a skill is proposed for it",
 		func(c *Config, v string) (err error) { c.SkillAfter, err = positive(v); return err }, false},
-	{"ADAPTBOT_MAX_MESSAGE", strconv.Itoa(defaultMaxMessage>>10) + "KiB", "longest chat message in bytes (a number, or with KiB or MiB); a longer one gets 413",
+	{"ADAPTBOT_MAX_MESSAGE", strconv.Itoa(web.DefaultMaxMessage>>10) + "KiB", "longest chat message in bytes (a number, or with KiB or MiB); a longer one gets 413",
 		func(c *Config, v string) (err error) { c.Edge.MaxMessage, err = parseSize(v); return err }, false},
-	{"ADAPTBOT_MAX_INFLIGHT", strconv.Itoa(defaultMaxInflight), "chats and builds served at once; past it 503 with Retry-After",
+	{"ADAPTBOT_MAX_INFLIGHT", strconv.Itoa(web.DefaultMaxInflight), "chats and builds served at once; past it 503 with Retry-After",
 		func(c *Config, v string) (err error) { c.Edge.MaxInflight, err = positive(v); return err }, false},
 	{"ADAPTBOT_RATE_LIMIT", "60/min", "chats and builds per person (per client address for callers not signed in) (N/s, N/min or N/hour, or off); past it 429 with Retry-After",
 		func(c *Config, v string) (err error) { c.Edge.Rate, c.Edge.Per, err = parseRate(v); return err }, false},
@@ -250,7 +243,7 @@ var settings = []setting{
 		}, false},
 
 	// Issue 27: fair share of the in-flight slots.
-	{"ADAPTBOT_MAX_INFLIGHT_PER_USER", strconv.Itoa(defaultInflightShare) + "%", "chats and builds one person may have under way at once, as a share of ADAPTBOT_MAX_INFLIGHT (N%, at least 1 slot) or a number of slots; past it 429 with Retry-After, while others still get in (the one local user of a loopback server has no share)",
+	{"ADAPTBOT_MAX_INFLIGHT_PER_USER", strconv.Itoa(web.DefaultInflightShare) + "%", "chats and builds one person may have under way at once, as a share of ADAPTBOT_MAX_INFLIGHT (N%, at least 1 slot) or a number of slots; past it 429 with Retry-After, while others still get in (the one local user of a loopback server has no share)",
 		func(c *Config, v string) (err error) {
 			c.Edge.MaxInflightPerUser, c.Edge.InflightShare, err = parseShare(v)
 			return err

@@ -63,8 +63,8 @@ func TestParseGood(t *testing.T) {
 		`"rates":{"type":"array","items":{"type":"object","properties":{"code":{"type":"string"},"value":{"type":"number"}},"required":["code","value"],"additionalProperties":false}},` +
 		`"tags":{"type":"object","additionalProperties":{"type":"string"}}},` +
 		`"required":["amount","from"],"additionalProperties":false}`
-	if string(spec.Schema) != want {
-		t.Errorf("schema:\n got %s\nwant %s", spec.Schema, want)
+	if string(spec.Parameters) != want {
+		t.Errorf("schema:\n got %s\nwant %s", spec.Parameters, want)
 	}
 }
 
@@ -130,7 +130,7 @@ func TestValidate(t *testing.T) {
 		{`{"amount": `, "not valid JSON"},
 	}
 	for _, tt := range tests {
-		err := Validate(spec.Schema, json.RawMessage(tt.args))
+		err := Validate(spec.Parameters, json.RawMessage(tt.args))
 		switch {
 		case tt.want == "" && err != nil:
 			t.Errorf("Validate(%s) = %v, want nil", tt.args, err)

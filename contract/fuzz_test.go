@@ -29,11 +29,11 @@ func FuzzParse(f *testing.F) {
 		if spec.Name != name {
 			t.Fatalf("spec for %q", spec.Name)
 		}
-		if !json.Valid(spec.Schema) {
-			t.Fatalf("invalid schema JSON %s", spec.Schema)
+		if !json.Valid(spec.Parameters) {
+			t.Fatalf("invalid schema JSON %s", spec.Parameters)
 		}
-		if _, err := CompileSchema(spec.Schema); err != nil {
-			t.Fatalf("accepted a source whose schema does not compile: %v\n%s", err, spec.Schema)
+		if _, err := CompileSchema(spec.Parameters); err != nil {
+			t.Fatalf("accepted a source whose schema does not compile: %v\n%s", err, spec.Parameters)
 		}
 		if _, err := Parse(name, spec.Source); err != nil {
 			t.Fatalf("the gofmt'ed source of an accepted tool is refused: %v", err)

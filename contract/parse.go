@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"adaptbot"
 )
 
 var namePattern = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
@@ -27,49 +29,37 @@ func ValidName(name string) error {
 	return nil
 }
 
-// Spec is what a tool's source says about the tool.
+// Spec is what a tool's source says about the tool: the part of its
+// description the source declares (adaptbot.Tool: its name, the package
+// comment, the schemas of Input and Output, its category, what it
+// reaches), and what only the gate needs. Origin and Version are the
+// registry's, and stay empty here.
+//
+// The description's parts come from: Name, the package name; Description,
+// the package comment without its "Package <name>" lead; Category, an
+// optional `const Category = "..."`; Parameters, the JSON schema of Input;
+// Output, the JSON schema of the result when Execute returns an Output
+// struct, (Output, error), nil for any other result; Network, whether the
+// source refers to toolkit.Get or toolkit.GetJSON; Calls, the tools it
+// calls by name through toolkit.Call or toolkit.CallJSON, sorted; NoDirect,
+// `const Direct = false`: its output is never fit to show a person as it
+// is, so the chat never offers the model to answer with it.
 type Spec struct {
-	// Name is the package name, which is also the tool's name.
-	Name string `json:"name"`
-	// Description is the package comment without its "Package <name>" lead.
-	Description string `json:"description"`
-	// Category is the tool's domain, from an optional `const Category = "..."`.
-	Category string `json:"category,omitempty"`
+	adaptbot.Tool
 	// Timeout is the tool's own call limit, from an optional
 	// `const Timeout = 2 * time.Second` (or "2s"); zero means the default.
-	Timeout time.Duration `json:"timeout,omitempty"`
+	Timeout time.Duration
 	// Imports are the import paths, as written.
-	Imports []string `json:"imports"`
-	// Schema is the JSON schema of Input.
-	Schema json.RawMessage `json:"schema"`
-	// Output is the JSON schema of the result when Execute returns an
-	// Output struct, (Output, error); nil for any other result (a string,
-	// or another value that encodes to JSON).
-	Output json.RawMessage `json:"output,omitempty"`
+	Imports []string
 	// Toolkit lists the functions and values of package toolkit the source
 	// refers to, sorted ("Get", "QueryEscape").
-	Toolkit []string `json:"toolkit,omitempty"`
-	// Network reports whether the tool reaches the network itself: it
-	// refers to toolkit.Get, GetJSON, Do or PostJSON.
-	Network bool `json:"network,omitempty"`
-	// Calls lists the tools the tool calls by name through toolkit.Call or
-	// toolkit.CallJSON, sorted.
-	Calls []string `json:"calls,omitempty"`
-	// Hosts are the hosts the tool declares it reaches, from `const Hosts
-	// = "api.example.com, hooks.example.org"` (ParseHosts): a tool that
-	// sends anything but GET or HEAD, or uses a secret, must declare them,
-	// and its requests go to no other host.
-	Hosts []string `json:"hosts,omitempty"`
+	Toolkit []string
 	// Secrets are the names of the secrets the source's string literals
 	// name ({{secret:NAME}}), sorted: those the tool needs the caller to
-	// have set.
-	Secrets []string `json:"secrets,omitempty"`
-	// NoDirect says the tool opted out of direct answers with `const
-	// Direct = false`: its output is never fit to show a person as it is,
-	// so the chat never offers the model to answer with it.
-	NoDirect bool `json:"no_direct,omitempty"`
+	// have set. The hosts it declares are the Tool's (Hosts).
+	Secrets []string
 	// Source is the gofmt'ed source.
-	Source []byte `json:"-"`
+	Source []byte
 }
 
 // Error lists every way a source breaks the contract, one problem a line, so a
@@ -101,7 +91,7 @@ func Parse(name string, src []byte) (*Spec, error) {
 	}
 
 	c := checker{fset: fset, name: name, types: map[string]*ast.TypeSpec{}}
-	spec := &Spec{Name: name, Source: formatted.Bytes()}
+	spec := &Spec{Tool: adaptbot.Tool{Name: name}, Source: formatted.Bytes()}
 
 	if f.Name.Name != name {
 		c.problem(f.Name.Pos(), "package is %q, must be %q (the tool's name)", f.Name.Name, name)
@@ -156,7 +146,7 @@ func Parse(name string, src []byte) (*Spec, error) {
 	} else if _, isStruct := input.Type.(*ast.StructType); !isStruct {
 		c.problem(input.Pos(), "Input must be a struct type")
 	} else {
-		spec.Schema = c.marshal(input, c.schema(inputShape, input.Type, 0))
+		spec.Parameters = c.marshal(input, c.schema(inputShape, input.Type, 0))
 	}
 
 	if execute == nil {

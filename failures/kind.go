@@ -29,18 +29,9 @@ import (
 )
 
 // Repairable reports whether a repair may be asked to fix a case of kind
-// k. An invalid_arguments case is kept for people to see, but a repair
-// cannot fix the caller's arguments; a native_differs case is the native
-// build's, not the source's. A feedback case waits (Unconfirmed) until
-// someone confirms it on the tool's page.
-func Repairable(k adaptbot.Failure) bool {
-	switch k {
-	case adaptbot.FailError, adaptbot.FailPanic, adaptbot.FailCrash, adaptbot.FailTimeout,
-		adaptbot.FailMemory, adaptbot.FailBadOutput, adaptbot.FailFeedback:
-		return true
-	}
-	return false
-}
+// k (adaptbot.Failure.Repairable). A feedback case waits (Unconfirmed)
+// until someone confirms it on the tool's page.
+func Repairable(k adaptbot.Failure) bool { return k.Repairable() }
 
 // Known reports whether k is a kind a case keeps: the repairable ones,
 // invalid_arguments and native_differs.
@@ -48,19 +39,21 @@ func Known(k adaptbot.Failure) bool {
 	return Repairable(k) || k == adaptbot.FailInvalidArgs || k == adaptbot.FailNativeDiffers
 }
 
-// KindOf returns the kind of a failed call's error (toolbox.KindOf's, the
-// same word the call's row and trace step say), or "" when the failure is
-// not the tool's: the caller went away or ran out of time, the sandbox
-// could not run it, its source does not compile (the registry already says
-// so), or it is no sandbox's at all (an external server's error).
-func KindOf(err error) adaptbot.Failure {
+// CaseKind is the kind of failure case a failed call makes: its word
+// (adaptbot.FailureOf, the same word the call's row and trace step say)
+// when the tool itself failed that way and said so through its sandbox or
+// its schema; "" when the failure is not the tool's: the caller went away
+// or ran out of time, the sandbox could not run it, its source does not
+// compile (the registry already says so), the toolbox refused the call, or
+// the error says nothing of itself (an external server's).
+func CaseKind(err error) adaptbot.Failure {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return ""
 	}
-	if _, ok := errors.AsType[*toolbox.ArgsError](err); !ok && sandbox.KindOf(err) == "" {
+	if _, said := errors.AsType[adaptbot.CallFailure](err); !said {
 		return ""
 	}
-	switch k := toolbox.KindOf(err); k {
+	switch k := adaptbot.FailureOf(err); k {
 	case adaptbot.FailError, adaptbot.FailPanic, adaptbot.FailCrash, adaptbot.FailTimeout,
 		adaptbot.FailMemory, adaptbot.FailBadOutput, adaptbot.FailInvalidArgs:
 		return k

@@ -41,106 +41,30 @@ const (
 // DefaultFlushEvery is how often a Store writes the tools that changed.
 const DefaultFlushEvery = time.Second
 
-// Status says where a case stands.
-type Status string
+// Status says where a case stands (adaptbot.CaseStatus).
+type Status = adaptbot.CaseStatus
 
 // The statuses of a case.
 const (
 	// Open: the tool failed this way; a repair may take it.
-	Open Status = "open"
+	Open = adaptbot.CaseOpen
 	// Unconfirmed: a person's thumbs-down made it (Kind Feedback); it
 	// counts for nothing until someone confirms it.
-	Unconfirmed Status = "unconfirmed"
+	Unconfirmed = adaptbot.CaseUnconfirmed
 	// Accepted: a clear error that a repair was given and kept as the right
 	// answer (a division by zero). It counts toward nothing again, and the
 	// same refusal of the same arguments in a later version is accepted too.
-	Accepted Status = "accepted"
+	Accepted = adaptbot.CaseAccepted
 )
 
 // Case is one way a tool failed: the same tool, version and arguments, seen
-// Count times.
-type Case struct {
-	// ID names the case: a hash of tool, version and arguments.
-	ID      string `json:"id"`
-	Tool    string `json:"tool"`
-	Version int    `json:"version"`
-	// Args are the arguments as sent, when they were a JSON object of at
-	// most MaxArgs bytes (Exact); otherwise a JSON string of their first
-	// MaxArgs bytes.
-	Args json.RawMessage `json:"arguments"`
-	// ArgsBytes is how long the arguments were.
-	ArgsBytes int `json:"arguments_bytes"`
-	// Exact says Args are the whole arguments, so the case can be run again.
-	Exact   bool             `json:"exact"`
-	Kind    adaptbot.Failure `json:"kind"`
-	Message string           `json:"message"`
-	// Comment is what a person said of a feedback case.
-	Comment   string    `json:"comment,omitempty"`
-	Count     int       `json:"count"`
-	FirstSeen time.Time `json:"first_seen"`
-	LastSeen  time.Time `json:"last_seen"`
-	// RequestID is the latest request that failed this way; its trace is
-	// GET /api/requests/<id>.
-	RequestID string `json:"request_id,omitempty"`
-	Status    Status `json:"status"`
-	// FixedIn is the version a repair made that passes this case (it may
-	// still wait for approval).
-	FixedIn int `json:"fixed_in,omitempty"`
-	// Expect is, for a case a repair fixed without making it one of the
-	// tool's examples (its input was someone else's words), the start of
-	// what that version answered: later repairs must still give it. It
-	// quotes the case, so it is its authors' like Args.
-	Expect string `json:"expect,omitempty"`
-
-	// Who may read a case's words (Args, Comment, RequestID): their
-	// authors and admins (service.caseFor decides). Each is a pseudonym
-	// (identity.Identity.Pseudonym); none, as in the files of releases
-	// before them, leaves the words to admins alone.
-
-	// Authors sent these arguments (every sighting sent the same ones),
-	// latest last, at most MaxAuthors.
-	Authors []string `json:"authors,omitempty"`
-	// CommentBy wrote Comment.
-	CommentBy string `json:"comment_by,omitempty"`
-	// RequestBy made the request RequestID.
-	RequestBy string `json:"request_by,omitempty"`
-	// Withheld says this copy of the case lacks words its reader may not
-	// see (arguments, comment or request ID). It is never stored.
-	Withheld bool `json:"withheld,omitempty"`
-}
-
-// Repairable reports whether a repair may take c: an open case of a kind a
-// repair can fix, whose arguments are kept whole.
-func (c Case) Repairable() bool {
-	return c.Exact && c.Status == Open && Repairable(c.Kind)
-}
-
-// Failing reports whether c is a failure in the narrow sense: a repairable
-// case that is not a clear error. An Error case is the tool's own answer to
-// input it refuses: sometimes the right answer (a division by zero), often
-// a missing capability. Only the model can tell, so a repair takes clear
-// errors as well (Repairable) and may keep them (Accepted); Failing only
-// tells the two apart for people.
-func (c Case) Failing() bool { return c.Repairable() && c.Kind != adaptbot.FailError }
+// Count times (adaptbot.FailureCase). Its arguments are kept whole up to
+// MaxArgs bytes, its authors up to MaxAuthors; who may read its words is
+// the service's to decide.
+type Case = adaptbot.FailureCase
 
 // Repair records one repair of a tool, kept with its cases.
-type Repair struct {
-	At        time.Time `json:"at"`
-	RequestID string    `json:"request_id,omitempty"`
-	// Auto: the server started it on its own (ADAPTBOT_AUTO_REPAIR).
-	Auto bool `json:"auto"`
-	// From is the version repaired; Version the one made, if any.
-	From    int  `json:"from_version"`
-	Version int  `json:"version,omitempty"`
-	Pending bool `json:"pending,omitempty"`
-	OK      bool `json:"ok"`
-	// Cases are the cases it was given; Fixed those the new version passes;
-	// Accepted the clear errors it kept as the right answer.
-	Cases    []string `json:"cases"`
-	Fixed    []string `json:"fixed,omitempty"`
-	Accepted []string `json:"accepted,omitempty"`
-	Error    string   `json:"error,omitempty"`
-}
+type Repair = adaptbot.Repair
 
 // State is everything kept of one tool: its cases, most recently seen
 // first, and its latest repairs, oldest first.

@@ -288,7 +288,7 @@ func TestCorruptFileIsMovedAside(t *testing.T) {
 	}
 }
 
-func TestKindOf(t *testing.T) {
+func TestCaseKind(t *testing.T) {
 	for _, c := range []struct {
 		err  error
 		want adaptbot.Failure
@@ -307,8 +307,8 @@ func TestKindOf(t *testing.T) {
 		{errors.New("who knows"), ""},
 		{nil, ""},
 	} {
-		if got := KindOf(c.err); got != c.want {
-			t.Errorf("KindOf(%v) = %q, want %q", c.err, got, c.want)
+		if got := CaseKind(c.err); got != c.want {
+			t.Errorf("CaseKind(%v) = %q, want %q", c.err, got, c.want)
 		}
 	}
 }

@@ -139,7 +139,7 @@ func (g *Generator) checkDependents(ctx context.Context, name string, src []byte
 		cand.Name, cand.Code, cand.SHA256, cand.Version = name, src, sha, 0 // a candidate: no version yet
 	}
 	if spec != nil {
-		cand.Parameters, cand.TimeoutMS = spec.Schema, spec.Timeout.Milliseconds()
+		cand.Parameters, cand.TimeoutMS = spec.Parameters, spec.Timeout.Milliseconds()
 	}
 	var out []ExampleReport
 	for _, d := range deps {

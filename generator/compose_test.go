@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"adaptbot"
 	"adaptbot/llm"
 	"adaptbot/poll"
 	"adaptbot/registry"
@@ -46,7 +47,7 @@ func (f *fixture) withTrip(t *testing.T) {
 		{"calculator", repoFile(t, "tools/calculator/calculator.go"), repoFile(t, "tools/calculator/examples.json")},
 		{"trip_time", repoFile(t, "testdata/tools/trip_time/trip_time.go"), repoFile(t, "testdata/tools/trip_time/examples.json")},
 	} {
-		if _, err := f.reg.Put(t.Context(), tool.name, []byte(tool.src), registry.PutOptions{Origin: registry.Builtin, Examples: []byte(tool.examples), Approved: true}); err != nil {
+		if _, err := f.reg.Put(t.Context(), tool.name, []byte(tool.src), registry.PutOptions{Origin: adaptbot.OriginBuiltin, Examples: []byte(tool.examples), Approved: true}); err != nil {
 			t.Fatalf("%s: %v", tool.name, err)
 		}
 	}
@@ -223,7 +224,7 @@ func TestHandEditOfAUsedTool(t *testing.T) {
 		}
 		reports = append(reports, r.Tool)
 	})
-	if _, err := f.reg.Put(t.Context(), "unit_converter", []byte(reworded(t)), registry.PutOptions{Origin: registry.Manual}); err != nil {
+	if _, err := f.reg.Put(t.Context(), "unit_converter", []byte(reworded(t)), registry.PutOptions{Origin: adaptbot.OriginManual}); err != nil {
 		t.Fatal(err)
 	}
 	warnings := func() (string, string) {
@@ -246,7 +247,7 @@ func TestHandEditOfAUsedTool(t *testing.T) {
 	mu.Unlock()
 
 	// The fix clears both.
-	if _, err := f.reg.Put(t.Context(), "unit_converter", []byte(repoFile(t, "tools/unit_converter/unit_converter.go")), registry.PutOptions{Origin: registry.Manual}); err != nil {
+	if _, err := f.reg.Put(t.Context(), "unit_converter", []byte(repoFile(t, "tools/unit_converter/unit_converter.go")), registry.PutOptions{Origin: adaptbot.OriginManual}); err != nil {
 		t.Fatal(err)
 	}
 	poll.Until(t, "the warnings to clear", func() bool { a, b := warnings(); return a == "" && b == "" })

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 
+	"adaptbot"
 	"adaptbot/contract"
 	"adaptbot/registry"
 )
@@ -66,7 +67,7 @@ func (g *Generator) RetestOnChange(ctx context.Context, report func(*ExampleRepo
 		if ctx.Err() != nil || (ev.Kind != registry.Added && ev.Kind != registry.Updated) {
 			return
 		}
-		name, own := ev.Entry.Name, ev.Entry.Origin != registry.Generated
+		name, own := ev.Entry.Name, ev.Entry.Origin != adaptbot.OriginGenerated
 		running.Go(func() {
 			if own {
 				r, err := g.TestTool(ctx, name)

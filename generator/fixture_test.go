@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot"
 	"adaptbot/llm"
 	"adaptbot/llm/llmtest"
 	"adaptbot/registry"
@@ -217,7 +218,7 @@ func newRunner(t testing.TB) sandbox.Runner {
 // put registers a tool as if built earlier, with the roman examples.
 func (f *fixture) put(t *testing.T, name, src, category string) registry.Entry {
 	t.Helper()
-	e, err := f.reg.Put(t.Context(), name, []byte(src), registry.PutOptions{Origin: registry.Generated, Category: category,
+	e, err := f.reg.Put(t.Context(), name, []byte(src), registry.PutOptions{Origin: adaptbot.OriginGenerated, Category: category,
 		Examples: []byte("[" + exNumber + "," + exRoman + "]")})
 	if err != nil {
 		t.Fatal(err)

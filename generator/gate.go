@@ -144,7 +144,7 @@ func infrastructure(ctx context.Context, err error) error {
 		return ctx.Err()
 	}
 	// Anything but the sandbox's verdict on the code stops the build.
-	if k := sandbox.KindOf(err); k == "" || k == adaptbot.FailUnavailable {
+	if se, verdict := errors.AsType[*sandbox.Error](err); !verdict || se.Kind == adaptbot.FailUnavailable {
 		return err
 	}
 	return nil
@@ -307,7 +307,7 @@ func checkExamples(examples []Example, spec *contract.Spec, validate bool) []str
 			}
 		}
 		if validate && spec != nil {
-			if err := contract.Validate(spec.Schema, e.Input); err != nil {
+			if err := contract.Validate(spec.Parameters, e.Input); err != nil {
 				out = append(out, fmt.Sprintf("%s: input %s does not fit Input: %v", where, clipText(string(compact(e.Input))), err))
 			}
 		}
@@ -359,7 +359,7 @@ func (g *Generator) runExamples(ctx context.Context, name string, src []byte, ou
 			unlisted = rp.Problems()
 		}
 		if err != nil {
-			if ctx.Err() != nil || sandbox.KindOf(err) == adaptbot.FailUnavailable {
+			if ctx.Err() != nil || adaptbot.FailureOf(err) == adaptbot.FailUnavailable {
 				return out, fmt.Errorf("%s: %w", where, err)
 			}
 			r.Error = where + ": " + strings.Join(append([]string{runProblem(err)}, unlisted...), "; ")
@@ -462,7 +462,7 @@ func inputsOf(spec *contract.Spec) []string {
 	var sc struct {
 		Properties json.RawMessage `json:"properties"`
 	}
-	if json.Unmarshal(spec.Schema, &sc) != nil || len(sc.Properties) == 0 {
+	if json.Unmarshal(spec.Parameters, &sc) != nil || len(sc.Properties) == 0 {
 		return nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(sc.Properties))

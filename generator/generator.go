@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"adaptbot"
 	"adaptbot/graph"
 	"adaptbot/llm"
 	"adaptbot/registry"
@@ -273,7 +274,8 @@ func (g *Generator) lock(name string) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.busy[name] {
-		return fmt.Errorf("%w: %s", ErrConflict, name)
+		return &adaptbot.Error{Kind: adaptbot.Conflict, Err: fmt.Errorf("%w: %s", ErrConflict, name),
+			Msg: "another build of this tool is already running; try again when it has finished"}
 	}
 	g.busy[name] = true
 	return nil

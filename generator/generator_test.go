@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot"
 	"adaptbot/llm"
 	"adaptbot/llm/llmtest"
 	"adaptbot/registry"
@@ -44,7 +45,7 @@ func TestCreateFromAQuestion(t *testing.T) {
 		t.Errorf("summary = %q", res.Summary)
 	}
 	tool, ok := f.reg.Tool("roman_numerals")
-	if !ok || tool.Origin != registry.Generated || tool.Category != "conversion" {
+	if !ok || tool.Origin != adaptbot.OriginGenerated || tool.Category != "conversion" {
 		t.Fatalf("registered = %v %+v", ok, tool.Entry)
 	}
 	if strings.Contains(string(tool.Code), "```") || !strings.HasPrefix(string(tool.Code), "// Package roman_numerals") {
@@ -396,7 +397,7 @@ func TestTestTool(t *testing.T) {
 		mu.Unlock()
 		done <- struct{}{}
 	})
-	if _, err := f.reg.Put(t.Context(), "roman_numerals", []byte(lowercase("roman_numerals")), registry.PutOptions{Origin: registry.Manual}); err != nil {
+	if _, err := f.reg.Put(t.Context(), "roman_numerals", []byte(lowercase("roman_numerals")), registry.PutOptions{Origin: adaptbot.OriginManual}); err != nil {
 		t.Fatal(err)
 	}
 	report, err = f.gen.TestTool(t.Context(), "roman_numerals")

@@ -111,7 +111,7 @@ func TestGateAnswersFromExchanges(t *testing.T) {
 func TestToolsTestAnswersFromExchanges(t *testing.T) {
 	f := newFixture(t, nil)
 	src := webhook
-	if _, err := f.reg.Put(t.Context(), "webhook", []byte(src), registry.PutOptions{Origin: registry.Generated,
+	if _, err := f.reg.Put(t.Context(), "webhook", []byte(src), registry.PutOptions{Origin: adaptbot.OriginGenerated,
 		Examples: encodeExamples([]Example{hookExample("deploy done", 3), hookExample("rollback", 4)})}); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"adaptbot"
 	"adaptbot/clip"
 	"adaptbot/contract"
 	"adaptbot/llm"
@@ -265,7 +266,7 @@ func (g *Generator) register(ctx context.Context, b *build) (*build, error) {
 	if category == "" {
 		category = b.current.Category // a modify keeps its category unless changed
 	}
-	o := registry.PutOptions{Origin: registry.Generated, Category: category, Examples: encodeExamples(tool.examples), Hold: b.req.Hold, Note: b.req.Note}
+	o := registry.PutOptions{Origin: adaptbot.OriginGenerated, Category: category, Examples: encodeExamples(tool.examples), Hold: b.req.Hold, Note: b.req.Note}
 	if fix := b.req.fix; fix != nil {
 		// The cases that now give a result are regression tests from now
 		// on; the version's note says what the repair fixed.

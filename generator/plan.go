@@ -6,18 +6,14 @@ import (
 	"fmt"
 	"strings"
 
+	"adaptbot"
 	"adaptbot/contract"
 	"adaptbot/llm"
 )
 
 // Plan is what a build would do, decided before it starts, so a person can
 // see the tool's name and inputs first.
-type Plan struct {
-	Op      Op       `json:"op"`
-	Tool    string   `json:"tool"`
-	Summary string   `json:"summary"`
-	Inputs  []string `json:"inputs,omitempty"`
-}
+type Plan = adaptbot.Plan
 
 // planFunction is decide_build with the inputs the new tool will take: the
 // same decision, and what a person wants to see before a build starts. The

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot"
 	"adaptbot/llm"
 	"adaptbot/registry"
 )
@@ -52,12 +53,12 @@ func golden(t *testing.T, name, got string) {
 
 func TestPrompts(t *testing.T) {
 	tools := []registry.Entry{
-		{Name: "calculator", Category: "math", Description: "Evaluates arithmetic expressions."},
-		{Name: "currency_converter", Category: "finance", Description: "Converts an amount of money between currencies."},
-		{Name: "notes"},
+		{Tool: adaptbot.Tool{Name: "calculator", Category: "math", Description: "Evaluates arithmetic expressions."}},
+		{Tool: adaptbot.Tool{Name: "currency_converter", Category: "finance", Description: "Converts an amount of money between currencies."}},
+		{Tool: adaptbot.Tool{Name: "notes"}},
 	}
 	current := registry.Tool{
-		Entry: registry.Entry{Name: "roman_numerals", Category: "conversion", Version: 2, UpdatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)},
+		Entry: registry.Entry{Tool: adaptbot.Tool{Name: "roman_numerals", Category: "conversion", Version: 2}, UpdatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)},
 		Code:  []byte(romanTool("roman_numerals")),
 	}
 	examples := []byte("[\n  " + exNumber + ",\n  " + exRoman + "\n]\n")
@@ -88,11 +89,11 @@ func TestPrompts(t *testing.T) {
 		{"modify", []llm.Message{{Role: llm.System, Content: system}, {Role: llm.User, Content: modify}}, writeToolFunction},
 		{"repair", []llm.Message{{Role: llm.System, Content: system}, {Role: llm.User, Content: repair}}, writeToolFunction},
 		{"repair_cases", []llm.Message{{Role: llm.System, Content: system}, {Role: llm.User, Content: repairCasesTask(registry.Tool{
-			Entry: registry.Entry{Name: "first_word", Category: "text"}, Code: []byte(firstWord)},
+			Entry: registry.Entry{Tool: adaptbot.Tool{Name: "first_word", Category: "text"}}, Code: []byte(firstWord)},
 			append(firstWordCases, Case{ID: "c3", Input: json.RawMessage(`{"text": "2 + 2"}`), Kind: "feedback", Comment: "it should skip numbers"}),
 			[]byte("[\n  "+exHello+",\n  "+exOne+"\n]\n"))}}, writeToolFunction},
 		{"repair_cases_private", []llm.Message{{Role: llm.User, Content: repairCasesTask(registry.Tool{
-			Entry: registry.Entry{Name: "first_word", Category: "text"}, Code: []byte(firstWord)},
+			Entry: registry.Entry{Tool: adaptbot.Tool{Name: "first_word", Category: "text"}}, Code: []byte(firstWord)},
 			[]Case{{ID: "c4", Input: json.RawMessage(`{"text": "!mine"}`), Kind: "panic", Error: "no bangs", Private: true},
 				{ID: "c5", Input: json.RawMessage(`{"text": "!theirs"}`), Kind: "panic", Error: "no bangs", Private: true, Recheck: true, Expect: "first: !theirs"}},
 			[]byte("[\n  "+exHello+"\n]\n"))}}, writeToolFunction},

@@ -84,27 +84,12 @@ type RepairRequest struct {
 }
 
 // CaseResult is how the repaired version did on one failing case.
-type CaseResult struct {
-	ID    string          `json:"id"`
-	Input json.RawMessage `json:"input"`
-	// OK: the case now gives a result (Outcome "result") or a clear error
-	// (Outcome "error").
-	OK      bool   `json:"ok"`
-	Outcome string `json:"outcome"`
-	Output  string `json:"output,omitempty"`
-	Error   string `json:"error,omitempty"`
-	// Example: the case is a stored example from now on.
-	Example bool `json:"example,omitempty"`
-	// Expect, for a private case that now gives a result, is what later
-	// repairs must still give for it (Case.Expect): the start of its
-	// output. It quotes the case, so it is never sent to the caller.
-	Expect string `json:"-"`
-}
+type CaseResult = adaptbot.CaseResult
 
 // Outcomes of a failing case under the repaired version.
 const (
-	OutcomeResult = "result"
-	OutcomeError  = "error"
+	OutcomeResult = adaptbot.CaseOutcomeResult
+	OutcomeError  = adaptbot.CaseOutcomeError
 )
 
 // caseFix is a repair under way: what it was given, and how the last
@@ -149,7 +134,7 @@ func (g *Generator) Repair(ctx context.Context, req RepairRequest, progress func
 	fix := &caseFix{cases: req.Cases, hold: req.Hold}
 	res, err := g.Build(ctx, Request{
 		Op: Modify, Tool: req.Tool, Permit: req.Permit, fix: fix,
-		Text:    fmt.Sprintf("repair %s from %d failure case%s", req.Tool, fresh, adaptbot.Plural(fresh)),
+		Text:    fmt.Sprintf("repair %s from %d failure case%s", req.Tool, fresh, clip.Plural(fresh)),
 		Summary: "Fix the failures seen in real use, keeping everything the stored examples check.",
 	}, progress)
 	if res != nil {
@@ -177,7 +162,7 @@ func (g *Generator) checkCases(ctx context.Context, name string, t *checked, cas
 		emit(Event{Stage: StageCase, Message: fmt.Sprintf("running failing case %d of %d", i+1, len(cases)), Example: i + 1, Examples: len(cases)})
 		r := CaseResult{ID: c.ID, Input: c.Input}
 		where := fmt.Sprintf("failing case %d of %d (input %s, which %s)", i+1, len(cases), clipText(string(compact(c.Input))), failedHow(c))
-		if err := contract.Validate(t.spec.Schema, c.Input); err != nil {
+		if err := contract.Validate(t.spec.Parameters, c.Input); err != nil {
 			// Refused before Execute runs, with the schema's reason: a
 			// clear error.
 			r.OK, r.Outcome, r.Error = true, OutcomeError, "the arguments are refused: "+err.Error()
@@ -193,7 +178,7 @@ func (g *Generator) checkCases(ctx context.Context, name string, t *checked, cas
 				r.OK = false
 				problems = append(problems, fmt.Sprintf("%s: gave %q, which lacks %q: the version an earlier repair made gave that, and it must still", where, clipText(res.Output), c.Expect))
 			}
-		case ctx.Err() != nil || sandbox.KindOf(err) == adaptbot.FailUnavailable:
+		case ctx.Err() != nil || adaptbot.FailureOf(err) == adaptbot.FailUnavailable:
 			return results, problems, fmt.Errorf("%s: %w", where, err)
 		case errors.As(err, &se) && (se.Kind == adaptbot.FailError || se.Kind == adaptbot.FailInvalidArgs) && strings.TrimSpace(se.Msg) != "":
 			r.OK, r.Outcome, r.Error = true, OutcomeError, se.Msg
@@ -205,7 +190,7 @@ func (g *Generator) checkCases(ctx context.Context, name string, t *checked, cas
 			r.Outcome, r.Error = string(se.Kind), "Execute returned an empty error"
 			problems = append(problems, where+": Execute returned an error with no message; say what is wrong with the input")
 		default:
-			r.Outcome, r.Error = string(sandbox.KindOf(err)), runProblem(err)
+			r.Outcome, r.Error = string(adaptbot.FailureOf(err)), runProblem(err)
 			problems = append(problems, where+": still fails: "+runProblem(err)+"; return a result or an error that says what is wrong with the input")
 		}
 		results = append(results, r)
@@ -271,7 +256,7 @@ func expecting(input json.RawMessage, output string) Example {
 // repairNote is what the version's history says of the repair.
 func repairNote(results []CaseResult) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Repair of %d failure case%s: %s.\n", len(results), adaptbot.Plural(len(results)), outcomes(results))
+	fmt.Fprintf(&b, "Repair of %d failure case%s: %s.\n", len(results), clip.Plural(len(results)), outcomes(results))
 	for _, r := range results {
 		fmt.Fprintf(&b, "- case %s, input %s: ", r.ID, clip.String(string(compact(r.Input)), 200))
 		switch {
@@ -301,10 +286,10 @@ func outcomes(results []CaseResult) string {
 	}
 	var parts []string
 	if ok > 0 {
-		parts = append(parts, fmt.Sprintf("%d result%s", ok, adaptbot.Plural(ok)))
+		parts = append(parts, fmt.Sprintf("%d result%s", ok, clip.Plural(ok)))
 	}
 	if errs > 0 {
-		parts = append(parts, fmt.Sprintf("%d clear error%s", errs, adaptbot.Plural(errs)))
+		parts = append(parts, fmt.Sprintf("%d clear error%s", errs, clip.Plural(errs)))
 	}
 	if len(parts) == 0 {
 		return "nothing"

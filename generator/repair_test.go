@@ -1,7 +1,6 @@
 package generator
 
 import (
-	"adaptbot/llm/llmtest"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot"
 	"adaptbot/llm"
+	"adaptbot/llm/llmtest"
 	"adaptbot/registry"
 )
 
@@ -43,7 +44,7 @@ var firstWordCases = []Case{
 
 func (f *fixture) putFirstWord(t *testing.T) {
 	t.Helper()
-	if _, err := f.reg.Put(t.Context(), "first_word", []byte(firstWord), registry.PutOptions{Origin: registry.Generated, Category: "text",
+	if _, err := f.reg.Put(t.Context(), "first_word", []byte(firstWord), registry.PutOptions{Origin: adaptbot.OriginGenerated, Category: "text",
 		Examples: []byte("[" + exHello + "," + exOne + "]")}); err != nil {
 		t.Fatal(err)
 	}

@@ -3,21 +3,20 @@ package generator
 import (
 	"encoding/json"
 	"errors"
-	"time"
 
 	"adaptbot"
 )
 
-// Op is what a build does to a tool.
-type Op string
+// Op is what a build does to a tool (adaptbot.Op).
+type Op = adaptbot.Op
 
-// The operations a build can perform.
+// The operations a build can perform, as the root names them.
 const (
-	Create Op = "create"
-	Modify Op = "modify"
-	Delete Op = "delete"
+	Create = adaptbot.OpCreate
+	Modify = adaptbot.OpModify
+	Delete = adaptbot.OpDelete
 	// Rollback is Generator.Rollback's, never a build's.
-	Rollback Op = "rollback"
+	Rollback = adaptbot.OpRollback
 )
 
 // Request asks for a build.
@@ -55,64 +54,15 @@ type Request struct {
 	fix *caseFix
 }
 
-// Event is one step of a build's progress, for people watching it.
-type Event struct {
-	// Stage is one of: decide, write, check, compile, example, repair,
-	// register, delete, done, failed (the Stage constants).
-	Stage   string `json:"stage"`
-	Message string `json:"message"`
-	// Attempt and Of place the event in the write-check-repair loop:
-	// attempt 2 of 3. They are set from the write stage until the register.
-	Attempt int    `json:"attempt,omitempty"`
-	Of      int    `json:"of,omitempty"`
-	Tool    string `json:"tool,omitempty"`
-	// Example and Examples say which example runs, in the example stage:
-	// example 1 of 3.
-	Example  int `json:"example,omitempty"`
-	Examples int `json:"examples,omitempty"`
-	// Summary says what the build will make, once decided (write stage).
-	Summary string `json:"summary,omitempty"`
-	// Inputs are the new source's parameters, "name (type)", once it
-	// passes its checks (compile stage), so a person sees what it takes.
-	Inputs []string `json:"inputs,omitempty"`
-	// Problems are why a repair is needed: the previous attempt's errors
-	// (repair stage).
-	Problems []string `json:"problems,omitempty"`
-}
+// Event is one step of a build's progress, for people watching it
+// (adaptbot.Event); its Stage is one of the Stage constants.
+type Event = adaptbot.Event
 
 // Attempt is one try at a tool's source, kept in the build log.
-type Attempt struct {
-	Number int      `json:"number"`
-	Errors []string `json:"errors,omitempty"`
-	Source string   `json:"source,omitempty"`
-	// Fixed lists the mechanical corrections the gate made to the model's
-	// source before checking it (a wrong package name, a missing package
-	// comment), so the log shows the source as checked and why it differs.
-	Fixed []string `json:"fixed,omitempty"`
-}
+type Attempt = adaptbot.Attempt
 
-// Result is what a build did.
-type Result struct {
-	Op       Op            `json:"op"`
-	Tool     string        `json:"tool"`
-	OK       bool          `json:"ok"`
-	Version  int           `json:"version,omitempty"`
-	Attempts int           `json:"attempts"`
-	Error    string        `json:"error,omitempty"`
-	Summary  string        `json:"summary"`
-	Log      []Attempt     `json:"log,omitempty"`
-	Duration time.Duration `json:"-"`
-	// Pending: review is on (ADAPTBOT_REVIEW), so the version built waits
-	// for approval and does not serve yet.
-	Pending bool `json:"pending,omitempty"`
-	// Dependents are the runs of the examples of the tools that use the
-	// tool, for a modify or a rollback: with the new version in place of
-	// the serving one, before it serves.
-	Dependents []ExampleReport `json:"dependents,omitempty"`
-	// Cases says, for a repair, how the version made does on each failing
-	// case it was given.
-	Cases []CaseResult `json:"cases,omitempty"`
-}
+// Result is what a build did (adaptbot.BuildResult).
+type Result = adaptbot.BuildResult
 
 // ErrConflict is returned when a build for the same tool is already running.
 var ErrConflict = errors.New("a build for this tool is already running")
@@ -122,37 +72,10 @@ var ErrConflict = errors.New("a build for this tool is already running")
 type Example = adaptbot.Example
 
 // ExampleResult is one example's run.
-type ExampleResult struct {
-	Example
-	// Output is what the tool returned, clipped; empty if it failed.
-	Output string `json:"output,omitempty"`
-	// Error says why the example failed, in words a person or a model can
-	// act on; empty if it passed.
-	Error string `json:"error,omitempty"`
-	OK    bool   `json:"ok"`
-}
+type ExampleResult = adaptbot.ExampleResult
 
 // ExampleReport is the outcome of running a tool's stored examples.
-type ExampleReport struct {
-	Tool    string          `json:"tool"`
-	Version int             `json:"version,omitempty"`
-	OK      bool            `json:"ok"`
-	Results []ExampleResult `json:"results"`
-	// Skipped says why no example ran (a tool without examples), when
-	// none did.
-	Skipped string `json:"skipped,omitempty"`
-}
-
-// Failures returns the errors of the examples that failed, in order.
-func (r *ExampleReport) Failures() []string {
-	var out []string
-	for _, res := range r.Results {
-		if !res.OK {
-			out = append(out, res.Error)
-		}
-	}
-	return out
-}
+type ExampleReport = adaptbot.ExampleReport
 
 // ErrNoExamples is returned by TestTool for a tool without stored examples
 // (a hand-written tool, for one).

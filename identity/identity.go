@@ -4,18 +4,21 @@
 // service layer, which asks Identity.Can before doing anything. That method
 // is the one permission rule; nothing else decides who may do what.
 //
-// It is a leaf package: it imports nothing of AdaptBot's.
+// It is a leaf package: of AdaptBot it imports only the root, whose Role
+// and Error it speaks.
 package identity
 
 import (
 	"context"
 	"fmt"
 	"strings"
+
+	"adaptbot"
 )
 
-// Role is what a person may do. Each role may do everything the one before
-// it may.
-type Role string
+// Role is what a person may do (adaptbot.Role). Each role may do
+// everything the one before it may.
+type Role = adaptbot.Role
 
 // The roles, from least to most.
 const (
@@ -43,7 +46,7 @@ func ParseRole(s string) (Role, error) {
 }
 
 // rank orders roles; an unknown or empty role ranks below every other.
-func (r Role) rank() int {
+func rank(r Role) int {
 	switch r {
 	case User:
 		return 1
@@ -129,10 +132,10 @@ var Local = Identity{Name: "local", Role: Admin, Method: Loopback}
 var System = Identity{Name: "adaptbot", Role: Admin, Method: Internal}
 
 // Known reports whether id is somebody: the zero Identity is not.
-func (id Identity) Known() bool { return id.Role.rank() > 0 }
+func (id Identity) Known() bool { return rank(id.Role) > 0 }
 
 // Can reports whether id may take a: this is the one permission rule.
-func (id Identity) Can(a Action) bool { return id.Role.rank() >= Need(a).rank() }
+func (id Identity) Can(a Action) bool { return rank(id.Role) >= rank(Need(a)) }
 
 // Owns reports whether id may read a request made by owner (a
 // Pseudonym, or "" for a request made before identities existed): its

@@ -13,10 +13,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"adaptbot"
 )
 
 // Role is who speaks a message.
-type Role string
+type Role = adaptbot.MessageRole
 
 // The roles a message can have.
 const (
@@ -27,40 +29,18 @@ const (
 	Tool Role = "tool"
 )
 
-// Message is one turn of a conversation. An assistant message may carry the
-// function calls the model made (Calls); each call's result follows as a
-// Tool message that names the call (CallID) and the function (Name). They
-// go to every provider as its native tool-call and tool-result messages, so
-// that each model call of a chat extends the previous one and a provider's
-// prompt cache can serve the shared beginning.
-type Message struct {
-	Role    Role   `json:"role"`
-	Content string `json:"content"`
-	// Calls are the function calls of an assistant message.
-	Calls []FunctionCall `json:"calls,omitempty"`
-	// CallID and Name say which call a Tool message answers.
-	CallID string `json:"call_id,omitempty"`
-	Name   string `json:"name,omitempty"`
-	// Cache marks the end of a beginning worth caching: providers that
-	// cache only where told (Anthropic) get a cache breakpoint after this
-	// message; the others cache shared beginnings by themselves.
-	Cache bool `json:"-"`
-}
+// Message is one turn of a conversation (adaptbot.Message): an assistant
+// message may carry the function calls the model made, each answered by a
+// Tool message that names the call and the function.
+type Message = adaptbot.Message
 
-// Function is a function the model may call, with its parameters' JSON schema.
-type Function struct {
-	Name        string
-	Description string
-	Parameters  json.RawMessage
-}
+// Function is a function the model may call, with its parameters' JSON
+// schema.
+type Function = adaptbot.Function
 
-// FunctionCall is the model's call of a Function. ID is the provider's
-// name for the call, which its result must quote.
-type FunctionCall struct {
-	ID        string
-	Name      string
-	Arguments json.RawMessage
-}
+// FunctionCall is the model's call of a Function; its ID is the
+// provider's name for the call, which its result must quote.
+type FunctionCall = adaptbot.FunctionCall
 
 // Request is one call of a model.
 type Request struct {
@@ -83,10 +63,7 @@ type Request struct {
 }
 
 // Usage counts tokens as the provider reported them.
-type Usage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-}
+type Usage = adaptbot.Usage
 
 // Response is what the model said.
 type Response struct {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"adaptbot"
 	"adaptbot/clip"
 	"adaptbot/sandbox"
 	"adaptbot/telemetry"
@@ -60,11 +61,7 @@ const (
 
 // Status is where a tool version stands: the tier its calls run on and,
 // when that is not the native one, why.
-type Status struct {
-	Tier   string `json:"tier"`
-	State  string `json:"state"`
-	Reason string `json:"reason,omitempty"`
-}
+type Status = adaptbot.TierStatus
 
 // Mismatch is a call on which a native build and the interpreter disagree:
 // the build never serves, and the difference is recorded as a failure case.
@@ -582,7 +579,7 @@ func (t *Tier) differential(v *version, p *sandbox.Pool) (Status, *Mismatch) {
 // describe is a call's result as the differential check compares it.
 func describe(res sandbox.Result, err error) string {
 	if err != nil {
-		return fmt.Sprintf("error (%s): %s", sandbox.KindOf(err), err)
+		return fmt.Sprintf("error (%s): %s", adaptbot.FailureOf(err), err)
 	}
 	return "output: " + res.Output
 }

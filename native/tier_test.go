@@ -288,7 +288,7 @@ func TestNeverServedNeverBuilt(t *testing.T) {
 	}
 	tier, _ := newTier(t, Options{Go: g})
 	_, err = tier.Run(context.Background(), sandbox.Call{Tool: "init_loop", Source: src, Input: []byte(`{}`), Timeout: time.Second})
-	if sandbox.KindOf(err) != adaptbot.FailTimeout {
+	if adaptbot.FailureOf(err) != adaptbot.FailTimeout {
 		t.Fatalf("init_loop: %v, want a timeout", err)
 	}
 	tier.Close()

@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"adaptbot"
 	"adaptbot/atomicfile"
@@ -112,17 +111,7 @@ func (r *Registry) latestVersion(name string) int {
 }
 
 // Version is one kept version of a tool.
-type Version struct {
-	Version int       `json:"version"`
-	SHA256  string    `json:"sha256"`
-	SavedAt time.Time `json:"saved_at"`
-	Current bool      `json:"current"`
-	// Pending: this version waits for approval (Options.Review).
-	Pending bool `json:"pending,omitempty"`
-	// Note says what the version changed, when whoever made it said
-	// (PutOptions.Note): a repair lists the failure cases it fixed.
-	Note string `json:"note,omitempty"`
-}
+type Version = adaptbot.Version
 
 // Versions lists the kept versions of name, oldest first. It works for a
 // deleted tool too.

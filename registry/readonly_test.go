@@ -182,7 +182,7 @@ func TestReadOnlyFollowsReview(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := owner.Put(ctx, "shout", []byte(toolSource("shout", "shouts text.")), PutOptions{Origin: Generated}); err != nil {
+	if _, err := owner.Put(ctx, "shout", []byte(toolSource("shout", "shouts text.")), PutOptions{Origin: adaptbot.OriginGenerated}); err != nil {
 		t.Fatal(err)
 	}
 	f.write(t, "echo", toolSource("echo", "echoes text, edited."))

@@ -111,7 +111,15 @@ type record struct {
 // ErrNotFound is the one error for a tool that does not exist or does not
 // serve, local or remote (toolbox re-exports it); NotFound wraps it so the
 // message names the tool.
-var ErrNotFound = errors.New("no such tool")
+var ErrNotFound error = noSuchTool{}
+
+// noSuchTool is ErrNotFound: a call of it failed with FailNotFound.
+type noSuchTool struct{}
+
+func (noSuchTool) Error() string { return "no such tool" }
+
+// Failure is FailNotFound: a call of a tool that does not exist.
+func (noSuchTool) Failure() adaptbot.Failure { return adaptbot.FailNotFound }
 
 // NotFound returns the error for a missing tool, in the one wording every
 // door uses: `no tool named "x"`.
@@ -123,6 +131,9 @@ type notFound string
 
 func (e notFound) Error() string        { return fmt.Sprintf("no tool named %q", string(e)) }
 func (e notFound) Is(target error) bool { return target == ErrNotFound }
+
+// Failure is FailNotFound: a call of a tool that does not exist.
+func (e notFound) Failure() adaptbot.Failure { return adaptbot.FailNotFound }
 
 // ErrReadOnly is returned by a change to a registry opened ReadOnly.
 var ErrReadOnly = errors.New("registry: opened read-only; changes go through the server that owns it")
@@ -184,7 +195,7 @@ func Open(ctx context.Context, opts Options) (*Registry, error) {
 	}
 	err = r.apply(func() ([]Event, error) {
 		for _, name := range names {
-			r.syncLocked(ctx, name, Manual, firstStart)
+			r.syncLocked(ctx, name, adaptbot.OriginManual, firstStart)
 		}
 		for name, rec := range r.tools {
 			if rec.code == nil && rec.entry.Status == OK {
@@ -342,7 +353,7 @@ func (r *Registry) Sync(ctx context.Context, name string) error {
 	var err error
 	serr := r.apply(func() ([]Event, error) {
 		var ev *Event
-		ev, err = r.syncLocked(ctx, name, Manual, r.opts.ReadOnly)
+		ev, err = r.syncLocked(ctx, name, adaptbot.OriginManual, r.opts.ReadOnly)
 		if ev == nil {
 			return nil, nil
 		}
@@ -374,7 +385,7 @@ func (r *Registry) followLocked(name string) []Event {
 
 // syncLocked does Sync's work without saving; it returns the event to emit.
 // trust accepts a new version without review (a first start).
-func (r *Registry) syncLocked(ctx context.Context, name string, origin Origin, trust bool) (*Event, error) {
+func (r *Registry) syncLocked(ctx context.Context, name string, origin adaptbot.Origin, trust bool) (*Event, error) {
 	src, err := os.ReadFile(r.SourcePath(name))
 	r.mu.RLock()
 	rec := r.tools[name]
@@ -408,7 +419,7 @@ func (r *Registry) syncLocked(ctx context.Context, name string, origin Origin, t
 		// from a source (the output schema, say) gets it from the source.
 		spec, perr := contract.Parse(name, src)
 		r.mu.Lock()
-		if perr == nil && rec.entry.describe(spec) {
+		if perr == nil && describe(&rec.entry, spec) {
 			changed = true
 		}
 		rec.code = src
@@ -428,7 +439,7 @@ func (r *Registry) syncLocked(ctx context.Context, name string, origin Origin, t
 // acceptLocked checks src and, if it passes, makes it the serving version
 // (or, with Options.Review and approved false, holds it); if not, it records
 // the failure on the entry.
-func (r *Registry) acceptLocked(ctx context.Context, name string, src []byte, origin Origin, category string, approved bool) (*Event, error) {
+func (r *Registry) acceptLocked(ctx context.Context, name string, src []byte, origin adaptbot.Origin, category string, approved bool) (*Event, error) {
 	spec, err := r.check(ctx, name, src, true)
 	if err == nil {
 		return r.applyLocked(name, src, spec, origin, category, approved, false, "")
@@ -439,7 +450,7 @@ func (r *Registry) acceptLocked(ctx context.Context, name string, src []byte, or
 	now := r.opts.Now().UTC()
 	r.mu.Lock()
 	if rec == nil {
-		rec = &record{entry: Entry{Name: name, Source: r.relSource(name), Origin: origin, CreatedAt: now}}
+		rec = &record{entry: Entry{Tool: adaptbot.Tool{Name: name, Origin: origin}, Source: r.relSource(name), CreatedAt: now}}
 		r.tools[name] = rec
 	}
 	if rec.code == nil {
@@ -461,13 +472,13 @@ func (r *Registry) acceptLocked(ctx context.Context, name string, src []byte, or
 // kept in history but only held (see holdLocked). A note, if any, is kept
 // with the version before it serves or is held, so no reader sees the
 // version without it.
-func (r *Registry) applyLocked(name string, src []byte, spec *contract.Spec, origin Origin, category string, approved, hold bool, note string) (*Event, error) {
+func (r *Registry) applyLocked(name string, src []byte, spec *contract.Spec, origin adaptbot.Origin, category string, approved, hold bool, note string) (*Event, error) {
 	r.mu.RLock()
 	rec := r.tools[name]
 	r.mu.RUnlock()
 	now := r.opts.Now().UTC()
 	kind := Updated
-	e := Entry{Name: name, CreatedAt: now}
+	e := Entry{Tool: adaptbot.Tool{Name: name}, CreatedAt: now}
 	if rec != nil {
 		e = rec.entry
 	}
@@ -485,7 +496,7 @@ func (r *Registry) applyLocked(name string, src []byte, spec *contract.Spec, ori
 	if category == "" && rec != nil {
 		category = rec.entry.Category
 	}
-	e.describe(spec)
+	describe(&e, spec)
 	e.Category = category
 	e.Source = r.relSource(name)
 	e.SHA256 = adaptbot.Digest(src)

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"adaptbot"
 	"adaptbot/poll"
 )
 
@@ -80,7 +81,7 @@ func TestOpenRebuildsMissingRegistry(t *testing.T) {
 	if !ok {
 		t.Fatal("echo not registered")
 	}
-	if e.Version != 1 || e.Status != OK || e.Origin != Manual || e.Description != "Echoes text." {
+	if e.Version != 1 || e.Status != OK || e.Origin != adaptbot.OriginManual || e.Description != "Echoes text." {
 		t.Errorf("entry = %+v", e)
 	}
 	if !strings.Contains(string(e.Parameters), `"text"`) {
@@ -181,21 +182,21 @@ func TestPutDeleteRollback(t *testing.T) {
 	if _, err := r.Put(ctx, "../evil", []byte("x"), PutOptions{}); err == nil {
 		t.Fatal("Put accepted a name that escapes tools/")
 	}
-	if _, err := r.Put(ctx, "echo", []byte("package echo"), PutOptions{Origin: Generated}); err == nil {
+	if _, err := r.Put(ctx, "echo", []byte("package echo"), PutOptions{Origin: adaptbot.OriginGenerated}); err == nil {
 		t.Fatal("Put accepted a source that breaks the contract")
 	}
 	if _, err := os.Stat(filepath.Join(f.tools, "echo")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatal("a rejected Put wrote files")
 	}
-	e1, err := r.Put(ctx, "echo", []byte(toolSource("echo", "echoes text.")), PutOptions{Origin: Generated, Category: "text", Examples: []byte(`[]`)})
+	e1, err := r.Put(ctx, "echo", []byte(toolSource("echo", "echoes text.")), PutOptions{Origin: adaptbot.OriginGenerated, Category: "text", Examples: []byte(`[]`)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e2, err := r.Put(ctx, "echo", []byte(toolSource("echo", "echoes text twice.")), PutOptions{Origin: Generated})
+	e2, err := r.Put(ctx, "echo", []byte(toolSource("echo", "echoes text twice.")), PutOptions{Origin: adaptbot.OriginGenerated})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e1.Version != 1 || e2.Version != 2 || e2.Category != "text" || e2.Origin != Generated {
+	if e1.Version != 1 || e2.Version != 2 || e2.Category != "text" || e2.Origin != adaptbot.OriginGenerated {
 		t.Errorf("versions: %+v %+v", e1, e2)
 	}
 	vs, err := r.Versions("echo")

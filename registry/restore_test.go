@@ -27,16 +27,16 @@ func TestMissingRegistryRestoredFromBak(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Put(ctx, "echo", []byte(toolSource("echo", "echoes text.")), PutOptions{Origin: Generated, Category: "text"}); err != nil {
+	if _, err := r.Put(ctx, "echo", []byte(toolSource("echo", "echoes text.")), PutOptions{Origin: adaptbot.OriginGenerated, Category: "text"}); err != nil {
 		t.Fatal(err)
 	}
 	clock = clock.Add(time.Hour)
-	if _, err := r.Put(ctx, "upper", []byte(toolSource("upper", "shouts.")), PutOptions{Origin: Builtin}); err != nil {
+	if _, err := r.Put(ctx, "upper", []byte(toolSource("upper", "shouts.")), PutOptions{Origin: adaptbot.OriginBuiltin}); err != nil {
 		t.Fatal(err)
 	}
 	clock = clock.Add(time.Hour)
 	// The last save: echo v2. The .bak still says echo v1.
-	if _, err := r.Put(ctx, "echo", []byte(toolSource("echo", "echoes text twice.")), PutOptions{Origin: Generated}); err != nil {
+	if _, err := r.Put(ctx, "echo", []byte(toolSource("echo", "echoes text twice.")), PutOptions{Origin: adaptbot.OriginGenerated}); err != nil {
 		t.Fatal(err)
 	}
 	before := r.List()
@@ -69,7 +69,7 @@ func TestMissingRegistryRestoredFromBak(t *testing.T) {
 	if e, _ := r2.Entry("echo"); e.Version != 2 || e.Description != "Echoes text twice." || e.Category != "text" {
 		t.Errorf("echo = %+v, want v2 as the last save left it", e)
 	}
-	if e, _ := r2.Entry("dropped"); e.Origin != Manual || e.Version != 1 || !e.CreatedAt.Equal(clock) {
+	if e, _ := r2.Entry("dropped"); e.Origin != adaptbot.OriginManual || e.Version != 1 || !e.CreatedAt.Equal(clock) {
 		t.Errorf("dropped = %+v, want a new manual tool", e)
 	}
 	if _, ok := r2.Tool("upper"); !ok {
@@ -90,17 +90,17 @@ func TestMissingRegistryWithoutBakIsRebuilt(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	r := f.open(t, nil)
-	if _, err := r.Put(ctx, "echo", []byte(toolSource("echo", "echoes text.")), PutOptions{Origin: Generated}); err != nil {
+	if _, err := r.Put(ctx, "echo", []byte(toolSource("echo", "echoes text.")), PutOptions{Origin: adaptbot.OriginGenerated}); err != nil {
 		t.Fatal(err)
 	}
 	os.Remove(f.path)
 	os.Remove(f.path + ".bak")
 	f.write(t, "upper", toolSource("upper", "shouts."))
 	r2 := f.open(t, nil)
-	if e, _ := r2.Entry("echo"); e.Origin != Generated || e.Version != 1 {
+	if e, _ := r2.Entry("echo"); e.Origin != adaptbot.OriginGenerated || e.Version != 1 {
 		t.Errorf("echo = %+v, want generated v1 from history", e)
 	}
-	if e, _ := r2.Entry("upper"); e.Origin != Manual || e.Version != 1 {
+	if e, _ := r2.Entry("upper"); e.Origin != adaptbot.OriginManual || e.Version != 1 {
 		t.Errorf("upper = %+v, want manual v1", e)
 	}
 }
@@ -114,7 +114,7 @@ func TestBadBakIsNotUsed(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := f.open(t, nil)
-	if e, ok := r.Entry("echo"); !ok || e.Origin != Manual {
+	if e, ok := r.Entry("echo"); !ok || e.Origin != adaptbot.OriginManual {
 		t.Errorf("echo = %+v, %v", e, ok)
 	}
 	if w := strings.Join(r.Warnings(), "\n"); !strings.Contains(w, ".bak is not a good copy") {
@@ -181,7 +181,7 @@ func TestRestoreKeepsPendingVersionsPending(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"shout", "other"} {
-		if _, err := r.Put(ctx, name, []byte(toolSource(name, "is new.")), PutOptions{Origin: Generated}); err != nil {
+		if _, err := r.Put(ctx, name, []byte(toolSource(name, "is new.")), PutOptions{Origin: adaptbot.OriginGenerated}); err != nil {
 			t.Fatal(err)
 		}
 	}

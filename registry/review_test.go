@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"adaptbot"
 )
 
 func (f fixture) openReview(t *testing.T) *Registry {
@@ -34,7 +36,7 @@ func TestReviewHoldsNewAndModifiedTools(t *testing.T) {
 	// A new tool through Put waits.
 	var held []Event
 	r.OnChange(func(ev Event) { held = append(held, ev) })
-	e, err := r.Put(ctx, "shout", []byte(toolSource("shout", "shouts text.")), PutOptions{Origin: Generated})
+	e, err := r.Put(ctx, "shout", []byte(toolSource("shout", "shouts text.")), PutOptions{Origin: adaptbot.OriginGenerated})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +147,7 @@ func TestHoldWithoutReview(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := r.Put(ctx, "echo", []byte(toolSource("echo", "echoes text, repaired.")), PutOptions{Origin: Generated, Hold: true, Note: "repair: fixed 2 failure cases"})
+	e, err := r.Put(ctx, "echo", []byte(toolSource("echo", "echoes text, repaired.")), PutOptions{Origin: adaptbot.OriginGenerated, Hold: true, Note: "repair: fixed 2 failure cases"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +203,7 @@ func TestAVersionServesWithItsNote(t *testing.T) {
 	}()
 	for i := 1; i <= versions; i++ {
 		src := toolSource("echo", fmt.Sprintf("echoes text, take %d.", i))
-		if _, err := r.Put(ctx, "echo", []byte(src), PutOptions{Origin: Generated, Note: fmt.Sprintf("version %d", i)}); err != nil {
+		if _, err := r.Put(ctx, "echo", []byte(src), PutOptions{Origin: adaptbot.OriginGenerated, Note: fmt.Sprintf("version %d", i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -225,10 +227,10 @@ func TestReviewHoldsANewHost(t *testing.T) {
 	}
 	f.write(t, "notify", withHosts("hooks.example.org"))
 	r := f.openReview(t)
-	if e, _ := r.Entry("notify"); e.Status != OK || !slices.Equal(e.Hosts, []string{"hooks.example.org"}) || !slices.Equal(e.Spec().Hosts, e.Hosts) {
+	if e, _ := r.Entry("notify"); e.Status != OK || !slices.Equal(e.Hosts, []string{"hooks.example.org"}) || !slices.Equal(e.Tool.Hosts, e.Hosts) {
 		t.Fatalf("at first start: %+v", e)
 	}
-	e, err := r.Put(ctx, "notify", []byte(withHosts("hooks.example.org, exfil.example.net")), PutOptions{Origin: Generated})
+	e, err := r.Put(ctx, "notify", []byte(withHosts("hooks.example.org, exfil.example.net")), PutOptions{Origin: adaptbot.OriginGenerated})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,11 +18,11 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // fullEntry is an entry with every field set.
 func fullEntry() Entry {
 	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
-	return Entry{Name: "t", Description: "d", Category: "c", Source: "tools/t/t.go", SHA256: "h",
-		Parameters: json.RawMessage(`{"type":"object"}`), Output: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`),
-		TimeoutMS: 5, Network: true, Calls: []string{"u"}, Version: 3, Origin: Generated, Status: Pending, LastError: "l",
-		PendingVersion: 4, PendingSHA256: "p", CreatedAt: at, UpdatedAt: at, Warning: "w", Uses: []string{"u"}, UsedBy: []string{"b"},
-		NoDirect: true}
+	return Entry{Tool: adaptbot.Tool{Name: "t", Description: "d", Category: "c", Parameters: json.RawMessage(`{"type":"object"}`),
+		Output: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`), Network: true, Calls: []string{"u"},
+		Version: 3, Origin: adaptbot.OriginGenerated, NoDirect: true},
+		Source: "tools/t/t.go", SHA256: "h", TimeoutMS: 5, Status: Pending, LastError: "l", PendingVersion: 4, PendingSHA256: "p",
+		CreatedAt: at, UpdatedAt: at, Warning: "w", Uses: []string{"u"}, UsedBy: []string{"b"}}
 }
 
 // TestRegistryFileShape: an entry is written to tools_registry.json in
@@ -58,16 +58,17 @@ func TestRegistryFileShape(t *testing.T) {
 	}
 }
 
-// TestEntrySpec: an entry's description is the serving version's, its
-// category its domain, whatever the state of the file on disk.
+// TestEntrySpec: an entry's description (the adaptbot.Tool it embeds) is
+// the serving version's, its category the description's, whatever the
+// state of the file on disk.
 func TestEntrySpec(t *testing.T) {
 	want := adaptbot.Tool{Name: "t", Description: "d", Parameters: json.RawMessage(`{"type":"object"}`),
-		Output: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`), Domain: "c", Origin: adaptbot.OriginGenerated,
+		Output: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`), Category: "c", Origin: adaptbot.OriginGenerated,
 		Version: 3, Network: true, Calls: []string{"u"}, NoDirect: true}
-	if got := fullEntry().Spec(); !reflect.DeepEqual(got, want) {
-		t.Errorf("Spec() = %+v, want %+v", got, want)
+	if got := fullEntry().Tool; !reflect.DeepEqual(got, want) {
+		t.Errorf("Tool = %+v, want %+v", got, want)
 	}
-	if fullEntry().Spec().Remote() {
+	if fullEntry().Remote() {
 		t.Error("a registry tool's spec says it is remote")
 	}
 }

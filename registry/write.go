@@ -8,13 +8,14 @@ import (
 	"os"
 	"path/filepath"
 
+	"adaptbot"
 	"adaptbot/atomicfile"
 	"adaptbot/contract"
 )
 
 // PutOptions describes a new version written through the registry.
 type PutOptions struct {
-	Origin Origin
+	Origin adaptbot.Origin
 	// Category is used when the source declares none.
 	Category string
 	// Examples, if set, is written to the tool's examples file.
@@ -52,7 +53,7 @@ func (r *Registry) Put(ctx context.Context, name string, src []byte, o PutOption
 		return Entry{}, ErrReadOnly
 	}
 	if o.Origin == "" {
-		o.Origin = Manual
+		o.Origin = adaptbot.OriginManual
 	}
 	r.write.Lock()
 	defer r.write.Unlock()
@@ -179,7 +180,7 @@ func (r *Registry) rollback(ctx context.Context, name string, v int, approved bo
 	}
 	// A rollback is a person's choice of a version they have seen: it
 	// needs no further approval, unless a check of it failed.
-	o := PutOptions{Origin: Manual, Approved: approved}
+	o := PutOptions{Origin: adaptbot.OriginManual, Approved: approved}
 	var kept Entry
 	if meta, err := os.ReadFile(filepath.Join(filepath.Dir(r.versionPath(name, v)), "entry.json")); err == nil && json.Unmarshal(meta, &kept) == nil {
 		o.Origin, o.Category = kept.Origin, kept.Category

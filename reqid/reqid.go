@@ -1,6 +1,6 @@
 // Package reqid carries a request's ID in its context, so that the agent,
 // model calls, sandbox calls and log lines can all name the request they
-// serve.
+// serve, and the door it came through, which its row records.
 package reqid
 
 import (

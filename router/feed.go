@@ -65,7 +65,7 @@ func (f *Feed) Apply(c toolbox.Change) {
 }
 
 func (f *Feed) doc(s toolbox.Spec) Doc {
-	d := Doc{Server: s.Domain, Name: s.Name, Description: s.Description, Params: ParamsFromSchema(s.Parameters)}
+	d := Doc{Server: s.Category, Name: s.Name, Description: s.Description, Params: ParamsFromSchema(s.Parameters)}
 	if server, tool, remote := toolbox.SplitName(s.Name); remote {
 		d.Server, d.Name = server, tool
 		if f.opts.Describe != nil {

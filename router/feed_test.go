@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"adaptbot"
 	"adaptbot/toolbox"
 )
 
@@ -42,7 +43,7 @@ func (f *fakeTools) change(kind toolbox.ChangeKind, s toolbox.Spec) {
 }
 
 func local(name, domain, desc string) toolbox.Spec {
-	return toolbox.Spec{Name: name, Domain: domain, Description: desc, Origin: toolbox.Generated}
+	return toolbox.Spec{Name: name, Category: domain, Description: desc, Origin: adaptbot.OriginGenerated}
 }
 
 // TestFeedLearningFollowsTheTool checks the feed's two cases that the
@@ -62,11 +63,11 @@ func TestFeedLearningFollowsTheTool(t *testing.T) {
 	}
 
 	f.Learn("weather/forecast", "is it chilly tonight")
-	tools.change(toolbox.Added, toolbox.Spec{Name: "weather/forecast", Domain: "weather", Description: "Daily forecast for a city.", Origin: toolbox.Remote})
+	tools.change(toolbox.Added, toolbox.Spec{Name: "weather/forecast", Category: "weather", Description: "Daily forecast for a city.", Origin: adaptbot.OriginRemote})
 	if got := f.Find(t.Context(), "will it be chilly tonight", 1); len(got) != 1 || got[0] != "weather/forecast" {
 		t.Errorf("Find = %v, want [weather/forecast]", got)
 	}
-	tools.change(toolbox.Removed, toolbox.Spec{Name: "weather/forecast", Domain: "weather"})
+	tools.change(toolbox.Removed, toolbox.Spec{Name: "weather/forecast", Category: "weather"})
 	tools.change(toolbox.Removed, local("digits", "numbers", ""))
 	if n := f.ix.Len(); n != 0 {
 		t.Errorf("after both were removed the index holds %d tools", n)
@@ -89,7 +90,7 @@ func TestFeedDescribesRemoteDomains(t *testing.T) {
 		}
 		return ""
 	}})
-	tools.change(toolbox.Added, toolbox.Spec{Name: "weather/get_alerts", Domain: "weather", Description: "List alerts.", Origin: toolbox.Remote})
+	tools.change(toolbox.Added, toolbox.Spec{Name: "weather/get_alerts", Category: "weather", Description: "List alerts.", Origin: adaptbot.OriginRemote})
 	tools.change(toolbox.Added, local("alerts", "ops", "List alerts of the build."))
 	if got := f.Find(t.Context(), "weather alerts", 1); len(got) != 1 || got[0] != "weather/get_alerts" {
 		t.Errorf("Find = %v, want [weather/get_alerts]: the server's description ranks its domain", got)

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot"
 	"adaptbot/egress"
 	"adaptbot/identity"
 	"adaptbot/sandbox"
@@ -138,7 +139,7 @@ func TestHTTPWaitForAPersonIsNotTheToolsTime(t *testing.T) {
 				return toolkit.Response{Status: 200}, nil
 			}))
 			_, err = r.Run(ctx, sandbox.Call{Tool: "poster", Source: []byte(poster), Input: []byte(`{"text":"hi"}`), Timeout: limit})
-			if sandbox.KindOf(err) != "timeout" {
+			if adaptbot.FailureOf(err) != "timeout" {
 				t.Fatalf("a slow send without a pause: %v, want a timeout", err)
 			}
 		})

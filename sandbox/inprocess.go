@@ -62,7 +62,7 @@ func NewInProcess(opts Options) *InProcess {
 // Compile loads the tool and keeps its interpreter for the next call.
 func (r *InProcess) Compile(ctx context.Context, tool string, source []byte) (err error) {
 	ctx, span := telemetry.StartSandbox(ctx, opCompile, tool)
-	defer func() { span.End(string(KindOf(err)), err) }()
+	defer func() { span.End(string(adaptbot.FailureOf(err)), err) }()
 	_, err = r.do(ctx, Call{Tool: tool, Source: source}, false)
 	return err
 }
@@ -70,7 +70,7 @@ func (r *InProcess) Compile(ctx context.Context, tool string, source []byte) (er
 // Run calls the tool.
 func (r *InProcess) Run(ctx context.Context, c Call) (_ Result, err error) {
 	ctx, span := telemetry.StartSandbox(ctx, opCall, c.Tool)
-	defer func() { span.End(string(KindOf(err)), err) }()
+	defer func() { span.End(string(adaptbot.FailureOf(err)), err) }()
 	return r.do(ctx, c, true)
 }
 
@@ -98,7 +98,7 @@ func (r *InProcess) do(ctx context.Context, c Call, run bool) (Result, error) {
 
 	p, err := r.get(ctx, c, hash, limit)
 	if err != nil {
-		if KindOf(err) == adaptbot.FailTimeout && caller.Err() != nil {
+		if adaptbot.FailureOf(err) == adaptbot.FailTimeout && caller.Err() != nil {
 			return Result{}, fmt.Errorf("tool %s: %w", c.Tool, caller.Err())
 		}
 		return Result{}, err

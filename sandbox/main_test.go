@@ -138,7 +138,7 @@ func run(t testing.TB, r sandbox.Runner, tool, src, input string) (sandbox.Resul
 
 func wantKind(t testing.TB, err error, kind adaptbot.Failure, msg string) {
 	t.Helper()
-	if got := sandbox.KindOf(err); got != kind {
+	if got := adaptbot.FailureOf(err); got != kind {
 		t.Fatalf("kind %q, want %q (err: %v)", got, kind, err)
 	}
 	if !strings.Contains(err.Error(), msg) {

@@ -294,13 +294,13 @@ func TestNestedCallBoundedByCaller(t *testing.T) {
 			if err == nil && !strings.Contains(res.Output, "time limit") && !strings.Contains(res.Output, "deadline") {
 				t.Errorf("relay of a deaf callee = %q; want a timeout", res.Output)
 			}
-			if err != nil && sandbox.KindOf(err) != adaptbot.FailTimeout {
+			if err != nil && adaptbot.FailureOf(err) != adaptbot.FailTimeout {
 				t.Errorf("relay of a deaf callee failed with %v; want a timeout", err)
 			}
 			// The callee ran out of its caller's time: it timed out, or was
 			// cancelled as its caller gave up, whichever came first.
 			poll.Until(t, "the callee's failure", func() bool { return len(h.errsOf("deaf")) == 1 })
-			if e := h.errsOf("deaf")[0]; sandbox.KindOf(e) != adaptbot.FailTimeout && !errors.Is(e, context.Canceled) && !errors.Is(e, context.DeadlineExceeded) {
+			if e := h.errsOf("deaf")[0]; adaptbot.FailureOf(e) != adaptbot.FailTimeout && !errors.Is(e, context.Canceled) && !errors.Is(e, context.DeadlineExceeded) {
 				t.Errorf("the deaf callee ended with %v, want a timeout or a cancellation", e)
 			}
 

@@ -220,7 +220,7 @@ func (p *Pool) sayConfinement(c workerConfinement) {
 // Compile loads the tool in a worker without calling it.
 func (p *Pool) Compile(ctx context.Context, tool string, source []byte) (err error) {
 	ctx, span := telemetry.StartSandbox(ctx, opCompile, tool)
-	defer func() { span.End(string(KindOf(err)), err) }()
+	defer func() { span.End(string(adaptbot.FailureOf(err)), err) }()
 	_, err = p.do(ctx, opCompile, Call{Tool: tool, Source: source})
 	return err
 }
@@ -228,7 +228,7 @@ func (p *Pool) Compile(ctx context.Context, tool string, source []byte) (err err
 // Run calls the tool in a worker.
 func (p *Pool) Run(ctx context.Context, c Call) (_ Result, err error) {
 	ctx, span := telemetry.StartSandbox(ctx, opCall, c.Tool)
-	defer func() { span.End(string(KindOf(err)), err) }()
+	defer func() { span.End(string(adaptbot.FailureOf(err)), err) }()
 	return p.do(ctx, opCall, c)
 }
 

@@ -263,7 +263,7 @@ func TestPoolCrashLoopBacksOff(t *testing.T) {
 		t.Errorf("4 restarts within %v: the replacements of a crashing worker do not back off", took)
 	}
 	_, err := p.Run(context.Background(), sandbox.Call{Tool: "calculator", Source: []byte(calculator), Timeout: 200 * time.Millisecond})
-	if k := sandbox.KindOf(err); k != adaptbot.FailUnavailable && k != adaptbot.FailCrash {
+	if k := adaptbot.FailureOf(err); k != adaptbot.FailUnavailable && k != adaptbot.FailCrash {
 		t.Errorf("a call on a broken worker: %v", err)
 	}
 }

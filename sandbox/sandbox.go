@@ -128,14 +128,7 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("tool %s: %s: %s", e.Tool, e.Kind, e.Msg)
 }
 
-// KindOf returns how a sandbox call failed (adaptbot.Failure: the sandbox
-// reports FailCompile, FailInvalidArgs, FailError, FailPanic, FailTimeout,
-// FailMemory, FailBadOutput, FailCrash and FailUnavailable), or "" for an
-// error that is not the sandbox's.
-func KindOf(err error) adaptbot.Failure {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Kind
-	}
-	return ""
-}
+// Failure is how the call failed (adaptbot.FailureOf reads it): the
+// sandbox reports FailCompile, FailInvalidArgs, FailError, FailPanic,
+// FailTimeout, FailMemory, FailBadOutput, FailCrash and FailUnavailable.
+func (e *Error) Failure() adaptbot.Failure { return e.Kind }

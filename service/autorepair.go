@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"adaptbot"
-	"adaptbot/benchmarks"
 	"adaptbot/failures"
 	"adaptbot/identity"
+	"adaptbot/reqid"
 )
 
 // Automatic repairs (ADAPTBOT_AUTO_REPAIR): once a tool's serving version
@@ -43,7 +43,7 @@ func newAutoState() autoState {
 // failed in enough new ways; see above for the limits.
 func (s *Service) considerRepair(tool string, version int) {
 	l := s.learn
-	if l.cfg.AutoRepair == adaptbot.AutoRepairOff || l.cfg.Failures == nil || s.d.Registry == nil {
+	if l.cfg.AutoRepair == adaptbot.ModeOff || l.cfg.Failures == nil || s.d.Registry == nil {
 		return
 	}
 	l.auto.mu.Lock()
@@ -138,8 +138,9 @@ func (s *Service) RunLearning(ctx context.Context) {
 // autoRepair repairs tool as the server, from the cases no repair has
 // fixed.
 func (s *Service) autoRepair(ctx context.Context, tool string) {
-	ctx = identity.With(WithDoor(ctx, benchmarks.DoorInternal), identity.System)
-	res, err := s.repair(ctx, tool, RepairRequest{}, nil, true)
+	ctx = identity.With(reqid.WithDoor(ctx, adaptbot.DoorInternal), identity.System)
+	p, err := s.prepareRepair(ctx, tool, adaptbot.RepairRequest{}, true)
+	res, err := runNow(ctx, adaptbot.Stream{}, p, err)
 	switch {
 	case err != nil:
 		s.d.Log.Warn("automatic repair failed", "tool", tool, "err", err)

@@ -7,6 +7,7 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"adaptbot"
 	"adaptbot/benchmarks"
 	"adaptbot/identity"
 	"adaptbot/service"
@@ -20,7 +21,7 @@ import (
 type instant struct{}
 
 func (instant) Spec() toolbox.Spec {
-	return toolbox.Spec{Name: "instant", Origin: toolbox.Builtin, Version: 1, Parameters: json.RawMessage(`{"type":"object"}`)}
+	return toolbox.Spec{Name: "instant", Origin: adaptbot.OriginBuiltin, Version: 1, Parameters: json.RawMessage(`{"type":"object"}`)}
 }
 func (instant) Call(context.Context, json.RawMessage) (string, error) { return "ok", nil }
 

@@ -19,25 +19,45 @@ import (
 var errNoRequest = &adaptbot.Error{Kind: adaptbot.Invalid, Msg: `"request" is required: send {"request": "make a tool that ..."}`}
 
 // Build creates, modifies or deletes a tool as req asks, streaming its
-// progress to progress (which may be nil). A build the gate refuses is not
-// an error: the Result says OK=false and why, and the row records it as
-// failed. The error is for a build that could not reach a verdict.
-func (s *Service) Build(ctx context.Context, req generator.Request, progress func(generator.Event)) (*generator.Result, error) {
-	req.Text = strings.TrimSpace(req.Text)
+// progress to st. A build the gate refuses is not an error: the result
+// says OK=false and why, and the row records it as failed. The error is
+// for a build that could not reach a verdict.
+func (s *Service) Build(ctx context.Context, req adaptbot.BuildRequest, st adaptbot.Stream) (*adaptbot.BuildResult, error) {
+	p, err := s.PrepareBuild(ctx, req)
+	return runNow(ctx, st, p, err)
+}
+
+// PrepareBuild begins a build, refusing at once what Build would refuse
+// before any model call: an empty request, the caller's role, no model, or
+// a cluster that cannot take changes.
+func (s *Service) PrepareBuild(ctx context.Context, r adaptbot.BuildRequest) (adaptbot.Prepared[*adaptbot.BuildResult], error) {
+	req := generator.Request{Text: strings.TrimSpace(r.Text), Op: r.Op, Tool: r.Tool, Summary: r.Summary, Force: r.Force}
 	ctx, o, err := s.start(ctx, "build", req.Tool, identity.Build)
 	o.fallback, o.deadline, o.what = adaptbot.Upstream, s.d.Deadlines.Build, "Building tools"
 	o.row = buildRow(o.row, req, nil)
 	o.rec.Kind, o.rec.Query, o.rec.Tool = traces.Build, req.Text, req.Tool
-	if err == nil && req.Text == "" && req.Tool == "" {
-		err = errNoRequest
+	if err == nil {
+		err = s.buildable(req)
 	}
-	if err != nil {
-		return nil, o.finish(err)
+	return prepare(o, err, func(ctx context.Context, st adaptbot.Stream) (*adaptbot.BuildResult, error) {
+		ctx, cancel := context.WithTimeout(ctx, o.deadline)
+		defer cancel()
+		res, err := s.build(ctx, req, st.Progress)
+		return res, o.finishBuild(req, res, err)
+	})
+}
+
+// buildable says whether a build of req is refused before it starts: an
+// empty request, a server without a model (a delete of a named tool needs
+// none), or a cluster that cannot take changes.
+func (s *Service) buildable(req generator.Request) error {
+	switch {
+	case strings.TrimSpace(req.Text) == "" && req.Tool == "":
+		return errNoRequest
+	case s.d.Generator == nil || (s.d.Agent == nil || s.d.Agent.Model() == nil) && !(req.Op == generator.Delete && req.Tool != ""):
+		return noModel("Building tools", llm.ErrNoModel)
 	}
-	ctx, cancel := context.WithTimeout(ctx, o.deadline)
-	defer cancel()
-	res, err := s.build(ctx, req, progress)
-	return res, o.finishBuild(req, res, err)
+	return s.writable()
 }
 
 // finishBuild records a build's result in its row and trace and ends the
@@ -69,7 +89,7 @@ func (s *Service) build(ctx context.Context, req generator.Request, progress fun
 	}
 	// Refused before any model call; when the words decide the operation,
 	// the generator asks again once it is decided.
-	if err := Permit(who, need); err != nil {
+	if err := identity.Permit(who, need); err != nil {
 		return nil, err
 	}
 	if s.d.Generator == nil {
@@ -80,9 +100,9 @@ func (s *Service) build(ctx context.Context, req generator.Request, progress fun
 	}
 	req.Permit = func(op generator.Op, _ string) error {
 		if op == generator.Delete {
-			return Permit(who, identity.Delete)
+			return identity.Permit(who, identity.Delete)
 		}
-		return Permit(who, identity.Build)
+		return identity.Permit(who, identity.Build)
 	}
 	return s.d.Generator.Build(ctx, req, progress)
 }
@@ -109,7 +129,7 @@ func (s *Service) lock(ctx context.Context, name string) (func(), error) {
 
 // buildRow is the row of a build, filled from its result once there is one.
 func buildRow(row benchmarks.Row, req generator.Request, res *generator.Result) benchmarks.Row {
-	row.Query, row.Intent = req.Text, benchmarks.IntentBuild
+	row.Query, row.Intent = req.Text, adaptbot.IntentBuild
 	row.ParamExtraction, row.ToolExecution = benchmarks.NA, benchmarks.NA
 	op := req.Op
 	if res != nil {
@@ -164,13 +184,13 @@ type refusal struct{ msg string }
 func (r *refusal) Error() string        { return r.msg }
 func (r *refusal) Is(target error) bool { return target == agent.ErrForbidden }
 
-// Plan says what a build of request would do (operation, name, summary,
-// inputs) before it starts: one model call, nothing written.
-func (s *Service) Plan(ctx context.Context, request string) (*generator.Plan, error) {
-	request = strings.TrimSpace(request)
+// Plan says what a build of the request would do (operation, name,
+// summary, inputs) before it starts: one model call, nothing written.
+func (s *Service) Plan(ctx context.Context, req adaptbot.PlanRequest) (*adaptbot.Plan, error) {
+	request := strings.TrimSpace(req.Request)
 	ctx, o, err := s.start(ctx, "plan", "", identity.Build)
 	o.fallback, o.deadline, o.what = adaptbot.Upstream, s.d.Deadlines.Build, "Planning a build"
-	o.row = benchmarks.Row{RequestID: o.id, Query: request, Intent: benchmarks.IntentBuild, Category: benchmarks.CategoryBuildPlan,
+	o.row = benchmarks.Row{RequestID: o.id, Query: request, Intent: adaptbot.IntentBuild, Category: adaptbot.CategoryBuildPlan,
 		ParamExtraction: benchmarks.NA, ToolExecution: benchmarks.NA}
 	o.rec.Kind, o.rec.Query = traces.Build, request
 	switch {
@@ -195,25 +215,4 @@ func (s *Service) Plan(ctx context.Context, request string) (*generator.Plan, er
 		return nil, err
 	}
 	return plan, nil
-}
-
-// CanBuild says, before a build starts, whether Build would refuse req at
-// once: an empty request, the caller's role, no model, or a cluster that
-// cannot take changes. It writes no row: a door that streams a build's
-// progress asks first, so that a refusal gets a status of its own.
-func (s *Service) CanBuild(ctx context.Context, req generator.Request) error {
-	err := Permit(identity.From(ctx), identity.Build)
-	switch {
-	case err != nil:
-	case strings.TrimSpace(req.Text) == "" && req.Tool == "":
-		err = errNoRequest
-	case s.d.Generator == nil || (s.d.Agent == nil || s.d.Agent.Model() == nil) && !(req.Op == generator.Delete && req.Tool != ""):
-		err = noModel("Building tools", llm.ErrNoModel)
-	default:
-		err = s.writable()
-	}
-	if err != nil {
-		return classify(err, 0, adaptbot.Internal)
-	}
-	return nil
 }

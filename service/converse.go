@@ -9,7 +9,6 @@ import (
 
 	"adaptbot"
 	"adaptbot/agent"
-	"adaptbot/benchmarks"
 	"adaptbot/generator"
 	"adaptbot/identity"
 	"adaptbot/llm"
@@ -31,24 +30,40 @@ import (
 // tool serves. Whoever may not build is told so in the answer. It is one
 // operation: one row, one trace, whatever it did.
 //
-// Stream, when set, hears every piece of the answer's text as it is
-// written, the build's progress included; the pieces make up the answer.
-func (s *Service) Converse(ctx context.Context, c Conversation) (*ChatResult, error) {
+// The stream's Text, when set, hears every piece of the answer's text as
+// it is written, the build's progress included; the pieces make up the
+// answer.
+func (s *Service) Converse(ctx context.Context, c adaptbot.Conversation, st adaptbot.Stream) (*adaptbot.ChatResult, error) {
+	p, err := s.PrepareConverse(ctx, c)
+	return runNow(ctx, st, p, err)
+}
+
+// PrepareConverse begins Converse: it refuses at once a conversation that
+// is not a chat (split), a caller who may not chat, and a server without a
+// model, so that a door that streams answers them with a status of their
+// own.
+func (s *Service) PrepareConverse(ctx context.Context, c adaptbot.Conversation) (adaptbot.Prepared[*adaptbot.ChatResult], error) {
 	ctx, o, err := s.start(ctx, "chat", "", identity.Chat)
 	o.fallback, o.deadline, o.what = adaptbot.Upstream, s.d.Deadlines.Chat, "Chat"
-	o.row.Intent, o.rec.Kind = benchmarks.IntentChat, traces.Chat
+	o.row.Intent, o.rec.Kind = adaptbot.IntentChat, traces.Chat
 	var t turn
 	if err == nil {
 		t, err = split(c)
 		o.row.Query, o.rec.Query = t.query(), t.query()
 	}
-	if err == nil && s.d.Agent == nil {
+	if err == nil && s.model() == nil {
 		err = llm.ErrNoModel
 	}
-	if err != nil {
-		return nil, o.finish(err)
-	}
-	out := &writer{stream: c.Stream}
+	return prepare(o, err, func(ctx context.Context, st adaptbot.Stream) (*adaptbot.ChatResult, error) {
+		return s.converse(ctx, o, t, st)
+	})
+}
+
+// converse carries out a conversation's turn t, begun as o.
+func (s *Service) converse(ctx context.Context, o *op, t turn, st adaptbot.Stream) (*adaptbot.ChatResult, error) {
+	t.req.Stream = st.Text
+	var err error
+	out := &writer{stream: st.Text}
 	var res *agent.Result
 	if t.build != nil {
 		o.deadline += s.d.Deadlines.Build
@@ -73,7 +88,7 @@ func (s *Service) Converse(ctx context.Context, c Conversation) (*ChatResult, er
 		o.row.ErrorKind, err = string(adaptbot.Forbidden), nil
 	}
 	if b := t.build; b != nil {
-		o.row.Query, o.row.Intent = t.query(), benchmarks.IntentBuild
+		o.row.Query, o.row.Intent = t.query(), adaptbot.IntentBuild
 		o.row.Category, o.row.GenerationTime = "build_create", b.took
 		if res.ToolBuild != nil {
 			o.row.Category, o.row.BuildAttempts = "build_"+res.ToolBuild.Action, res.ToolBuild.Attempts
@@ -84,30 +99,16 @@ func (s *Service) Converse(ctx context.Context, c Conversation) (*ChatResult, er
 	}
 	out.finish(res.Response)
 	res.Response = out.text(res.Response)
-	result := &ChatResult{Result: res, RequestID: o.id}
+	result := &adaptbot.ChatResult{Answer: res, RequestID: o.id}
 	o.rec.Tool = res.Tool
 	o.rec.Result = marshal(result)
 	if err := o.finish(err); err != nil {
 		return nil, err
 	}
+	// A chain of tools counts toward a skill whichever door the chat came
+	// through.
+	s.noteChat(o.id, o.who.Pseudonym, t.query(), res)
 	return result, nil
-}
-
-// Conversation is a turn of a chat as a client that keeps the conversation
-// sends it (see Converse).
-type Conversation struct {
-	// Messages are the whole conversation, oldest first: system, user,
-	// assistant (with its calls of Tools) and tool (a call's result, naming
-	// the call in CallID) messages.
-	Messages []llm.Message
-	// Tools are the client's own functions, which the client runs.
-	Tools []llm.Function
-	// MaxTokens and Temperature, when set, bound and tune the model calls
-	// that write the answer.
-	MaxTokens   int
-	Temperature *float64
-	// Stream, when set, hears the answer's text piece by piece.
-	Stream func(text string)
 }
 
 // BuildOffer is how an answer offers to build a tool; a later user message
@@ -121,7 +122,7 @@ const offerMark = `answer "yes" (or /build)`
 // who cannot take it.
 func offerBuild(who identity.Identity) string {
 	if !who.Can(identity.Build) {
-		return "I don't have a tool that can do that yet, and I cannot build one for you: " + Refusal(who, identity.Build) + "."
+		return "I don't have a tool that can do that yet, and I cannot build one for you: " + identity.Refusal(who, identity.Build) + "."
 	}
 	return BuildOffer
 }
@@ -161,7 +162,7 @@ func (t turn) query() string {
 // messages, an unknown role, no user message, a tool result for a call no
 // assistant message made, or messages after the last user message other
 // than calls and their results.
-func split(c Conversation) (turn, error) {
+func split(c adaptbot.Conversation) (turn, error) {
 	msgs := c.Messages
 	if len(msgs) == 0 {
 		return turn{}, invalidParam("messages", `"messages" is empty: send at least one {"role": "user", "content": "..."}`)
@@ -213,7 +214,7 @@ func split(c Conversation) (turn, error) {
 		return turn{}, invalidParam(fmt.Sprintf("messages[%d].content", last), "the last user message is empty")
 	}
 	req := agent.Request{Message: text, History: history(msgs[:last]), After: msgs[last+1:],
-		Client: c.Tools, MaxTokens: c.MaxTokens, Temperature: c.Temperature, Stream: c.Stream}
+		Client: c.Tools, MaxTokens: c.MaxTokens, Temperature: c.Temperature}
 	t := turn{req: req}
 	if len(req.After) == 0 {
 		t.build = agreement(msgs[:last], text)
@@ -222,7 +223,7 @@ func split(c Conversation) (turn, error) {
 }
 
 // history is the text of the user's and the assistant's messages, the last
-// MaxHistory of them: the calls and results of earlier turns stay with
+// adaptbot.MaxHistory of them: the calls and results of earlier turns stay with
 // the client.
 func history(msgs []llm.Message) []llm.Message {
 	var h []llm.Message
@@ -231,10 +232,7 @@ func history(msgs []llm.Message) []llm.Message {
 			h = append(h, llm.Message{Role: m.Role, Content: m.Content})
 		}
 	}
-	if len(h) > MaxHistory {
-		h = h[len(h)-MaxHistory:]
-	}
-	return h
+	return lastOf(h)
 }
 
 // agreement returns the build a user message agrees to, or nil: a yes to
@@ -309,10 +307,10 @@ func (s *Service) buildThenAnswer(ctx context.Context, t turn, out *writer) (*ag
 		return &agent.Result{Response: text, Intent: agent.IntentBuild, Path: agent.PathBuild, Tools: []string{}, ToolsLoaded: []string{}, Trace: []agent.Step{}}, nil
 	}
 	who := identity.From(ctx)
-	if err := Permit(who, identity.Build); err != nil {
+	if err := identity.Permit(who, identity.Build); err != nil {
 		return told(adaptbot.KindOf(err), "I cannot build tools for you: "+err.Error()+". Nothing was built.")
 	}
-	if err := s.CanBuild(ctx, generator.Request{Text: b.text}); err != nil {
+	if err := s.buildable(generator.Request{Text: b.text}); err != nil {
 		e := classify(err, 0, adaptbot.Internal)
 		return told(e.Kind, "I cannot build tools here: "+e.Msg)
 	}
@@ -388,11 +386,3 @@ func (w *writer) finish(answer string) {
 
 // text is the whole answer: the server's words, then the model's.
 func (w *writer) text(answer string) string { return w.said.String() + answer }
-
-// CheckConversation says whether Converse would refuse c as it stands (see
-// split), without a row: a door that streams asks first, so that a refusal
-// gets a status of its own; it then lets Converse refuse it, with its row.
-func CheckConversation(c Conversation) error {
-	_, err := split(c)
-	return err
-}

@@ -46,7 +46,7 @@ func TestSplit(t *testing.T) {
 		{name: "an empty question", msgs: []llm.Message{u("  ")}, wantParam: "messages[0].content"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := split(Conversation{Messages: tt.msgs})
+			got, err := split(adaptbot.Conversation{Messages: tt.msgs})
 			if tt.wantParam != "" {
 				e, ok := err.(*adaptbot.Error)
 				if !ok || e.Kind != adaptbot.Invalid || e.Extra["param"] != tt.wantParam {

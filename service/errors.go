@@ -9,11 +9,9 @@ import (
 	"adaptbot"
 	"adaptbot/agent"
 	"adaptbot/cluster"
-	"adaptbot/generator"
 	"adaptbot/llm"
 	"adaptbot/registry"
 	"adaptbot/sandbox"
-	"adaptbot/shipping"
 	"adaptbot/toolbox"
 )
 
@@ -24,7 +22,16 @@ func noModel(what string, err error) *adaptbot.Error {
 }
 
 // classify turns any error of the layers below into an *Error: this is the
-// one place that decides a failure's kind and the words a person sees. Our
+// one place that decides the kind and the words of a failure that did not
+// say them itself. The layers that can return an *adaptbot.Error at the
+// source (a refused import, a build already running, the service's own
+// refusals); what is left here cannot, or not yet: the sandbox's errors (a
+// native worker's copy of package sandbox knows of the root only its
+// failures), the model's (package llm speaks for every provider), the
+// toolbox's refusal of arguments and the registry's of a tool in use (their
+// words are also a trace's and a model's, which the door's hint would
+// change), the cluster's, the context's ends, and the sentinels the
+// registry and the agent wrap with words of their own. Our
 // Go types, graph node names and a model's raw output never reach those
 // words; they stay in Err, for the log. deadline is the work's bound, for
 // the words of a timeout (0: unknown). An error of no known sort is of kind
@@ -37,25 +44,6 @@ func classify(err error, deadline time.Duration, fallback adaptbot.Kind) *adaptb
 		return &c
 	}
 	e := &adaptbot.Error{Err: err}
-	if r, ok := errors.AsType[*shipping.Refused](err); ok {
-		// A refused import: the bundle's fault is Invalid, a name taken a
-		// Conflict, a tool that fails its checks Failed.
-		e.Kind, e.Msg = adaptbot.Failed, r.Msg
-		switch r.Reason {
-		case shipping.Malformed, shipping.UnsafePath, shipping.Tampered:
-			e.Kind = adaptbot.Invalid
-		case shipping.Collision:
-			e.Kind = adaptbot.Conflict
-		}
-		e.Extra = map[string]any{"reason": r.Reason}
-		if r.Tool != "" {
-			e.Extra["tool"] = r.Tool
-		}
-		if r.Path != "" {
-			e.Extra["path"] = r.Path
-		}
-		return e
-	}
 	if le, ok := llm.AsError(err); ok {
 		e.Kind, e.Msg = adaptbot.Upstream, le.Error()
 		switch le.Kind {
@@ -103,18 +91,12 @@ func classify(err error, deadline time.Duration, fallback adaptbot.Kind) *adaptb
 		e.Kind, e.Msg = adaptbot.Cancelled, "the request was cancelled: the client went away"
 	case errors.Is(err, registry.ErrNotFound):
 		e.Kind, e.Msg = adaptbot.NotFound, err.Error()
-	case errors.Is(err, generator.ErrConflict):
-		e.Kind, e.Msg = adaptbot.Conflict, "another build of this tool is already running; try again when it has finished"
 	case errors.Is(err, cluster.ErrLocked):
 		e.Kind, e.Msg = adaptbot.Conflict, "this tool is being changed on another replica; try again when that is done"
 	case errors.Is(err, cluster.ErrDown):
 		e.Kind, e.Msg, e.RetryAfter = adaptbot.Unavailable, err.Error(), cluster.RetryAfter
 	case errors.Is(err, registry.ErrNotPending):
 		e.Kind, e.Msg = adaptbot.Conflict, err.Error()
-	case errors.Is(err, generator.ErrNoExamples):
-		e.Kind, e.Msg = adaptbot.NotFound, err.Error()
-	case errors.Is(err, errNoGenerator):
-		e.Kind, e.Msg = adaptbot.Unavailable, err.Error()
 	case fallback == adaptbot.Upstream:
 		e.Kind, e.Msg = adaptbot.Upstream, "the model did not give a usable answer; try again or rephrase (the server log has the details)"
 	case fallback == adaptbot.Failed:

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"adaptbot"
-	"adaptbot/agent"
 	"adaptbot/poll"
 	"adaptbot/service"
 )
@@ -32,14 +31,14 @@ func TestRepairPublishesNoOneElsesWords(t *testing.T) {
 	w := newLearningWorld(t, &learner{}, service.Learning{})
 	// alice's chat, bob's run, and a text they both sent: all panic.
 	for _, msg := range []string{"first of !alicewords7 mine", "first of !sharedwords7"} {
-		if _, err := w.svc.Chat(as(alice), agent.Request{Message: msg}); err != nil {
+		if _, err := w.svc.Chat(as(alice), adaptbot.ChatRequest{Message: msg}, adaptbot.Stream{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	w.run(t, as(bob), "!bobwords7 his")
 	w.run(t, as(bob), "!sharedwords7")
 
-	res, err := w.svc.Repair(as(bob), "first_word", service.RepairRequest{}, nil)
+	res, err := w.svc.Repair(as(bob), "first_word", adaptbot.RepairRequest{}, adaptbot.Stream{})
 	if err != nil || !res.OK || res.Version != 2 || len(res.Cases) != 3 {
 		t.Fatalf("repair = %+v, %v", res, err)
 	}
@@ -69,7 +68,7 @@ func TestRepairPublishesNoOneElsesWords(t *testing.T) {
 	w.model.source = strings.Replace(firstWordFixed, `"first: " + words[0]`, `"first: " + strings.TrimPrefix(words[0], "!")`, 1)
 	w.model.mu.Unlock()
 	w.run(t, as(bob), "")
-	res, err = w.svc.Repair(as(bob), "first_word", service.RepairRequest{}, nil)
+	res, err = w.svc.Repair(as(bob), "first_word", adaptbot.RepairRequest{}, adaptbot.Stream{})
 	if err != nil || res.OK {
 		t.Fatalf("a repair that breaks what the last one fixed = %+v, %v", res, err)
 	}
@@ -82,7 +81,7 @@ func TestRepairPublishesNoOneElsesWords(t *testing.T) {
 // server's, not the cases' author's: none of their arguments becomes an
 // example, before or after a person approves the version.
 func TestAutomaticRepairPublishesNoOneElsesWords(t *testing.T) {
-	w := newLearningWorld(t, &learner{}, service.Learning{AutoRepair: adaptbot.AutoRepairPropose})
+	w := newLearningWorld(t, &learner{}, service.Learning{AutoRepair: adaptbot.ModePropose})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go w.svc.RunLearning(ctx)

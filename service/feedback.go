@@ -19,29 +19,6 @@ import (
 // MaxComment caps the comment of a feedback, in characters.
 const MaxComment = 2000
 
-// FeedbackRequest is a person's thumbs up (1) or down (-1) on an answer,
-// with an optional comment.
-type FeedbackRequest struct {
-	Score   int    `json:"score"`
-	Comment string `json:"comment"`
-}
-
-// FeedbackResult says what a feedback did.
-type FeedbackResult struct {
-	RequestID string `json:"request_id"`
-	Rated     string `json:"rated_request"`
-	Score     int    `json:"score"`
-	// Cases are the failure cases a thumbs-down added, one per tool call
-	// of the answer, waiting for a person on the tool's page.
-	Cases []FeedbackCase `json:"cases,omitempty"`
-}
-
-// FeedbackCase is a failure case a thumbs-down added.
-type FeedbackCase struct {
-	Tool string `json:"tool"`
-	ID   string `json:"id"`
-}
-
 // Feedback records a person's score of a chat answer, request id: with the
 // answer's trace (traces.Record.Rating), and as a FEEDBACK row, which the
 // dashboard, /api/benchmarks and `adaptbot report` count apart from
@@ -50,11 +27,11 @@ type FeedbackCase struct {
 // exist. A thumbs-down on an answer that ran tools adds each call that ran
 // as a failure case of kind feedback, which a person confirms or dismisses
 // on the tool's page.
-func (s *Service) Feedback(ctx context.Context, id string, fb FeedbackRequest) (*FeedbackResult, error) {
+func (s *Service) Feedback(ctx context.Context, id string, fb adaptbot.FeedbackRequest) (*adaptbot.FeedbackResult, error) {
 	ctx, o, err := s.start(ctx, "feedback", "", identity.ReadOwn)
 	fb.Comment = strings.TrimSpace(fb.Comment)
 	o.fallback = adaptbot.Internal
-	o.row.Intent, o.row.Query, o.row.RatedRequest, o.row.Score = benchmarks.IntentFeedback, fb.Comment, id, fb.Score
+	o.row.Intent, o.row.Query, o.row.RatedRequest, o.row.Score = adaptbot.IntentFeedback, fb.Comment, id, fb.Score
 	o.row.ParamExtraction, o.row.ToolExecution = benchmarks.NA, benchmarks.NA
 	o.rec.Kind, o.rec.Query = traces.Feedback, "feedback on "+id
 	switch {
@@ -94,7 +71,7 @@ func (s *Service) Feedback(ctx context.Context, id string, fb FeedbackRequest) (
 		o.row.Score = 0
 		return nil, o.finish(fmt.Errorf("store the rating of %s: %w", id, err))
 	}
-	res := &FeedbackResult{RequestID: o.id, Rated: id, Score: fb.Score}
+	res := &adaptbot.FeedbackResult{RequestID: o.id, Rated: id, Score: fb.Score}
 	if fb.Score < 0 {
 		res.Cases = s.doubt(answer, rec, o.who, fb.Comment)
 	}
@@ -110,12 +87,12 @@ func (s *Service) Feedback(ctx context.Context, id string, fb FeedbackRequest) (
 // already), unconfirmed until a person looks. The calls' arguments are the
 // rated request's author's; the comment is who's, who rated it (its author
 // or an admin).
-func (s *Service) doubt(answer agent.Result, rated traces.Record, who identity.Identity, comment string) []FeedbackCase {
+func (s *Service) doubt(answer agent.Result, rated traces.Record, who identity.Identity, comment string) []adaptbot.FeedbackCase {
 	st := s.learn.cfg.Failures
 	if st == nil || s.d.Registry == nil {
 		return nil
 	}
-	var out []FeedbackCase
+	var out []adaptbot.FeedbackCase
 	for _, step := range answer.Trace {
 		if step.Tool == "" || step.Error != "" {
 			continue
@@ -126,7 +103,7 @@ func (s *Service) doubt(answer agent.Result, rated traces.Record, who identity.I
 		msg := "a person said the answer was wrong"
 		cid, _ := st.Record(failures.Call{Tool: step.Tool, Version: step.Version, Args: step.Arguments, Kind: adaptbot.FailFeedback,
 			Message: msg, Comment: comment, RequestID: rated.ID, Author: rated.User, CommentBy: who.Pseudonym})
-		out = append(out, FeedbackCase{Tool: step.Tool, ID: cid})
+		out = append(out, adaptbot.FeedbackCase{Tool: step.Tool, ID: cid})
 	}
 	return out
 }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +18,7 @@ import (
 	"adaptbot/identity"
 	"adaptbot/llm"
 	"adaptbot/poll"
+	"adaptbot/registry"
 	"adaptbot/service"
 	"adaptbot/traces"
 )
@@ -111,7 +114,7 @@ func (m *judge) prompt() string {
 // no more, and the same refusal in the new version starts nothing.
 func TestRefusalsAreJudgedOnce(t *testing.T) {
 	m := &judge{}
-	w := newWorldOf(t, m, service.Learning{AutoRepair: adaptbot.AutoRepairPropose}, "shout", shout, shoutExamples)
+	w := newWorldOf(t, m, service.Learning{AutoRepair: adaptbot.ModePropose}, "shout", shout, shoutExamples)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go w.svc.RunLearning(ctx)
@@ -203,7 +206,7 @@ func TestRefusalsAreJudgedOnce(t *testing.T) {
 func TestSkillsCountTheKeptTraces(t *testing.T) {
 	tr := &records{}
 	chat := func(id, user, miles, km, factor string) {
-		res := service.ChatResult{Result: &agent.Result{Tools: []string{"unit_converter", "calculator"}, Trace: []agent.Step{
+		res := adaptbot.ChatResult{Answer: &agent.Result{Tools: []string{"unit_converter", "calculator"}, Trace: []agent.Step{
 			{Node: "classifier"},
 			{Node: "execute", Tool: "unit_converter", Arguments: json.RawMessage(`{"value":` + miles + `,"from":"miles","to":"km"}`), Output: miles + " miles (mi) = " + km + " kilometers (km)"},
 			{Node: "execute", Tool: "calculator", Arguments: json.RawMessage(`{"expression":"` + km + ` * ` + factor + `"}`), Output: "done"},
@@ -215,19 +218,20 @@ func TestSkillsCountTheKeptTraces(t *testing.T) {
 	chat("r2", bob.Pseudonym, "10", "16.09344", "2")
 	chat("r3", alice.Pseudonym, "7", "11.265408", "4")
 	// Not a chain: the second call takes nothing from the first.
-	b, _ := json.Marshal(service.ChatResult{Result: &agent.Result{Tools: []string{"current_time", "calculator"}, Trace: []agent.Step{
+	b, _ := json.Marshal(adaptbot.ChatResult{Answer: &agent.Result{Tools: []string{"current_time", "calculator"}, Trace: []agent.Step{
 		{Node: "execute", Tool: "current_time", Arguments: json.RawMessage(`{}`), Output: "Saturday 10:00"},
 		{Node: "execute", Tool: "calculator", Arguments: json.RawMessage(`{"expression":"2+2"}`), Output: "4"},
 	}}})
 	tr.Add(traces.Record{ID: "r4", Kind: traces.Chat, Result: b})
 
-	svc := service.New(service.Deps{Traces: tr, Rows: &rows{}, Learning: service.Learning{Skills: service.SkillsPropose}, Log: slog.New(slog.DiscardHandler)})
+	svc := service.New(service.Deps{Traces: tr, Rows: &rows{}, Learning: service.Learning{Skills: adaptbot.ModePropose}, Log: slog.New(slog.DiscardHandler)})
 	ctx, cancel := context.WithCancel(context.Background())
 	go svc.RunLearning(ctx)
 	defer cancel()
-	var skills []service.Skill
+	var skills []adaptbot.Skill
 	poll.Until(t, "the chain counted from the kept traces", func() bool {
-		skills, _ = svc.Skills(as(admin))
+		list, _ := svc.Skills(as(admin))
+		skills = list.Skills
 		return len(skills) == 1 && skills[0].Status == "failed"
 	})
 	s := skills[0]
@@ -236,9 +240,84 @@ func TestSkillsCountTheKeptTraces(t *testing.T) {
 	}
 	// A chat is its author's: each reads their own among the skill's.
 	for who, want := range map[*identity.Identity]string{&alice: "r1 r3", &bob: "r2"} {
-		skills, err := svc.Skills(as(*who))
+		list, err := svc.Skills(as(*who))
+		var skills []adaptbot.Skill
+		if list != nil {
+			skills = list.Skills
+		}
 		if err != nil || len(skills) != 1 || strings.Join(skills[0].Requests, " ") != want || skills[0].Seen != 3 {
 			t.Errorf("%s reads the skills %+v, %v; want the chats %s and the count", who.Name, skills, err, want)
 		}
+	}
+}
+
+// claimingCluster is a cluster whose lock on a name is held, while the
+// caller waits for it, by another replica that creates a tool of that
+// name.
+type claimingCluster struct {
+	mu     sync.Mutex
+	locked []string
+	claim  func(name string)
+}
+
+func (c *claimingCluster) Writable() error { return nil }
+
+func (c *claimingCluster) Lock(ctx context.Context, name string) (func(), error) {
+	c.mu.Lock()
+	c.locked = append(c.locked, name)
+	c.mu.Unlock()
+	c.claim(name)
+	return func() {}, nil
+}
+
+func (c *claimingCluster) names() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.locked)
+}
+
+// TestSkillNameIsCheckedUnderTheLock: a skill is proposed only if its name
+// is free once the cluster-wide lock on it is held; a replica that made a
+// tool of that name while this one waited for the lock keeps it, and no
+// proposal is built over it.
+func TestSkillNameIsCheckedUnderTheLock(t *testing.T) {
+	w := newWorld(t, nil)
+	const name = "unit_converter_then_calculator"
+	cl := &claimingCluster{claim: func(n string) {
+		if n != name {
+			return
+		}
+		src := "// Package " + n + " was made by another replica.\npackage " + n + "\n\nimport \"context\"\n\n" +
+			"// Input is nothing.\ntype Input struct{}\n\n// Execute says so.\nfunc Execute(ctx context.Context, in Input) (string, error) { return \"mine\", nil }\n"
+		if _, err := w.reg.Put(context.Background(), n, []byte(src), registry.PutOptions{Origin: adaptbot.OriginManual}); err != nil {
+			t.Errorf("the other replica's tool: %v", err)
+		}
+	}}
+	tr := &records{}
+	for i, m := range []string{"5", "10", "7"} {
+		res := adaptbot.ChatResult{Answer: &agent.Result{Tools: []string{"unit_converter", "calculator"}, Trace: []agent.Step{
+			{Node: "execute", Tool: "unit_converter", Arguments: json.RawMessage(`{"value":` + m + `,"from":"miles","to":"km"}`), Output: m + " miles = " + m + "1.6 km"},
+			{Node: "execute", Tool: "calculator", Arguments: json.RawMessage(`{"expression":"` + m + `1.6 * 2"}`), Output: "done"},
+		}}, RequestID: fmt.Sprint("r", i)}
+		b, _ := json.Marshal(res)
+		tr.Add(traces.Record{ID: fmt.Sprint("r", i), User: alice.Pseudonym, Kind: traces.Chat, Query: "convert " + m, Result: b})
+	}
+	rows := &rows{}
+	svc := service.New(service.Deps{Registry: w.reg, Traces: tr, Rows: rows, Cluster: cl,
+		Learning: service.Learning{Skills: adaptbot.ModePropose}, Log: slog.New(slog.DiscardHandler)})
+	ctx, cancel := context.WithCancel(context.Background())
+	go svc.RunLearning(ctx)
+	defer cancel()
+	poll.Until(t, "the proposal to have its lock and end", func() bool {
+		list, _ := svc.Skills(as(admin))
+		return slices.Contains(cl.names(), name) && len(list.Skills) == 1 && list.Skills[0].Status != "building"
+	})
+	for _, r := range rows.list() {
+		if r.Category == adaptbot.CategoryBuildSkill {
+			t.Errorf("a skill was built over the tool another replica made under the lock: %+v", r)
+		}
+	}
+	if e, ok := w.reg.Entry(name); !ok || e.Origin != adaptbot.OriginManual {
+		t.Errorf("the other replica's tool = %+v, %v", e, ok)
 	}
 }

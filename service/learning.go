@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"adaptbot"
+	"adaptbot/clip"
 	"adaptbot/failures"
 	"adaptbot/identity"
 	"adaptbot/toolbox"
@@ -36,7 +37,7 @@ type Learning struct {
 	// and repair operations say so).
 	Failures *failures.Store
 	// AutoRepair is the mode of automatic repairs; empty is off.
-	AutoRepair adaptbot.AutoRepair
+	AutoRepair adaptbot.Mode
 	// RepairAfter is how many distinct failure cases of a tool's serving
 	// version start an automatic repair (DefaultRepairAfter).
 	RepairAfter int
@@ -46,7 +47,7 @@ type Learning struct {
 	// Skills is the mode of skills proposed from recurring chains of
 	// tools; empty is off. SkillAfter is how often a chain recurs before
 	// one is proposed (DefaultSkillAfter).
-	Skills     SkillMode
+	Skills     adaptbot.Mode
 	SkillAfter int
 }
 
@@ -61,7 +62,7 @@ type learning struct {
 
 func newLearning(cfg Learning) *learning {
 	if cfg.AutoRepair == "" {
-		cfg.AutoRepair = adaptbot.AutoRepairOff
+		cfg.AutoRepair = adaptbot.ModeOff
 	}
 	if cfg.RepairAfter <= 0 {
 		cfg.RepairAfter = DefaultRepairAfter
@@ -70,7 +71,7 @@ func newLearning(cfg Learning) *learning {
 		cfg.RepairEvery = DefaultRepairEvery
 	}
 	if cfg.Skills == "" {
-		cfg.Skills = SkillsOff
+		cfg.Skills = adaptbot.ModeOff
 	}
 	if cfg.SkillAfter <= 0 {
 		cfg.SkillAfter = DefaultSkillAfter
@@ -103,7 +104,7 @@ func (s *Service) RecordFailure(f ToolFailure) {
 	if st == nil {
 		return
 	}
-	kind := failures.KindOf(f.Err)
+	kind := failures.CaseKind(f.Err)
 	if !failures.Known(kind) {
 		return
 	}
@@ -130,39 +131,6 @@ func (s *Service) observeCall(ctx context.Context, ev toolbox.CallEvent) {
 		Author: identity.From(ctx).Pseudonym})
 }
 
-// FailureReport is what a tool's page and `adaptbot tools failures` show:
-// its failure cases, newest first, and its latest repairs.
-type FailureReport struct {
-	Tool string `json:"tool"`
-	// Version serves; PendingVersion waits for approval, if any.
-	Version        int `json:"version"`
-	PendingVersion int `json:"pending_version,omitempty"`
-	// Open counts the failures a repair must fix and none has (panics,
-	// timeouts, ... and confirmed thumbs-downs); Errors the clear errors
-	// the tool answered with, which a repair takes too and may keep;
-	// Accepted the clear errors a repair kept as the right answer;
-	// Unconfirmed the thumbs-downs waiting for a person.
-	Open        int               `json:"open"`
-	Errors      int               `json:"errors"`
-	Accepted    int               `json:"accepted"`
-	Unconfirmed int               `json:"unconfirmed"`
-	Cases       []failures.Case   `json:"cases"`
-	Repairs     []failures.Repair `json:"repairs"`
-	// Keep is how many cases the tool keeps (ADAPTBOT_FAILURES_KEEP).
-	Keep int        `json:"keep"`
-	Auto AutoStatus `json:"auto_repair"`
-}
-
-// AutoStatus says where a tool stands with automatic repair.
-type AutoStatus struct {
-	Mode adaptbot.AutoRepair `json:"mode"`
-	// After is ADAPTBOT_REPAIR_AFTER; SinceChange counts the distinct
-	// cases of the serving version that a repair may take.
-	After       int    `json:"after"`
-	SinceChange int    `json:"since_change"`
-	Every       string `json:"every"`
-}
-
 // errNoFailures is the error of a failure operation on a server that keeps
 // none.
 var errNoFailures = &adaptbot.Error{Kind: adaptbot.Unavailable, Msg: "failure cases are not kept on this server"}
@@ -170,7 +138,7 @@ var errNoFailures = &adaptbot.Error{Kind: adaptbot.Unavailable, Msg: "failure ca
 // Failures returns a tool's failure cases and repairs. A case's words (its
 // arguments, comment and request) are shown to their authors and to admins
 // alone (caseFor); anyone else who may read tools sees the rest.
-func (s *Service) Failures(ctx context.Context, name string) (*FailureReport, error) {
+func (s *Service) Failures(ctx context.Context, name string) (*adaptbot.FailureReport, error) {
 	_, o, err := s.read(ctx, "failures", identity.ReadTools)
 	if err == nil {
 		_, err = s.entry(name)
@@ -185,11 +153,11 @@ func (s *Service) Failures(ctx context.Context, name string) (*FailureReport, er
 }
 
 // failureReport is name's report as who may read it.
-func (s *Service) failureReport(who identity.Identity, name string) *FailureReport {
+func (s *Service) failureReport(who identity.Identity, name string) *adaptbot.FailureReport {
 	st := s.learn.cfg.Failures.Get(name)
 	e, _ := s.d.Registry.Entry(name)
-	rep := &FailureReport{Tool: name, Version: e.Version, PendingVersion: e.PendingVersion, Cases: st.Cases, Repairs: st.Repairs,
-		Keep: s.learn.cfg.Failures.Keep(), Auto: AutoStatus{Mode: s.learn.cfg.AutoRepair, After: s.learn.cfg.RepairAfter,
+	rep := &adaptbot.FailureReport{Tool: name, Version: e.Version, PendingVersion: e.PendingVersion, Cases: st.Cases, Repairs: st.Repairs,
+		Keep: s.learn.cfg.Failures.Keep(), Auto: adaptbot.AutoStatus{Mode: s.learn.cfg.AutoRepair, After: s.learn.cfg.RepairAfter,
 			Every: s.learn.cfg.RepairEvery.String(), SinceChange: len(sinceChange(st, e.Version))}}
 	if rep.Cases == nil {
 		rep.Cases = []failures.Case{}
@@ -241,30 +209,18 @@ func sinceChange(st failures.State, v int) []failures.Case {
 	return out
 }
 
-// FailureCount is a tool's line in the summary of failure cases.
-type FailureCount struct {
-	// Open failures a repair must fix, clear errors, and unconfirmed
-	// thumbs-downs (see FailureReport).
-	Open        int `json:"open"`
-	Errors      int `json:"errors"`
-	Unconfirmed int `json:"unconfirmed"`
-	// Failures counts the failed calls of the cases kept.
-	Failures int       `json:"failures"`
-	LastSeen time.Time `json:"last_seen,omitzero"`
-}
-
 // FailureSummary counts every tool's failure cases, for the list of tools.
-func (s *Service) FailureSummary(ctx context.Context) (map[string]FailureCount, error) {
+func (s *Service) FailureSummary(ctx context.Context) (*adaptbot.FailureSummary, error) {
 	_, o, err := s.read(ctx, "failure summary", identity.ReadTools)
 	if err != nil {
 		return nil, o.finish(err)
 	}
-	out := map[string]FailureCount{}
+	out := &adaptbot.FailureSummary{Tools: map[string]adaptbot.FailureCount{}}
 	if s.learn.cfg.Failures == nil {
 		return out, o.finish(nil)
 	}
 	for name, st := range s.learn.cfg.Failures.Tools() {
-		var fc FailureCount
+		var fc adaptbot.FailureCount
 		for _, c := range st.Cases {
 			fc.Failures += c.Count
 			if c.LastSeen.After(fc.LastSeen) {
@@ -273,7 +229,7 @@ func (s *Service) FailureSummary(ctx context.Context) (map[string]FailureCount, 
 		}
 		fc.Open, fc.Errors, fc.Unconfirmed = tally(st.Cases)
 		if len(st.Cases) > 0 {
-			out[name] = fc
+			out.Tools[name] = fc
 		}
 	}
 	return out, o.finish(nil)
@@ -281,19 +237,19 @@ func (s *Service) FailureSummary(ctx context.Context) (map[string]FailureCount, 
 
 // ConfirmCase makes a thumbs-down case open: the answer was wrong because
 // of the tool, and a repair may take it. It needs the change permission.
-func (s *Service) ConfirmCase(ctx context.Context, name, id string) (*FailureReport, error) {
+func (s *Service) ConfirmCase(ctx context.Context, name, id string) (*adaptbot.FailureReport, error) {
 	return s.triage(ctx, "confirm failure case", name, id, func(st *failures.Store) error { return st.Confirm(name, id) })
 }
 
 // DismissCase removes a case: a thumbs-down that was not the tool's fault.
 // It needs the change permission.
-func (s *Service) DismissCase(ctx context.Context, name, id string) (*FailureReport, error) {
+func (s *Service) DismissCase(ctx context.Context, name, id string) (*adaptbot.FailureReport, error) {
 	return s.triage(ctx, "dismiss failure case", name, id, func(st *failures.Store) error { return st.Dismiss(name, id) })
 }
 
 // triage is a person's decision on one case. It writes no row: it changes
 // no tool, only what a later repair is given.
-func (s *Service) triage(ctx context.Context, span, name, id string, change func(*failures.Store) error) (*FailureReport, error) {
+func (s *Service) triage(ctx context.Context, span, name, id string, change func(*failures.Store) error) (*adaptbot.FailureReport, error) {
 	_, o, err := s.read(ctx, span, identity.Build)
 	if err == nil {
 		_, err = s.entry(name)
@@ -365,7 +321,7 @@ func describeCases(cs []failures.Case) string {
 	for i, c := range cs {
 		ids[i] = c.ID
 	}
-	return fmt.Sprintf("%d failure case%s (%s)", len(cs), adaptbot.Plural(len(cs)), joinMax(ids, 10))
+	return fmt.Sprintf("%d failure case%s (%s)", len(cs), clip.Plural(len(cs)), joinMax(ids, 10))
 }
 
 func joinMax(xs []string, n int) string {

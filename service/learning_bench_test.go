@@ -72,7 +72,7 @@ func BenchmarkRunSucceeds(b *testing.B) {
 // the learning goroutine drains (here, nobody does: the queue stays full,
 // the worst case, and the chat is dropped without waiting).
 func BenchmarkNoteChat(b *testing.B) {
-	for _, mode := range []service.SkillMode{service.SkillsOff, service.SkillsPropose} {
+	for _, mode := range []adaptbot.Mode{adaptbot.ModeOff, adaptbot.ModePropose} {
 		b.Run(string(mode), func(b *testing.B) {
 			svc := service.New(service.Deps{Learning: service.Learning{Skills: mode}})
 			res := &agent.Result{Tools: []string{"unit_converter", "calculator"}}

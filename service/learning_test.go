@@ -22,6 +22,7 @@ import (
 	"adaptbot/llm"
 	"adaptbot/poll"
 	"adaptbot/registry"
+	"adaptbot/reqid"
 	"adaptbot/sandbox"
 	"adaptbot/service"
 	"adaptbot/toolbox"
@@ -189,7 +190,7 @@ func (w *lworld) run(t *testing.T, ctx context.Context, text string) error {
 	return err
 }
 
-func caseByArgs(rep *service.FailureReport, args string) (failures.Case, bool) {
+func caseByArgs(rep *adaptbot.FailureReport, args string) (failures.Case, bool) {
 	for _, c := range rep.Cases {
 		if string(c.Args) == args {
 			return c, true
@@ -204,12 +205,12 @@ func caseByArgs(rep *service.FailureReport, args string) (failures.Case, bool) {
 func TestFailuresFromEveryDoorBecomeCases(t *testing.T) {
 	w := newLearningWorld(t, &learner{}, service.Learning{})
 	panicked := w.run(t, as(bob), "")                              // panics
-	w.run(t, service.WithDoor(as(bob), benchmarks.DoorMCP), "")    // the same case, over MCP
+	w.run(t, reqid.WithDoor(as(bob), adaptbot.DoorMCP), "")        // the same case, over MCP
 	w.run(t, as(bob), "bad")                                       // an error
 	w.run(t, as(bob), "fine words")                                // works: no case
 	w.run(t, as(alice), "")                                        // refused: the tool never ran
 	w.svc.Run(as(bob), "first_word", json.RawMessage(`{"txt":1}`)) //nolint:errcheck // invalid arguments
-	res, err := w.svc.Chat(as(alice), agent.Request{Message: "first of nothing"})
+	res, err := w.svc.Chat(as(alice), adaptbot.ChatRequest{Message: "first of nothing"}, adaptbot.Stream{})
 	if err != nil || res.Execution == nil || *res.Execution {
 		t.Fatalf("chat = %+v, %v", res, err)
 	}
@@ -234,8 +235,8 @@ func TestFailuresFromEveryDoorBecomeCases(t *testing.T) {
 	for _, st := range res.Trace {
 		if st.Tool == "first_word" {
 			steps++
-			if st.ErrorKind != empty.Kind {
-				t.Errorf("the chat's step says %q, the case %q", st.ErrorKind, empty.Kind)
+			if st.Failure != empty.Kind {
+				t.Errorf("the chat's step says %q, the case %q", st.Failure, empty.Kind)
 			}
 		}
 	}
@@ -272,7 +273,7 @@ func TestFailuresFromEveryDoorBecomeCases(t *testing.T) {
 		t.Errorf("failures of a bad name = %v", err)
 	}
 	sum, _ := w.svc.FailureSummary(as(alice))
-	if fc := sum["first_word"]; fc.Open != 1 || fc.Errors != 1 || fc.Failures != 5 {
+	if fc := sum.Tools["first_word"]; fc.Open != 1 || fc.Errors != 1 || fc.Failures != 5 {
 		t.Errorf("summary = %+v", sum)
 	}
 	// Reads write no rows: only the five runs and the chat did.
@@ -294,12 +295,12 @@ func TestRepairFromCases(t *testing.T) {
 	empty, _ := caseByArgs(rep, `{"text":""}`)
 	bad, _ := caseByArgs(rep, `{"text":"bad"}`)
 	before := len(w.rows.list())
-	res, err := w.svc.Repair(as(bob), "first_word", service.RepairRequest{Cases: []string{empty.ID, bad.ID, bad.ID}}, nil)
+	res, err := w.svc.Repair(as(bob), "first_word", adaptbot.RepairRequest{Cases: []string{empty.ID, bad.ID, bad.ID}}, adaptbot.Stream{})
 	if err != nil || !res.OK || res.Version != 2 || res.Pending || len(res.Cases) != 2 {
 		t.Fatalf("repair = %+v, %v", res, err)
 	}
 	got := w.rows.list()[before:]
-	if len(got) != 1 || got[0].Intent != benchmarks.IntentBuild || got[0].Category != benchmarks.CategoryBuildModify || got[0].User != "p-bob" ||
+	if len(got) != 1 || got[0].Intent != adaptbot.IntentBuild || got[0].Category != adaptbot.CategoryBuildModify || got[0].User != "p-bob" ||
 		!strings.HasPrefix(got[0].Query, "repair first_word: 2 failure cases") || got[0].ErrorKind != "" {
 		t.Errorf("rows = %+v", got)
 	}
@@ -320,12 +321,13 @@ func TestRepairFromCases(t *testing.T) {
 	if len(ex) != 3 || !strings.Contains(string(ex[2].Input), `"bad"`) || ex[2].Contains != "first: bad" {
 		t.Errorf("examples = %+v", ex)
 	}
-	vs, _ := w.svc.Versions(as(bob), "first_word")
+	list, _ := w.svc.Versions(as(bob), "first_word")
+	vs := list.Versions
 	if len(vs) != 2 || !strings.Contains(vs[1].Note, "Repair of 2 failure cases") {
 		t.Errorf("versions = %+v", vs)
 	}
 	// Nothing open is left: a second repair is refused.
-	if _, err := w.svc.Repair(as(bob), "first_word", service.RepairRequest{}, nil); kind(err) != adaptbot.Conflict {
+	if _, err := w.svc.Repair(as(bob), "first_word", adaptbot.RepairRequest{}, adaptbot.Stream{}); kind(err) != adaptbot.Conflict {
 		t.Errorf("repair with nothing open = %v", err)
 	}
 }
@@ -342,27 +344,27 @@ func TestRepairRefusesBadInputAndChangesNothing(t *testing.T) {
 		w    *lworld
 		ctx  context.Context
 		tool string
-		req  service.RepairRequest
+		req  adaptbot.RepairRequest
 		want adaptbot.Kind
 	}{
-		{"unknown tool", w, as(bob), "nope", service.RepairRequest{}, adaptbot.NotFound},
-		{"bad name", w, as(bob), "../etc", service.RepairRequest{}, adaptbot.Invalid},
-		{"unknown case", w, as(bob), "first_word", service.RepairRequest{Cases: []string{"0000"}}, adaptbot.Invalid},
-		{"a user", w, as(alice), "first_word", service.RepairRequest{}, adaptbot.Forbidden},
-		{"nobody", w, as(nothing), "first_word", service.RepairRequest{}, adaptbot.Unauthenticated},
-		{"no model", noModel, as(bob), "first_word", service.RepairRequest{}, adaptbot.NotConfigured},
+		{"unknown tool", w, as(bob), "nope", adaptbot.RepairRequest{}, adaptbot.NotFound},
+		{"bad name", w, as(bob), "../etc", adaptbot.RepairRequest{}, adaptbot.Invalid},
+		{"unknown case", w, as(bob), "first_word", adaptbot.RepairRequest{Cases: []string{"0000"}}, adaptbot.Invalid},
+		{"a user", w, as(alice), "first_word", adaptbot.RepairRequest{}, adaptbot.Forbidden},
+		{"nobody", w, as(nothing), "first_word", adaptbot.RepairRequest{}, adaptbot.Unauthenticated},
+		{"no model", noModel, as(bob), "first_word", adaptbot.RepairRequest{}, adaptbot.NotConfigured},
 	} {
 		before := len(c.w.rows.list())
-		if _, err := c.w.svc.Repair(c.ctx, c.tool, c.req, nil); kind(err) != c.want {
+		if _, err := c.w.svc.Repair(c.ctx, c.tool, c.req, adaptbot.Stream{}); kind(err) != c.want {
 			t.Errorf("%s: %v, want %s", c.name, err, c.want)
 		}
-		if got := c.w.rows.list()[before:]; len(got) != 1 || got[0].ErrorKind != string(c.want) || got[0].Category != benchmarks.CategoryBuildModify {
+		if got := c.w.rows.list()[before:]; len(got) != 1 || got[0].ErrorKind != string(c.want) || got[0].Category != adaptbot.CategoryBuildModify {
 			t.Errorf("%s: rows %+v", c.name, got)
 		}
 	}
 	// A tool with no cases.
 	w2 := newLearningWorld(t, &learner{}, service.Learning{})
-	if _, err := w2.svc.Repair(as(bob), "first_word", service.RepairRequest{}, nil); kind(err) != adaptbot.Conflict {
+	if _, err := w2.svc.Repair(as(bob), "first_word", adaptbot.RepairRequest{}, adaptbot.Stream{}); kind(err) != adaptbot.Conflict {
 		t.Errorf("repair of a tool without cases = %v", err)
 	}
 	for _, lw := range []*lworld{w, noModel, w2} {
@@ -376,7 +378,7 @@ func TestRepairRefusesBadInputAndChangesNothing(t *testing.T) {
 // the serving version starts a repair as the server; its version waits for
 // approval, and no second repair starts while it waits.
 func TestAutomaticRepairProposes(t *testing.T) {
-	w := newLearningWorld(t, &learner{}, service.Learning{AutoRepair: adaptbot.AutoRepairPropose})
+	w := newLearningWorld(t, &learner{}, service.Learning{AutoRepair: adaptbot.ModePropose})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go w.svc.RunLearning(ctx)
@@ -393,7 +395,7 @@ func TestAutomaticRepairProposes(t *testing.T) {
 	}
 	poll.Until(t, "the repair's row", func() bool {
 		for _, r := range w.rows.list() {
-			if r.Category == benchmarks.CategoryBuildModify {
+			if r.Category == adaptbot.CategoryBuildModify {
 				return true
 			}
 		}
@@ -401,11 +403,11 @@ func TestAutomaticRepairProposes(t *testing.T) {
 	})
 	var row benchmarks.Row
 	for _, r := range w.rows.list() {
-		if r.Category == benchmarks.CategoryBuildModify {
+		if r.Category == adaptbot.CategoryBuildModify {
 			row = r
 		}
 	}
-	if row.Door != benchmarks.DoorInternal || row.User != "" || row.ErrorKind != "" {
+	if row.Door != adaptbot.DoorInternal || row.User != "" || row.ErrorKind != "" {
 		t.Errorf("repair row = %+v", row)
 	}
 	// More new cases while the proposal waits start nothing.
@@ -445,7 +447,7 @@ func (w *lworld) logText() string {
 // a repair that fails is not tried again until a new case arrives.
 func TestHostileToolDoesNotFloodTheRepairQueue(t *testing.T) {
 	m := &learner{source: "package first_word\n\nthis is not Go", gate: make(chan struct{})}
-	w := newLearningWorld(t, m, service.Learning{AutoRepair: adaptbot.AutoRepairOn, RepairEvery: time.Nanosecond})
+	w := newLearningWorld(t, m, service.Learning{AutoRepair: adaptbot.ModeOn, RepairEvery: time.Nanosecond})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go w.svc.RunLearning(ctx)
@@ -496,7 +498,7 @@ func TestHostileToolDoesNotFloodTheRepairQueue(t *testing.T) {
 // new case starts none within RepairEvery.
 func TestAutomaticRepairAtMostOncePerEvery(t *testing.T) {
 	m := &learner{source: "package first_word\n\nthis is not Go"}
-	w := newLearningWorld(t, m, service.Learning{AutoRepair: adaptbot.AutoRepairOn, RepairAfter: 2})
+	w := newLearningWorld(t, m, service.Learning{AutoRepair: adaptbot.ModeOn, RepairAfter: 2})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go w.svc.RunLearning(ctx)
@@ -512,7 +514,7 @@ func TestAutomaticRepairAtMostOncePerEvery(t *testing.T) {
 
 // TestAutomaticRepairWithoutAModel does nothing, and says so once.
 func TestAutomaticRepairWithoutAModel(t *testing.T) {
-	w := newLearningWorld(t, nil, service.Learning{AutoRepair: adaptbot.AutoRepairOn})
+	w := newLearningWorld(t, nil, service.Learning{AutoRepair: adaptbot.ModeOn})
 	for _, text := range []string{"", " ", "  ", "bad", "   "} {
 		w.run(t, as(bob), text)
 	}
@@ -531,7 +533,7 @@ func TestAutomaticRepairWithoutAModel(t *testing.T) {
 func TestFeedback(t *testing.T) {
 	w := newLearningWorld(t, &learner{}, service.Learning{})
 	carol := identity.Identity{Name: "carol", Role: identity.User, Pseudonym: "p-carol", Method: identity.Key}
-	res, err := w.svc.Chat(as(alice), agent.Request{Message: "first of hello world"})
+	res, err := w.svc.Chat(as(alice), adaptbot.ChatRequest{Message: "first of hello world"}, adaptbot.Stream{})
 	if err != nil || res.Path != "first_word" {
 		t.Fatalf("chat = %+v, %v", res, err)
 	}
@@ -541,17 +543,17 @@ func TestFeedback(t *testing.T) {
 		name string
 		ctx  context.Context
 		id   string
-		fb   service.FeedbackRequest
+		fb   adaptbot.FeedbackRequest
 		want adaptbot.Kind
 	}{
-		{"score 7", as(alice), id, service.FeedbackRequest{Score: 7}, adaptbot.Invalid},
-		{"score 0", as(alice), id, service.FeedbackRequest{}, adaptbot.Invalid},
-		{"a long comment", as(alice), id, service.FeedbackRequest{Score: 1, Comment: strings.Repeat("é", service.MaxComment+1)}, adaptbot.Invalid},
-		{"unknown request", as(alice), "00000000000000ff", service.FeedbackRequest{Score: 1}, adaptbot.NotFound},
-		{"not a request ID", as(alice), "../../x", service.FeedbackRequest{Score: 1}, adaptbot.NotFound},
-		{"someone else's", as(carol), id, service.FeedbackRequest{Score: -1}, adaptbot.NotFound},
-		{"a direct run", as(bob), run.RequestID, service.FeedbackRequest{Score: 1}, adaptbot.Invalid},
-		{"nobody", as(nothing), id, service.FeedbackRequest{Score: 1}, adaptbot.Unauthenticated},
+		{"score 7", as(alice), id, adaptbot.FeedbackRequest{Score: 7}, adaptbot.Invalid},
+		{"score 0", as(alice), id, adaptbot.FeedbackRequest{}, adaptbot.Invalid},
+		{"a long comment", as(alice), id, adaptbot.FeedbackRequest{Score: 1, Comment: strings.Repeat("é", service.MaxComment+1)}, adaptbot.Invalid},
+		{"unknown request", as(alice), "00000000000000ff", adaptbot.FeedbackRequest{Score: 1}, adaptbot.NotFound},
+		{"not a request ID", as(alice), "../../x", adaptbot.FeedbackRequest{Score: 1}, adaptbot.NotFound},
+		{"someone else's", as(carol), id, adaptbot.FeedbackRequest{Score: -1}, adaptbot.NotFound},
+		{"a direct run", as(bob), run.RequestID, adaptbot.FeedbackRequest{Score: 1}, adaptbot.Invalid},
+		{"nobody", as(nothing), id, adaptbot.FeedbackRequest{Score: 1}, adaptbot.Unauthenticated},
 	} {
 		if _, err := w.svc.Feedback(c.ctx, c.id, c.fb); kind(err) != c.want {
 			t.Errorf("%s: %v, want %s", c.name, err, c.want)
@@ -561,7 +563,7 @@ func TestFeedback(t *testing.T) {
 		t.Fatalf("a refused feedback was stored: %+v", rec.Rating)
 	}
 	before := len(w.rows.list())
-	fb, err := w.svc.Feedback(as(alice), id, service.FeedbackRequest{Score: -1, Comment: "  the first word is hello  "})
+	fb, err := w.svc.Feedback(as(alice), id, adaptbot.FeedbackRequest{Score: -1, Comment: "  the first word is hello  "})
 	if err != nil || len(fb.Cases) != 1 || fb.Cases[0].Tool != "first_word" {
 		t.Fatalf("feedback = %+v, %v", fb, err)
 	}
@@ -570,7 +572,7 @@ func TestFeedback(t *testing.T) {
 		t.Errorf("trace = %+v", rec)
 	}
 	row := w.rows.list()[before]
-	if row.Intent != benchmarks.IntentFeedback || row.RatedRequest != id || row.Score != -1 || row.Category != "first_word" ||
+	if row.Intent != adaptbot.IntentFeedback || row.RatedRequest != id || row.Score != -1 || row.Category != "first_word" ||
 		len(row.Tools) != 1 || row.User != "p-alice" || row.Query != "the first word is hello" || row.ErrorKind != "" {
 		t.Errorf("row = %+v", row)
 	}
@@ -579,11 +581,11 @@ func TestFeedback(t *testing.T) {
 		t.Errorf("case = %+v", c)
 	}
 	// Once per answer.
-	if _, err := w.svc.Feedback(as(alice), id, service.FeedbackRequest{Score: 1}); kind(err) != adaptbot.Conflict {
+	if _, err := w.svc.Feedback(as(alice), id, adaptbot.FeedbackRequest{Score: 1}); kind(err) != adaptbot.Conflict {
 		t.Errorf("second feedback = %v", err)
 	}
 	// Unconfirmed, it neither counts nor can be repaired; confirmed, it can.
-	if _, err := w.svc.Repair(as(bob), "first_word", service.RepairRequest{Cases: []string{c.ID}}, nil); kind(err) != adaptbot.Invalid {
+	if _, err := w.svc.Repair(as(bob), "first_word", adaptbot.RepairRequest{Cases: []string{c.ID}}, adaptbot.Stream{}); kind(err) != adaptbot.Invalid {
 		t.Errorf("repair of an unconfirmed case = %v", err)
 	}
 	if _, err := w.svc.ConfirmCase(as(alice), "first_word", c.ID); kind(err) != adaptbot.Forbidden {
@@ -600,8 +602,8 @@ func TestFeedback(t *testing.T) {
 		t.Errorf("dismiss = %+v, %v", rep, err)
 	}
 	// A thumbs up adds no case.
-	res2, _ := w.svc.Chat(as(alice), agent.Request{Message: "first of good morning"})
-	if fb, err := w.svc.Feedback(as(alice), res2.RequestID, service.FeedbackRequest{Score: 1}); err != nil || len(fb.Cases) != 0 {
+	res2, _ := w.svc.Chat(as(alice), adaptbot.ChatRequest{Message: "first of good morning"}, adaptbot.Stream{})
+	if fb, err := w.svc.Feedback(as(alice), res2.RequestID, adaptbot.FeedbackRequest{Score: 1}); err != nil || len(fb.Cases) != 0 {
 		t.Errorf("thumbs up = %+v, %v", fb, err)
 	}
 }

@@ -13,27 +13,6 @@ import (
 	"adaptbot/traces"
 )
 
-// Refused is a request turned away before its operation began: by the
-// edge (a body too large, a client over its rate or its share, the server
-// busy, a message that is empty, a bundle that is not one, a role the
-// route needs) or by a door's protocol (a tool that does not exist, over
-// /mcp). The operation it asked for names its row.
-type Refused struct {
-	// Intent is the operation's: benchmarks.IntentChat, IntentBuild,
-	// IntentRun or IntentFeedback.
-	Intent string
-	// Category is what is known of it before decoding: a run's tool, a
-	// build_ category; "" when the body would have said.
-	Category string
-	// Tool is the tool it was about, if any.
-	Tool string
-	// Query is what the caller asked, when it was read.
-	Query string
-	// Err is the refusal the caller gets; its kind (KindOf) and words are
-	// the row's.
-	Err error
-}
-
 // MaxRefusedName caps a tool name or category taken from a refused
 // request.
 const MaxRefusedName = 200
@@ -42,7 +21,7 @@ const MaxRefusedName = 200
 // operation began, attributed to the caller and door ctx names, as an
 // operation refused at its start does (finish). It returns the refusal as
 // an *Error carrying the request ID.
-func (s *Service) Refuse(ctx context.Context, r Refused) *adaptbot.Error {
+func (s *Service) Refuse(ctx context.Context, r adaptbot.Refused) *adaptbot.Error {
 	id := reqid.From(ctx)
 	if id == "" {
 		id = reqid.New()
@@ -51,7 +30,7 @@ func (s *Service) Refuse(ctx context.Context, r Refused) *adaptbot.Error {
 	// A name taken from a refused request's path or body is the caller's
 	// to choose: it is clipped before it names a row.
 	r.Tool, r.Category = clip.String(r.Tool, MaxRefusedName), clip.String(r.Category, MaxRefusedName)
-	o := &op{s: s, id: id, who: identity.From(ctx), door: DoorOf(ctx), began: time.Now(), fallback: adaptbot.Invalid}
+	o := &op{s: s, id: id, who: identity.From(ctx), door: reqid.DoorOf(ctx), began: time.Now(), fallback: adaptbot.Invalid}
 	o.ctx, o.span = telemetry.StartOperation(ctx, "refuse", r.Tool, id, o.door)
 	o.row = benchmarks.Row{RequestID: id, Query: r.Query, Intent: r.Intent, Category: r.Category,
 		ParamExtraction: benchmarks.NA, ToolExecution: benchmarks.NA}
@@ -63,15 +42,15 @@ func (s *Service) Refuse(ctx context.Context, r Refused) *adaptbot.Error {
 // traceKind is the kind of trace of a request of intent and category.
 func traceKind(intent, category string) string {
 	switch intent {
-	case benchmarks.IntentChat:
+	case adaptbot.IntentChat:
 		return traces.Chat
-	case benchmarks.IntentRun:
+	case adaptbot.IntentRun:
 		return traces.Run
-	case benchmarks.IntentFeedback:
+	case adaptbot.IntentFeedback:
 		return traces.Feedback
 	}
 	switch category {
-	case benchmarks.CategoryBuildDelete, benchmarks.CategoryBuildRollback, benchmarks.CategoryBuildApprove, benchmarks.CategoryBuildTest:
+	case adaptbot.CategoryBuildDelete, adaptbot.CategoryBuildRollback, adaptbot.CategoryBuildApprove, adaptbot.CategoryBuildTest:
 		return traces.Change
 	}
 	return traces.Build

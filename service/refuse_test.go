@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"adaptbot"
-	"adaptbot/benchmarks"
 	"adaptbot/identity"
+	"adaptbot/reqid"
 	"adaptbot/service"
 	"adaptbot/traces"
 )
@@ -17,8 +17,8 @@ import (
 func TestRefuseWritesOneRow(t *testing.T) {
 	rs, tr := &rows{}, &records{}
 	svc := service.New(service.Deps{Rows: rs, Traces: tr})
-	ctx := service.WithDoor(identity.With(context.Background(), alice), benchmarks.DoorOpenAI)
-	e := svc.Refuse(ctx, service.Refused{Intent: benchmarks.IntentChat,
+	ctx := reqid.WithDoor(identity.With(context.Background(), alice), adaptbot.DoorOpenAI)
+	e := svc.Refuse(ctx, adaptbot.Refused{Intent: adaptbot.IntentChat,
 		Err: &adaptbot.Error{Kind: adaptbot.Limited, Msg: "too many chats from you"}})
 	if e == nil || e.Kind != adaptbot.Limited || e.RequestID == "" {
 		t.Fatalf("Refuse = %+v, want a limited error with a request ID", e)
@@ -28,7 +28,7 @@ func TestRefuseWritesOneRow(t *testing.T) {
 		t.Fatalf("%d rows, want 1: %+v", len(got), got)
 	}
 	r := got[0]
-	if r.RequestID != e.RequestID || r.User != alice.Pseudonym || r.Door != benchmarks.DoorOpenAI || r.Intent != benchmarks.IntentChat ||
+	if r.RequestID != e.RequestID || r.User != alice.Pseudonym || r.Door != adaptbot.DoorOpenAI || r.Intent != adaptbot.IntentChat ||
 		r.ErrorKind != "limited" || r.Error != "too many chats from you" {
 		t.Errorf("row = %+v", r)
 	}
@@ -38,7 +38,7 @@ func TestRefuseWritesOneRow(t *testing.T) {
 	}
 
 	// A delete's refusal is traced as a change to its tool.
-	e = svc.Refuse(ctx, service.Refused{Intent: benchmarks.IntentBuild, Category: benchmarks.CategoryBuildDelete, Tool: "calculator",
+	e = svc.Refuse(ctx, adaptbot.Refused{Intent: adaptbot.IntentBuild, Category: adaptbot.CategoryBuildDelete, Tool: "calculator",
 		Err: &adaptbot.Error{Kind: adaptbot.Forbidden, Msg: "no"}})
 	if rec, _ := tr.Get(e.RequestID); rec.Kind != traces.Change || rec.Tool != "calculator" || len(rs.list()) != 2 {
 		t.Errorf("delete's trace = %+v", rec)

@@ -13,13 +13,6 @@ import (
 	"adaptbot/traces"
 )
 
-// RepairRequest selects the failure cases a repair takes: their IDs, or
-// none for every open case no repair has fixed, newest first (at most
-// generator.MaxRepairCases).
-type RepairRequest struct {
-	Cases []string `json:"cases,omitempty"`
-}
-
 // Repair rewrites a tool from the ways it failed in use: the generator gets
 // its source, the failing cases and the stored examples, and the new
 // version must pass the old examples and turn every case into a result or a
@@ -28,29 +21,21 @@ type RepairRequest struct {
 // row. With ADAPTBOT_REVIEW=on the version waits for approval. The cases it
 // fixed are marked with the version, and the repair is recorded with the
 // tool's cases.
-func (s *Service) Repair(ctx context.Context, name string, req RepairRequest, progress func(generator.Event)) (*generator.Result, error) {
-	return s.repair(ctx, name, req, progress, false)
+func (s *Service) Repair(ctx context.Context, name string, req adaptbot.RepairRequest, st adaptbot.Stream) (*adaptbot.BuildResult, error) {
+	p, err := s.PrepareRepair(ctx, name, req)
+	return runNow(ctx, st, p, err)
 }
 
-// CanRepair says, before a repair starts, whether Repair would refuse it
-// at once, and why: the caller's role, the tool, the cases, the model or a
-// cluster that cannot take changes. It writes no row: a door that streams
-// a repair's progress asks first, so that a refusal gets a status of its
-// own.
-func (s *Service) CanRepair(ctx context.Context, name string, req RepairRequest) error {
-	err := Permit(identity.From(ctx), identity.Build)
-	if err == nil {
-		_, _, err = s.repairable(name, req)
-	}
-	if err != nil {
-		return classify(err, 0, adaptbot.Internal)
-	}
-	return nil
+// PrepareRepair begins a repair, refusing at once what Repair would refuse
+// before it starts: the caller's role, the tool, the cases, the model or a
+// cluster that cannot take changes.
+func (s *Service) PrepareRepair(ctx context.Context, name string, req adaptbot.RepairRequest) (adaptbot.Prepared[*adaptbot.BuildResult], error) {
+	return s.prepareRepair(ctx, name, req, false)
 }
 
 // repairable checks that name can be repaired from the cases req selects,
 // now, and returns them with the version they repair.
-func (s *Service) repairable(name string, req RepairRequest) ([]failures.Case, int, error) {
+func (s *Service) repairable(name string, req adaptbot.RepairRequest) ([]failures.Case, int, error) {
 	store := s.learn.cfg.Failures
 	if store == nil {
 		return nil, 0, errNoFailures
@@ -77,15 +62,14 @@ func (s *Service) repairable(name string, req RepairRequest) ([]failures.Case, i
 	return cases, t.Version, err
 }
 
-// repair is Repair, or with auto an automatic one, which in propose mode
-// waits for approval whatever the review setting.
-func (s *Service) repair(ctx context.Context, name string, req RepairRequest, progress func(generator.Event), auto bool) (*generator.Result, error) {
+// prepareRepair is PrepareRepair, or with auto an automatic one, which in
+// propose mode waits for approval whatever the review setting.
+func (s *Service) prepareRepair(ctx context.Context, name string, req adaptbot.RepairRequest, auto bool) (adaptbot.Prepared[*adaptbot.BuildResult], error) {
 	ctx, o, err := s.start(ctx, "repair", name, identity.Build)
 	o.fallback, o.what = adaptbot.Upstream, "Repairing tools"
 	greq := generator.Request{Op: generator.Modify, Tool: name, Text: "repair " + name}
 	o.row = buildRow(o.row, greq, nil)
 	o.rec.Kind, o.rec.Query, o.rec.Tool = traces.Build, greq.Text, name
-	store := s.learn.cfg.Failures
 	var cases []failures.Case
 	var from int
 	if err == nil {
@@ -95,9 +79,15 @@ func (s *Service) repair(ctx context.Context, name string, req RepairRequest, pr
 		greq.Text = "repair " + name + ": " + describeCases(cases)
 		o.row.Query, o.rec.Query = greq.Text, greq.Text
 	}
-	if err != nil {
-		return nil, o.finish(err)
-	}
+	return prepare(o, err, func(ctx context.Context, st adaptbot.Stream) (*adaptbot.BuildResult, error) {
+		return s.repair(ctx, o, greq, cases, from, auto, st.Progress)
+	})
+}
+
+// repair carries out a repair begun as o, of the cases given, which repair
+// version from.
+func (s *Service) repair(ctx context.Context, o *op, greq generator.Request, cases []failures.Case, from int, auto bool, progress func(generator.Event)) (*generator.Result, error) {
+	name, store := greq.Tool, s.learn.cfg.Failures
 	calls, _ := s.d.Generator.Budget()
 	o.deadline = s.d.Deadlines.Build + time.Duration(len(cases)*(calls-1))*generator.DefaultExampleTimeout
 	ctx, cancel := context.WithTimeout(ctx, o.deadline)
@@ -117,8 +107,8 @@ func (s *Service) repair(ctx context.Context, name string, req RepairRequest, pr
 	// The model gets the cases whole; the caller reads the repair's
 	// progress, result and trace without the words of cases not theirs.
 	res, err := s.d.Generator.Repair(ctx, generator.RepairRequest{
-		Tool: name, Cases: gcases, Hold: auto && s.learn.cfg.AutoRepair == adaptbot.AutoRepairPropose,
-		Permit: func(generator.Op, string) error { return Permit(who, identity.Build) },
+		Tool: name, Cases: gcases, Hold: auto && s.learn.cfg.AutoRepair == adaptbot.ModePropose,
+		Permit: func(generator.Op, string) error { return identity.Permit(who, identity.Build) },
 	}, progressFor(who, cases, progress))
 	// A repair that ran is recorded, done or failed (a failed one is not
 	// tried again automatically until a new case arrives); one that never

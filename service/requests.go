@@ -11,7 +11,7 @@ import (
 
 // Request returns one stored request. A request belongs to its author: for
 // anyone else (but whoever may read everything) it does not exist.
-func (s *Service) Request(ctx context.Context, id string) (traces.Record, error) {
+func (s *Service) Request(ctx context.Context, id string) (*adaptbot.Trace, error) {
 	_, o, err := s.read(ctx, "get request", identity.ReadOwn)
 	switch {
 	case err != nil:
@@ -19,10 +19,13 @@ func (s *Service) Request(ctx context.Context, id string) (traces.Record, error)
 		err = adaptbot.Errorf(adaptbot.NotFound, "requests are not stored on this server (ADAPTBOT_TRACES=off)")
 	}
 	if err != nil {
-		return traces.Record{}, o.finish(err)
+		return nil, o.finish(err)
 	}
 	r, err := s.stored(o.who, id)
-	return r, o.finish(err)
+	if err := o.finish(err); err != nil {
+		return nil, err
+	}
+	return &r, nil
 }
 
 // stored returns the stored request id if who may read it: for anyone else
@@ -42,13 +45,13 @@ func (s *Service) stored(who identity.Identity, id string) (traces.Record, error
 
 // Requests lists the newest stored requests the caller may read, newest
 // first, without their results (GET one for the whole).
-func (s *Service) Requests(ctx context.Context, limit int) ([]traces.Record, error) {
+func (s *Service) Requests(ctx context.Context, limit int) (*adaptbot.RequestList, error) {
 	_, o, err := s.read(ctx, "list requests", identity.ReadOwn)
 	if err != nil {
 		return nil, o.finish(err)
 	}
 	if s.d.Traces == nil {
-		return []traces.Record{}, o.finish(nil)
+		return &adaptbot.RequestList{Requests: []adaptbot.Trace{}}, o.finish(nil)
 	}
 	limit = min(max(limit, 1), 500)
 	all := o.who.Can(identity.ReadAll)
@@ -66,7 +69,7 @@ func (s *Service) Requests(ctx context.Context, limit int) ([]traces.Record, err
 			out = append(out, r)
 		}
 	}
-	return out, o.finish(nil)
+	return &adaptbot.RequestList{Requests: out}, o.finish(nil)
 }
 
 // isRequestID reports whether id has the shape reqid.New gives.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"adaptbot"
@@ -123,22 +124,6 @@ func New(d Deps) *Service {
 	return s
 }
 
-type doorKey struct{}
-
-// WithDoor returns ctx saying which door a request came through
-// (benchmarks.DoorHTTP, DoorMCP, DoorCLI, DoorInternal); its row records it.
-func WithDoor(ctx context.Context, door string) context.Context {
-	return context.WithValue(ctx, doorKey{}, door)
-}
-
-// DoorOf returns the door ctx names, or benchmarks.DoorHTTP.
-func DoorOf(ctx context.Context) string {
-	if d, ok := ctx.Value(doorKey{}).(string); ok && d != "" {
-		return d
-	}
-	return benchmarks.DoorHTTP
-}
-
 // op is one request under way: it owns the request's row, trace and span,
 // and writes each exactly once, in finish.
 type op struct {
@@ -181,7 +166,7 @@ func (s *Service) start(ctx context.Context, operation, tool string, action iden
 		id = reqid.New()
 		ctx = reqid.With(ctx, id)
 	}
-	o := &op{s: s, id: id, who: identity.From(ctx), door: DoorOf(ctx), began: time.Now()}
+	o := &op{s: s, id: id, who: identity.From(ctx), door: reqid.DoorOf(ctx), began: time.Now()}
 	if operation == "chat" {
 		var a telemetry.AgentSpan
 		ctx, a = telemetry.StartAgent(ctx, telemetry.AgentStart{RequestID: id, Door: o.door, Model: s.model()})
@@ -193,39 +178,7 @@ func (s *Service) start(ctx context.Context, operation, tool string, action iden
 	o.ctx = ctx
 	o.row = benchmarks.Row{RequestID: id}
 	o.rec = traces.Record{ID: id}
-	return ctx, o, Permit(o.who, action)
-}
-
-// Permit checks that who may take action, with the error every door
-// answers when not: the one permission check, which each operation makes.
-// The edge uses it to refuse a request before decoding it.
-func Permit(who identity.Identity, action identity.Action) error {
-	if who.Can(action) {
-		return nil
-	}
-	if !who.Known() {
-		return &adaptbot.Error{Kind: adaptbot.Unauthenticated, Msg: "sign in first: send Authorization: Bearer <key>, or sign in on the page"}
-	}
-	return &adaptbot.Error{Kind: adaptbot.Forbidden, Msg: Refusal(who, action)}
-}
-
-// Refusal says, in words, why who may not take action and which role may.
-func Refusal(who identity.Identity, action identity.Action) string {
-	what := map[identity.Action]string{
-		identity.Chat:      "chatting",
-		identity.ReadTools: "reading the tools",
-		identity.ReadOwn:   "reading your requests",
-		identity.RunTool:   "running tools directly",
-		identity.Build:     "building, changing and testing tools",
-		identity.Delete:    "deleting, rolling back and approving tools",
-		identity.Manage:    "managing users",
-		identity.ReadAll:   "reading everyone's requests, the dashboard and reports",
-	}[action]
-	need := identity.Need(action)
-	if who.Role == "" {
-		return what + " needs the " + string(need) + " role"
-	}
-	return what + " needs the " + string(need) + " role; " + who.Name + " has the " + string(who.Role) + " role"
+	return ctx, o, identity.Permit(o.who, action)
 }
 
 // finish ends the operation with err (nil on success): it writes the row
@@ -261,7 +214,7 @@ func (o *op) finish(err error) error {
 		}
 		if m := o.s.d.Metrics; m != nil {
 			m.Request(o.door, r.Intent, r.Category, outcome(e), elapsed)
-			if r.Intent == benchmarks.IntentBuild {
+			if r.Intent == adaptbot.IntentBuild {
 				m.Build(strings.TrimPrefix(r.Category, "build_"), outcome(e), elapsed)
 			}
 		}
@@ -328,4 +281,58 @@ func (s *Service) read(ctx context.Context, operation string, action identity.Ac
 }
 
 // errNoGenerator is the error of a change asked of a service without one.
-var errNoGenerator = errors.New("this server cannot build or change tools")
+var errNoGenerator = &adaptbot.Error{Kind: adaptbot.Unavailable, Msg: "this server cannot build or change tools"}
+
+// under returns a context with o's values (its request ID, span, call log
+// and the caller's identity) and ctx's end: an operation begun by a
+// Prepare method runs under the stream's context, which ends when the
+// client goes away, not the handler's, which ends when it returns.
+func (o *op) under(ctx context.Context) (context.Context, context.CancelFunc) {
+	c, cancel := context.WithCancelCause(context.WithoutCancel(o.ctx))
+	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+	return c, func() {
+		stop()
+		cancel(context.Canceled)
+	}
+}
+
+// prepared is an operation a Prepare method began: run carries it out
+// under the operation's values and ends it (adaptbot.Prepared).
+type prepared[T any] struct {
+	o    *op
+	run  func(ctx context.Context, s adaptbot.Stream) (T, error)
+	once sync.Once
+}
+
+// Run carries the operation out under ctx's end, once.
+func (p *prepared[T]) Run(ctx context.Context, s adaptbot.Stream) (res T, err error) {
+	ran := false
+	p.once.Do(func() {
+		ran = true
+		ctx, stop := p.o.under(ctx)
+		defer stop()
+		res, err = p.run(ctx, s)
+	})
+	if !ran {
+		return res, adaptbot.Errorf(adaptbot.Internal, "request %s was already carried out", p.o.id)
+	}
+	return res, err
+}
+
+// prepare returns o, begun, as a Prepared that run carries out; when err
+// refuses it, o ends at once with its row and the error is returned.
+func prepare[T any](o *op, err error, run func(ctx context.Context, s adaptbot.Stream) (T, error)) (adaptbot.Prepared[T], error) {
+	if err != nil {
+		return nil, o.finish(err)
+	}
+	return &prepared[T]{o: o, run: run}, nil
+}
+
+// runNow carries out at once what a Prepare method began, under ctx.
+func runNow[T any](ctx context.Context, s adaptbot.Stream, p adaptbot.Prepared[T], err error) (T, error) {
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return p.Run(ctx, s)
+}

@@ -167,7 +167,7 @@ func kind(err error) adaptbot.Kind { return adaptbot.KindOf(err) }
 // caller's pseudonym and its kind of failure.
 func TestEveryOperationWritesOneRowAndOneTrace(t *testing.T) {
 	w := newWorld(t, nil)
-	mcp := service.WithDoor(as(bob), benchmarks.DoorMCP)
+	mcp := reqid.WithDoor(as(bob), adaptbot.DoorMCP)
 	cases := []struct {
 		name     string
 		do       func() error
@@ -188,17 +188,26 @@ func TestEveryOperationWritesOneRowAndOneTrace(t *testing.T) {
 		{"unknown tool", func() error { _, err := w.svc.Run(as(bob), "nope", nil); return err }, adaptbot.NotFound, "http", "p-bob", "nope"},
 		{"run as a user", func() error { _, err := w.svc.Run(as(alice), "calculator", nil); return err }, adaptbot.Forbidden, "http", "p-alice", "calculator"},
 		{"run as nobody", func() error { _, err := w.svc.Run(as(nothing), "calculator", nil); return err }, adaptbot.Unauthenticated, "http", "", "calculator"},
-		{"chat without a model", func() error { _, err := w.svc.Chat(as(alice), agent.Request{Message: "hi"}); return err }, adaptbot.NotConfigured, "http", "p-alice", ""},
-		{"empty chat", func() error { _, err := w.svc.Chat(as(alice), agent.Request{Message: " "}); return err }, adaptbot.Invalid, "http", "p-alice", ""},
+		{"chat without a model", func() error {
+			_, err := w.svc.Chat(as(alice), adaptbot.ChatRequest{Message: "hi"}, adaptbot.Stream{})
+			return err
+		}, adaptbot.NotConfigured, "http", "p-alice", ""},
+		{"empty chat", func() error {
+			_, err := w.svc.Chat(as(alice), adaptbot.ChatRequest{Message: " "}, adaptbot.Stream{})
+			return err
+		}, adaptbot.Invalid, "http", "p-alice", ""},
 		{"delete as a builder", func() error { _, err := w.svc.Delete(as(bob), "calculator", false); return err }, adaptbot.Forbidden, "http", "p-bob", "build_delete"},
-		{"rollback of nothing", func() error { _, err := w.svc.Rollback(as(admin), "nope", 1); return err }, adaptbot.NotFound, "http", "p-root", "build_rollback"},
+		{"rollback of nothing", func() error {
+			_, err := w.svc.Rollback(as(admin), "nope", adaptbot.RollbackRequest{Version: 1})
+			return err
+		}, adaptbot.NotFound, "http", "p-root", "build_rollback"},
 		{"approve with nothing pending", func() error { _, err := w.svc.Approve(as(admin), "calculator"); return err }, adaptbot.Conflict, "http", "p-root", "build_approve"},
 		{"test without examples", func() error { _, err := w.svc.Test(as(bob), "calculator"); return err }, adaptbot.NotFound, "http", "p-bob", "build_test"},
 		{"build without a model", func() error {
-			_, err := w.svc.Build(as(bob), generator.Request{Text: "make a tool"}, nil)
+			_, err := w.svc.Build(as(bob), adaptbot.BuildRequest{Text: "make a tool"}, adaptbot.Stream{})
 			return err
 		}, adaptbot.NotConfigured, "http", "p-bob", "build_create"},
-		{"plan without a model", func() error { _, err := w.svc.Plan(as(bob), "make a tool"); return err }, adaptbot.NotConfigured, "http", "p-bob", "build_plan"},
+		{"plan without a model", func() error { _, err := w.svc.Plan(as(bob), adaptbot.PlanRequest{Request: "make a tool"}); return err }, adaptbot.NotConfigured, "http", "p-bob", "build_plan"},
 	}
 	for _, c := range cases {
 		before, beforeT := len(w.rows.list()), len(w.traces.all)
@@ -246,11 +255,13 @@ func TestRequestsAreTheirAuthors(t *testing.T) {
 	if _, err := w.svc.Request(bCtx, c.RequestID); kind(err) != adaptbot.NotFound {
 		t.Errorf("someone else's request = %v, want not found", err)
 	}
-	list, _ := w.svc.Requests(bCtx, 10)
+	own, _ := w.svc.Requests(bCtx, 10)
+	list := own.Requests
 	if len(list) != 1 || list[0].ID != a.RequestID || list[0].Result != nil {
 		t.Errorf("own list = %+v", list)
 	}
-	all, _ := w.svc.Requests(as(admin), 10)
+	everyone, _ := w.svc.Requests(as(admin), 10)
+	all := everyone.Requests
 	if len(all) != 2 {
 		t.Errorf("admin's list has %d requests, want 2", len(all))
 	}
@@ -267,7 +278,7 @@ func TestChatBuildIsTheCallersAndTheChats(t *testing.T) {
 		return llm.Response{Calls: []llm.FunctionCall{{Name: "build_tool", Arguments: json.RawMessage(`{"action":"delete","tool":"calculator","summary":"remove it"}`)}}}
 	}}
 	w := newWorld(t, model)
-	_, err := w.svc.Chat(as(bob), agent.Request{Message: "delete the calculator"})
+	_, err := w.svc.Chat(as(bob), adaptbot.ChatRequest{Message: "delete the calculator"}, adaptbot.Stream{})
 	se, _ := errors.AsType[*adaptbot.Error](err)
 	if kind(err) != adaptbot.Forbidden || se == nil || !strings.Contains(se.Msg, "admin role") || se.Extra["response"] == nil {
 		t.Fatalf("builder's chat delete = %v", err)
@@ -275,7 +286,7 @@ func TestChatBuildIsTheCallersAndTheChats(t *testing.T) {
 	if _, ok := w.reg.Entry("calculator"); !ok {
 		t.Fatal("a refused chat deleted the tool")
 	}
-	res, err := w.svc.Chat(as(admin), agent.Request{Message: "delete the calculator"})
+	res, err := w.svc.Chat(as(admin), adaptbot.ChatRequest{Message: "delete the calculator"}, adaptbot.Stream{})
 	if err != nil || res.ToolBuild == nil || !res.ToolBuild.OK {
 		t.Fatalf("admin's chat delete = %+v, %v", res, err)
 	}
@@ -296,7 +307,7 @@ func TestOneSpanTreePerOperation(t *testing.T) {
 	t.Cleanup(telemetry.Enable(tp, false))
 	model := scripted{func(r llm.Request) llm.Response { return llm.Response{Content: "Hello."} }}
 	w := newWorld(t, model)
-	res, err := w.svc.Chat(as(alice), agent.Request{Message: "hi"})
+	res, err := w.svc.Chat(as(alice), adaptbot.ChatRequest{Message: "hi"}, adaptbot.Stream{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +365,7 @@ func (lockedCluster) Lock(ctx context.Context, name string) (func(), error) {
 func TestARefusedLockIsAConflict(t *testing.T) {
 	w := newWorld(t, nil)
 	svc := service.New(service.Deps{Registry: w.reg, Rows: &rows{}, Cluster: lockedCluster{}})
-	if _, err := svc.Rollback(as(admin), "calculator", 1); kind(err) != adaptbot.Conflict || !strings.Contains(err.Error(), "replica-b") {
+	if _, err := svc.Rollback(as(admin), "calculator", adaptbot.RollbackRequest{Version: 1}); kind(err) != adaptbot.Conflict || !strings.Contains(err.Error(), "replica-b") {
 		t.Errorf("rollback under another replica's lock = %v, want a conflict naming it", err)
 	}
 	if _, err := svc.Approve(as(admin), "calculator"); kind(err) != adaptbot.Conflict {

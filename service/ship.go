@@ -13,27 +13,16 @@ import (
 	"adaptbot/traces"
 )
 
-// ImportRequest is a bundle to import (the .tar.gz of adaptbot tools
-// export --bundle) and how.
-type ImportRequest struct {
-	Bundle []byte
-	// Rename gives some of the bundle's tools new names: bundle name → new
-	// name.
-	Rename map[string]string
-	// Replace lets a tool replace the tool of the same name here.
-	Replace bool
-}
-
 // Import writes a bundle's tools into the registry, all or none. Nothing in
 // a bundle is trusted: every tool goes through the gate first, and a
 // tampered sum, a path that escapes, a forbidden import or a name taken
 // (without Replace) refuses the whole import with nothing written. With
 // review on, imported tools wait for approval. Importing is a builder's
 // action; each tool's name is locked in the cluster while it is written.
-func (s *Service) Import(ctx context.Context, req ImportRequest) ([]shipping.Imported, error) {
+func (s *Service) Import(ctx context.Context, req adaptbot.ImportRequest) (*adaptbot.ImportResult, error) {
 	ctx, o, err := s.start(ctx, "import", "", identity.Build)
 	o.fallback = adaptbot.Failed
-	o.row = benchmarks.Row{RequestID: o.id, Query: "import a bundle", Intent: benchmarks.IntentBuild, Category: benchmarks.CategoryBuildImport,
+	o.row = benchmarks.Row{RequestID: o.id, Query: "import a bundle", Intent: adaptbot.IntentBuild, Category: adaptbot.CategoryBuildImport,
 		ParamExtraction: benchmarks.NA, ToolExecution: benchmarks.NA}
 	o.rec.Kind, o.rec.Query = traces.Build, "import a bundle"
 	var b *shipping.Bundle
@@ -63,7 +52,7 @@ func (s *Service) Import(ctx context.Context, req ImportRequest) ([]shipping.Imp
 	if err := o.finish(err); err != nil {
 		return nil, err
 	}
-	return imported, nil
+	return &adaptbot.ImportResult{Imported: imported}, nil
 }
 
 // lockAll takes the cluster lock on the names the tools will have, in one

@@ -12,11 +12,11 @@ import (
 
 	"adaptbot"
 	"adaptbot/agent"
-	"adaptbot/benchmarks"
 	"adaptbot/clip"
 	"adaptbot/generator"
 	"adaptbot/identity"
 	"adaptbot/registry"
+	"adaptbot/reqid"
 	"adaptbot/traces"
 )
 
@@ -35,18 +35,6 @@ import (
 // whose proposal was rejected (its tool deleted before it served) is
 // proposed again only once it has recurred as often again.
 
-// SkillMode is ADAPTBOT_SKILLS: off, propose (the default: the skill waits
-// for approval), or on (it serves once it passes the gate, unless review is
-// on).
-type SkillMode string
-
-// The skill modes.
-const (
-	SkillsOff     SkillMode = "off"
-	SkillsPropose SkillMode = "propose"
-	SkillsOn      SkillMode = "on"
-)
-
 // DefaultSkillAfter is how many times a chain recurs before a skill is
 // proposed for it.
 const DefaultSkillAfter = 3
@@ -60,25 +48,6 @@ const (
 	// maxSamples bounds the recorded chats kept per chain.
 	maxSamples = 5
 )
-
-// Skill is a chain of tools that recurs in chats, and what became of it.
-type Skill struct {
-	// Chain is the tools in the order they ran.
-	Chain []string `json:"chain"`
-	// Seen counts the chats that followed it; Requests are the latest of
-	// them that the caller made, all of them for an admin (their traces
-	// are GET /api/requests/<id>).
-	Seen     int      `json:"seen"`
-	Requests []string `json:"requests"`
-	// Tool is the skill proposed for it, once there is one; Status says
-	// where it stands: counting, building, proposed (waiting for
-	// approval), serving, rejected, or failed (the proposal did not pass
-	// the gate; Error says why).
-	Tool   string    `json:"tool,omitempty"`
-	Status string    `json:"status"`
-	Error  string    `json:"error,omitempty"`
-	At     time.Time `json:"proposed_at,omitzero"`
-}
 
 // chainCall is one call of a chain as a chat recorded it.
 type chainCall struct {
@@ -134,7 +103,7 @@ func newSkillState() skillState {
 // noteChat hands a chat that ran two or more tools to the learning
 // goroutine, without waiting.
 func (s *Service) noteChat(id, user, query string, res *agent.Result) {
-	if s.learn.cfg.Skills == SkillsOff || res == nil || len(res.Tools) < 2 {
+	if s.learn.cfg.Skills == adaptbot.ModeOff || res == nil || len(res.Tools) < 2 {
 		return
 	}
 	select {
@@ -254,7 +223,7 @@ func leastRecent(m map[string]*chainState) string {
 // oldest first, so that what recurs is counted across restarts (and, in a
 // cluster, across replicas) within the kept traces.
 func (s *Service) seedSkills(ctx context.Context) {
-	if s.learn.cfg.Skills == SkillsOff || s.d.Traces == nil {
+	if s.learn.cfg.Skills == adaptbot.ModeOff || s.d.Traces == nil {
 		return
 	}
 	recs := s.d.Traces.Recent(traces.DefaultKeep)
@@ -263,11 +232,11 @@ func (s *Service) seedSkills(ctx context.Context) {
 		if r.Kind != traces.Chat || r.Error != "" || len(r.Result) == 0 {
 			continue
 		}
-		var res ChatResult
-		if json.Unmarshal(r.Result, &res) != nil || res.Result == nil || len(res.Tools) < 2 {
+		var res adaptbot.ChatResult
+		if json.Unmarshal(r.Result, &res) != nil || res.Answer == nil || len(res.Tools) < 2 {
 			continue
 		}
-		if key, due := s.seeChat(chatSeen{id: r.ID, user: r.User, query: r.Query, res: res.Result}); due {
+		if key, due := s.seeChat(chatSeen{id: r.ID, user: r.User, query: r.Query, res: res.Answer}); due {
 			s.proposeSkill(ctx, key)
 		}
 	}
@@ -295,32 +264,35 @@ func (s *Service) proposeSkill(ctx context.Context, key string) {
 		st.mu.Unlock()
 	}()
 
-	if s.d.Registry != nil {
-		if _, taken := s.d.Registry.Entry(name); taken {
-			s.d.Log.Info("skill not proposed: a tool of its name exists", "chain", key, "tool", name)
-			return
+	ctx = identity.With(reqid.WithDoor(ctx, adaptbot.DoorInternal), identity.System)
+	// The name is free only if it is free under the cluster-wide lock on
+	// it: another replica may make a tool of it while this one waits.
+	release, lerr := s.lock(ctx, name)
+	if lerr == nil {
+		defer release()
+		if s.d.Registry != nil {
+			if _, taken := s.d.Registry.Entry(name); taken {
+				s.d.Log.Info("skill not proposed: a tool of its name exists", "chain", key, "tool", name)
+				return
+			}
 		}
 	}
-	ctx = identity.With(WithDoor(ctx, benchmarks.DoorInternal), identity.System)
 	req := generator.Request{Op: generator.Create, Tool: name,
 		Text:    skillTask(tools, samples),
 		Summary: fmt.Sprintf("One tool that does what %s do in turn, calling them through toolkit.Call.", strings.Join(tools, " then ")),
-		Hold:    s.learn.cfg.Skills != SkillsOn, Note: skillNote(key, samples), Private: skillPrivate(samples)}
+		Hold:    s.learn.cfg.Skills != adaptbot.ModeOn, Note: skillNote(key, samples), Private: skillPrivate(samples)}
 	ctx, o, err := s.start(ctx, "build", name, identity.Build)
-	o.fallback, o.deadline, o.what, o.category = adaptbot.Upstream, s.d.Deadlines.Build, "Proposing skills", benchmarks.CategoryBuildSkill
+	o.fallback, o.deadline, o.what, o.category = adaptbot.Upstream, s.d.Deadlines.Build, "Proposing skills", adaptbot.CategoryBuildSkill
 	o.rec.Kind, o.rec.Query, o.rec.Tool = traces.Build, "skill "+name+": "+key, name
 	req.Text = strings.TrimSpace(req.Text)
 	var res *generator.Result
 	if err == nil {
-		release, lerr := s.lock(ctx, name)
-		if lerr != nil {
-			err = lerr
-		} else {
-			bctx, cancel := context.WithTimeout(ctx, o.deadline)
-			res, err = s.build(bctx, req, nil)
-			cancel()
-			release()
-		}
+		err = lerr
+	}
+	if err == nil {
+		bctx, cancel := context.WithTimeout(ctx, o.deadline)
+		res, err = s.build(bctx, req, nil)
+		cancel()
 	}
 	row := req
 	row.Text = "skill " + name + ": " + key
@@ -391,18 +363,18 @@ func skillNote(key string, samples []sample) string {
 
 // Skills lists the chains of tools seen in chats, most seen first, and
 // what became of each. Reading the tools suffices.
-func (s *Service) Skills(ctx context.Context) ([]Skill, error) {
+func (s *Service) Skills(ctx context.Context) (*adaptbot.SkillList, error) {
 	who := identity.From(ctx)
-	if err := Permit(who, identity.ReadTools); err != nil {
+	if err := identity.Permit(who, identity.ReadTools); err != nil {
 		return nil, err
 	}
 	st := &s.learn.skills
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	out := make([]Skill, 0, len(st.chains))
+	out := make([]adaptbot.Skill, 0, len(st.chains))
 	for key, ch := range st.chains {
 		s.refreshLocked(key, ch)
-		sk := Skill{Chain: slices.Clone(ch.tools), Seen: ch.seen, Requests: []string{}, Tool: ch.tool, At: ch.proposed, Status: "counting"}
+		sk := adaptbot.Skill{Chain: slices.Clone(ch.tools), Seen: ch.seen, Requests: []string{}, Tool: ch.tool, At: ch.proposed, Status: "counting"}
 		var others []string // the words of chats not the caller's
 		for _, x := range ch.samples {
 			if who.Owns(x.User) { // a chat is its author's (and admins')
@@ -432,6 +404,6 @@ func (s *Service) Skills(ctx context.Context) ([]Skill, error) {
 		}
 		out = append(out, sk)
 	}
-	slices.SortFunc(out, func(a, b Skill) int { return b.Seen - a.Seen })
-	return out, nil
+	slices.SortFunc(out, func(a, b adaptbot.Skill) int { return b.Seen - a.Seen })
+	return &adaptbot.SkillList{Skills: out}, nil
 }

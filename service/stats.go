@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 
+	"adaptbot"
 	"adaptbot/benchmarks"
 	"adaptbot/identity"
 )
@@ -16,30 +17,25 @@ type Stats interface {
 // Benchmarks summarises the rows f selects, from the aggregates (the
 // dashboard, GET /api/benchmarks): everyone's requests, so it needs the
 // ReadAll permission. Without aggregates it answers an empty summary.
-func (s *Service) Benchmarks(ctx context.Context, f benchmarks.Filter) (benchmarks.Summary, error) {
+func (s *Service) Benchmarks(ctx context.Context, f adaptbot.Filter) (*adaptbot.Summary, error) {
 	_, o, err := s.read(ctx, "benchmarks", identity.ReadAll)
 	if err != nil {
-		return benchmarks.Summary{}, o.finish(err)
+		return nil, o.finish(err)
 	}
-	return s.stats().Query(f), o.finish(nil)
-}
-
-// ToolUse is how often a tool ran, chats and direct runs together, and how
-// often it failed: counts only, which anyone who may read the tools may see.
-type ToolUse struct {
-	Uses, Errors int
+	sum := s.stats().Query(f)
+	return &sum, o.finish(nil)
 }
 
 // ToolUsage returns each tool's use (local name or "server/tool"), from the
 // aggregates: the tools pages never read the CSV.
-func (s *Service) ToolUsage(ctx context.Context) (map[string]ToolUse, error) {
+func (s *Service) ToolUsage(ctx context.Context) (map[string]adaptbot.ToolUse, error) {
 	_, o, err := s.read(ctx, "tool usage", identity.ReadTools)
 	if err != nil {
 		return nil, o.finish(err)
 	}
-	out := map[string]ToolUse{}
+	out := map[string]adaptbot.ToolUse{}
 	for _, t := range s.stats().Query(benchmarks.Filter{}).Tools {
-		out[t.Tool] = ToolUse{Uses: int(t.Chat.Requests + t.Run.Requests), Errors: int(t.Chat.Failed + t.Run.Failed)}
+		out[t.Tool] = adaptbot.ToolUse{Uses: int(t.Chat.Requests + t.Run.Requests), Errors: int(t.Chat.Failed + t.Run.Failed)}
 	}
 	return out, o.finish(nil)
 }

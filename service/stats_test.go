@@ -16,7 +16,7 @@ func TestStatsAreServiceOperations(t *testing.T) {
 	store := benchmarks.NewStore()
 	now := time.Now()
 	for _, ok := range []bool{true, true, false} {
-		r := benchmarks.Row{Timestamp: now, Intent: benchmarks.IntentRun, Category: "calculator", Tools: []string{"calculator"},
+		r := benchmarks.Row{Timestamp: now, Intent: adaptbot.IntentRun, Category: "calculator", Tools: []string{"calculator"},
 			ToolExecution: benchmarks.TriOf(ok), Latency: time.Millisecond}
 		if !ok {
 			r.ErrorKind, r.Error = "failed", "boom"
@@ -32,7 +32,7 @@ func TestStatsAreServiceOperations(t *testing.T) {
 		t.Errorf("the admin's summary: %d requests, %v", sum.Requests, err)
 	}
 	use, err := svc.ToolUsage(as(bob))
-	if err != nil || use["calculator"] != (service.ToolUse{Uses: 3, Errors: 1}) {
+	if err != nil || use["calculator"] != (adaptbot.ToolUse{Uses: 3, Errors: 1}) {
 		t.Errorf("use = %+v, %v", use, err)
 	}
 	if use, err := service.New(service.Deps{}).ToolUsage(as(bob)); err != nil || len(use) != 0 {

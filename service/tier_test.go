@@ -9,7 +9,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
-	"adaptbot/agent"
+	"adaptbot"
 	"adaptbot/benchmarks"
 	"adaptbot/llm"
 	"adaptbot/sandbox"
@@ -87,7 +87,7 @@ func TestRowAndSpanSayTheTier(t *testing.T) {
 		{"hello", ""},
 	} {
 		exp.Reset()
-		if _, err := w.svc.Chat(as(alice), agent.Request{Message: c.message}); err != nil {
+		if _, err := w.svc.Chat(as(alice), adaptbot.ChatRequest{Message: c.message}, adaptbot.Stream{}); err != nil {
 			t.Fatalf("%s: %v", c.message, err)
 		}
 		row := last()

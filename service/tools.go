@@ -17,27 +17,17 @@ import (
 	"adaptbot/contract"
 	"adaptbot/generator"
 	"adaptbot/identity"
-	"adaptbot/native"
 	"adaptbot/registry"
 	"adaptbot/toolbox"
 	"adaptbot/traces"
 )
-
-// RunResult is a direct run's answer.
-type RunResult struct {
-	Tool      string  `json:"tool"`
-	Version   int     `json:"version,omitempty"`
-	Output    string  `json:"output"`
-	Ms        float64 `json:"ms"`
-	RequestID string  `json:"request_id"`
-}
 
 // Run runs a tool directly, without a model: the page's run form, the API,
 // the command line and a tool call over MCP (whose door the context names).
 // The arguments are validated against the tool's schema first: bad ones are
 // an Invalid error carrying the schema, and the tool does not run. A tool
 // that fails is a Failed error with the sandbox's kind of failure.
-func (s *Service) Run(ctx context.Context, name string, args json.RawMessage) (*RunResult, error) {
+func (s *Service) Run(ctx context.Context, name string, args json.RawMessage) (*adaptbot.RunResult, error) {
 	args = bytes.TrimSpace(args)
 	ctx, o, err := s.start(ctx, "run", name, identity.RunTool)
 	o.fallback = adaptbot.Failed
@@ -45,7 +35,7 @@ func (s *Service) Run(ctx context.Context, name string, args json.RawMessage) (*
 	if query == "" {
 		query = "{}"
 	}
-	o.row.Query, o.row.Intent, o.row.Category = query, benchmarks.IntentRun, name
+	o.row.Query, o.row.Intent, o.row.Category = query, adaptbot.IntentRun, name
 	o.row.ParamExtraction, o.row.ToolExecution = benchmarks.NA, benchmarks.NA
 	o.rec.Kind, o.rec.Query, o.rec.Tool = traces.Run, string(args), name
 	var t toolbox.Tool
@@ -67,13 +57,13 @@ func (s *Service) Run(ctx context.Context, name string, args json.RawMessage) (*
 			o.row.Tools = append(o.row.Tools, c.Tool)
 		}
 	}
-	res := &RunResult{Tool: name, Version: t.Spec().Version, Output: out, Ms: adaptbot.Millis(elapsed), RequestID: o.id}
+	res := &adaptbot.RunResult{Tool: name, Version: t.Spec().Version, Output: out, Ms: traces.Millis(elapsed), RequestID: o.id}
 	kept := runTrace{Tool: name, Ms: res.Ms, RequestID: o.id, Calls: nested}
 	if json.Valid(args) {
 		kept.Arguments = json.RawMessage(args)
 	}
 	if err == nil {
-		kept.Output = clip.String(out, adaptbot.MaxTraceOutput)
+		kept.Output = clip.String(out, traces.MaxOutput)
 	}
 	o.rec.Result = marshal(kept)
 	if err := o.finish(err); err != nil {
@@ -139,7 +129,7 @@ func (s *Service) entry(name string) (registry.Entry, error) {
 func (s *Service) change(ctx context.Context, span, name string, action identity.Action, category string) (context.Context, *op, func(), error) {
 	ctx, o, err := s.start(ctx, span, name, action)
 	o.fallback = adaptbot.Failed
-	o.row = benchmarks.Row{RequestID: o.id, Query: span + " " + name, Intent: benchmarks.IntentBuild, Category: category,
+	o.row = benchmarks.Row{RequestID: o.id, Query: span + " " + name, Intent: adaptbot.IntentBuild, Category: category,
 		ParamExtraction: benchmarks.NA, ToolExecution: benchmarks.NA}
 	o.rec.Kind, o.rec.Query, o.rec.Tool = traces.Change, span+" "+name, name
 	release := func() {}
@@ -188,8 +178,9 @@ func (s *Service) Delete(ctx context.Context, name string, force bool) (*generat
 // the examples of every tool that uses it pass with it. If one fails, the
 // version does not serve: the error (Failed) names the tools that failed,
 // or with review on the version waits as pending with that report.
-func (s *Service) Rollback(ctx context.Context, name string, version int) (*generator.Result, error) {
-	ctx, o, release, err := s.change(ctx, "rollback", name, identity.Delete, benchmarks.CategoryBuildRollback)
+func (s *Service) Rollback(ctx context.Context, name string, req adaptbot.RollbackRequest) (*adaptbot.RollbackResult, error) {
+	version := req.Version
+	ctx, o, release, err := s.change(ctx, "rollback", name, identity.Delete, adaptbot.CategoryBuildRollback)
 	defer release()
 	o.row.Query = fmt.Sprintf("rollback %s to version %d", name, version)
 	if err == nil && version <= 0 {
@@ -212,12 +203,12 @@ func (s *Service) Rollback(ctx context.Context, name string, version int) (*gene
 	if err := o.finish(err); err != nil {
 		return nil, err
 	}
-	return res, nil
+	return &adaptbot.RollbackResult{Tool: res.Tool, Version: res.Version, Restored: version, Pending: res.Pending, Dependents: res.Dependents}, nil
 }
 
 // Approve makes a tool's pending version serve (ADAPTBOT_REVIEW=on).
-func (s *Service) Approve(ctx context.Context, name string) (registry.Entry, error) {
-	ctx, o, release, err := s.change(ctx, "approve", name, identity.Delete, benchmarks.CategoryBuildApprove)
+func (s *Service) Approve(ctx context.Context, name string) (*adaptbot.ApproveResult, error) {
+	ctx, o, release, err := s.change(ctx, "approve", name, identity.Delete, adaptbot.CategoryBuildApprove)
 	defer release()
 	if err == nil {
 		_, err = s.entry(name)
@@ -231,7 +222,10 @@ func (s *Service) Approve(ctx context.Context, name string) (registry.Entry, err
 		}
 	}
 	o.rec.Result = marshal(map[string]any{"tool": name, "version": e.Version, "status": e.Status})
-	return e, o.finish(err)
+	if err := o.finish(err); err != nil {
+		return nil, err
+	}
+	return &adaptbot.ApproveResult{Tool: e.Name, Version: e.Version, Status: e.Status}, nil
 }
 
 // Test re-runs a tool's stored examples; a failing example is not an error:
@@ -239,7 +233,7 @@ func (s *Service) Approve(ctx context.Context, name string) (registry.Entry, err
 func (s *Service) Test(ctx context.Context, name string) (*generator.ExampleReport, error) {
 	ctx, o, err := s.start(ctx, "test", name, identity.Build)
 	o.fallback, o.deadline = adaptbot.Failed, s.d.Deadlines.Test
-	o.row = benchmarks.Row{RequestID: o.id, Query: "test " + name, Intent: benchmarks.IntentBuild, Category: benchmarks.CategoryBuildTest,
+	o.row = benchmarks.Row{RequestID: o.id, Query: "test " + name, Intent: adaptbot.IntentBuild, Category: adaptbot.CategoryBuildTest,
 		ParamExtraction: benchmarks.NA, ToolExecution: benchmarks.NA}
 	o.rec.Kind, o.rec.Query, o.rec.Tool = traces.Change, "test "+name, name
 	if err == nil {
@@ -273,39 +267,23 @@ func (s *Service) Test(ctx context.Context, name string) (*generator.ExampleRepo
 	return rep, nil
 }
 
-// ToolInfo is a tool as a person inspects it: its entry, whether it serves,
-// its source and its stored examples.
-type ToolInfo struct {
-	registry.Entry
-	// Code is the serving version's source, or, when none serves, the
-	// source on disk that does not (GET of one tool).
-	Code    string `json:"code,omitempty"`
-	Serving bool   `json:"serving"`
-	// PendingCode is the source of the version that waits for approval.
-	PendingCode string          `json:"pending_code,omitempty"`
-	Examples    json.RawMessage `json:"examples,omitempty"`
-	// Tier is the tier its serving version runs on, and why not the native
-	// one (issue 31); absent where the server has no native tier.
-	Tier *native.Status `json:"tier,omitempty"`
-}
-
 // Tools lists the registry's tools, serving or not.
-func (s *Service) Tools(ctx context.Context) ([]ToolInfo, error) {
+func (s *Service) Tools(ctx context.Context) (*adaptbot.ToolList, error) {
 	_, o, err := s.read(ctx, "list tools", identity.ReadTools)
 	if err != nil {
 		return nil, o.finish(err)
 	}
 	entries := s.d.Registry.List()
-	out := make([]ToolInfo, 0, len(entries))
+	out := make([]adaptbot.ToolInfo, 0, len(entries))
 	for _, e := range entries {
 		_, serving := s.d.Registry.Tool(e.Name)
-		out = append(out, ToolInfo{Entry: e, Serving: serving})
+		out = append(out, adaptbot.ToolInfo{Entry: e, Serving: serving})
 	}
-	return out, o.finish(nil)
+	return &adaptbot.ToolList{Tools: out, Count: len(out)}, o.finish(nil)
 }
 
 // Tool returns one tool with its source and examples.
-func (s *Service) Tool(ctx context.Context, name string) (*ToolInfo, error) {
+func (s *Service) Tool(ctx context.Context, name string) (*adaptbot.ToolInfo, error) {
 	_, o, err := s.read(ctx, "get tool", identity.ReadTools)
 	var e registry.Entry
 	if err == nil {
@@ -314,7 +292,7 @@ func (s *Service) Tool(ctx context.Context, name string) (*ToolInfo, error) {
 	if err != nil {
 		return nil, o.finish(err)
 	}
-	v := &ToolInfo{Entry: e}
+	v := &adaptbot.ToolInfo{Entry: e}
 	if t, ok := s.d.Registry.Tool(e.Name); ok {
 		v.Code, v.Serving = string(t.Code), true
 		if s.d.Tiers != nil {
@@ -340,7 +318,7 @@ func (s *Service) Tool(ctx context.Context, name string) (*ToolInfo, error) {
 
 // Versions lists a tool's kept versions, oldest first. A version's note
 // is shown whole to admins; others read its first line (noteFor).
-func (s *Service) Versions(ctx context.Context, name string) ([]registry.Version, error) {
+func (s *Service) Versions(ctx context.Context, name string) (*adaptbot.VersionList, error) {
 	_, o, err := s.read(ctx, "versions", identity.ReadTools)
 	if err == nil {
 		err = validName(name)
@@ -349,22 +327,20 @@ func (s *Service) Versions(ctx context.Context, name string) ([]registry.Version
 		return nil, o.finish(err)
 	}
 	vs, err := s.d.Registry.Versions(name)
-	return versionsFor(o.who, vs), o.finish(err)
-}
-
-// Diff is a unified diff between two kept versions of a tool.
-type Diff struct {
-	Tool string `json:"tool"`
-	From int    `json:"from"`
-	To   int    `json:"to"`
-	Diff string `json:"diff"`
-	Same bool   `json:"same"`
+	if err := o.finish(err); err != nil {
+		return nil, err
+	}
+	return &adaptbot.VersionList{Tool: name, Versions: versionsFor(o.who, vs)}, nil
 }
 
 // Diff compares two kept versions of a tool: to 0 means the newest, from
 // 0 the one before to.
-func (s *Service) Diff(ctx context.Context, name string, from, to int) (*Diff, error) {
-	vs, err := s.Versions(ctx, name)
+func (s *Service) Diff(ctx context.Context, name string, from, to int) (*adaptbot.Diff, error) {
+	list, err := s.Versions(ctx, name)
+	var vs []adaptbot.Version
+	if list != nil {
+		vs = list.Versions
+	}
 	if errors.Is(err, registry.ErrNotFound) || (err == nil && len(vs) == 0) {
 		return nil, adaptbot.Errorf(adaptbot.NotFound, "no tool named %q has kept versions; GET /api/tools lists the tools", name)
 	}
@@ -395,7 +371,7 @@ func (s *Service) Diff(ctx context.Context, name string, from, to int) (*Diff, e
 	if err != nil {
 		return nil, err
 	}
-	return &Diff{Tool: name, From: from, To: to, Diff: diff, Same: diff == ""}, nil
+	return &adaptbot.Diff{Tool: name, From: from, To: to, Diff: diff, Same: diff == ""}, nil
 }
 
 func marshal(v any) json.RawMessage {

@@ -6,14 +6,13 @@ import (
 	"strings"
 
 	"adaptbot"
-	"adaptbot/benchmarks"
 	"adaptbot/identity"
 	"adaptbot/identity/users"
 )
 
 // Users is the user store as the service asks it; *users.Store is one.
 type Users interface {
-	List() []users.Info
+	List() []adaptbot.User
 	Lookup(name string) (users.Info, bool)
 	Pseudonym(idOrName string) string
 	Add(ctx context.Context, name string, role identity.Role) (users.Info, string, error)
@@ -32,7 +31,7 @@ var errNoUsers = &adaptbot.Error{Kind: adaptbot.NotConfigured, Msg: "this server
 // The row names the user by pseudonym, never by name.
 func (s *Service) manage(ctx context.Context, what, name string) (context.Context, *op, error) {
 	ctx, o, err := s.start(ctx, "users "+what, "", identity.Manage)
-	o.row.Intent, o.row.Category = benchmarks.IntentManage, "users_"+what
+	o.row.Intent, o.row.Category = adaptbot.IntentManage, "users_"+what
 	o.row.Query = "users " + what
 	if err == nil && s.d.Users == nil {
 		err = errNoUsers
@@ -68,8 +67,8 @@ func userError(err error) error {
 	return err
 }
 
-// ListUsers returns every user (admins only).
-func (s *Service) ListUsers(ctx context.Context) ([]users.Info, error) {
+// Users returns every user (admins only).
+func (s *Service) Users(ctx context.Context) (*adaptbot.UserList, error) {
 	_, o, err := s.read(ctx, "users list", identity.Manage)
 	if err == nil && s.d.Users == nil {
 		err = errNoUsers
@@ -77,58 +76,71 @@ func (s *Service) ListUsers(ctx context.Context) ([]users.Info, error) {
 	if err != nil {
 		return nil, o.finish(err)
 	}
-	return s.d.Users.List(), o.finish(nil)
+	list := s.d.Users.List()
+	return &adaptbot.UserList{Users: list, Count: len(list)}, o.finish(nil)
 }
 
 // AddUser makes a user with a new key, which it returns: the only time the
 // key is seen.
-func (s *Service) AddUser(ctx context.Context, name string, role identity.Role) (users.Info, string, error) {
+func (s *Service) AddUser(ctx context.Context, req adaptbot.UserRequest) (*adaptbot.UserResult, error) {
 	ctx, o, err := s.manage(ctx, "add", "")
 	if err != nil {
-		return users.Info{}, "", o.finish(err)
+		return nil, o.finish(err)
 	}
-	u, key, err := s.d.Users.Add(ctx, name, role)
+	u, key, err := s.d.Users.Add(ctx, req.Name, req.Role)
 	if err == nil {
 		o.row.Query += " " + u.Pseudonym
 		o.rec.Query = o.row.Query
 	}
-	return u, key, o.finish(userError(err))
+	return userResult(u, key, o.finish(userError(err)))
+}
+
+// userResult is the answer of a change to user u, or err.
+func userResult(u adaptbot.User, key string, err error) (*adaptbot.UserResult, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &adaptbot.UserResult{User: u, Key: key}, nil
 }
 
 // RemoveUser deletes a user: their key and sessions stop working at once.
-func (s *Service) RemoveUser(ctx context.Context, name string) (users.Info, error) {
+func (s *Service) RemoveUser(ctx context.Context, name string) (*adaptbot.UserResult, error) {
 	ctx, o, err := s.manage(ctx, "remove", name)
 	if err != nil {
-		return users.Info{}, o.finish(err)
+		return nil, o.finish(err)
 	}
 	u, err := s.d.Users.Remove(ctx, name)
-	return u, o.finish(userError(err))
+	res, err := userResult(u, "", o.finish(userError(err)))
+	if res != nil {
+		res.Removed = true
+	}
+	return res, err
 }
 
 // RotateKey gives a user a new key and returns it; the old one, and every
 // session, stop working at once.
-func (s *Service) RotateKey(ctx context.Context, name string) (users.Info, string, error) {
+func (s *Service) RotateKey(ctx context.Context, name string) (*adaptbot.UserResult, error) {
 	ctx, o, err := s.manage(ctx, "rotate", name)
 	if err != nil {
-		return users.Info{}, "", o.finish(err)
+		return nil, o.finish(err)
 	}
 	u, key, err := s.d.Users.Rotate(ctx, name)
-	return u, key, o.finish(userError(err))
+	return userResult(u, key, o.finish(userError(err)))
 }
 
 // SetRole changes a user's role; it holds from their next request.
-func (s *Service) SetRole(ctx context.Context, name string, role identity.Role) (users.Info, error) {
+func (s *Service) SetRole(ctx context.Context, name string, role adaptbot.Role) (*adaptbot.UserResult, error) {
 	ctx, o, err := s.manage(ctx, "role", name)
 	if err != nil {
-		return users.Info{}, o.finish(err)
+		return nil, o.finish(err)
 	}
 	u, err := s.d.Users.SetRole(ctx, name, role)
-	return u, o.finish(userError(err))
+	return userResult(u, "", o.finish(userError(err)))
 }
 
-// UserSessions returns the browser sign-ins of name that are on (never
-// their cookies); NotFound when name is no user and has none.
-func (s *Service) UserSessions(ctx context.Context, name string) ([]users.Session, error) {
+// Sessions returns the browser sign-ins of name that are on (never their
+// cookies); NotFound when name is no user and has none.
+func (s *Service) Sessions(ctx context.Context, name string) (*adaptbot.SessionList, error) {
 	_, o, err := s.read(ctx, "users sessions", identity.Manage)
 	if err == nil && s.d.Users == nil {
 		err = errNoUsers
@@ -143,15 +155,15 @@ func (s *Service) UserSessions(ctx context.Context, name string) ([]users.Sessio
 	if _, ok := s.d.Users.Lookup(name); !ok && len(list) == 0 {
 		return nil, o.finish(adaptbot.Errorf(adaptbot.NotFound, "no user named %q, and no sign-in of that name is on", name))
 	}
-	return list, o.finish(nil)
+	return &adaptbot.SessionList{Name: strings.ToLower(name), Sessions: list, Count: len(list)}, o.finish(nil)
 }
 
 // EndSessions ends the session id of name, or with id "" every one of
 // them, and returns how many ended.
-func (s *Service) EndSessions(ctx context.Context, name, id string) (int, error) {
+func (s *Service) EndSessions(ctx context.Context, name, id string) (*adaptbot.SessionsEnded, error) {
 	ctx, o, err := s.manage(ctx, "end_sessions", name)
 	if err != nil {
-		return 0, o.finish(err)
+		return nil, o.finish(err)
 	}
 	n, err := s.d.Users.EndSessions(ctx, name, id)
 	if err == nil && id != "" && n == 0 {
@@ -164,5 +176,8 @@ func (s *Service) EndSessions(ctx context.Context, name, id string) (int, error)
 		}
 		s.d.Log.Info("sessions ended", "user", who, "count", n, "by", identity.From(ctx).Pseudonym)
 	}
-	return n, o.finish(userError(err))
+	if err := o.finish(userError(err)); err != nil {
+		return nil, err
+	}
+	return &adaptbot.SessionsEnded{Name: strings.ToLower(name), Ended: n}, nil
 }

@@ -87,7 +87,7 @@ func TestBundleMovesToolsBetweenHomes(t *testing.T) {
 	for _, name := range []string{"calculator", "text_stats"} {
 		e, ok := b.reg.Entry(name)
 		orig, _ := a.reg.Entry(name)
-		if !ok || e.Origin != registry.Imported || e.SHA256 != orig.SHA256 || e.Category != orig.Category || string(b.reg.Examples(name)) != string(a.reg.Examples(name)) {
+		if !ok || e.Origin != adaptbot.OriginImported || e.SHA256 != orig.SHA256 || e.Category != orig.Category || string(b.reg.Examples(name)) != string(a.reg.Examples(name)) {
 			t.Errorf("%s here: %+v; want origin imported, the same source, category and examples", name, e)
 		}
 	}

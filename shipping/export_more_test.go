@@ -16,6 +16,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"adaptbot"
 	"adaptbot/registry"
 )
 
@@ -103,7 +104,7 @@ func contractHome(t *testing.T, review bool) *home {
 
 func (h *home) put(t *testing.T, name, src, examples string) {
 	t.Helper()
-	o := registry.PutOptions{Origin: registry.Generated}
+	o := registry.PutOptions{Origin: adaptbot.OriginGenerated}
 	if examples != "" {
 		o.Examples = []byte(examples)
 	}

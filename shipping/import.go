@@ -43,15 +43,7 @@ type ImportOptions struct {
 }
 
 // Imported is one tool an import wrote.
-type Imported struct {
-	Name string `json:"name"`
-	// From is its name in the bundle, when it was renamed.
-	From    string `json:"from,omitempty"`
-	Version int    `json:"version"`
-	// Status is ok, or pending when review is on: it waits for approval.
-	Status   registry.Status `json:"status"`
-	Replaced bool            `json:"replaced,omitempty"`
-}
+type Imported = adaptbot.Imported
 
 // Import writes the tools of b into target, all or none. Every tool keeps
 // its name, or takes the one opts.Rename gives, and goes through the gate
@@ -264,7 +256,7 @@ func write(ctx context.Context, target Target, tools []*importTool) ([]Imported,
 	out := make([]Imported, 0, len(tools))
 	for _, t := range tools {
 		before, replaced := target.Entry(t.name)
-		e, err := target.Put(ctx, t.name, t.src, registry.PutOptions{Origin: registry.Imported, Category: t.entry.Category, Examples: t.rawEx})
+		e, err := target.Put(ctx, t.name, t.src, registry.PutOptions{Origin: adaptbot.OriginImported, Category: t.entry.Category, Examples: t.rawEx})
 		if err != nil {
 			return nil, undo(fmt.Errorf("import %s: %w", t.name, err))
 		}

@@ -1,6 +1,10 @@
 package shipping
 
-import "fmt"
+import (
+	"fmt"
+
+	"adaptbot"
+)
 
 // Reason says why a bundle, an import or an export was refused.
 type Reason string
@@ -39,6 +43,24 @@ type Refused struct {
 
 func (e *Refused) Error() string { return e.Msg }
 
-func refuse(reason Reason, tool, path, format string, args ...any) *Refused {
-	return &Refused{Reason: reason, Tool: tool, Path: path, Msg: fmt.Sprintf(format, args...)}
+// refuse is a refusal, as the *adaptbot.Error every door answers with: the
+// bundle's fault is Invalid, a name taken a Conflict, a tool that fails
+// its checks Failed; the answer says the reason, the tool and the path.
+// errors.AsType[*Refused] finds the refusal in it.
+func refuse(reason Reason, tool, path, format string, args ...any) error {
+	r := &Refused{Reason: reason, Tool: tool, Path: path, Msg: fmt.Sprintf(format, args...)}
+	e := &adaptbot.Error{Kind: adaptbot.Failed, Msg: r.Msg, Err: r, Extra: map[string]any{"reason": r.Reason}}
+	switch r.Reason {
+	case Malformed, UnsafePath, Tampered:
+		e.Kind = adaptbot.Invalid
+	case Collision:
+		e.Kind = adaptbot.Conflict
+	}
+	if r.Tool != "" {
+		e.Extra["tool"] = r.Tool
+	}
+	if r.Path != "" {
+		e.Extra["path"] = r.Path
+	}
+	return e
 }

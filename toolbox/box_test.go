@@ -120,7 +120,7 @@ func (h *fakeHub) Call(_ context.Context, server, tool string, args json.RawMess
 // set replaces one server's tools and announces it.
 func (h *fakeHub) set(server string, specs ...Spec) {
 	h.mu.Lock()
-	h.specs = slices.DeleteFunc(h.specs, func(s Spec) bool { return s.Domain == server })
+	h.specs = slices.DeleteFunc(h.specs, func(s Spec) bool { return s.Category == server })
 	h.specs = append(h.specs, specs...)
 	ls := slices.Clone(h.listeners)
 	h.mu.Unlock()
@@ -133,14 +133,13 @@ const numberSchema = `{"type":"object","properties":{"n":{"type":"integer"}},"re
 
 func localTool(name string, version int) registry.Tool {
 	return registry.Tool{
-		Entry: registry.Entry{Name: name, Description: "Tool " + name + ".", Category: "test", Parameters: json.RawMessage(numberSchema),
-			Version: version, SHA256: fmt.Sprint(version), Origin: registry.Generated, Status: registry.OK},
-		Code: []byte("package " + name),
+		Entry: registry.Entry{Tool: adaptbot.Tool{Name: name, Description: "Tool " + name + ".", Category: "test", Parameters: json.RawMessage(numberSchema), Version: version, Origin: adaptbot.OriginGenerated}, SHA256: fmt.Sprint(version), Status: registry.OK},
+		Code:  []byte("package " + name),
 	}
 }
 
 func remoteSpec(server, tool, schema string) Spec {
-	return Spec{Name: server + "/" + tool, Description: "Remote " + tool + ".", Parameters: json.RawMessage(schema), Domain: server, Origin: Remote}
+	return Spec{Name: server + "/" + tool, Description: "Remote " + tool + ".", Parameters: json.RawMessage(schema), Category: server, Origin: adaptbot.OriginRemote}
 }
 
 func names(ts []Tool) []string {
@@ -188,10 +187,10 @@ func TestSetListsFindsAndWatches(t *testing.T) {
 	if n := set.Len(); n != 5 {
 		t.Errorf("Len() = %d, want 5", n)
 	}
-	if tool, ok := set.Tool("alpha/y"); !ok || !tool.Spec().Remote() || tool.Spec().Domain != "alpha" {
+	if tool, ok := set.Tool("alpha/y"); !ok || !tool.Spec().Remote() || tool.Spec().Category != "alpha" {
 		t.Errorf("Tool(alpha/y) = %+v, %v", tool, ok)
 	}
-	if tool, ok := set.Tool("a_tool"); !ok || tool.Spec().Remote() || tool.Spec().Domain != "test" || tool.Spec().Origin != Generated {
+	if tool, ok := set.Tool("a_tool"); !ok || tool.Spec().Remote() || tool.Spec().Category != "test" || tool.Spec().Origin != adaptbot.OriginGenerated {
 		t.Errorf("Tool(a_tool) = %+v, %v", tool, ok)
 	}
 	for _, name := range []string{"nope", "alpha/nope", "nope/y"} {
@@ -206,7 +205,7 @@ func TestSetListsFindsAndWatches(t *testing.T) {
 	reg.put(localTool("a_tool", 2))
 	reg.put(localTool("c_tool", 1))
 	reg.remove("b_tool")
-	reg.emit(registry.Event{Kind: registry.Removed, Entry: registry.Entry{Name: "never_was"}})
+	reg.emit(registry.Event{Kind: registry.Removed, Entry: registry.Entry{Tool: adaptbot.Tool{Name: "never_was"}}})
 	if got, want := rec.take(), []string{"updated a_tool", "added c_tool", "removed b_tool"}; !slices.Equal(got, want) {
 		t.Errorf("registry changes reported %v, want %v", got, want)
 	}
@@ -214,7 +213,7 @@ func TestSetListsFindsAndWatches(t *testing.T) {
 		t.Errorf("a_tool serves version %d, want 2", tool.Spec().Version)
 	}
 
-	// Remote changes: one server's whole list, diffed.
+	// adaptbot.OriginRemote changes: one server's whole list, diffed.
 	changed := remoteSpec("alpha", "y", `{"type":"object"}`)
 	hub.set("alpha", changed, remoteSpec("alpha", "new", numberSchema))
 	if got, want := rec.take(), []string{"updated alpha/y", "added alpha/new", "removed alpha/b"}; !slices.Equal(got, want) {
@@ -277,7 +276,7 @@ func TestLocalCallValidatesThenRuns(t *testing.T) {
 				t.Errorf("Call(%s) ran the tool with invalid arguments", tt.args)
 			}
 		case tt.kind != "":
-			if sandbox.KindOf(err) != tt.kind {
+			if adaptbot.FailureOf(err) != tt.kind {
 				t.Errorf("Call(%s) = %v, want a sandbox error of kind %s", tt.args, err, tt.kind)
 			}
 		case tt.otherErr != "":

@@ -25,35 +25,8 @@ import (
 // MaxRecordedText caps the arguments and output a CallRecord keeps.
 const MaxRecordedText = 2 << 10
 
-// CallRecord is one call as a trace shows it.
-type CallRecord struct {
-	// ID numbers the calls of a log from 1, in the order they began;
-	// Parent is the ID of the call that made this one, 0 for a call made
-	// from outside (or by a call that is not in this log).
-	ID     int `json:"id"`
-	Parent int `json:"parent,omitempty"`
-	// Caller is the tool that made the call; empty from outside. Depth is
-	// 0 for a call from outside, 1 for a tool it calls, and so on.
-	Caller string `json:"caller,omitempty"`
-	Depth  int    `json:"depth"`
-	Tool   string `json:"tool"`
-	// Version is a local tool's serving version; 0 for an external one.
-	Version int `json:"version,omitempty"`
-	// Tier is the sandbox's tier that ran a local tool's call
-	// (sandbox.TierInterpreted or TierNative); empty for an external tool,
-	// and for a call refused before it reached the sandbox.
-	Tier string `json:"tier,omitempty"`
-	// Arguments as sent (a JSON string holding their start when they were
-	// longer than MaxRecordedText); Output cut to MaxRecordedText.
-	Arguments json.RawMessage  `json:"arguments,omitempty"`
-	Output    string           `json:"output,omitempty"`
-	Error     string           `json:"error,omitempty"`
-	Kind      adaptbot.Failure `json:"kind,omitempty"`
-	Ms        float64          `json:"ms"`
-	// Running says the call had not ended when the log was read.
-	Running  bool          `json:"running,omitempty"`
-	Duration time.Duration `json:"-"`
-}
+// CallRecord is one call as a trace shows it (adaptbot.CallRecord).
+type CallRecord = adaptbot.CallRecord
 
 // CallEvent is one ended call, as observers are told of it.
 type CallEvent struct {
@@ -207,7 +180,7 @@ func (s *Set) invoke(ctx context.Context, spec Spec, args json.RawMessage, run f
 	began := time.Now()
 	out, err := run(ctx, args)
 	took := time.Since(began)
-	kind := KindOf(err)
+	kind := adaptbot.FailureOf(err)
 	c.mu.Lock()
 	c.done, c.output, c.kind, c.took = true, out, kind, took
 	if err != nil {

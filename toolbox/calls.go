@@ -3,14 +3,12 @@ package toolbox
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
 
 	"adaptbot"
 	"adaptbot/registry"
-	"adaptbot/sandbox"
 	"adaptbot/toolkit"
 )
 
@@ -54,6 +52,9 @@ type ChainError struct {
 	Cycle bool
 	Limit int
 }
+
+// Failure is FailRefused: the call never ran.
+func (e *ChainError) Failure() adaptbot.Failure { return adaptbot.FailRefused }
 
 func (e *ChainError) Error() string {
 	chain := strings.Join(e.Chain, " → ")
@@ -201,33 +202,4 @@ func (n *nestedCaller) CallTool(ctx context.Context, name string, args json.RawM
 	}
 	n.set.invoke(ctx, spec, args, func(context.Context, json.RawMessage) (string, error) { return "", err })
 	return "", err
-}
-
-// KindOf returns how a call failed, "" for nil: the sandbox's word when
-// the sandbox failed it, else the toolbox's own (arguments refused, a chain
-// refused, no such tool, the caller gone), else FailError (an external
-// tool's error).
-func KindOf(err error) adaptbot.Failure {
-	if err == nil {
-		return ""
-	}
-	if _, ok := errors.AsType[*ArgsError](err); ok {
-		return adaptbot.FailInvalidArgs
-	}
-	if _, ok := errors.AsType[*ChainError](err); ok {
-		return adaptbot.FailRefused
-	}
-	if errors.Is(err, ErrNotFound) {
-		return adaptbot.FailNotFound
-	}
-	if k := sandbox.KindOf(err); k != "" {
-		return k
-	}
-	switch {
-	case errors.Is(err, context.Canceled):
-		return adaptbot.FailCancelled
-	case errors.Is(err, context.DeadlineExceeded):
-		return adaptbot.FailTimeout
-	}
-	return adaptbot.FailError
 }

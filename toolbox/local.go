@@ -22,7 +22,7 @@ type Runner interface {
 
 // Local is one serving version of a registry tool, run in the sandbox.
 // A failed run returns the sandbox's *sandbox.Error as is, so that callers
-// can still tell its kind (sandbox.KindOf: a timeout, a crash, ...).
+// can still tell its kind (adaptbot.FailureOf: a timeout, a crash, ...).
 type Local struct {
 	tool   registry.Tool
 	runner Runner
@@ -35,7 +35,7 @@ type Local struct {
 // NewLocal returns the serving version t of a registry tool, whose calls
 // run on runner.
 func NewLocal(t registry.Tool, runner Runner) *Local {
-	return &Local{tool: t, runner: runner, spec: t.Spec(),
+	return &Local{tool: t, runner: runner, spec: t.Entry.Tool,
 		schema: sync.OnceValues(func() (*contract.Schema, error) { return contract.CompileSchema(t.Parameters) }),
 		output: outputSchema(t.Output)}
 }
@@ -140,7 +140,7 @@ func (l *Local) current(now registry.Tool) bool {
 // see it: a new version, even with the same spec, is a change.
 func (l *Local) same(m *Local) bool {
 	return l.tool.SHA256 == m.tool.SHA256 && l.tool.Version == m.tool.Version &&
-		l.spec.Description == m.spec.Description && l.spec.Domain == m.spec.Domain &&
+		l.spec.Description == m.spec.Description && l.spec.Category == m.spec.Category &&
 		l.spec.Origin == m.spec.Origin && string(l.spec.Parameters) == string(m.spec.Parameters) &&
 		string(l.spec.Output) == string(m.spec.Output) && l.spec.Network == m.spec.Network &&
 		slices.Equal(l.spec.Calls, m.spec.Calls) && l.spec.NoDirect == m.spec.NoDirect &&

@@ -46,9 +46,7 @@ func toolFrom(t testing.TB, name, src string) registry.Tool {
 		t.Fatalf("%s: %v", name, err)
 	}
 	sum := sha256.Sum256([]byte(src))
-	return registry.Tool{Entry: registry.Entry{Name: name, Description: spec.Description, Category: spec.Category,
-		Parameters: spec.Schema, TimeoutMS: spec.Timeout.Milliseconds(), Version: 1, SHA256: hex.EncodeToString(sum[:]),
-		Origin: registry.Manual, Status: registry.OK}, Code: []byte(src)}
+	return registry.Tool{Entry: registry.Entry{Tool: adaptbot.Tool{Name: name, Description: spec.Description, Category: spec.Category, Parameters: spec.Parameters, Version: 1, Origin: adaptbot.OriginManual}, TimeoutMS: spec.Timeout.Milliseconds(), SHA256: hex.EncodeToString(sum[:]), Status: registry.OK}, Code: []byte(src)}
 }
 
 // caller returns a tool named name whose Execute calls callee with args
@@ -299,7 +297,7 @@ func TestNestedCallsFailClearly(t *testing.T) {
 					continue
 				}
 				// The first call to end is the innermost: the one that failed.
-				if nested := events[0]; KindOf(nested.Err) != tt.kind || nested.Depth == 0 {
+				if nested := events[0]; adaptbot.FailureOf(nested.Err) != tt.kind || nested.Depth == 0 {
 					t.Errorf("%s: the failing nested call was told as %+v, want kind %s", tt.tool, nested, tt.kind)
 				}
 			}
@@ -406,7 +404,7 @@ func TestCallingWithOverrides(t *testing.T) {
 	}
 }
 
-func TestKindOf(t *testing.T) {
+func TestFailureOf(t *testing.T) {
 	for _, tt := range []struct {
 		err  error
 		want adaptbot.Failure
@@ -427,8 +425,8 @@ func TestKindOf(t *testing.T) {
 		{context.DeadlineExceeded, adaptbot.FailTimeout},
 		{errors.New("the server said no"), adaptbot.FailError},
 	} {
-		if got := KindOf(tt.err); got != tt.want {
-			t.Errorf("KindOf(%v) = %q, want %q", tt.err, got, tt.want)
+		if got := adaptbot.FailureOf(tt.err); got != tt.want {
+			t.Errorf("adaptbot.FailureOf(%v) = %q, want %q", tt.err, got, tt.want)
 		}
 	}
 }

@@ -15,7 +15,7 @@ import (
 // arguments are, before any door sees the result: a run's row, a chat, a
 // failure case and an MCP client's structuredContent all see the same
 // verdict. A result that breaks it is the tool's failure, a *sandbox.Error
-// of kind adaptbot.FailBadOutput, so it counts (KindOf) and is learned from as
+// of kind adaptbot.FailBadOutput, so it counts (adaptbot.FailureOf) and is learned from as
 // a bad output.
 
 // outputSchema compiles a tool version's output schema once, at its first

@@ -28,7 +28,7 @@ func TestLocalChecksItsOutput(t *testing.T) {
 		return tool.Call(context.Background(), json.RawMessage(`{"n": 1}`))
 	}
 	got, err := call()
-	if err == nil || sandbox.KindOf(err) != adaptbot.FailBadOutput || KindOf(err) != adaptbot.FailBadOutput {
+	if err == nil || adaptbot.FailureOf(err) != adaptbot.FailBadOutput || adaptbot.FailureOf(err) != adaptbot.FailBadOutput {
 		t.Fatalf("Call = %q, %v; want a bad output", got, err)
 	}
 	if msg := err.Error(); !strings.Contains(msg, "tool counter") || !strings.Contains(msg, "does not match its output schema") {
@@ -53,7 +53,7 @@ func TestLocalChecksItsOutput(t *testing.T) {
 // TestCheckOutput: a tool that is not a Local is checked against its spec.
 func TestCheckOutput(t *testing.T) {
 	spec := Spec{Name: "liar", Output: json.RawMessage(numberSchema)}
-	if err := CheckOutput(fakeTool{spec: spec}, `{"n": "many"}`); sandbox.KindOf(err) != adaptbot.FailBadOutput {
+	if err := CheckOutput(fakeTool{spec: spec}, `{"n": "many"}`); adaptbot.FailureOf(err) != adaptbot.FailBadOutput {
 		t.Errorf("CheckOutput = %v, want a bad output", err)
 	}
 	if err := CheckOutput(fakeTool{spec: spec}, `{"n": 2}`); err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"sync"
 
+	"adaptbot"
 	"adaptbot/contract"
 	"adaptbot/telemetry"
 )
@@ -31,9 +32,9 @@ type External struct {
 // to enforce; the arguments must still be a JSON object.
 func NewExternal(spec Spec, hub Caller) *External {
 	server, tool, _ := SplitName(spec.Name)
-	spec.Origin = Remote
-	if spec.Domain == "" {
-		spec.Domain = server
+	spec.Origin = adaptbot.OriginRemote
+	if spec.Category == "" {
+		spec.Category = server
 	}
 	schema := sync.OnceValue(func() *contract.Schema {
 		s, err := contract.CompileSchema(spec.Parameters)
@@ -69,7 +70,7 @@ func (r *External) run(ctx context.Context, args json.RawMessage) (out string, e
 }
 
 func (r *External) same(o *External) bool {
-	return r.spec.Description == o.spec.Description && r.spec.Domain == o.spec.Domain &&
+	return r.spec.Description == o.spec.Description && r.spec.Category == o.spec.Category &&
 		string(r.spec.Parameters) == string(o.spec.Parameters) && string(r.spec.Output) == string(o.spec.Output)
 }
 

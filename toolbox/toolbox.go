@@ -17,16 +17,6 @@ import (
 	"adaptbot/registry"
 )
 
-// Origins of tools. The first four are the registry's; Remote is a tool of
-// an external MCP server.
-const (
-	Builtin   = adaptbot.OriginBuiltin
-	Generated = adaptbot.OriginGenerated
-	Manual    = adaptbot.OriginManual
-	Imported  = adaptbot.OriginImported
-	Remote    = adaptbot.OriginRemote
-)
-
 // Spec describes a tool: everything a model, a page or a listing needs to
 // know about it without calling it. It is the root's one description of a
 // tool, adaptbot.Tool.
@@ -60,6 +50,9 @@ type ArgsError struct {
 
 // Error names the tool and says what is wrong, in the words the MCP doors
 // have always used: "tool x: invalid arguments: ...".
+// Failure is FailInvalidArgs: the caller's arguments are at fault.
+func (e *ArgsError) Failure() adaptbot.Failure { return adaptbot.FailInvalidArgs }
+
 func (e *ArgsError) Error() string {
 	return fmt.Sprintf("tool %s: invalid arguments: %s", e.Tool, e.Reason)
 }

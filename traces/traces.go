@@ -12,8 +12,6 @@
 package traces
 
 import (
-	"adaptbot/redact"
-
 	"bufio"
 	"bytes"
 	"encoding/json"
@@ -23,6 +21,9 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"adaptbot"
+	"adaptbot/redact"
 )
 
 // Kinds of request.
@@ -36,38 +37,12 @@ const (
 	Feedback = "feedback"
 )
 
-// Record is one request.
-type Record struct {
-	ID    string    `json:"request_id"`
-	Kind  string    `json:"kind"`
-	Time  time.Time `json:"time"`
-	Query string    `json:"query,omitempty"`
-	// Tool is the tool that ran or was built, if any.
-	Tool string `json:"tool,omitempty"`
-	// Error is why the request failed, if it did.
-	Error string `json:"error,omitempty"`
-	// Result is what the request answered: for a chat, the chat result JSON
-	// (trace, total_ms, llm_calls, usage, ...).
-	Result json.RawMessage `json:"result,omitempty"`
-	// Door is where the request came in (http, mcp, cli, internal).
-	Door string `json:"door,omitempty"`
-	// User is the pseudonym of the request's author, who alone (with
-	// admins) may read it; empty for the single local user.
-	User string `json:"user,omitempty"`
-	// Rating is what the author said of the answer, once they did: the
-	// record is stored again with it (Add keeps the newest of an ID).
-	Rating *Rating `json:"feedback,omitempty"`
-}
+// Record is one request (adaptbot.Trace).
+type Record = adaptbot.Trace
 
 // Rating is a person's thumbs up (1) or down (-1) on an answer, with an
 // optional comment.
-type Rating struct {
-	Score   int       `json:"score"`
-	Comment string    `json:"comment,omitempty"`
-	Time    time.Time `json:"time"`
-	// RequestID is the feedback's own request (its benchmark row).
-	RequestID string `json:"request_id"`
-}
+type Rating = adaptbot.Rating
 
 // Options sizes a Store; zero values take the defaults.
 type Options struct {

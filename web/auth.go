@@ -16,7 +16,6 @@ import (
 
 	"adaptbot"
 	"adaptbot/auth"
-	"adaptbot/config"
 	"adaptbot/identity"
 )
 
@@ -32,18 +31,35 @@ type Auth struct {
 	auth     *auth.Authenticator
 	throttle *auth.Throttle // failed credentials, per client address
 	secure   bool           // cookies are Secure: the server listens beyond loopback
-	cfg      config.IdentityConfig
+	cfg      AuthOptions
 	// metricsToken is ADAPTBOT_METRICS_TOKEN: a scraper's, not a failed key.
 	metricsToken string
 	log          *slog.Logger
 }
 
-// NewAuth adapts a to the edge. cfg is the server's: its identity
-// settings, its metrics token, and whether it listens beyond loopback
-// (then cookies are Secure).
-func NewAuth(a *auth.Authenticator, cfg config.Config, log *slog.Logger) *Auth {
-	return &Auth{auth: a, throttle: auth.NewThrottle(cfg.Identity.BackoffMax), secure: !cfg.Loopback(), cfg: cfg.Identity,
-		metricsToken: cfg.MetricsToken, log: log}
+// AuthOptions are the edge's settings of identities (package main takes
+// them from the configuration).
+type AuthOptions struct {
+	// Loopback says the server listens on loopback only; beyond it,
+	// cookies are Secure.
+	Loopback bool
+	// BackoffMax is the longest a client address that keeps failing
+	// credentials waits (ADAPTBOT_AUTH_BACKOFF_MAX).
+	BackoffMax time.Duration
+	// TrustedProxies are the proxies whose X-Forwarded-For names the
+	// client whose failed credentials count.
+	TrustedProxies []netip.Prefix
+	// OIDCIssuer names the provider on the sign-in page; OIDCRedirect is
+	// the callback URL registered with it ("" is this server's).
+	OIDCIssuer, OIDCRedirect string
+	// MetricsToken is ADAPTBOT_METRICS_TOKEN: a scraper's, not a failed key.
+	MetricsToken string
+}
+
+// NewAuth adapts a to the edge, with o's settings.
+func NewAuth(a *auth.Authenticator, o AuthOptions, log *slog.Logger) *Auth {
+	return &Auth{auth: a, throttle: auth.NewThrottle(o.BackoffMax), secure: !o.Loopback, cfg: o,
+		metricsToken: o.MetricsToken, log: log}
 }
 
 // Describe is the start-up line on identities.

@@ -9,12 +9,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
 
 	"adaptbot/auth"
-	"adaptbot/config"
 	"adaptbot/identity"
 	"adaptbot/identity/users"
 )
@@ -23,17 +23,13 @@ import (
 // request at the edge, in memory: compare "none" (no middleware) with a
 // key, a session cookie, and the loopback single user.
 func BenchmarkAuthMiddleware(b *testing.B) {
-	bench := func(b *testing.B, env map[string]string, setup func(e *Auth, store *users.Store, req *fasthttp.Request)) {
-		full := map[string]string{"ADAPTBOT_ADDR": "0.0.0.0:3000", "ADAPTBOT_ADMIN_TOKEN": "tok-for-the-bench", "ADAPTBOT_USERS": filepath.Join(b.TempDir(), "users.json")}
-		for k, v := range env {
-			full[k] = v
-		}
-		cfg, err := config.Load(func(k string) string { return full[k] })
-		if err != nil {
-			b.Fatal(err)
+	bench := func(b *testing.B, env func(authSetup) authSetup, setup func(e *Auth, store *users.Store, req *fasthttp.Request)) {
+		st := authSetup{loopback: false, adminToken: "tok-for-the-bench"}
+		if env != nil {
+			st = env(st)
 		}
 		log := slog.New(slog.DiscardHandler)
-		e, store := openAuth(b, cfg)
+		e, store := openAuth(b, st)
 		app := fiber.New(fiber.Config{ErrorHandler: errorHandler(log), DisableStartupMessage: true})
 		if setup != nil {
 			app.Use(e.authenticate())
@@ -60,7 +56,7 @@ func BenchmarkAuthMiddleware(b *testing.B) {
 	}
 	b.Run("none", func(b *testing.B) { bench(b, nil, nil) })
 	b.Run("loopback", func(b *testing.B) {
-		bench(b, map[string]string{"ADAPTBOT_ADDR": "127.0.0.1:3000", "ADAPTBOT_ADMIN_TOKEN": ""}, func(*Auth, *users.Store, *fasthttp.Request) {})
+		bench(b, func(authSetup) authSetup { return authSetup{loopback: true} }, func(*Auth, *users.Store, *fasthttp.Request) {})
 	})
 	b.Run("key", func(b *testing.B) {
 		bench(b, nil, func(e *Auth, store *users.Store, req *fasthttp.Request) {
@@ -86,7 +82,7 @@ func BenchmarkAuthMiddleware(b *testing.B) {
 // TestRateKeyIsPerPerson: the rate limit counts a signed-in person by
 // their pseudonym, and anyone else by their address.
 func TestRateKeyIsPerPerson(t *testing.T) {
-	e, store := openAuth(t, config.Config{Addr: "0.0.0.0:3000", AdminToken: "tok-for-the-tests"})
+	e, store := openAuth(t, authSetup{adminToken: "tok-for-the-tests"})
 	_, a, err := store.Add(context.Background(), "ann", identity.User)
 	if err != nil {
 		t.Fatal(err)
@@ -117,9 +113,16 @@ func TestRateKeyIsPerPerson(t *testing.T) {
 	}
 }
 
+// authSetup is how a test's server proves who calls it: on loopback or
+// not, with an admin token or none.
+type authSetup struct {
+	loopback   bool
+	adminToken string
+}
+
 // openAuth is the edge's identities over a users file in a temporary
-// folder, as package main opens them for a server with cfg.
-func openAuth(tb testing.TB, cfg config.Config) (*Auth, *users.Store) {
+// folder, as package main opens them for a server set up as st.
+func openAuth(tb testing.TB, st authSetup) (*Auth, *users.Store) {
 	tb.Helper()
 	fb, err := users.OpenFile(filepath.Join(tb.TempDir(), "users.json"))
 	if err != nil {
@@ -130,9 +133,9 @@ func openAuth(tb testing.TB, cfg config.Config) (*Auth, *users.Store) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	a, err := auth.New(auth.Settings{Loopback: cfg.Loopback(), AdminToken: cfg.AdminToken, Users: store, SessionTTL: cfg.Identity.SessionTTL})
+	a, err := auth.New(auth.Settings{Loopback: st.loopback, AdminToken: st.adminToken, Users: store, SessionTTL: auth.DefaultSessionTTL})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return NewAuth(a, cfg, slog.New(slog.DiscardHandler)), store
+	return NewAuth(a, AuthOptions{Loopback: st.loopback, BackoffMax: 5 * time.Minute}, slog.New(slog.DiscardHandler)), store
 }

@@ -11,10 +11,6 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"go.opentelemetry.io/otel/trace"
-
-	"adaptbot/identity"
-	"adaptbot/service"
 )
 
 // This file is the bridge from Fiber (fasthttp) to net/http handlers, such
@@ -30,17 +26,21 @@ const sseKeepAlive = 20 * time.Second
 // server-sent events until the handler returns. A response the handler
 // finishes without flushing is sent as one body; once it flushes, the status
 // and headers go out and every later write is streamed, flushed when the
-// handler flushes. The handler's request context ends when the client goes
-// away (watchConn) or when base ends, and carries the caller's identity.
+// handler flushes. The handler's request context is the request's own
+// (who calls, the door, the caller's trace: every value the edge put in
+// it), but it ends when the client goes away (watchConn) or when base
+// ends: its lifetime is the stream's, not the handler's.
 func streamHandler(base context.Context, h http.Handler) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		fctx := c.Context()
-		ctx, cancel := watchConn(base, fctx.Conn()) // ends when the client leaves
-		// Who asks, and through which door, go with the request; its
-		// lifetime is the stream's, not the handler's.
-		uc := c.UserContext()
-		ctx = identity.With(service.WithDoor(ctx, service.DoorOf(uc)), identity.From(uc))
-		ctx = trace.ContextWithSpanContext(ctx, trace.SpanContextFromContext(uc)) // the caller's trace
+		ctx, endWithBase := context.WithCancel(context.WithoutCancel(c.UserContext()))
+		stopBase := context.AfterFunc(base, endWithBase)
+		ctx, stopWatch := watchConn(ctx, fctx.Conn()) // ends when the client leaves
+		cancel := func() {
+			stopWatch()
+			stopBase()
+			endWithBase()
+		}
 		ctx = context.WithValue(ctx, http.LocalAddrContextKey, fctx.LocalAddr())
 		req, err := http.NewRequestWithContext(ctx, c.Method(), string(fctx.RequestURI()), bytes.NewReader(append([]byte(nil), c.Body()...)))
 		if err != nil {

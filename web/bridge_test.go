@@ -55,3 +55,46 @@ func TestStreamHandlerKeepsAFlushedQuickAnswer(t *testing.T) {
 		}
 	}
 }
+
+type bridgeKey struct{}
+
+// TestStreamHandlerKeepsTheRequestsContext: the net/http handler behind the
+// bridge (/mcp) runs under everything the edge put in the request's
+// context (who calls, the door, the trace, and whatever a middleware adds
+// later), not a hand-made copy of some of it; and it still ends when the
+// server's context does.
+func TestStreamHandlerKeepsTheRequestsContext(t *testing.T) {
+	base, stop := context.WithCancel(context.Background())
+	defer stop()
+	ended := make(chan struct{})
+	app := fiber.New()
+	app.Use(func(c *fiber.Ctx) error {
+		c.SetUserContext(context.WithValue(c.UserContext(), bridgeKey{}, "carried"))
+		return c.Next()
+	})
+	app.Post("/mcp", streamHandler(base, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		v, _ := r.Context().Value(bridgeKey{}).(string)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: "+v+"\n\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done() // the stream stays open until the server's context ends
+		close(ended)
+	})))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go app.Listener(ln)
+	t.Cleanup(func() { app.Shutdown() })
+	resp, err := http.Post("http://"+ln.Addr().String()+"/mcp", "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	line := make([]byte, len("data: carried\n"))
+	if _, err := io.ReadFull(resp.Body, line); err != nil || string(line) != "data: carried\n" {
+		t.Fatalf("the handler read %q (%v); want the value the middleware put in the context", line, err)
+	}
+	stop()
+	<-ended
+}

@@ -7,13 +7,13 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"adaptbot/benchmarks"
+	"adaptbot"
 )
 
 // benchmarkFilter reads the filter of /dashboard and /api/benchmarks from the
 // query string.
-func benchmarkFilter(c *fiber.Ctx) (benchmarks.Filter, error) {
-	f, err := benchmarks.ParseFilter(func(name string) string { return c.Query(name) }, time.Now())
+func benchmarkFilter(c *fiber.Ctx) (adaptbot.Filter, error) {
+	f, err := adaptbot.ParseFilter(func(name string) string { return c.Query(name) }, time.Now())
 	if err != nil {
 		return f, badRequest(err.Error())
 	}
@@ -28,11 +28,7 @@ func (s *Server) handleBenchmarks() fiber.Handler {
 		if err != nil {
 			return err
 		}
-		sum, err := s.svc.Benchmarks(c.UserContext(), f)
-		if err != nil {
-			return err
-		}
-		return c.JSON(sum)
+		return reply(c)(s.svc.Benchmarks(c.UserContext(), f))
 	}
 }
 
@@ -48,14 +44,14 @@ func (s *Server) handleDashboard() fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		f, ferr := benchmarkFilter(c)
 		data := map[string]any{
-			"Path":     s.cfg.Benchmarks,
+			"Path":     s.opts.Benchmarks,
 			"Until":    c.Query("until"),
 			"Tool":     f.Tool,
 			"PathF":    f.Path,
 			"Outcome":  f.Outcome,
 			"User":     f.User,
 			"Error":    "",
-			"Quantile": fmt.Sprintf("%.0f", 100*benchmarks.MaxQuantileError),
+			"Quantile": fmt.Sprintf("%.0f", 100*s.opts.QuantileError),
 		}
 		if ferr != nil {
 			data["Error"] = ferr.Error()
@@ -76,7 +72,7 @@ func (s *Server) handleDashboard() fiber.Handler {
 		}
 		data["SinceOptions"] = sinceOpts
 		var intentOpts []option
-		for _, v := range []string{"", benchmarks.IntentChat, benchmarks.IntentBuild, benchmarks.IntentRun, benchmarks.IntentFeedback, benchmarks.IntentManage} {
+		for _, v := range []string{"", adaptbot.IntentChat, adaptbot.IntentBuild, adaptbot.IntentRun, adaptbot.IntentFeedback, adaptbot.IntentManage} {
 			intentOpts = append(intentOpts, option{Value: v, Label: cmp.Or(v, "any"), Selected: v == f.Intent})
 		}
 		data["IntentOptions"] = intentOpts

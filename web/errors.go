@@ -44,6 +44,8 @@ func statusOf(k adaptbot.Kind) int {
 		return fiber.StatusNotFound
 	case adaptbot.Conflict:
 		return fiber.StatusConflict
+	case adaptbot.Gone:
+		return fiber.StatusGone
 	case adaptbot.Failed:
 		return fiber.StatusUnprocessableEntity
 	case adaptbot.Limited:
@@ -58,6 +60,21 @@ func statusOf(k adaptbot.Kind) int {
 		return statusClientClosed
 	}
 	return fiber.StatusInternalServerError
+}
+
+// kindOfStatus is the kind a refusal of the edge's own (an *apiError, a
+// *fiber.Error) records in its row, from the status it answers with.
+func kindOfStatus(status int) adaptbot.Kind {
+	// The kinds an edge refusal has, by the status statusOf gives them.
+	for _, k := range []adaptbot.Kind{adaptbot.Unauthenticated, adaptbot.Forbidden, adaptbot.NotFound, adaptbot.Limited, adaptbot.Unavailable} {
+		if statusOf(k) == status {
+			return k
+		}
+	}
+	if status < 500 {
+		return adaptbot.Invalid
+	}
+	return adaptbot.Internal
 }
 
 // statusClientClosed is logged for work whose client went away; the client

@@ -11,25 +11,24 @@ import (
 	"testing"
 
 	"adaptbot"
-	"adaptbot/config"
 	"adaptbot/identity"
-	"adaptbot/llm/provider"
 	"adaptbot/reqid"
-	"adaptbot/service"
 )
 
 // fakeService stands in for the service: the edge's tests check what the
 // edge does (decode, who asks, refuse, encode) without a registry, a
-// sandbox or files. Methods a test does not set panic through the nil
-// embedded interface, so a handler that asks for more than it should fails
-// loudly.
+// sandbox or files, and compile no engine. Methods a test does not set
+// panic through the nil embedded interface, so a handler that asks for
+// more than it should fails loudly.
 type fakeService struct {
 	Service
 	mu      sync.Mutex
 	runs    []fakeRun
-	refused []service.Refused
+	refused []adaptbot.Refused
 	runErr  error
 }
+
+var _ Service = (*fakeService)(nil)
 
 type fakeRun struct {
 	who  identity.Identity
@@ -38,17 +37,17 @@ type fakeRun struct {
 	id   string // the request ID in its context
 }
 
-func (f *fakeService) Run(ctx context.Context, name string, args json.RawMessage) (*service.RunResult, error) {
+func (f *fakeService) Run(ctx context.Context, name string, args json.RawMessage) (*adaptbot.RunResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.runs = append(f.runs, fakeRun{who: identity.From(ctx), name: name, args: string(args), id: reqid.From(ctx)})
 	if f.runErr != nil {
 		return nil, f.runErr
 	}
-	return &service.RunResult{Tool: name, Output: "ran " + name, RequestID: "r-1"}, nil
+	return &adaptbot.RunResult{Tool: name, Output: "ran " + name, RequestID: "r-1"}, nil
 }
 
-func (f *fakeService) Refuse(ctx context.Context, r service.Refused) *adaptbot.Error {
+func (f *fakeService) Refuse(ctx context.Context, r adaptbot.Refused) *adaptbot.Error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.refused = append(f.refused, r)
@@ -65,16 +64,16 @@ func (f *fakeService) Refuse(ctx context.Context, r service.Refused) *adaptbot.E
 	return &e2
 }
 
-func (f *fakeService) ModelStatus() (provider.Status, bool) { return provider.Status{}, true }
-func (f *fakeService) ModelName() string                    { return "" }
+func (f *fakeService) ModelStatus() adaptbot.ModelStatus { return adaptbot.ModelStatus{} }
+func (f *fakeService) ModelName() string                 { return "" }
 
 // fakeEdge is the edge over a fake service, on loopback with its limits
-// as cfg says.
-func fakeEdge(t *testing.T, f *fakeService, cfg config.Config) *edge {
+// as o says.
+func fakeEdge(t *testing.T, f *fakeService, o Options) *edge {
 	t.Helper()
-	cfg.Addr = "127.0.0.1:0"
-	a, _ := openAuth(t, cfg)
-	s := NewServer(f, a, nil, Options{Config: cfg, MCP: http.NotFoundHandler()})
+	o.Addr, o.Loopback, o.MCP = "127.0.0.1:0", true, http.NotFoundHandler()
+	a, _ := openAuth(t, authSetup{loopback: true})
+	s := NewServer(f, a, nil, o)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +105,7 @@ func post(t *testing.T, s *edge, path, body string) (int, string) {
 // the service's error kinds become statuses.
 func TestRunGoesThroughTheService(t *testing.T) {
 	f := &fakeService{}
-	s := fakeEdge(t, f, config.Config{})
+	s := fakeEdge(t, f, Options{})
 	code, body := post(t, s, "/api/tools/calculator/run", `{"expression":"1+1"}`)
 	if code != 200 || !strings.Contains(body, `"output":"ran calculator"`) {
 		t.Fatalf("run = %d %s", code, body)
@@ -125,7 +124,7 @@ func TestRunGoesThroughTheService(t *testing.T) {
 // client finds them whatever the answer's body holds.
 func TestAnswersNameTheirRequest(t *testing.T) {
 	f := &fakeService{}
-	s := fakeEdge(t, f, config.Config{})
+	s := fakeEdge(t, f, Options{})
 	resp, err := http.Post(s.url+"/api/tools/calculator/run", "application/json", strings.NewReader(`{"expression":"1+1"}`))
 	if err != nil {
 		t.Fatal(err)
@@ -155,7 +154,7 @@ func TestAnswersNameTheirRequest(t *testing.T) {
 // operation itself never runs.
 func TestEdgeRefusalsAreTheServicesRows(t *testing.T) {
 	f := &fakeService{}
-	s := fakeEdge(t, f, config.Config{})
+	s := fakeEdge(t, f, Options{})
 	code, _ := post(t, s, "/api/tools/calculator/run", `{"expression":"`+strings.Repeat("1+", 1<<20)+`1"}`)
 	if code != 413 {
 		t.Fatalf("an oversized run = %d, want 413", code)

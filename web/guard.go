@@ -9,11 +9,9 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/helmet"
 
-	"adaptbot/api"
-	"adaptbot/benchmarks"
+	"adaptbot"
 	"adaptbot/identity"
 	"adaptbot/reqid"
-	"adaptbot/service"
 	"adaptbot/telemetry"
 )
 
@@ -52,7 +50,7 @@ func securityHeaders() fiber.Handler {
 
 // sameSite applies the cross-site rules above.
 func (s *Server) sameSite() fiber.Handler {
-	listen, _, _ := net.SplitHostPort(s.cfg.Addr)
+	listen, _, _ := net.SplitHostPort(s.opts.Addr)
 	listen = strings.ToLower(strings.Trim(listen, "[]"))
 	return func(c *fiber.Ctx) error {
 		host := string(c.Request().Header.Host())
@@ -101,7 +99,7 @@ func (s *Server) hostAllowed(hostport, listen string) bool {
 		h = hh
 	}
 	h = strings.TrimSuffix(strings.ToLower(strings.Trim(h, "[]")), ".") // "localhost." is localhost
-	if h == "localhost" || strings.HasSuffix(h, ".localhost") || h == listen || slices.Contains(s.cfg.Edge.AllowedHosts, h) {
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") || h == listen || slices.Contains(s.opts.Limits.AllowedHosts, h) {
 		return true
 	}
 	ip, err := netip.ParseAddr(h)
@@ -120,7 +118,7 @@ func (s *Server) hostAllowed(hostport, listen string) bool {
 // listed origin.
 func (s *Server) originAllowed(origin, host string) bool {
 	o := strings.ToLower(strings.TrimSuffix(origin, "/"))
-	if slices.Contains(s.cfg.Edge.AllowedOrigins, o) {
+	if slices.Contains(s.opts.Limits.AllowedOrigins, o) {
 		return true
 	}
 	rest, ok := strings.CutPrefix(o, "http://")
@@ -132,7 +130,7 @@ func (s *Server) originAllowed(origin, host string) bool {
 }
 
 // door names the door a request came through, for its row (the command
-// line says so in a header, api.ClientHeader; everything else over HTTP is the
+// line says so in a header, adaptbot.ClientHeader; everything else over HTTP is the
 // http door, or mcp: mcpDoor), and continues the caller's trace when it
 // sent a traceparent.
 func (s *Server) door() fiber.Handler {
@@ -143,7 +141,7 @@ func (s *Server) door() fiber.Handler {
 		// (a build's stream, a delete) carries.
 		id := reqid.New()
 		c.Set(RequestIDHeader, id)
-		c.SetUserContext(service.WithDoor(reqid.With(ctx, id), doorOf(c)))
+		c.SetUserContext(reqid.WithDoor(reqid.With(ctx, id), doorOf(c)))
 		return c.Next()
 	}
 }
@@ -153,37 +151,28 @@ func (s *Server) door() fiber.Handler {
 const RequestIDHeader = "X-Request-Id"
 
 // doorOf names the door c came through: /v1 is the OpenAI-compatible
-// door (openAIDoor), /mcp the MCP door (mcpDoor), a request that says it
-// comes from the command line the CLI's, and anything else HTTP's.
+// door, /mcp the MCP door, a request that says it comes from the command
+// line (adaptbot.ClientHeader) the CLI's, and anything else HTTP's.
 func doorOf(c *fiber.Ctx) string {
 	switch {
 	case strings.HasPrefix(c.Path(), openAIPrefix):
-		return benchmarks.DoorOpenAI
+		return adaptbot.DoorOpenAI
 	case c.Path() == "/mcp":
-		return benchmarks.DoorMCP
-	case c.Get(api.ClientHeader) == "cli":
-		return benchmarks.DoorCLI
+		return adaptbot.DoorMCP
+	case c.Get(adaptbot.ClientHeader) == "cli":
+		return adaptbot.DoorCLI
 	}
-	return benchmarks.DoorHTTP
+	return adaptbot.DoorHTTP
 }
 
 // need refuses, before anything is decoded or started, a request whose
-// caller may not take action: the route's rule, which the operation checks
-// again. routes.go gives every route that changes or runs tools its rule.
+// caller may not take action: the route's rule (Route.Need), which the
+// operation checks again.
 func (s *Server) need(action identity.Action) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		if err := service.Permit(identity.From(c.UserContext()), action); err != nil {
+		if err := identity.Permit(identity.From(c.UserContext()), action); err != nil {
 			return err
 		}
-		return c.Next()
-	}
-}
-
-// mcpDoor marks a request to /mcp as coming through the MCP door, so its
-// tool calls' rows say so.
-func (s *Server) mcpDoor() fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		c.SetUserContext(service.WithDoor(c.UserContext(), benchmarks.DoorMCP))
 		return c.Next()
 	}
 }

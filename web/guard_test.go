@@ -2,13 +2,11 @@ package web
 
 import (
 	"testing"
-
-	"adaptbot/config"
 )
 
 // TestHostAndOriginRules checks the rules with the settings that widen them.
 func TestHostAndOriginRules(t *testing.T) {
-	s := &Server{cfg: config.Config{Addr: "127.0.0.1:3000", Edge: config.EdgeConfig{AllowedHosts: []string{"bot.lan"}, AllowedOrigins: []string{"https://tools.example"}}}}
+	s := &Server{opts: Options{Addr: "127.0.0.1:3000", Limits: Limits{AllowedHosts: []string{"bot.lan"}, AllowedOrigins: []string{"https://tools.example"}}}}
 	for _, tt := range []struct {
 		host, listen string
 		want         bool

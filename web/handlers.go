@@ -12,15 +12,15 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"adaptbot/agent"
+	"adaptbot"
 	"adaptbot/identity"
 	"adaptbot/llm"
-	"adaptbot/service"
 	"adaptbot/templates"
 )
 
-// The handlers of this file and build.go decode a request, call one
-// operation of the service and encode its answer. Every failure the
+// The handlers of this file, build.go and learning.go decode a request,
+// call one operation of the service and encode its answer (the table's
+// read, named and body do it for the simplest). Every failure the
 // service returns carries a kind; errorHandler (errors.go) turns it into a
 // status, and eventError does the same for event streams.
 
@@ -65,11 +65,6 @@ func (s *Server) handleHealth() fiber.Handler {
 	}
 }
 
-type chatRequest struct {
-	Message string        `json:"message"`
-	History []llm.Message `json:"history"`
-}
-
 // handleChat answers one message. A client that accepts text/event-stream
 // gets Server-Sent Events instead of one JSON body: a "progress" event for
 // each step of a build the message asks for, a "token" event ({"text"}) for
@@ -77,29 +72,27 @@ type chatRequest struct {
 // (the JSON body) or one "error" event ({"error", "status", "request_id"}).
 func (s *Server) handleChat() fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		var req chatRequest
+		var req adaptbot.ChatRequest
 		if err := decodeJSON(c.Body(), &req, false); err != nil {
 			return err
 		}
 		if err := s.checkSizes(req); err != nil {
 			return err
 		}
-		if strings.TrimSpace(req.Message) == "" {
-			// Before any event, so that a client that streams gets a status.
-			return badRequest(`"message" is required: send {"message": "..."}`)
-		}
-		areq := agent.Request{Message: req.Message, History: req.History}
 		if !acceptsEvents(c) {
-			out, err := s.svc.Chat(c.UserContext(), areq)
-			if err != nil {
-				return err
-			}
-			return c.JSON(out)
+			return reply(c)(s.svc.Chat(c.UserContext(), req, adaptbot.Stream{}))
+		}
+		// Refusals before any event, so that a client that streams gets a
+		// status.
+		chat, err := s.svc.PrepareChat(c.UserContext(), req)
+		if err != nil {
+			return err
 		}
 		s.streamEvents(c, func(ctx context.Context, send func(event string, v any)) (any, error) {
-			areq.Progress = func(st agent.BuildStep) { send("progress", st) }
-			areq.Stream = func(text string) { send("token", tokenEvent{Text: text}) }
-			return s.svc.Chat(ctx, areq)
+			return chat.Run(ctx, adaptbot.Stream{
+				Progress: func(ev adaptbot.Event) { send("progress", ev) },
+				Text:     func(text string) { send("token", tokenEvent{Text: text}) },
+			})
 		})
 		return nil
 	}
@@ -191,44 +184,9 @@ func decodeJSON(body []byte, v any, strict bool) error {
 	return nil
 }
 
-func (s *Server) handleToolList() fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		tools, err := s.svc.Tools(c.UserContext())
-		if err != nil {
-			return err
-		}
-		return c.JSON(fiber.Map{"tools": tools, "count": len(tools)})
-	}
-}
-
-func (s *Server) handleToolGet() fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		t, err := s.svc.Tool(c.UserContext(), c.Params("name"))
-		if err != nil {
-			return err
-		}
-		return c.JSON(t)
-	}
-}
-
 func (s *Server) handleToolRun() fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		res, err := s.svc.Run(c.UserContext(), c.Params("name"), c.Body())
-		if err != nil {
-			return err
-		}
-		return c.JSON(res)
-	}
-}
-
-func (s *Server) handleToolVersions() fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		name := c.Params("name")
-		vs, err := s.svc.Versions(c.UserContext(), name)
-		if err != nil {
-			return err
-		}
-		return c.JSON(fiber.Map{"tool": name, "versions": vs})
+		return reply(c)(s.svc.Run(c.UserContext(), c.Params("name"), c.Body()))
 	}
 }
 
@@ -257,22 +215,7 @@ func (s *Server) handleToolDiff() fiber.Handler {
 		if err != nil {
 			return err
 		}
-		d, err := s.svc.Diff(c.UserContext(), name, from, to)
-		if err != nil {
-			return err
-		}
-		return c.JSON(d)
-	}
-}
-
-// handleRequest returns one stored request: GET /api/requests/<id>.
-func (s *Server) handleRequest() fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		r, err := s.svc.Request(c.UserContext(), c.Params("id"))
-		if err != nil {
-			return err
-		}
-		return c.JSON(r)
+		return reply(c)(s.svc.Diff(c.UserContext(), name, from, to))
 	}
 }
 
@@ -292,11 +235,7 @@ func (s *Server) handleRequestPage() fiber.Handler {
 // handleRequests lists the newest stored requests: GET /api/requests.
 func (s *Server) handleRequests() fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		recent, err := s.svc.Requests(c.UserContext(), c.QueryInt("limit", 50))
-		if err != nil {
-			return err
-		}
-		return c.JSON(fiber.Map{"requests": recent})
+		return reply(c)(s.svc.Requests(c.UserContext(), c.QueryInt("limit", 50)))
 	}
 }
 
@@ -310,15 +249,16 @@ func page(c *fiber.Ctx, name string, data map[string]any) error {
 	return c.Send(b.Bytes())
 }
 
-// checkSizes refuses a chat message or history over the limits, with 413.
-func (s *Server) checkSizes(req chatRequest) error {
-	if n, limit := len(req.Message), s.cfg.Edge.MaxMessage; n > limit {
+// checkSizes refuses a chat message or history over the limits, with 413:
+// the one place the history's length is checked.
+func (s *Server) checkSizes(req adaptbot.ChatRequest) error {
+	if n, limit := len(req.Message), s.opts.Limits.MaxMessage; n > limit {
 		return &apiError{Status: fiber.StatusRequestEntityTooLarge,
 			Msg: fmt.Sprintf("the message is %d bytes; the limit is %d (ADAPTBOT_MAX_MESSAGE): shorten it or send it in parts", n, limit)}
 	}
-	if len(req.History) > service.MaxHistory {
+	if len(req.History) > adaptbot.MaxHistory {
 		return &apiError{Status: fiber.StatusRequestEntityTooLarge,
-			Msg: fmt.Sprintf(`"history" has %d messages; send at most the last %d`, len(req.History), service.MaxHistory)}
+			Msg: fmt.Sprintf(`"history" has %d messages; send at most the last %d`, len(req.History), adaptbot.MaxHistory)}
 	}
 	return nil
 }

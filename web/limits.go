@@ -9,18 +9,99 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/limiter"
 
 	"adaptbot"
-	"adaptbot/config"
 	"adaptbot/identity"
 )
 
 // The edge's limits on the work a client can start: the rate limit, the
 // in-flight slots, and one identity's share of them, of
 // ADAPTBOT_RATE_LIMIT, ADAPTBOT_MAX_INFLIGHT and
-// ADAPTBOT_MAX_INFLIGHT_PER_USER (read by package config).
+// ADAPTBOT_MAX_INFLIGHT_PER_USER (read by package config, which asks this
+// package for their defaults).
 
 // busyRetryAfter is the Retry-After of a 503 for too many chats at once:
 // about what a chat takes.
 const busyRetryAfter = 5 * time.Second
+
+// Limits are what the edge enforces: the sizes and rates of the
+// work it accepts, and which hosts and origins it answers.
+type Limits struct {
+	// MaxMessage is the longest chat message, in bytes (ADAPTBOT_MAX_MESSAGE).
+	MaxMessage int
+	// MaxInflight is how many chats and builds run at once
+	// (ADAPTBOT_MAX_INFLIGHT).
+	MaxInflight int
+	// MaxInflightPerUser is how many of those one identity may hold
+	// (ADAPTBOT_MAX_INFLIGHT_PER_USER): a number of slots, or, when 0,
+	// InflightShare percent of MaxInflight. PerUserSlots says which.
+	MaxInflightPerUser int
+	// InflightShare is one identity's share of MaxInflight, in percent,
+	// when MaxInflightPerUser is 0; 0 means the default, a quarter.
+	InflightShare int
+	// Rate is how many chats and builds one client address may start per
+	// Per (ADAPTBOT_RATE_LIMIT); 0 means no limit.
+	Rate int
+	Per  time.Duration
+	// AllowedOrigins are origins besides the server's own whose pages may
+	// call it (ADAPTBOT_ALLOWED_ORIGINS).
+	AllowedOrigins []string
+	// AllowedHosts are Host names the server answers to besides loopback
+	// and its listen host (ADAPTBOT_ALLOWED_HOSTS).
+	AllowedHosts []string
+}
+
+// Defaults of the edge's limits, for Limits built by hand and for the
+// settings table (package config). adaptbot.MaxHistory caps the history a
+// message may carry.
+const (
+	// DefaultMaxMessage is the longest chat message, in bytes.
+	DefaultMaxMessage = 32 << 10
+	// DefaultMaxInflight is how many chats and builds run at once.
+	DefaultMaxInflight = 64
+	// DefaultInflightShare is the share of the in-flight slots, in percent,
+	// one person may hold: a quarter, so four people hogging at once still
+	// leave none idle, and one alone cannot starve the rest.
+	DefaultInflightShare = 25
+	// DefaultRate per DefaultPer is how many chats and builds one caller
+	// may start: 60 a minute is more than a person types, and caps a
+	// runaway script at about 600 model calls a minute (a chat makes up to
+	// ~10).
+	DefaultRate = 60
+	DefaultPer  = time.Minute
+)
+
+// WithDefaults fills what Limits built by hand (in tests) leave
+// out, so that the edge never runs without limits.
+func (e Limits) WithDefaults() Limits {
+	if e.MaxMessage <= 0 {
+		e.MaxMessage = DefaultMaxMessage
+	}
+	if e.MaxInflight <= 0 {
+		e.MaxInflight = DefaultMaxInflight
+	}
+	return e
+}
+
+// PerUserSlots is how many chats and builds one identity may have under
+// way at once: MaxInflightPerUser, or its share of MaxInflight, at least 1
+// and at most MaxInflight.
+func (e Limits) PerUserSlots() int {
+	e = e.WithDefaults()
+	n := e.MaxInflightPerUser
+	if n <= 0 {
+		share := e.InflightShare
+		if share <= 0 {
+			share = DefaultInflightShare
+		}
+		n = e.MaxInflight * share / 100
+	}
+	return min(max(n, 1), e.MaxInflight)
+}
+
+// BodyLimit is the largest request body: room for a longest message with a
+// history, and never below 1 MiB (tool arguments, builds).
+func (e Limits) BodyLimit() int {
+	return max(1<<20, 4*e.MaxMessage)
+}
 
 // limits holds the edge's counters: the rate limiter, the in-flight slots
 // and the slots each identity holds.
@@ -35,7 +116,7 @@ type limits struct {
 }
 
 // newLimits makes the counters of e, the rate limit counting by key.
-func newLimits(e config.EdgeConfig, key func(*fiber.Ctx) string) *limits {
+func newLimits(e Limits, key func(*fiber.Ctx) string) *limits {
 	l := &limits{slots: make(chan struct{}, max(e.MaxInflight, 1)), perUser: e.PerUserSlots(), held: map[string]int{}}
 	if e.Rate > 0 {
 		l.rate = limiter.New(limiter.Config{

@@ -7,7 +7,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
 
-	"adaptbot/config"
 	"adaptbot/identity"
 )
 
@@ -23,7 +22,7 @@ func BenchmarkAdmit(b *testing.B) {
 		{"person", identity.Identity{Name: "ann", Role: identity.User, Pseudonym: "u-0123456789abcdef", Method: identity.Key}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			l := newLimits(config.EdgeConfig{}.WithDefaults(), rateKey)
+			l := newLimits(Limits{}.WithDefaults(), rateKey)
 			app := fiber.New(fiber.Config{DisableStartupMessage: true})
 			app.Use(func(c *fiber.Ctx) error {
 				c.SetUserContext(identity.With(c.UserContext(), bc.who))
@@ -42,7 +41,7 @@ func BenchmarkAdmit(b *testing.B) {
 // headers and the Host, Origin and Content-Type checks) adds to a request:
 // the same trivial handler with and without it, in memory.
 func BenchmarkEdgeMiddleware(b *testing.B) {
-	s := &Server{cfg: config.Config{Addr: "127.0.0.1:3000", Edge: config.EdgeConfig{}.WithDefaults()}}
+	s := &Server{opts: Options{Addr: "127.0.0.1:3000", Limits: Limits{}.WithDefaults()}}
 	for _, bc := range []struct {
 		name   string
 		guard  bool

@@ -9,7 +9,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"adaptbot/config"
 	"adaptbot/identity"
 	"adaptbot/telemetry"
 )
@@ -34,8 +33,8 @@ func TestMetricsAllowed(t *testing.T) {
 		{addr: "0.0.0.0:3000", who: admin, want: true},
 		{addr: "0.0.0.0:3000", who: builder, want: false},
 	} {
-		cfg := config.Config{Addr: tt.addr, MetricsToken: tt.metricsToken}
-		if got := metricsAllowed(cfg, tt.who, tt.auth); got != tt.want {
+		o := Options{Addr: tt.addr, Loopback: tt.addr != "0.0.0.0:3000", MetricsToken: tt.metricsToken}
+		if got := metricsAllowed(o, tt.who, tt.auth); got != tt.want {
 			t.Errorf("%+v: allowed %v, want %v", tt, got, tt.want)
 		}
 	}
@@ -44,9 +43,9 @@ func TestMetricsAllowed(t *testing.T) {
 // TestHandleMetricsStatuses: what a scraper gets beyond loopback.
 func TestHandleMetricsStatuses(t *testing.T) {
 	m := telemetry.NewMetrics()
-	get := func(cfg config.Config, auth string) (int, string, string) {
+	get := func(o Options, auth string) (int, string, string) {
 		app := fiber.New(fiber.Config{ErrorHandler: errorHandler(slog.New(slog.DiscardHandler))})
-		app.Get("/metrics", handleMetrics(cfg, m))
+		app.Get("/metrics", (&Server{opts: o, metrics: m}).handleMetrics())
 		req := httptest.NewRequest("GET", "/metrics", nil)
 		if auth != "" {
 			req.Header.Set("Authorization", auth)
@@ -58,16 +57,16 @@ func TestHandleMetricsStatuses(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, resp.Header.Get("WWW-Authenticate"), string(body)
 	}
-	if code, _, body := get(config.Config{Addr: "127.0.0.1:3000"}, ""); code != 200 || !strings.Contains(body, "go_goroutines") {
+	if code, _, body := get(Options{Addr: "127.0.0.1:3000", Loopback: true}, ""); code != 200 || !strings.Contains(body, "go_goroutines") {
 		t.Errorf("loopback: %d %.200s", code, body)
 	}
-	if code, _, body := get(config.Config{Addr: "0.0.0.0:3000"}, ""); code != 401 || !strings.Contains(body, "ADAPTBOT_METRICS_TOKEN") {
+	if code, _, body := get(Options{Addr: "0.0.0.0:3000"}, ""); code != 401 || !strings.Contains(body, "ADAPTBOT_METRICS_TOKEN") {
 		t.Errorf("beyond loopback without tokens: %d %s", code, body)
 	}
-	if code, www, _ := get(config.Config{Addr: "0.0.0.0:3000", MetricsToken: "m"}, "Bearer x"); code != 401 || www == "" {
+	if code, www, _ := get(Options{Addr: "0.0.0.0:3000", MetricsToken: "m"}, "Bearer x"); code != 401 || www == "" {
 		t.Errorf("a wrong token: %d, WWW-Authenticate %q", code, www)
 	}
-	if code, _, body := get(config.Config{Addr: "0.0.0.0:3000", MetricsToken: "m"}, "Bearer m"); code != 200 || !strings.Contains(body, "go_goroutines") {
+	if code, _, body := get(Options{Addr: "0.0.0.0:3000", MetricsToken: "m"}, "Bearer m"); code != 200 || !strings.Contains(body, "go_goroutines") {
 		t.Errorf("the metrics token: %d %.200s", code, body)
 	}
 }

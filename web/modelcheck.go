@@ -6,17 +6,13 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"adaptbot/llm"
-	"adaptbot/llm/provider"
 )
 
 // modelHealth is /healthz's "model": provider, name, url, reachable and
 // error; all null, with the setting that turns a model on, when none is
 // configured.
 func (s *Server) modelHealth(full string) fiber.Map {
-	st, ok := s.svc.ModelStatus()
-	if !ok {
-		st = provider.NewCheck(s.cfg.LLM).Status()
-	}
+	st := s.svc.ModelStatus()
 	if st.Provider == "" {
 		return fiber.Map{"provider": nil, "name": nil, "url": nil, "reachable": nil, "error": nil, "setting": llm.ConfigureHint}
 	}

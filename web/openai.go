@@ -12,17 +12,14 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"adaptbot"
-	"adaptbot/benchmarks"
-	"adaptbot/identity"
 	"adaptbot/llm"
 	"adaptbot/reqid"
-	"adaptbot/service"
 )
 
 // The OpenAI-compatible door (issue 32): POST /v1/chat/completions and GET
 // /v1/models in the shapes of OpenAI's Chat Completions API, so that any
 // chat client that talks to "an OpenAI-compatible server" talks to
-// AdaptBot. The handlers only translate: the chat is service.Converse, with
+// AdaptBot. The handlers only translate: the chat is Service.Converse, with
 // the same keys, roles, limits, row and trace as every door. Errors under
 // /v1 take OpenAI's shape (openAIError), whichever layer refused.
 
@@ -31,15 +28,6 @@ const openAIPrefix = "/v1/"
 
 // openAIModel is the model name AdaptBot answers to.
 const openAIModel = "adaptbot"
-
-// openAIDoor marks a request as coming through the OpenAI-compatible door,
-// for its row.
-func (s *Server) openAIDoor() fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		c.SetUserContext(service.WithDoor(c.UserContext(), benchmarks.DoorOpenAI))
-		return c.Next()
-	}
-}
 
 // openAIModels are the model ids the door lists and accepts: adaptbot, and
 // adaptbot:<model> for the configured model.
@@ -128,8 +116,8 @@ var functionName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 // conversation checks a request for what AdaptBot cannot honour and turns
 // it into the service's Conversation.
-func (s *Server) conversation(req *completionRequest) (service.Conversation, error) {
-	var conv service.Conversation
+func (s *Server) conversation(req *completionRequest) (adaptbot.Conversation, error) {
+	var conv adaptbot.Conversation
 	model := strings.TrimSpace(req.Model)
 	switch {
 	case model == "":
@@ -212,9 +200,9 @@ func (s *Server) conversation(req *completionRequest) (service.Conversation, err
 		conv.Messages = append(conv.Messages, msg)
 	}
 	if n := len(conv.Messages); n > 0 {
-		if last := conv.Messages[n-1]; last.Role == llm.User && len(last.Content) > s.cfg.Edge.MaxMessage {
+		if last := conv.Messages[n-1]; last.Role == llm.User && len(last.Content) > s.opts.Limits.MaxMessage {
 			return conv, &apiError{Status: fiber.StatusRequestEntityTooLarge,
-				Msg: fmt.Sprintf("the last message is %d bytes; the limit is %d (ADAPTBOT_MAX_MESSAGE): shorten it or send it in parts", len(last.Content), s.cfg.Edge.MaxMessage)}
+				Msg: fmt.Sprintf("the last message is %d bytes; the limit is %d (ADAPTBOT_MAX_MESSAGE): shorten it or send it in parts", len(last.Content), s.opts.Limits.MaxMessage)}
 		}
 	}
 	return conv, nil
@@ -287,18 +275,21 @@ func (s *Server) handleCompletions() fiber.Handler {
 			ctx = reqid.With(ctx, id)
 		}
 		enc := completionEncoder{id: id, model: req.Model, created: time.Now().Unix()}
-		refused := service.CheckConversation(conv) != nil || service.Permit(identity.From(ctx), identity.Chat) != nil || s.modelName() == ""
-		if !req.Stream || refused {
-			// A refusal goes through the operation, so that it has its row,
-			// and gets a status of its own even when streaming was asked.
-			res, err := s.svc.Converse(ctx, conv)
+		// The operation's own refusals come before any chunk, with their
+		// row and a status of their own, even when streaming was asked.
+		chat, err := s.svc.PrepareConverse(ctx, conv)
+		if err != nil {
+			return err
+		}
+		if !req.Stream {
+			res, err := chat.Run(ctx, adaptbot.Stream{})
 			if err != nil {
 				return err
 			}
 			return c.JSON(enc.completion(res))
 		}
 		includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
-		s.openAIStream(c, ctx, enc, includeUsage, conv)
+		s.openAIStream(c, ctx, enc, includeUsage, chat)
 		return nil
 	}
 }
@@ -308,7 +299,7 @@ func (s *Server) handleCompletions() fiber.Handler {
 // asked for, and [DONE]. A failure after the first event goes as an error
 // event in OpenAI's shape. Like streamEvents, it runs after the handler has
 // returned, under the request's values but its own cancellation.
-func (s *Server) openAIStream(c *fiber.Ctx, ctx context.Context, enc completionEncoder, includeUsage bool, conv service.Conversation) {
+func (s *Server) openAIStream(c *fiber.Ctx, ctx context.Context, enc completionEncoder, includeUsage bool, chat adaptbot.Prepared[*adaptbot.ChatResult]) {
 	openStream(c, ctx, func(ctx context.Context, write func(frame []byte)) {
 		send := func(v any) {
 			data, err := json.Marshal(v)
@@ -322,11 +313,11 @@ func (s *Server) openAIStream(c *fiber.Ctx, ctx context.Context, enc completionE
 		// A piece of text is the chunk most sent: its frame is made once.
 		head, _ := json.Marshal(enc.chunk(fiber.Map{"content": ""}, nil))
 		before, after, _ := bytes.Cut(dataFrame(head), []byte(`""`))
-		conv.Stream = func(text string) {
+		text := func(text string) {
 			piece, _ := json.Marshal(text)
 			write(append(append(append(make([]byte, 0, len(before)+len(piece)+len(after)), before...), piece...), after...))
 		}
-		res, err := s.svc.Converse(ctx, conv)
+		res, err := chat.Run(ctx, adaptbot.Stream{Text: text})
 		if err != nil {
 			status, _, body := errorBody(err, s.log)
 			send(openAIError(status, body))
@@ -352,7 +343,7 @@ type completionEncoder struct {
 }
 
 // completion is the whole answer.
-func (e completionEncoder) completion(res *service.ChatResult) fiber.Map {
+func (e completionEncoder) completion(res *adaptbot.ChatResult) fiber.Map {
 	msg := fiber.Map{"role": "assistant", "content": res.Response}
 	if calls := e.calls(res.Calls, false); len(calls) > 0 {
 		msg["tool_calls"] = calls
@@ -393,7 +384,7 @@ func (e completionEncoder) calls(calls []llm.FunctionCall, indexed bool) []openA
 	return out
 }
 
-func finishReason(res *service.ChatResult) string {
+func finishReason(res *adaptbot.ChatResult) string {
 	if len(res.Calls) > 0 {
 		return "tool_calls"
 	}
@@ -401,7 +392,7 @@ func finishReason(res *service.ChatResult) string {
 }
 
 // completionUsage is the answer's tokens: every model call the request made.
-func completionUsage(res *service.ChatResult) fiber.Map {
+func completionUsage(res *adaptbot.ChatResult) fiber.Map {
 	u := res.Usage
 	return fiber.Map{"prompt_tokens": u.PromptTokens, "completion_tokens": u.CompletionTokens, "total_tokens": u.PromptTokens + u.CompletionTokens}
 }

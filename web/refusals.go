@@ -3,15 +3,12 @@ package web
 import (
 	"errors"
 	"fmt"
-	"net/url"
-	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
 	"adaptbot"
-	"adaptbot/benchmarks"
 	"adaptbot/identity"
-	"adaptbot/service"
+	"adaptbot/reqid"
 )
 
 // Every refusal, at whatever layer, writes its one row. An operation
@@ -21,8 +18,9 @@ import (
 // rate (429) or its share of the in-flight slots, the server busy (503), a
 // role the route needs (403), a body that does not decode, an empty
 // message, a bundle that is not base64. The row is the service's
-// (service.Refuse), with the caller's identity and door, and the refusal's
-// request ID goes out with the error.
+// (Service.Refuse), with the caller's identity and door, and the refusal's
+// request ID goes out with the error. Which routes are operations, and
+// which, is the route table's to say (Route.Op).
 //
 // A request from nobody (no valid credential) writes no row: anyone could
 // fill the file with them. Its failed credential is throttled and logged
@@ -30,66 +28,22 @@ import (
 // another site's page may send it with a person's cookie, and the row
 // would blame them for it.
 
-// edgeOp is what a route's operation writes in its row.
-type edgeOp struct {
-	intent, category string
-	// tool says the route's :name is the tool it is about; a run's
-	// category is the tool's name.
-	tool bool
-}
-
-// edgeOps are the routes (routes.go) whose requests are operations with a
-// row, by method and path, ":name" standing for a tool's name and ":id"
-// for a request's ID. Reads write no row, refused or not.
-var edgeOps = map[string]edgeOp{
-	"POST /chat":                      {intent: benchmarks.IntentChat},
-	"POST /v1/chat/completions":       {intent: benchmarks.IntentChat},
-	"POST /api/tools/build":           {intent: benchmarks.IntentBuild},
-	"POST /api/tools/plan":            {intent: benchmarks.IntentBuild, category: benchmarks.CategoryBuildPlan},
-	"POST /api/tools/import":          {intent: benchmarks.IntentBuild, category: benchmarks.CategoryBuildImport},
-	"POST /api/tools/:name/run":       {intent: benchmarks.IntentRun, tool: true},
-	"POST /api/tools/:name/test":      {intent: benchmarks.IntentBuild, category: benchmarks.CategoryBuildTest, tool: true},
-	"POST /api/tools/:name/repair":    {intent: benchmarks.IntentBuild, category: benchmarks.CategoryBuildModify, tool: true},
-	"POST /api/tools/:name/rollback":  {intent: benchmarks.IntentBuild, category: benchmarks.CategoryBuildRollback, tool: true},
-	"POST /api/tools/:name/approve":   {intent: benchmarks.IntentBuild, category: benchmarks.CategoryBuildApprove, tool: true},
-	"DELETE /api/tools/:name":         {intent: benchmarks.IntentBuild, category: benchmarks.CategoryBuildDelete, tool: true},
-	"POST /api/requests/:id/feedback": {intent: benchmarks.IntentFeedback},
-	// A message to /mcp refused before it is read (too large) is put down
-	// as a run, its tool unknown: listings are small.
-	"POST /mcp": {intent: benchmarks.IntentRun},
-}
-
-// operationOf returns the refusal row's start for a request of method to
-// path, if the route is an operation's (edgeOps).
-func operationOf(method, path string) (service.Refused, bool) {
-	parts := strings.Split(strings.Trim(path, "/"), "/")
-	if op, ok := edgeOps[method+" /"+strings.Join(parts, "/")]; ok {
-		return service.Refused{Intent: op.intent, Category: op.category}, true
+// refusalOf returns the refusal row's start for a request of method to
+// path, if the route table says the route is an operation's (Route.Op).
+// Reads write no row, refused or not.
+func refusalOf(method, path string) (adaptbot.Refused, bool) {
+	r, params, ok := routeOf(method, path)
+	if !ok || r.Op == nil || (r.Op.Method != "" && r.Op.Method != method) {
+		return adaptbot.Refused{}, false
 	}
-	var name string
-	switch {
-	case len(parts) >= 3 && parts[0] == "api" && parts[1] == "tools":
-		name, parts[2] = parts[2], ":name"
-	case len(parts) == 4 && parts[0] == "api" && parts[1] == "requests":
-		parts[2] = ":id"
-	default:
-		return service.Refused{}, false
-	}
-	op, ok := edgeOps[method+" /"+strings.Join(parts, "/")]
-	if !ok {
-		return service.Refused{}, false
-	}
-	r := service.Refused{Intent: op.intent, Category: op.category}
-	if op.tool {
-		if n, err := url.PathUnescape(name); err == nil {
-			name = n
-		}
-		r.Tool = name // the service clips it
-		if r.Category == "" {
-			r.Category = r.Tool
+	out := adaptbot.Refused{Intent: r.Op.Intent, Category: r.Op.Category}
+	if r.Op.Tool {
+		out.Tool = params["name"] // the service clips it
+		if out.Category == "" {
+			out.Category = out.Tool
 		}
 	}
-	return r, true
+	return out, true
 }
 
 type refusedKey struct{}
@@ -113,7 +67,7 @@ func (s *Server) refuse(c *fiber.Ctx, err error) string {
 	if s.svc == nil {
 		return ""
 	}
-	r, ok := operationOf(c.Method(), c.Path())
+	r, ok := refusalOf(c.Method(), c.Path())
 	if !ok {
 		return ""
 	}
@@ -136,7 +90,7 @@ func (s *Server) refuse(c *fiber.Ctx, err error) string {
 		}
 		ctx = identity.With(ctx, who)
 	}
-	ctx = service.WithDoor(ctx, doorOf(c))
+	ctx = reqid.WithDoor(ctx, doorOf(c))
 	if e := s.svc.Refuse(ctx, r); e != nil {
 		return e.RequestID
 	}
@@ -171,21 +125,6 @@ func edgeRefusal(c *fiber.Ctx, err error) (*adaptbot.Error, bool) {
 // bodyTooLarge is the refusal of a body over the edge's limit.
 func bodyTooLarge(c *fiber.Ctx) string {
 	return fmt.Sprintf("request body is too large: the limit is %d KiB", c.App().Config().BodyLimit>>10)
-}
-
-// kindOfStatus is the kind a refusal of the edge's own (an *apiError, a
-// *fiber.Error) records in its row, from the status it answers with.
-func kindOfStatus(status int) adaptbot.Kind {
-	// The kinds an edge refusal has, by the status statusOf gives them.
-	for _, k := range []adaptbot.Kind{adaptbot.Unauthenticated, adaptbot.Forbidden, adaptbot.NotFound, adaptbot.Limited, adaptbot.Unavailable} {
-		if statusOf(k) == status {
-			return k
-		}
-	}
-	if status < 500 {
-		return adaptbot.Invalid
-	}
-	return adaptbot.Internal
 }
 
 // identify says who sent c, for a request refused before the edge asked

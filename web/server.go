@@ -1,9 +1,11 @@
 // Package web is AdaptBot's HTTP edge: the Fiber routes, handlers and
 // pages, the sign-in adapters, the limits and the cross-site rules. It
-// decodes a request, establishes who sent it, asks the Service (an
-// interface declared here, which *service.Service implements) and encodes
-// the answer; it holds no registry, file or runner of its own. Package main
-// (app/) wires it.
+// decodes a request, establishes who sent it, asks the Service (the root's
+// operations, which *service.Service implements) and encodes the answer;
+// it holds no registry, file or runner of its own. Of AdaptBot it imports
+// the root, identity and auth, the telemetry it counts with, and its pages
+// (templates): never an engine. Package main (app/) wires it, and gives it
+// its settings (Options, Limits).
 package web
 
 import (
@@ -14,16 +16,14 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/recover"
-	"github.com/valyala/fasthttp"
 
-	"adaptbot/config"
 	"adaptbot/telemetry"
 )
 
 // Server is AdaptBot's HTTP edge: it decodes requests, asks the Service
 // and encodes its answers. Fiber stays inside package web.
 type Server struct {
-	cfg     config.Config
+	opts    Options
 	svc     Service
 	mcp     fiber.Handler
 	log     *slog.Logger
@@ -33,11 +33,28 @@ type Server struct {
 	limits  *limits
 }
 
-// Options are the edge's settings besides its three parts.
+// Options are the edge's settings besides its three parts (package main
+// takes them from the configuration).
 type Options struct {
-	// Config is the server's configuration: the edge reads its address,
-	// limits, review flag and model settings (for /healthz's hint).
-	Config config.Config
+	// Addr is where the server listens (ADAPTBOT_ADDR): its host is one the
+	// Host rule accepts.
+	Addr string
+	// Loopback says the server listens on loopback only: /metrics is open
+	// then, as /healthz is.
+	Loopback bool
+	// Limits are the edge's limits and cross-site rules.
+	Limits Limits
+	// Review says new and changed tools wait for approval
+	// (ADAPTBOT_REVIEW): the tools pages say so.
+	Review bool
+	// Benchmarks is the benchmarks CSV, which the dashboard names.
+	Benchmarks string
+	// QuantileError is the largest relative error of the dashboard's
+	// latency quantiles, which it states (benchmarks.MaxQuantileError).
+	QuantileError float64
+	// MetricsToken lets a scraper read /metrics beyond loopback
+	// (ADAPTBOT_METRICS_TOKEN).
+	MetricsToken string
 	// Log takes the edge's errors; nil discards them.
 	Log *slog.Logger
 	// MCP serves /mcp (MCP's streamable HTTP transport, whose calls go
@@ -57,15 +74,15 @@ func NewServer(svc Service, auth *Auth, metrics *telemetry.Metrics, o Options) *
 	if o.Context == nil {
 		o.Context = context.Background()
 	}
-	s := &Server{cfg: o.Config, svc: svc, log: o.Log, auth: auth, metrics: metrics}
+	s := &Server{opts: o, svc: svc, log: o.Log, auth: auth, metrics: metrics}
 	if o.MCP != nil {
 		s.mcp = streamHandler(o.Context, o.MCP)
 	}
-	s.cfg.Edge = s.cfg.Edge.WithDefaults() // a Config built by hand has no limits
-	s.limits = newLimits(s.cfg.Edge, rateKey)
+	s.opts.Limits = o.Limits.WithDefaults() // Options built by hand have no limits
+	s.limits = newLimits(s.opts.Limits, rateKey)
 	s.app = fiber.New(fiber.Config{
 		AppName:               "AdaptBot",
-		BodyLimit:             s.cfg.Edge.BodyLimit(),
+		BodyLimit:             s.opts.Limits.BodyLimit(),
 		Immutable:             true, // handlers may keep strings past the request
 		DisableStartupMessage: true,
 		ErrorHandler:          s.refusals(errorHandler(o.Log)),
@@ -79,30 +96,3 @@ func NewServer(svc Service, auth *Auth, metrics *telemetry.Metrics, o Options) *
 
 // Shutdown stops accepting requests and waits for those under way.
 func (s *Server) Shutdown(ctx context.Context) error { return s.app.ShutdownWithContext(ctx) }
-
-// Route is one endpoint the edge serves.
-type Route struct{ Method, Path string }
-
-// Routes lists the endpoints the edge serves, as registered (HEAD and
-// Fiber's internal ones left out): the docs and the authorization rules
-// are checked against it.
-func (s *Server) Routes() []Route {
-	var out []Route
-	for _, r := range s.app.GetRoutes(true) {
-		if r.Method == fiber.MethodHead || r.Method == fiber.MethodConnect || r.Method == fiber.MethodTrace || r.Method == fiber.MethodOptions {
-			continue
-		}
-		out = append(out, Route{Method: r.Method, Path: r.Path})
-	}
-	return out
-}
-
-// Test serves one request in memory, without a listener, as Fiber's
-// App.Test does.
-func (s *Server) Test(req *http.Request, msTimeout ...int) (*http.Response, error) {
-	return s.app.Test(req, msTimeout...)
-}
-
-// Handler is the edge as fasthttp's handler, to serve in memory
-// (benchmarks) or on a listener of one's own.
-func (s *Server) Handler() fasthttp.RequestHandler { return s.app.Handler() }

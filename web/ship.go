@@ -5,8 +5,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"adaptbot/api"
-	"adaptbot/service"
+	"adaptbot"
 )
 
 // handleToolImport is POST /api/tools/import: a bundle (base64 in JSON,
@@ -14,7 +13,13 @@ import (
 // The service puts every tool through the gate before anything is written.
 func (s *Server) handleToolImport() fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		var req api.ImportRequest
+		// The bundle travels as base64 in a string; it is decoded here, so
+		// that a bad one is refused in words.
+		var req struct {
+			Bundle  string            `json:"bundle"`
+			Rename  map[string]string `json:"rename,omitempty"`
+			Replace bool              `json:"replace,omitempty"`
+		}
 		if err := decodeJSON(c.Body(), &req, true); err != nil {
 			return err
 		}
@@ -25,10 +30,6 @@ func (s *Server) handleToolImport() fiber.Handler {
 		if err != nil {
 			return badRequest(`"bundle" is not base64: ` + err.Error())
 		}
-		imported, err := s.svc.Import(c.UserContext(), service.ImportRequest{Bundle: data, Rename: req.Rename, Replace: req.Replace})
-		if err != nil {
-			return err
-		}
-		return c.JSON(fiber.Map{"imported": imported})
+		return reply(c)(s.svc.Import(c.UserContext(), adaptbot.ImportRequest{Bundle: data, Rename: req.Rename, Replace: req.Replace}))
 	}
 }

@@ -1,13 +1,10 @@
 package web
 
 import (
-	"strings"
-
 	"github.com/gofiber/fiber/v2"
 
-	"adaptbot/api"
+	"adaptbot"
 	"adaptbot/identity"
-	"adaptbot/identity/users"
 )
 
 // The users API (admin only; `adaptbot users` is its client, in cli). A key
@@ -15,35 +12,20 @@ import (
 // Cache-Control: no-store, and never logged.
 
 // userBody decodes a users request's body.
-func userBody(c *fiber.Ctx) (api.UserRequest, error) {
-	var req api.UserRequest
+func userBody(c *fiber.Ctx) (adaptbot.UserRequest, error) {
+	var req adaptbot.UserRequest
 	return req, decodeJSON(c.Body(), &req, true)
 }
 
 // keyAnswer is an answer that carries a new key: never cached.
-func keyAnswer(c *fiber.Ctx, status int, u users.Info, key, note string) error {
+func keyAnswer(c *fiber.Ctx, status int, res *adaptbot.UserResult) error {
 	c.Set(fiber.HeaderCacheControl, "no-store")
-	body := fiber.Map{"user": u, "key": key}
-	if note != "" {
-		body["note"] = note
-	}
-	return c.Status(status).JSON(body)
+	return c.Status(status).JSON(res)
 }
 
 // singleUserNote is said when a user is added to a server that is
 // single-user until it restarts.
 const singleUserNote = "this server is single-user on loopback until it restarts: after that, every caller needs a key or a sign-in, so make sure an admin has one"
-
-// handleUserList is GET /api/users.
-func (s *Server) handleUserList() fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		list, err := s.svc.ListUsers(c.UserContext())
-		if err != nil {
-			return err
-		}
-		return c.JSON(fiber.Map{"users": list, "count": len(list)})
-	}
-}
 
 // handleUserAdd is POST /api/users {"name", "role"}: 201 with the key.
 func (s *Server) handleUserAdd() fiber.Handler {
@@ -52,16 +34,15 @@ func (s *Server) handleUserAdd() fiber.Handler {
 		if err != nil {
 			return err
 		}
-		u, key, err := s.svc.AddUser(c.UserContext(), req.Name, identity.Role(req.Role))
+		res, err := s.svc.AddUser(c.UserContext(), req)
 		if err != nil {
 			return err
 		}
-		s.log.Info("user added", "user", u.Pseudonym, "role", u.Role, "by", identity.From(c.UserContext()).Pseudonym)
-		note := ""
+		s.log.Info("user added", "user", res.User.Pseudonym, "role", res.User.Role, "by", identity.From(c.UserContext()).Pseudonym)
 		if s.auth.auth.SingleUser() {
-			note = singleUserNote
+			res.Note = singleUserNote
 		}
-		return keyAnswer(c, fiber.StatusCreated, u, key, note)
+		return keyAnswer(c, fiber.StatusCreated, res)
 	}
 }
 
@@ -72,12 +53,12 @@ func (s *Server) handleUserRole() fiber.Handler {
 		if err != nil {
 			return err
 		}
-		u, err := s.svc.SetRole(c.UserContext(), c.Params("name"), identity.Role(req.Role))
+		res, err := s.svc.SetRole(c.UserContext(), c.Params("name"), req.Role)
 		if err != nil {
 			return err
 		}
-		s.log.Info("user's role changed", "user", u.Pseudonym, "role", u.Role, "by", identity.From(c.UserContext()).Pseudonym)
-		return c.JSON(fiber.Map{"user": u})
+		s.log.Info("user's role changed", "user", res.User.Pseudonym, "role", res.User.Role, "by", identity.From(c.UserContext()).Pseudonym)
+		return c.JSON(res)
 	}
 }
 
@@ -85,12 +66,12 @@ func (s *Server) handleUserRole() fiber.Handler {
 // working at once.
 func (s *Server) handleUserRemove() fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		u, err := s.svc.RemoveUser(c.UserContext(), c.Params("name"))
+		res, err := s.svc.RemoveUser(c.UserContext(), c.Params("name"))
 		if err != nil {
 			return err
 		}
-		s.log.Info("user removed", "user", u.Pseudonym, "by", identity.From(c.UserContext()).Pseudonym)
-		return c.JSON(fiber.Map{"user": u, "removed": true})
+		s.log.Info("user removed", "user", res.User.Pseudonym, "by", identity.From(c.UserContext()).Pseudonym)
+		return c.JSON(res)
 	}
 }
 
@@ -98,25 +79,12 @@ func (s *Server) handleUserRemove() fiber.Handler {
 // and its sessions stop working at once.
 func (s *Server) handleUserRotate() fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		u, key, err := s.svc.RotateKey(c.UserContext(), c.Params("name"))
+		res, err := s.svc.RotateKey(c.UserContext(), c.Params("name"))
 		if err != nil {
 			return err
 		}
-		s.log.Info("user's key rotated", "user", u.Pseudonym, "by", identity.From(c.UserContext()).Pseudonym)
-		return keyAnswer(c, fiber.StatusOK, u, key, "")
-	}
-}
-
-// handleUserSessions is GET /api/users/NAME/sessions: the browser
-// sign-ins of NAME that are on (never their cookies).
-func (s *Server) handleUserSessions() fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		name := c.Params("name")
-		list, err := s.svc.UserSessions(c.UserContext(), name)
-		if err != nil {
-			return err
-		}
-		return c.JSON(fiber.Map{"name": strings.ToLower(name), "sessions": list, "count": len(list)})
+		s.log.Info("user's key rotated", "user", res.User.Pseudonym, "by", identity.From(c.UserContext()).Pseudonym)
+		return keyAnswer(c, fiber.StatusOK, res)
 	}
 }
 
@@ -125,11 +93,6 @@ func (s *Server) handleUserSessions() fiber.Handler {
 // every replica for a stored user.
 func (s *Server) handleUserSessionsEnd() fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		name, id := c.Params("name"), c.Params("id")
-		n, err := s.svc.EndSessions(c.UserContext(), name, id)
-		if err != nil {
-			return err
-		}
-		return c.JSON(fiber.Map{"name": strings.ToLower(name), "ended": n})
+		return reply(c)(s.svc.EndSessions(c.UserContext(), c.Params("name"), c.Params("id")))
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"adaptbot"
-	"adaptbot/service"
 	"adaptbot/templates"
 )
 
@@ -15,7 +14,7 @@ import (
 // /tools/<name>. They read through the service, like the API.
 
 // toolUse is how often a tool ran, from the benchmarks.
-type toolUse struct{ service.ToolUse }
+type toolUse struct{ adaptbot.ToolUse }
 
 // ErrorRate is the share of uses that failed, as "12%", or "–" if unused.
 func (u toolUse) ErrorRate() string {
@@ -55,22 +54,23 @@ func (s *Server) handleToolsPage() fiber.Handler {
 		}
 		use := s.toolUsage(c)
 		var rows []toolRow
-		for _, e := range tools {
+		for _, e := range tools.Tools {
 			rows = append(rows, toolRow{Name: e.Name, Link: "/tools/" + e.Name, Description: e.Description, Category: e.Category,
 				Origin: string(e.Origin), Status: string(e.Status), LastError: e.LastError, Version: e.Version,
 				PendingVersion: e.PendingVersion, toolUse: use[e.Name]})
 		}
-		servers, remote, err := s.svc.RemoteTools(c.UserContext())
+		remote, err := s.svc.RemoteTools(c.UserContext())
 		if err != nil {
 			return err
 		}
-		for _, t := range remote {
-			id := t.Server + "/" + t.Name
-			rows = append(rows, toolRow{Name: id, Description: t.Description, Category: t.Server, Origin: "mcp",
+		for _, t := range remote.Tools {
+			// Category is the tool's server.
+			id := t.Category + "/" + t.Name
+			rows = append(rows, toolRow{Name: id, Description: t.Description, Category: t.Category, Origin: "mcp",
 				Status: "ok", Remote: true, toolUse: use[id]})
 		}
 		return page(c, "tools.html", map[string]any{
-			"Tools": rows, "Servers": servers, "Model": s.modelName(), "Review": s.cfg.Review,
+			"Tools": rows, "Servers": remote.Servers, "Model": s.modelName(), "Review": s.opts.Review,
 		})
 	}
 }
@@ -87,7 +87,7 @@ func (s *Server) handleToolPage() fiber.Handler {
 			return err
 		}
 		e := t.Entry
-		data := map[string]any{"E": e, "Fields": templates.Fields(e.Parameters), "Model": s.modelName(), "Review": s.cfg.Review,
+		data := map[string]any{"E": e, "Fields": templates.Fields(e.Parameters), "Model": s.modelName(), "Review": s.opts.Review,
 			"Examples": templates.Examples(t.Examples), "Use": s.toolUsage(c)[e.Name]}
 		if t.Serving {
 			data["Serving"] = true
@@ -99,7 +99,10 @@ func (s *Server) handleToolPage() fiber.Handler {
 		if t.PendingCode != "" {
 			data["PendingCode"] = templates.Highlight([]byte(t.PendingCode))
 		}
-		vs, _ := s.svc.Versions(c.UserContext(), e.Name)
+		var vs []adaptbot.Version
+		if list, err := s.svc.Versions(c.UserContext(), e.Name); err == nil {
+			vs = list.Versions
+		}
 		slices.Reverse(vs) // newest first
 		data["Versions"] = vs
 		return page(c, "tool.html", data)

@@ -50,7 +50,7 @@ func Check(t testing.TB, name string, w Want) {
 		} `json:"properties"`
 		Required []string `json:"required"`
 	}
-	if err := json.Unmarshal(spec.Schema, &schema); err != nil {
+	if err := json.Unmarshal(spec.Parameters, &schema); err != nil {
 		t.Fatal(err)
 	}
 	if len(schema.Properties) != len(w.Properties) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"adaptbot"
 	"adaptbot/identity"
 )
 
@@ -23,17 +24,7 @@ import (
 // provider of a person who is not a user) live on a guest record of their
 // own (User.Guest), kept the same way, so they too hold on every replica
 // of a cluster and across a restart.
-type Session struct {
-	// ID names the session; with the server's secret it makes the cookie.
-	ID string `json:"id"`
-	// Method is how the browser signed in: "key" or "oidc".
-	Method string `json:"method"`
-	// Role is what the provider's roles claim gave at an OIDC sign-in, ""
-	// if nothing; a stored user always gets their stored role.
-	Role    identity.Role `json:"role,omitempty"`
-	Created time.Time     `json:"created"`
-	Expires time.Time     `json:"expires"`
-}
+type Session = adaptbot.Session
 
 // The ways a browser signs in (Session.Method).
 const (

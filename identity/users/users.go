@@ -32,6 +32,7 @@ import (
 	"sync"
 	"time"
 
+	"adaptbot"
 	"adaptbot/identity"
 )
 
@@ -66,14 +67,7 @@ type User struct {
 const GuestPrefix = "~"
 
 // Info is what may be shown of a user: everything but the key's hash.
-type Info struct {
-	ID        string        `json:"id"`
-	Name      string        `json:"name"`
-	Role      identity.Role `json:"role"`
-	Pseudonym string        `json:"pseudonym"`
-	Created   time.Time     `json:"created"`
-	Rotated   time.Time     `json:"rotated,omitzero"`
-}
+type Info = adaptbot.User
 
 // The store's errors; each comes wrapped with words a person can act on.
 var (

@@ -9,25 +9,18 @@ import (
 	"sync"
 	"time"
 
+	"adaptbot"
 	"adaptbot/llm"
 )
 
 // CheckEvery is how often a server checks that its model answers.
 const CheckEvery = 60 * time.Second
 
-// Status is what /healthz says about the model: which provider, which
-// model, the URL that was tried, and whether it answered the last check (a
-// request for the provider's model list, which costs no tokens).
-type Status struct {
-	Provider  string     `json:"provider"`
-	Name      string     `json:"name"`
-	URL       string     `json:"url"`
-	Reachable *bool      `json:"reachable"` // null until the first check ends
-	Error     string     `json:"error,omitempty"`
-	CheckedAt *time.Time `json:"checked_at,omitempty"`
-	// Setting is, when no model is configured, what turns one on.
-	Setting string `json:"setting,omitempty"`
-}
+// Status is what /healthz says about the model (adaptbot.ModelStatus):
+// which provider, which model, the URL that was tried, and whether it
+// answered the last check (a request for the provider's model list, which
+// costs no tokens).
+type Status = adaptbot.ModelStatus
 
 // Check checks the model now and then, and keeps the last outcome.
 type Check struct {

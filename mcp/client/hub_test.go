@@ -354,7 +354,7 @@ func TestBoxWithHub(t *testing.T) {
 		t.Errorf("Len() = %d, want 4", n)
 	}
 	ext, ok := box.Tool("weather/get_forecast")
-	if !ok || !ext.Spec().Remote() || ext.Spec().Domain != "weather" || !strings.Contains(string(ext.Spec().Parameters), `"city"`) {
+	if !ok || !ext.Spec().Remote() || ext.Spec().Category != "weather" || !strings.Contains(string(ext.Spec().Parameters), `"city"`) {
 		t.Errorf("Tool(weather/get_forecast) = %+v, %v", ext, ok)
 	}
 	if out, err := ext.Call(context.Background(), json.RawMessage(`{"city": "Paris"}`)); err != nil || out != "sunny in Paris" {

@@ -46,7 +46,7 @@ func Text(title, description string) string {
 // title folded into its description, its server its domain.
 func (t Tool) Spec() toolbox.Spec {
 	s := t.Tool
-	s.Name, s.Description, s.Domain, s.Origin = t.ID(), t.Text(), t.Server, toolbox.Remote
+	s.Name, s.Description, s.Category, s.Origin = t.ID(), t.Text(), t.Server, adaptbot.OriginRemote
 	return s
 }
 
@@ -67,7 +67,7 @@ func fromSDK(server, serverDesc string, t *sdk.Tool) Tool {
 		}
 	}
 	return Tool{
-		Tool:   adaptbot.Tool{Name: t.Name, Description: t.Description, Parameters: schema, Output: output, Domain: server, Origin: adaptbot.OriginRemote},
+		Tool:   adaptbot.Tool{Name: t.Name, Description: t.Description, Parameters: schema, Output: output, Category: server, Origin: adaptbot.OriginRemote},
 		Server: server, Title: title, ServerDescription: serverDesc,
 	}
 }

@@ -20,7 +20,7 @@ func TestListedToolSpec(t *testing.T) {
 		t.Errorf("listed = %+v", listed)
 	}
 	want := adaptbot.Tool{Name: "weather/get_forecast", Description: "Forecast. Get the weather for a city.",
-		Parameters: json.RawMessage(`{"type":"object"}`), Output: json.RawMessage(`{"type":"object"}`), Domain: "weather", Origin: adaptbot.OriginRemote}
+		Parameters: json.RawMessage(`{"type":"object"}`), Output: json.RawMessage(`{"type":"object"}`), Category: "weather", Origin: adaptbot.OriginRemote}
 	if got := listed.Spec(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Spec() = %+v, want %+v", got, want)
 	}

@@ -13,6 +13,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"adaptbot"
 	"adaptbot/poll"
 	"adaptbot/registry"
 	"adaptbot/toolbox"
@@ -91,7 +92,7 @@ func TestForwarderRelaysToolsCallsAndChanges(t *testing.T) {
 	}
 
 	// A tool the server takes in reaches the client.
-	if _, err := w.reg.Put(ctx, "echo", []byte(echoSource("echo", "echoes text.")), registry.PutOptions{Origin: registry.Generated}); err != nil {
+	if _, err := w.reg.Put(ctx, "echo", []byte(echoSource("echo", "echoes text.")), registry.PutOptions{Origin: adaptbot.OriginGenerated}); err != nil {
 		t.Fatal(err)
 	}
 	waitChanged(t, changed, "a tool added on the server")

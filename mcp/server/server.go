@@ -176,7 +176,7 @@ func (s *Server) Sync() {
 // its annotations (a tool it calls started reaching the network, say).
 func fingerprint(t toolbox.Spec, ann *sdk.ToolAnnotations) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%d\x00%s\x00%s\x00", t.Version, t.Description, t.Domain)
+	fmt.Fprintf(h, "%d\x00%s\x00%s\x00", t.Version, t.Description, t.Category)
 	h.Write(t.Parameters)
 	h.Write([]byte{0})
 	h.Write(t.Output)

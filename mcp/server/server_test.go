@@ -12,6 +12,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"adaptbot"
 	"adaptbot/poll"
 	"adaptbot/registry"
 	"adaptbot/sandbox"
@@ -226,7 +227,7 @@ func TestServerFollowsRegistry(t *testing.T) {
 			defer func() { cancel(); <-watched }()
 
 			// Create, as the generator does.
-			if _, err := w.reg.Put(ctx, "echo", []byte(echoSource("echo", "echoes text.")), registry.PutOptions{Origin: registry.Generated}); err != nil {
+			if _, err := w.reg.Put(ctx, "echo", []byte(echoSource("echo", "echoes text.")), registry.PutOptions{Origin: adaptbot.OriginGenerated}); err != nil {
 				t.Fatal(err)
 			}
 			waitChanged(t, changed, "create")

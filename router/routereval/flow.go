@@ -88,14 +88,14 @@ func FlowTools(docs []router.Doc, n int) []FlowTool {
 		if i >= len(docs) {
 			name = fmt.Sprintf("%s_%d", d.Name, i)
 		}
-		out = append(out, FlowTool{spec: toolbox.Spec{Name: name, Description: d.Description, Domain: d.Server,
+		out = append(out, FlowTool{spec: toolbox.Spec{Name: name, Description: d.Description, Category: d.Server,
 			Parameters: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"what to look up"}},"required":["query"]}`)}})
 	}
 	return append(out,
-		FlowTool{spec: toolbox.Spec{Name: "unit_converter", Domain: "conversion",
+		FlowTool{spec: toolbox.Spec{Name: "unit_converter", Category: "conversion",
 			Description: "Converts a value between units of the same quantity: length (km, miles, m, feet), mass (kg, pounds), temperature (°C, °F), data (MiB, GB).",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"value":{"type":"number","description":"the number to convert"},"from":{"type":"string","description":"the unit of value, e.g. km, miles"},"to":{"type":"string","description":"the unit to convert to"}},"required":["value","from","to"]}`)}},
-		FlowTool{spec: toolbox.Spec{Name: "calculator", Domain: "math",
+		FlowTool{spec: toolbox.Spec{Name: "calculator", Category: "math",
 			Description: "Evaluates an arithmetic expression and returns it with its result, such as \"2 + 3 * 4 = 14\".",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"expression":{"type":"string","description":"the arithmetic expression, e.g. (2 + 3) * 4"}},"required":["expression"]}`)}, answer: "395"},
 	)
@@ -156,7 +156,7 @@ func AdaptBotFlows(ctx context.Context, docs []router.Doc, sizes []int) ([]FlowR
 		for _, t := range tools {
 			box.byName[t.spec.Name] = t
 			box.all = append(box.all, t)
-			ix.Upsert(router.Doc{Server: t.spec.Domain, Name: t.spec.Name, Description: t.spec.Description, Params: router.ParamsFromSchema(t.spec.Parameters)})
+			ix.Upsert(router.Doc{Server: t.spec.Category, Name: t.spec.Name, Description: t.spec.Description, Params: router.ParamsFromSchema(t.spec.Parameters)})
 		}
 		ours, err := MeasureFlow(n, "AdaptBot", func(base string) (string, error) {
 			m, err := provider.New(ctx, provider.Config{Provider: "openai", OpenAIBaseURL: base, Model: "scripted"})

@@ -111,7 +111,7 @@ func (c Case) Check(res sandbox.Result, err error) error {
 	if err == nil {
 		return fmt.Errorf("%s: want a %s error, got success (%.80q)", c.Name, c.Kind, res.Output)
 	}
-	if got := sandbox.KindOf(err); got != c.Kind {
+	if got := adaptbot.FailureOf(err); got != c.Kind {
 		return fmt.Errorf("%s: kind %q, want %q (%v)", c.Name, got, c.Kind, err)
 	}
 	msg := err.Error()
