@@ -38,6 +38,8 @@ type checked struct {
 	source   []byte // gofmt'ed, package clause = tool name
 	spec     *contract.Spec
 	examples []Example
+	// carried are the hosts the examples' requests took each secret to.
+	carried map[string][]string
 }
 
 // verdict is what the gate found: the tool if it passed, otherwise the
@@ -108,15 +110,23 @@ func (g *Generator) checkSource(ctx context.Context, spans *telemetry.Gate, name
 	if err != nil {
 		return nil, nil, err
 	}
+	carried := map[string][]string{}
 	for _, r := range results {
 		if !r.OK {
 			problems = append(problems, r.Error)
+		}
+		for name, hosts := range r.carried {
+			for _, h := range hosts {
+				if !slices.Contains(carried[name], h) {
+					carried[name] = append(carried[name], h)
+				}
+			}
 		}
 	}
 	if len(problems) > 0 {
 		return nil, problems, nil
 	}
-	return &checked{source: src, spec: spec, examples: examples}, nil, nil
+	return &checked{source: src, spec: spec, examples: examples, carried: carried}, nil, nil
 }
 
 // Check puts a tool written elsewhere (a bundle's, say) through the gate a
@@ -356,7 +366,7 @@ func (g *Generator) runExamples(ctx context.Context, name string, src []byte, ou
 		res, err := g.opts.Runner.Run(ectx, sandbox.Call{Tool: name, Source: src, Input: e.Input, Timeout: g.opts.ExampleTimeout})
 		var unlisted []string
 		if rp != nil {
-			unlisted = rp.Problems()
+			unlisted, r.carried = rp.Problems(), rp.Carried()
 		}
 		if err != nil {
 			if ctx.Err() != nil || sandbox.KindOf(err) == adaptbot.FailUnavailable {

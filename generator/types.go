@@ -112,6 +112,15 @@ type Result struct {
 	// Cases says, for a repair, how the version made does on each failing
 	// case it was given.
 	Cases []CaseResult `json:"cases,omitempty"`
+	// Hosts and Secrets are what the version made reaches and names: its
+	// const Hosts and the {{secret:NAME}} it uses.
+	Hosts   []string `json:"hosts,omitempty"`
+	Secrets []string `json:"secrets,omitempty"`
+	// MissingSecrets are the secrets the version made uses that the
+	// person behind the build cannot use yet (none of that name, or one
+	// pinned to other hosts), each with the hosts to pin it to. The build
+	// still succeeds; Summary says how to set them.
+	MissingSecrets []SecretInfo `json:"missing_secrets,omitempty"`
 }
 
 // ErrConflict is returned when a build for the same tool is already running.
@@ -130,6 +139,8 @@ type ExampleResult struct {
 	// act on; empty if it passed.
 	Error string `json:"error,omitempty"`
 	OK    bool   `json:"ok"`
+	// carried are the hosts the run's requests took each secret to.
+	carried map[string][]string
 }
 
 // ExampleReport is the outcome of running a tool's stored examples.
