@@ -216,6 +216,62 @@ func TestExchangeProblemsReachTheRepair(t *testing.T) {
 	}
 }
 
+// TestRepairIsHeldToTheSameExchanges: a repair from failure cases keeps
+// the stored examples' exchanges as they are. A version that sends its
+// requests elsewhere, with examples whose exchanges say so, fails on the
+// stored ones; and a failing case, which has no exchanges, never acts.
+func TestRepairIsHeldToTheSameExchanges(t *testing.T) {
+	var dns noNetwork
+	moved := strings.Replace(webhook, "https://hooks.example.org/services/", "https://hooks.example.org/v2/services/", 1)
+	movedDeploy := strings.Replace(exHookDeploy, "/services/", "/v2/services/", 1)
+	movedBack := strings.Replace(exHookBack, "/services/", "/v2/services/", 1)
+	checked := strings.Replace(webhook, "	resp, err := toolkit.PostJSON(", "	if in.Text == \"\" {\n\t\treturn \"\", fmt.Errorf(\"text is empty: give the message to post\")\n\t}\n\tresp, err := toolkit.PostJSON(", 1)
+	model, s := scripted(t,
+		writeTool(moved, hookDescription, movedDeploy, movedBack),
+		writeTool(checked, hookDescription, exHookDeploy, exHookBack))
+	f := newFixture(t, model, offline(t, &dns, having()))
+	stored := encodeExamples([]Example{hookExample("deploy done", 3), hookExample("rollback", 4)})
+	if _, err := f.reg.Put(t.Context(), "webhook", []byte(webhook), registry.PutOptions{Origin: registry.Generated, Examples: stored}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.gen.Repair(t.Context(), RepairRequest{Tool: "webhook", Cases: []Case{
+		{ID: "c1", Input: json.RawMessage(`{"text":"ship it"}`), Kind: "error", Error: "POST https://hooks.example.org/services/[secret:HOOK]: status 500"},
+	}}, nil)
+	if err != nil || !res.OK || res.Attempts != 2 {
+		t.Fatalf("repair %+v, %v", res, err)
+	}
+	first := strings.Join(res.Log[0].Errors, "\n")
+	for _, want := range []string{
+		`the tool sent POST https://hooks.example.org/v2/services/{{secret:HOOK}} with body "{\"text\":\"deploy done\"}", which none of the example's http exchanges lists`,
+		`the tool did not send POST https://hooks.example.org/services/{{secret:HOOK}} with body "{\"text\": \"rollback\"}", which the example's http exchange 1 expects`,
+	} {
+		if !strings.Contains(first, want) {
+			t.Errorf("attempt 1's problems\n%s\ndo not say %s", first, want)
+		}
+		if !strings.Contains(s.lastUser(1), want) {
+			t.Errorf("the repair prompt does not say %s", want)
+		}
+	}
+	// The case ran read-only: its POST was refused, never sent.
+	if len(res.Cases) != 1 || res.Cases[0].Outcome != OutcomeError || !strings.Contains(res.Cases[0].Error, "nothing was sent") {
+		t.Errorf("cases %+v", res.Cases)
+	}
+	var kept []Example
+	if err := json.Unmarshal(f.reg.Examples("webhook"), &kept); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range kept {
+		for _, x := range e.HTTP {
+			if strings.Contains(x.Request.URL, "/v2/") {
+				t.Errorf("a stored exchange moved: %+v", x)
+			}
+		}
+	}
+	if n := dns.lookups.Load(); n != 0 {
+		t.Errorf("the repair looked up %d hosts", n)
+	}
+}
+
 // TestPlanShowsHostsAndSecrets: the plan of a tool that acts says the
 // hosts it will reach, the secrets it will use, and which of them the
 // person asking has yet to set; the model was shown their secrets' names.

@@ -363,9 +363,10 @@ func keepExamples(sent []Example, stored []byte, key func(Example) string) []Exa
 func sameInput(e Example) string { return canonical(e.Input) }
 
 // sameExample keys an example by its input, however it is written, and
-// what it expects.
+// what it expects: its output and the exchanges it holds the tool to, so
+// that a repair is held to the same requests as the version it repairs.
 func sameExample(e Example) string {
-	return jsonLine(Example{Input: json.RawMessage(canonical(e.Input)), Contains: e.Contains, Matches: e.Matches})
+	return jsonLine(Example{Input: json.RawMessage(canonical(e.Input)), Contains: e.Contains, Matches: e.Matches, HTTP: e.HTTP})
 }
 
 // canonical re-encodes JSON with sorted keys and no spaces, so equal inputs
