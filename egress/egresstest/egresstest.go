@@ -30,6 +30,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -132,7 +133,8 @@ func Forms(v string) []string {
 			out = append(out, s[(8*k+5)/6:8*(k+len(v))/6])
 		}
 	}
-	return out
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // Leaks returns the forms of v (Forms) that text holds.
@@ -146,5 +148,5 @@ func Leaks(text, v string) []string {
 	return out
 }
 
-// String describes a request for an error.
+// describe names a request, for an error.
 func describe(method, rawURL string) string { return fmt.Sprintf("%s %s", method, rawURL) }
