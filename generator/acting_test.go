@@ -130,7 +130,16 @@ func TestBuildToolThatActs(t *testing.T) {
 			}
 			st.mu.Lock()
 			done := st.events[len(st.events)-1]
+			var compiled Event
+			for _, ev := range st.events {
+				if ev.Stage == StageCompile {
+					compiled = ev
+				}
+			}
 			st.mu.Unlock()
+			if !slices.Equal(compiled.Hosts, []string{"hooks.example.org"}) || !slices.Equal(compiled.Secrets, []string{"HOOK"}) {
+				t.Errorf("the compile event shows hosts %q, secrets %q", compiled.Hosts, compiled.Secrets)
+			}
 			if done.Stage != StageDone || done.Message != res.Summary {
 				t.Errorf("the done event %+v does not carry the summary", done)
 			}

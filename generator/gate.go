@@ -98,7 +98,7 @@ func (g *Generator) checkSource(ctx context.Context, spans *telemetry.Gate, name
 		return nil, slices.Concat(earlier, problems), nil
 	}
 
-	emit(Event{Stage: StageCompile, Message: "compiling", Inputs: inputsOf(spec)})
+	emit(Event{Stage: StageCompile, Message: "compiling", Inputs: inputsOf(spec), Hosts: spec.Hosts, Secrets: spec.Secrets})
 	if err := g.opts.Runner.Compile(spans.Stage(ctx, "compile"), name, src); err != nil {
 		if ierr := infrastructure(ctx, err); ierr != nil {
 			return nil, nil, ierr

@@ -191,11 +191,10 @@ type build struct {
 	verdict verdict
 	log     []Attempt
 
-	// secrets are the caller's, for the write prompt and the result;
-	// secretsKnown says the list was read.
-	secrets      []SecretInfo
-	secretsKnown bool
-	secretsRead  bool
+	// secrets are the caller's, read once (secretsRead), for the write
+	// prompt and the result.
+	secrets     []SecretInfo
+	secretsRead bool
 
 	entry   registry.Entry // what register or delete did
 	failure string         // why the build was refused, for people

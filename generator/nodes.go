@@ -143,7 +143,7 @@ func toolName(s string) string {
 // create asks the model for a new tool, showing it the tools it may call.
 func (g *Generator) create(ctx context.Context, b *build) (*build, error) {
 	b.system = writeSystem(g.categories())
-	mine, _ := g.callerSecrets(ctx, b)
+	mine := g.callerSecrets(ctx, b)
 	b.task = createTask(b.name, b.summary, b.req.Text, g.callables(ctx, b.name, b.summary+"\n"+b.req.Text, nil), mine)
 	return g.write(ctx, b, b.task, StageWrite, "writing the code")
 }
@@ -157,7 +157,7 @@ func (g *Generator) modify(ctx context.Context, b *build) (*build, error) {
 		return g.write(ctx, b, b.task, StageWrite, "writing the repair")
 	}
 	e, _ := g.opts.Registry.Entry(b.name)
-	mine, _ := g.callerSecrets(ctx, b)
+	mine := g.callerSecrets(ctx, b)
 	b.task = modifyTask(b.current, b.summary, b.req.Text, g.opts.Registry.Examples(b.name),
 		g.callables(ctx, b.name, b.summary+"\n"+b.req.Text, e.Uses), mine)
 	return g.write(ctx, b, b.task, StageWrite, "writing the code")

@@ -59,7 +59,7 @@ func (g *Generator) Plan(ctx context.Context, request string) (*Plan, error) {
 	if request == "" {
 		return nil, fmt.Errorf("the request is empty: say what the tool should do")
 	}
-	mine, _ := g.secretNames(ctx)
+	mine := g.secretNames(ctx)
 	raw, err := llm.Structured(ctx, g.opts.Model, planMessages(request, g.opts.Registry.List(), mine), planFunction)
 	if err != nil {
 		return nil, err

@@ -52,28 +52,26 @@ func (s storeSecrets) SecretNames(ctx context.Context) ([]SecretInfo, error) {
 	return out, nil
 }
 
-// secretNames asks Options.Secrets for the caller's secrets. known is
-// false when there is no lister or it failed (logged): nothing can be said
-// of what the caller has then.
-func (g *Generator) secretNames(ctx context.Context) (list []SecretInfo, known bool) {
+// secretNames asks Options.Secrets for the caller's secrets: none when
+// there is no lister or it failed (logged).
+func (g *Generator) secretNames(ctx context.Context) []SecretInfo {
 	if g.opts.Secrets == nil {
-		return nil, false
+		return nil
 	}
 	list, err := g.opts.Secrets.SecretNames(ctx)
 	if err != nil {
 		g.opts.Log.Warn("generator: the caller's secrets could not be listed", "err", err)
-		return nil, false
+		return nil
 	}
-	return list, true
+	return list
 }
 
 // callerSecrets reads the caller's secrets once per build.
-func (g *Generator) callerSecrets(ctx context.Context, b *build) ([]SecretInfo, bool) {
+func (g *Generator) callerSecrets(ctx context.Context, b *build) []SecretInfo {
 	if !b.secretsRead {
-		b.secrets, b.secretsKnown = g.secretNames(ctx)
-		b.secretsRead = true
+		b.secrets, b.secretsRead = g.secretNames(ctx), true
 	}
-	return b.secrets, b.secretsKnown
+	return b.secrets
 }
 
 // missing are the secrets the checked tool t needs that the caller of
@@ -83,8 +81,7 @@ func (g *Generator) missing(ctx context.Context, b *build, t *checked) []SecretI
 	if len(need) == 0 {
 		return nil
 	}
-	have, _ := g.callerSecrets(ctx, b)
-	return missingSecrets(need, have)
+	return missingSecrets(need, g.callerSecrets(ctx, b))
 }
 
 // missingSecrets are the secrets a tool names (need, with the hosts its

@@ -75,6 +75,10 @@ type Event struct {
 	// Inputs are the new source's parameters, "name (type)", once it
 	// passes its checks (compile stage), so a person sees what it takes.
 	Inputs []string `json:"inputs,omitempty"`
+	// Hosts and Secrets are the hosts the new source declares and the
+	// secrets it names, with Inputs (compile stage): what it will reach.
+	Hosts   []string `json:"hosts,omitempty"`
+	Secrets []string `json:"secrets,omitempty"`
 	// Problems are why a repair is needed: the previous attempt's errors
 	// (repair stage).
 	Problems []string `json:"problems,omitempty"`
