@@ -58,6 +58,10 @@ type Event struct {
 	// Inputs are the new source's parameters, "name (type)", once it
 	// passes its checks (compile stage), so a person sees what it takes.
 	Inputs []string `json:"inputs,omitempty"`
+	// Hosts and Secrets are the hosts the new source declares and the
+	// secrets it names, with Inputs (compile stage): what it will reach.
+	Hosts   []string `json:"hosts,omitempty"`
+	Secrets []string `json:"secrets,omitempty"`
 	// Problems are why a repair is needed: the previous attempt's errors
 	// (repair stage).
 	Problems []string `json:"problems,omitempty"`
@@ -97,6 +101,24 @@ type BuildResult struct {
 	// Cases says, for a repair, how the version made does on each failing
 	// case it was given.
 	Cases []CaseResult `json:"cases,omitempty"`
+	// Hosts and Secrets are what the version made reaches and names: its
+	// const Hosts and the {{secret:NAME}} it uses.
+	Hosts   []string `json:"hosts,omitempty"`
+	Secrets []string `json:"secrets,omitempty"`
+	// MissingSecrets are the secrets the version made uses that the
+	// person behind the build cannot use yet (none of that name, or one
+	// pinned to other hosts), each with the hosts to pin it to. The build
+	// still succeeds; Summary says how to set them.
+	MissingSecrets []SecretInfo `json:"missing_secrets,omitempty"`
+}
+
+// SecretInfo names a secret without its value: the hosts it is pinned to,
+// and whether it is the team's (shared) or the person's own.
+type SecretInfo struct {
+	Name  string   `json:"name"`
+	Hosts []string `json:"hosts,omitempty"`
+	// Shared: the team's (set by an admin), not the person's own.
+	Shared bool `json:"shared,omitempty"`
 }
 
 // ExampleResult is one example's run.
@@ -171,6 +193,14 @@ type Plan struct {
 	Tool    string   `json:"tool"`
 	Summary string   `json:"summary"`
 	Inputs  []string `json:"inputs,omitempty"`
+	// Hosts are the hosts a tool that acts will reach, and Secrets the
+	// names of the secrets it will use ({{secret:NAME}}), as planned.
+	Hosts   []string `json:"hosts,omitempty"`
+	Secrets []string `json:"secrets,omitempty"`
+	// MissingSecrets are the planned secrets the person asking cannot use
+	// yet (none of that name, or one pinned to other hosts): the build
+	// still runs, and they are to be set before the tool is used.
+	MissingSecrets []SecretInfo `json:"missing_secrets,omitempty"`
 }
 
 // RollbackRequest is the body of POST /api/tools/NAME/rollback.

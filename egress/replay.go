@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 
@@ -29,6 +30,7 @@ type Replay struct {
 	ex       []adaptbot.Exchange
 	used     []bool
 	problems []string
+	carried  map[string][]string // secret → the hosts of the answered requests that named it
 }
 
 // NewReplay returns the Replay of an example's exchanges.
@@ -52,6 +54,19 @@ func ReplayFrom(ctx context.Context) *Replay {
 
 // Sender returns the Sender of t's requests, answered by r.
 func (r *Replay) Sender(t Tool) toolkit.Sender { return replaySender{r: r, t: t} }
+
+// Carried returns, for each secret the answered requests named, the hosts
+// they went to (names, in lower case): where the tool needs that secret to
+// be pinned. A build tells the person which secret to set, for which host.
+func (r *Replay) Carried() map[string][]string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[string][]string, len(r.carried))
+	for k, v := range r.carried {
+		out[k] = append([]string(nil), v...)
+	}
+	return out
+}
 
 // Problems lists what the run did wrong against the exchanges: requests
 // not listed (or refused), and exchanges left out.
@@ -99,6 +114,14 @@ func (s replaySender) Send(_ context.Context, req toolkit.Request) (toolkit.Resp
 			continue
 		}
 		r.used[i] = true
+		for _, name := range p.names {
+			if r.carried == nil {
+				r.carried = map[string][]string{}
+			}
+			if !slices.Contains(r.carried[name], p.host) {
+				r.carried[name] = append(r.carried[name], p.host)
+			}
+		}
 		out := toolkit.Response{Status: e.Response.Status, Header: map[string]string{}, Body: e.Response.Body}
 		if out.Status == 0 {
 			out.Status = http.StatusOK

@@ -155,7 +155,7 @@ func (g *Generator) checkDependents(ctx context.Context, name string, src []byte
 			out = append(out, rep)
 			continue
 		}
-		results, err := g.runExamples(ctx, d, t.Code, t.Output, examples, func(Event) {}, cand)
+		results, _, err := g.runExamples(ctx, d, t.Code, t.Output, examples, func(Event) {}, cand)
 		if err != nil {
 			return out, err
 		}

@@ -49,6 +49,16 @@
 // clear error, never a panic or a timeout) and the stored examples kept as
 // they are; the cases that now give a result become examples.
 //
+// Tools that act (secrets.go, docs/acting.md): the write prompt teaches
+// toolkit.Do, toolkit.PostJSON, {{secret:NAME}}, const Hosts and the http
+// exchanges an example carries, and lists the secrets the person asking
+// can use, by name and host (Options.Secrets), never their values. The
+// gate answers such a tool's requests from its examples' exchanges
+// (egress.Replay): no example reaches the network or needs a value, so a
+// tool that needs a secret the person lacks is still built, and
+// Result.MissingSecrets says which to set and how. A plan says the hosts
+// and secrets a tool will need (Plan.Hosts, Plan.Secrets).
+//
 // The examples are stored beside the tool (registry.ExamplesFile) and re-run
 // by TestTool (`adaptbot tools test <name>`) and, through RetestOnChange,
 // whenever a tool's source changes outside a build.

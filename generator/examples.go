@@ -36,7 +36,7 @@ func (g *Generator) TestTool(ctx context.Context, name string) (*ExampleReport, 
 	if len(examples) == 0 {
 		return nil, fmt.Errorf("%s: %w", name, ErrNoExamples)
 	}
-	results, err := g.runExamples(ctx, name, t.Code, t.Output, examples, func(Event) {})
+	results, _, err := g.runExamples(ctx, name, t.Code, t.Output, examples, func(Event) {})
 	if err != nil {
 		return nil, err
 	}

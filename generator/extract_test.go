@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"adaptbot"
 	"adaptbot/llm"
 )
 
@@ -101,6 +102,27 @@ func TestParseReply(t *testing.T) {
 			resp: llm.Response{Calls: []llm.FunctionCall{{Name: writeToolName, Arguments: json.RawMessage(
 				"{\"source\": \"" + strings.ReplaceAll(tinyTool, `"`, `\"`) + "\",\n\"examples\": [{\"input\": {\"text\": \"hi\"}, \"contains\": \"hi\"},\n\t{\"input\": {\"text\": \"3\"}, \"matches\": \"^3$\"}]}")}}},
 			wantExamples: wantExamples,
+		},
+		{
+			name: "http exchanges, bodies as JSON, status as text",
+			resp: llm.Response{Calls: []llm.FunctionCall{{Name: writeToolName, Arguments: args(map[string]any{
+				"source": tinyTool, "examples": []any{map[string]any{"input": map[string]any{"text": "hi"}, "contains": "hi", "http": []any{
+					map[string]any{"request": map[string]any{"method": "post", "url": " https://api.example.com/x?k={{secret:K}} ", "body": map[string]any{"a": 1}},
+						"response": map[string]any{"status": "201", "headers": map[string]any{"X-N": 2}, "body": []any{1, 2}}},
+					map[string]any{"request": map[string]any{"url": "https://api.example.com/y"}, "response": map[string]any{}},
+				}}}})}}},
+			wantExamples: []Example{{Input: json.RawMessage(`{"text":"hi"}`), Contains: "hi", HTTP: []adaptbot.Exchange{
+				{Request: adaptbot.ExchangeRequest{Method: "POST", URL: "https://api.example.com/x?k={{secret:K}}", Body: `{"a":1}`},
+					Response: adaptbot.ExchangeResponse{Status: 201, Headers: map[string]string{"X-N": "2"}, Body: "[1,2]"}},
+				{Request: adaptbot.ExchangeRequest{URL: "https://api.example.com/y"}},
+			}}},
+		},
+		{
+			name: "an exchange that is not one",
+			resp: llm.Response{Calls: []llm.FunctionCall{{Name: writeToolName, Arguments: args(map[string]any{
+				"source": tinyTool, "examples": []any{map[string]any{"input": map[string]any{"text": "hi"}, "contains": "hi", "http": []any{
+					map[string]any{"request": map[string]any{"url": "https://api.example.com/"}, "response": map[string]any{"status": "ok"}}}}}})}}},
+			wantProblem: `example 1, http exchange 1: status "ok" is not a number`,
 		},
 		{
 			name:        "arguments that are not JSON",

@@ -187,6 +187,7 @@ func newFixture(t *testing.T, model llm.Model, options ...fixtureOption) *fixtur
 	for _, o := range options {
 		o(&opts, &ropts)
 	}
+	runner = opts.Runner
 	reg, err := registry.Open(t.Context(), ropts)
 	if err != nil {
 		t.Fatal(err)

@@ -38,6 +38,8 @@ type checked struct {
 	source   []byte // gofmt'ed, package clause = tool name
 	spec     *contract.Spec
 	examples []Example
+	// carried are the hosts the examples' requests took each secret to.
+	carried map[string][]string
 }
 
 // verdict is what the gate found: the tool if it passed, otherwise the
@@ -96,7 +98,7 @@ func (g *Generator) checkSource(ctx context.Context, spans *telemetry.Gate, name
 		return nil, slices.Concat(earlier, problems), nil
 	}
 
-	emit(Event{Stage: StageCompile, Message: "compiling", Inputs: inputsOf(spec)})
+	emit(Event{Stage: StageCompile, Message: "compiling", Inputs: inputsOf(spec), Hosts: spec.Hosts, Secrets: spec.Secrets})
 	if err := g.opts.Runner.Compile(spans.Stage(ctx, "compile"), name, src); err != nil {
 		if ierr := infrastructure(ctx, err); ierr != nil {
 			return nil, nil, ierr
@@ -104,7 +106,7 @@ func (g *Generator) checkSource(ctx context.Context, spans *telemetry.Gate, name
 		return nil, []string{compileProblem(err)}, nil
 	}
 
-	results, err := g.runExamples(spans.Stage(ctx, "examples"), name, src, spec.Output, examples, emit)
+	results, carried, err := g.runExamples(spans.Stage(ctx, "examples"), name, src, spec.Output, examples, emit)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -116,7 +118,7 @@ func (g *Generator) checkSource(ctx context.Context, spans *telemetry.Gate, name
 	if len(problems) > 0 {
 		return nil, problems, nil
 	}
-	return &checked{source: src, spec: spec, examples: examples}, nil, nil
+	return &checked{source: src, spec: spec, examples: examples, carried: carried}, nil, nil
 }
 
 // Check puts a tool written elsewhere (a bundle's, say) through the gate a
@@ -329,17 +331,18 @@ func checkExamples(examples []Example, spec *contract.Spec, validate bool) []str
 // returns an Output struct), that the result fits it. The tools it calls
 // are the real ones, with overrides in place of theirs. The error is for an
 // unavailable sandbox or a cancelled build; a failing example is a result.
-func (g *Generator) runExamples(ctx context.Context, name string, src []byte, output json.RawMessage, examples []Example, emit func(Event), overrides ...registry.Tool) ([]ExampleResult, error) {
+func (g *Generator) runExamples(ctx context.Context, name string, src []byte, output json.RawMessage, examples []Example, emit func(Event), overrides ...registry.Tool) ([]ExampleResult, map[string][]string, error) {
 	ctx = g.calling(ctx, name, overrides...)
 	var schema *contract.Schema
 	if len(output) > 0 {
 		var err error
 		if schema, err = contract.CompileSchema(output); err != nil {
-			return nil, fmt.Errorf("tool %s: output schema: %w", name, err)
+			return nil, nil, fmt.Errorf("tool %s: output schema: %w", name, err)
 		}
 	}
 	replay, tool := replays(name, src, examples)
 	out := make([]ExampleResult, 0, len(examples))
+	carried := map[string][]string{} // the hosts the requests took each secret to
 	for i, e := range examples {
 		emit(Event{Stage: StageExample, Message: fmt.Sprintf("running example %d of %d", i+1, len(examples)), Example: i + 1, Examples: len(examples)})
 		r := ExampleResult{Example: e}
@@ -357,10 +360,17 @@ func (g *Generator) runExamples(ctx context.Context, name string, src []byte, ou
 		var unlisted []string
 		if rp != nil {
 			unlisted = rp.Problems()
+			for secret, hosts := range rp.Carried() {
+				for _, h := range hosts {
+					if !slices.Contains(carried[secret], h) {
+						carried[secret] = append(carried[secret], h)
+					}
+				}
+			}
 		}
 		if err != nil {
 			if ctx.Err() != nil || adaptbot.FailureOf(err) == adaptbot.FailUnavailable {
-				return out, fmt.Errorf("%s: %w", where, err)
+				return out, carried, fmt.Errorf("%s: %w", where, err)
 			}
 			r.Error = where + ": " + strings.Join(append([]string{runProblem(err)}, unlisted...), "; ")
 			out = append(out, r)
@@ -382,7 +392,7 @@ func (g *Generator) runExamples(ctx context.Context, name string, src []byte, ou
 		r.OK = r.Error == ""
 		out = append(out, r)
 	}
-	return out, nil
+	return out, carried, nil
 }
 
 // replays reports whether the examples of the tool name, whose source is

@@ -83,6 +83,11 @@ type Options struct {
 	// building one name at once, whoever named the tool (the request or
 	// the model).
 	Claim func(ctx context.Context, name string) (release func(), err error)
+	// Secrets lists the secrets the person behind a build can use (names
+	// and hosts, never values): the write prompt shows them, and a built
+	// tool that needs one the person lacks says so in its Result. nil
+	// knows none, so every secret a tool names is reported missing.
+	Secrets Secrets
 }
 
 // Generator builds, changes and deletes tools. It is safe for concurrent
@@ -187,6 +192,11 @@ type build struct {
 	verdict verdict
 	log     []Attempt
 
+	// secrets are the caller's, read once (secretsRead), for the write
+	// prompt and the result.
+	secrets     []SecretInfo
+	secretsRead bool
+
 	entry   registry.Entry // what register or delete did
 	failure string         // why the build was refused, for people
 	// dependents are the last runs of the examples of the tools that use
@@ -254,6 +264,13 @@ func (g *Generator) Build(ctx context.Context, req Request, progress func(Event)
 	default:
 		res.OK = true
 		res.Summary = successFor(b)
+		if t := b.verdict.tool; t != nil && b.op != Delete {
+			res.Hosts, res.Secrets = t.spec.Hosts, t.spec.Secrets
+			res.MissingSecrets = g.missing(ctx, b, t)
+			if hint := setSecretHint(b.name, res.MissingSecrets); hint != "" {
+				res.Summary += " " + hint
+			}
+		}
 	}
 	if res.OK {
 		b.emit(Event{Stage: StageDone, Message: res.Summary})

@@ -144,7 +144,8 @@ func toolName(s string) string {
 // create asks the model for a new tool, showing it the tools it may call.
 func (g *Generator) create(ctx context.Context, b *build) (*build, error) {
 	b.system = writeSystem(g.categories())
-	b.task = createTask(b.name, b.summary, b.req.Text, g.callables(ctx, b.name, b.summary+"\n"+b.req.Text, nil))
+	mine := g.callerSecrets(ctx, b)
+	b.task = createTask(b.name, b.summary, b.req.Text, g.callables(ctx, b.name, b.summary+"\n"+b.req.Text, nil), mine)
 	return g.write(ctx, b, b.task, StageWrite, "writing the code")
 }
 
@@ -157,8 +158,9 @@ func (g *Generator) modify(ctx context.Context, b *build) (*build, error) {
 		return g.write(ctx, b, b.task, StageWrite, "writing the repair")
 	}
 	e, _ := g.opts.Registry.Entry(b.name)
+	mine := g.callerSecrets(ctx, b)
 	b.task = modifyTask(b.current, b.summary, b.req.Text, g.opts.Registry.Examples(b.name),
-		g.callables(ctx, b.name, b.summary+"\n"+b.req.Text, e.Uses))
+		g.callables(ctx, b.name, b.summary+"\n"+b.req.Text, e.Uses), mine)
 	return g.write(ctx, b, b.task, StageWrite, "writing the code")
 }
 
@@ -362,9 +364,10 @@ func keepExamples(sent []Example, stored []byte, key func(Example) string) []Exa
 func sameInput(e Example) string { return canonical(e.Input) }
 
 // sameExample keys an example by its input, however it is written, and
-// what it expects.
+// what it expects: its output and the exchanges it holds the tool to, so
+// that a repair is held to the same requests as the version it repairs.
 func sameExample(e Example) string {
-	return jsonLine(Example{Input: json.RawMessage(canonical(e.Input)), Contains: e.Contains, Matches: e.Matches})
+	return jsonLine(Example{Input: json.RawMessage(canonical(e.Input)), Contains: e.Contains, Matches: e.Matches, HTTP: e.HTTP})
 }
 
 // canonical re-encodes JSON with sorted keys and no spaces, so equal inputs

@@ -41,7 +41,11 @@ var writeToolFunction = llm.Function{
 		`"examples":{"type":"array","minItems":2,"items":{"type":"object","properties":{` +
 		`"input":{"type":"object","description":"the arguments: a JSON object of Input's fields"},` +
 		`"contains":{"type":"string","description":"text the output must contain"},` +
-		`"matches":{"type":"string","description":"an RE2 regular expression the output must match"}},` +
+		`"matches":{"type":"string","description":"an RE2 regular expression the output must match"},` +
+		`"http":{"type":"array","description":"for a tool that sends requests: each request it sends on this input, in order, with the answer it gets; they stand in for the network","items":{"type":"object","properties":{` +
+		`"request":{"type":"object","properties":{"method":{"type":"string"},"url":{"type":"string","description":"as the tool writes it, {{secret:NAME}} included"},"body":{"type":"string"}},"required":["url"]},` +
+		`"response":{"type":"object","properties":{"status":{"type":"integer"},"headers":{"type":"object","additionalProperties":{"type":"string"}},"body":{"type":"string"}}}},` +
+		`"required":["request","response"]}}},` +
 		`"required":["input"]}}},` +
 		`"required":["source","description","category","examples"]}`),
 }
@@ -132,6 +136,54 @@ func Execute(ctx context.Context, in Input) (Stats, error) {
 }
 `
 
+// exampleActingTool is the tool shown to the model as the pattern of one
+// that acts: a declared host, a secret, a POST; exampleActingExample is its
+// example, with the exchange that stands in for the network.
+const exampleActingTool = `// Package post_message posts a message to the team's chat channel through
+// its incoming webhook.
+package post_message
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"adaptbot/toolkit"
+)
+
+// Hosts are the hosts the tool reaches: its requests go to no other.
+const Hosts = "hooks.example.org"
+
+// Input is the message to post.
+type Input struct {
+	Text string ` + "`json:\"text\" jsonschema:\"the message to post\"`" + `
+}
+
+// Execute posts in.Text to the channel.
+func Execute(ctx context.Context, in Input) (string, error) {
+	if strings.TrimSpace(in.Text) == "" {
+		return "", errors.New("text is empty: give the message to post")
+	}
+	// The webhook's address holds a secret: the server puts its value in.
+	resp, err := toolkit.PostJSON(ctx, "https://hooks.example.org/services/{{secret:TEAM_HOOK}}", nil,
+		map[string]string{"text": in.Text})
+	if err != nil {
+		return "", fmt.Errorf("posting the message: %w", err)
+	}
+	var out struct {
+		OK bool ` + "`json:\"ok\"`" + `
+	}
+	if err := json.Unmarshal([]byte(resp.Body), &out); err != nil || !out.OK {
+		return "", fmt.Errorf("the channel did not take the message: %s", resp.Body)
+	}
+	return fmt.Sprintf("Posted %q to the channel.", in.Text), nil
+}
+`
+
+const exampleActingExample = `{"input": {"text": "deploy done"}, "contains": "Posted", "http": [{"request": {"method": "POST", "url": "https://hooks.example.org/services/{{secret:TEAM_HOOK}}", "body": "{\"text\":\"deploy done\"}"}, "response": {"status": 200, "headers": {"Content-Type": "application/json"}, "body": "{\"ok\":true}"}}]}`
+
 // writeSystem is the system prompt of every create, modify and repair call:
 // the contract, the imports, the toolkit, the interpreter's Go and the answer
 // format.
@@ -163,7 +215,20 @@ A tool has no network access except through package toolkit, imported as "` + co
 - toolkit.GetJSON(ctx context.Context, url string, v any) error: a GET that decodes the JSON body into v.
 - toolkit.QueryEscape(s string) string: escapes s for a URL query.
 - toolkit.ErrBlocked is wrapped by the error for a destination the egress policy refuses.
-Pass ctx along. Use public HTTPS APIs that need no key, and decode only the fields you need.
+Pass ctx along, and decode only the fields you need. The server sends every request for the tool.
+
+# Requests that act, and secrets
+To send a body, a method other than GET, or headers (post to a webhook, open an issue, add a calendar event, read an API behind a key):
+- toolkit.Do(ctx context.Context, req toolkit.Request) (toolkit.Response, error), with toolkit.Request{Method, URL string; Header map[string]string; Body string} and toolkit.Response{Status int; Header map[string]string; Body string}: sends one request and returns the answer whatever its status, so check resp.Status yourself.
+- toolkit.PostJSON(ctx context.Context, url string, header map[string]string, body any) (toolkit.Response, error): encodes body as JSON, POSTs it with Content-Type application/json, and fails on a status outside 2xx.
+- A tool that sends anything but GET or HEAD, or uses a secret, declares every host it reaches: ` + "`const Hosts = \"api.example.com, hooks.example.org\"`" + ` (a host name matches any port). A request to another host is refused.
+- A key, token or password is never an Input field and never written in the code. Write its placeholder {{secret:NAME}} in the URL's path or query, or in a header's value (` + "`\"Authorization\": \"Bearer {{secret:GITHUB_TOKEN}}\"`" + `): the server puts the value of the person asking in, only on its way to that secret's hosts, and masks it in the answer. Never put one in the body, the host or a header's name. NAME is a letter, then letters, digits and _, in upper case.
+- Do not set Host, User-Agent, Content-Length, Transfer-Encoding, Connection or Proxy-* headers: the server sets them.
+- Every request but GET and HEAD waits for the person asking to approve it. A denial comes back as an error that says nothing was sent: return it with what you were doing.
+- The response body is text: decode JSON with encoding/json.
+
+A complete tool that acts, with one of its examples:
+` + "```go\n" + exampleActingTool + "```\n" + exampleActingExample + `
 
 # Calling other tools
 A tool may call the tools listed in the request, through the same package:
@@ -197,15 +262,16 @@ Call write_tool with:
 - description: one sentence on what the tool does;
 - category: as above;
 - examples: at least 2, each {"input": {...}, "contains": "..."} or {"input": {...}, "matches": "..."}. input is a JSON object of Input's fields; contains is text the output must contain, matches an RE2 regular expression it must match. Every example is run before the tool is saved, so pick inputs whose output you are sure of: the main use and an edge case, expecting a short, telling part of the output (a number, a key word), not all of it. For a struct result the output is its JSON encoding. For data from the network, expect its shape, not its value (matches "[0-9]").
+- http, in each example of a tool that uses toolkit.Do or toolkit.PostJSON or declares Hosts: every request the tool sends on that input, in the order sent, each with the answer the real service gives: {"request": {"method", "url", "body"}, "response": {"status", "headers", "body"}}. Examples never reach the network: the tool's requests are answered from them, matched by method, URL (query in any order) and body (two JSON bodies match when they hold the same value), with each secret written as its placeholder, never a value. An example fails if the tool sends a request it does not list, or leaves a listed one out. An example whose input the tool refuses before sending anything lists none. A tool that only reads with toolkit.Get or GetJSON may list its exchanges too, which makes its examples independent of the network.
 `)
 	return b.String()
 }
 
 // createTask is the user message of a create.
-func createTask(name, summary, request string, tools []callable) string {
+func createTask(name, summary, request string, tools []callable, secrets []SecretInfo) string {
 	return fmt.Sprintf(`Write the tool %q.
 What it must do: %s
-The user's request: %s`, name, summary, request) + callableSection(tools)
+The user's request: %s`, name, summary, request) + callableSection(tools) + secretsSection(secrets)
 }
 
 // callableSection lists the tools the tool being written may call, each
@@ -224,7 +290,7 @@ func callableSection(tools []callable) string {
 
 // modifyTask is the user message of a modify: the change and everything the
 // tool is now.
-func modifyTask(t registry.Tool, summary, request string, examples []byte, tools []callable) string {
+func modifyTask(t registry.Tool, summary, request string, examples []byte, tools []callable, secrets []SecretInfo) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `Change the tool %q. Keep its name and keep everything it already does unless the change says otherwise. Its current examples are run again whether or not you send them: to change what one expects, because the change makes it wrong, send it again with the same input. Add at least one example for the change.
 The change: %s
@@ -238,6 +304,7 @@ Current source:
 		b.WriteString("Current examples: (none)")
 	}
 	b.WriteString(callableSection(tools))
+	b.WriteString(secretsSection(secrets))
 	return b.String() + "\n"
 }
 

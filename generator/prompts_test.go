@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -68,8 +69,9 @@ func TestPrompts(t *testing.T) {
 			Parameters: json.RawMessage(`{"type": "object", "properties": {"expression": {"type": "string", "description": "the arithmetic expression"}}, "required": ["expression"]}`)},
 		{Name: "files__read", Description: "Reads a file.", Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)},
 	}
-	create := createTask("roman_numerals", "Convert integers to Roman numerals and back.", "convert 2024 to roman numerals", callables)
-	modify := modifyTask(current, "Accept numerals with spaces around them.", "make the roman tool ignore spaces", examples, callables[:1])
+	secrets := []SecretInfo{{Name: "CAL", Hosts: []string{"cal.example.com"}}, {Name: "TEAM_HOOK", Hosts: []string{"hooks.example.org", "hooks.example.net"}, Shared: true}}
+	create := createTask("roman_numerals", "Convert integers to Roman numerals and back.", "convert 2024 to roman numerals", callables, nil)
+	modify := modifyTask(current, "Accept numerals with spaces around them.", "make the roman tool ignore spaces", examples, callables[:1], nil)
 	var ex []Example
 	json.Unmarshal(examples, &ex) //nolint:errcheck // a constant
 	repair := repairTask(create, 1, 3, compileError("roman_numerals"), []string{
@@ -85,7 +87,9 @@ func TestPrompts(t *testing.T) {
 		{"decide", decideMessages("convert 2024 to roman numerals", tools), decideFunction},
 		{"decide_no_tools", decideMessages("make a tool that tells the weather", nil), decideFunction},
 		{"create", []llm.Message{{Role: llm.System, Content: system}, {Role: llm.User, Content: create}}, writeToolFunction},
-		{"create_no_categories", []llm.Message{{Role: llm.System, Content: writeSystem(nil)}, {Role: llm.User, Content: createTask("roman_numerals", "Convert integers to Roman numerals and back.", "convert 2024 to roman numerals", nil)}}, writeToolFunction},
+		{"create_no_categories", []llm.Message{{Role: llm.System, Content: writeSystem(nil)}, {Role: llm.User, Content: createTask("roman_numerals", "Convert integers to Roman numerals and back.", "convert 2024 to roman numerals", nil, nil)}}, writeToolFunction},
+		{"create_with_secrets", []llm.Message{{Role: llm.System, Content: system}, {Role: llm.User, Content: createTask("add_event", "Add an event to the person's calendar on their CalDAV server.", "add lunch with Sam on Friday at noon to my calendar", nil, secrets)}}, writeToolFunction},
+		{"plan", planMessages("post the release notes to our team channel", tools, secrets), planFunction},
 		{"modify", []llm.Message{{Role: llm.System, Content: system}, {Role: llm.User, Content: modify}}, writeToolFunction},
 		{"repair", []llm.Message{{Role: llm.System, Content: system}, {Role: llm.User, Content: repair}}, writeToolFunction},
 		{"repair_cases", []llm.Message{{Role: llm.System, Content: system}, {Role: llm.User, Content: repairCasesTask(registry.Tool{
@@ -104,7 +108,7 @@ func TestPrompts(t *testing.T) {
 }
 
 func TestFunctionSchemasAreJSON(t *testing.T) {
-	for _, fn := range []llm.Function{decideFunction, writeToolFunction} {
+	for _, fn := range []llm.Function{decideFunction, writeToolFunction, planFunction} {
 		if !json.Valid(fn.Parameters) {
 			t.Errorf("%s parameters are not valid JSON", fn.Name)
 		}
@@ -123,10 +127,44 @@ func TestWriteSystemStatesTheRules(t *testing.T) {
 		"Return errors, never panic", "Existing categories: finance",
 		"toolkit.Call(ctx context.Context, name string, args any) (string, error)", "toolkit.CallJSON(", "string literal", "may not call itself",
 		"write_tool", "at least 2", `"contains"`, `"matches"`,
+		"toolkit.Do(ctx context.Context, req toolkit.Request) (toolkit.Response, error)", "toolkit.Request{Method, URL string; Header map[string]string; Body string}",
+		"toolkit.Response{Status int; Header map[string]string; Body string}", "toolkit.PostJSON(ctx context.Context, url string, header map[string]string, body any) (toolkit.Response, error)",
+		"{{secret:NAME}}", "never an Input field", "Never put one in the body", `const Hosts = "api.example.com, hooks.example.org"`,
+		"waits for the person asking to approve it", `"http"`, "never reach the network", "sends a request it does not list, or leaves a listed one out",
 	} {
 		if !strings.Contains(p, want) {
 			t.Errorf("the write prompt does not say %q", want)
 		}
+	}
+}
+
+// TestActingExampleToolPassesTheGate keeps the tool that acts in the
+// prompt honest too: with the example shown beside it and one more, it
+// passes the gate, answered from the exchanges, and its secret and host
+// are what the build reports.
+func TestActingExampleToolPassesTheGate(t *testing.T) {
+	f := newFixture(t, nil)
+	examples, problems := decodeExamples(json.RawMessage("[" + exampleActingExample + "]"))
+	if len(problems) > 0 || len(examples) != 1 || len(examples[0].HTTP) != 1 {
+		t.Fatalf("the prompt's example does not decode: %q %+v", problems, examples)
+	}
+	second := Example{Input: json.RawMessage(`{"text":"rollback"}`), Contains: "Posted \"rollback\"", HTTP: []adaptbot.Exchange{{
+		Request:  adaptbot.ExchangeRequest{Method: "POST", URL: "https://hooks.example.org/services/{{secret:TEAM_HOOK}}", Body: `{"text":"rollback"}`},
+		Response: adaptbot.ExchangeResponse{Body: `{"ok":true}`},
+	}}}
+	c := candidate{Source: exampleActingTool, Examples: []Example{examples[0], second}}
+	v, err := f.gen.gate(t.Context(), "post_message", c, func(Event) {})
+	if err != nil || v.tool == nil {
+		t.Fatalf("the acting example tool fails the gate: %q, %v", v.problems, err)
+	}
+	if len(v.fixed) != 0 {
+		t.Errorf("the acting example tool needed fixes: %q", v.fixed)
+	}
+	if got := v.tool.spec.Hosts; !slices.Equal(got, []string{"hooks.example.org"}) {
+		t.Errorf("hosts %q", got)
+	}
+	if got := neededSecrets(v.tool.spec.Secrets, v.tool.carried, v.tool.spec.Hosts); len(got) != 1 || got[0].Name != "TEAM_HOOK" || !slices.Equal(got[0].Hosts, []string{"hooks.example.org"}) {
+		t.Errorf("needed secrets %+v", got)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"adaptbot"
 	"adaptbot/clip"
 	"adaptbot/contract"
+	"adaptbot/egress"
 	"adaptbot/sandbox"
 )
 
@@ -169,7 +170,11 @@ func (g *Generator) checkCases(ctx context.Context, name string, t *checked, cas
 			results = append(results, r)
 			continue
 		}
-		res, err := g.opts.Runner.Run(ctx, sandbox.Call{Tool: name, Source: t.source, Input: c.Input, Timeout: g.opts.ExampleTimeout})
+		// A case has no exchanges to answer its requests: it runs as an
+		// example without them does, GET and HEAD only, so that it never
+		// acts.
+		cctx := egress.Bind(egress.WithReadOnly(ctx), nil, egress.Tool{Name: name, SHA256: adaptbot.Digest(t.source), Hosts: t.spec.Hosts})
+		res, err := g.opts.Runner.Run(cctx, sandbox.Call{Tool: name, Source: t.source, Input: c.Input, Timeout: g.opts.ExampleTimeout})
 		var se *sandbox.Error
 		switch {
 		case err == nil:

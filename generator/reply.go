@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
+	"adaptbot"
 	"adaptbot/llm"
 )
 
@@ -137,14 +139,92 @@ func decodeExamples(raw json.RawMessage) ([]Example, []string) {
 			Input    json.RawMessage `json:"input"`
 			Contains any             `json:"contains"`
 			Matches  any             `json:"matches"`
+			HTTP     json.RawMessage `json:"http"`
 		}
 		if err := json.Unmarshal(unwrapString(item), &e); err != nil {
 			problems = append(problems, fmt.Sprintf("example %d is not a JSON object: %v", i+1, err))
 			continue
 		}
-		out = append(out, Example{Input: compact(unwrapString(e.Input)), Contains: text(e.Contains), Matches: text(e.Matches)})
+		ex, bad := decodeExchanges(e.HTTP)
+		for _, p := range bad {
+			problems = append(problems, fmt.Sprintf("example %d, %s", i+1, p))
+		}
+		out = append(out, Example{Input: compact(unwrapString(e.Input)), Contains: text(e.Contains), Matches: text(e.Matches), HTTP: ex})
 	}
 	return out, problems
+}
+
+// decodeExchanges reads an example's http exchanges as models send them: a
+// body as a string or as the JSON it holds, a status as a number or a
+// string, header values as text.
+func decodeExchanges(raw json.RawMessage) ([]adaptbot.Exchange, []string) {
+	raw = unwrapString(raw)
+	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return nil, nil
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, []string{fmt.Sprintf(`http must be a JSON array of {"request": {...}, "response": {...}} objects: %v`, err)}
+	}
+	var out []adaptbot.Exchange
+	var problems []string
+	for j, item := range items {
+		var x struct {
+			Request struct {
+				Method string          `json:"method"`
+				URL    string          `json:"url"`
+				Body   json.RawMessage `json:"body"`
+			} `json:"request"`
+			Response struct {
+				Status  any             `json:"status"`
+				Headers map[string]any  `json:"headers"`
+				Body    json.RawMessage `json:"body"`
+			} `json:"response"`
+		}
+		if err := json.Unmarshal(unwrapString(item), &x); err != nil {
+			problems = append(problems, fmt.Sprintf(`http exchange %d is not a {"request": {...}, "response": {...}} object: %v`, j+1, err))
+			continue
+		}
+		e := adaptbot.Exchange{
+			Request:  adaptbot.ExchangeRequest{Method: strings.ToUpper(strings.TrimSpace(x.Request.Method)), URL: strings.TrimSpace(x.Request.URL), Body: bodyText(x.Request.Body)},
+			Response: adaptbot.ExchangeResponse{Body: bodyText(x.Response.Body)},
+		}
+		switch st := x.Response.Status.(type) {
+		case nil:
+		case float64:
+			e.Response.Status = int(st)
+		case string:
+			n, err := strconv.Atoi(strings.TrimSpace(st))
+			if err != nil {
+				problems = append(problems, fmt.Sprintf("http exchange %d: status %q is not a number", j+1, st))
+			}
+			e.Response.Status = n
+		default:
+			problems = append(problems, fmt.Sprintf("http exchange %d: status must be a number such as 200", j+1))
+		}
+		for k, v := range x.Response.Headers {
+			if e.Response.Headers == nil {
+				e.Response.Headers = map[string]string{}
+			}
+			e.Response.Headers[k] = text(v)
+		}
+		out = append(out, e)
+	}
+	return out, problems
+}
+
+// bodyText is a body as a model sent it: a string's text, or the JSON it
+// wrote in its place, compacted.
+func bodyText(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(compact(raw))
 }
 
 // unwrapString returns the JSON inside a JSON string ("{\"n\": 1}"), or raw.
