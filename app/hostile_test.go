@@ -32,13 +32,18 @@ func TestHostileToolsCannotTakeTheServerDown(t *testing.T) {
 	in := startWith(t, map[string]string{
 		// Room for the crash cases to crash before the time limit: under
 		// -race on a loaded machine, recursing to the stack limit took
-		// over 2s.
-		"ADAPTBOT_TOOL_TIMEOUT": "4s",
+		// over 4s. The cases that must time out declare a second of their
+		// own (below), so the long limit costs nothing.
+		"ADAPTBOT_TOOL_TIMEOUT": "20s",
 		"ADAPTBOT_EGRESS_ALLOW": redirect.Policy.AllowNets[0].String(),
 	}, testHooks(redirect.Rewrite))
 
 	for _, c := range cases {
-		writeTool(t, in.dir, c.Name, string(c.Source))
+		src := string(c.Source)
+		if c.Kind == adaptbot.FailTimeout {
+			src += "\n// Timeout is this case's own call limit.\nconst Timeout = \"1s\"\n"
+		}
+		writeTool(t, in.dir, c.Name, src)
 	}
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {

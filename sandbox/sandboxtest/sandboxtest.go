@@ -19,7 +19,7 @@
 //	exe, _ := os.Executable()
 //	toolkitOpts, stop, err := sandboxtest.Redirector() // skip NeedsRedirector if err != nil
 //	opts := sandbox.Options{
-//		PoolSize: 2, CallTimeout: 3 * time.Second, MemoryLimit: 256 << 20, MaxGoroutines: 200,
+//		PoolSize: 2, CallTimeout: 20 * time.Second, MemoryLimit: 256 << 20, MaxGoroutines: 200,
 //		WorkerCommand: []string{exe}, WorkerEnv: []string{"MY_TEST_WORKER=1"},
 //		Toolkit: toolkitOpts,
 //	}
