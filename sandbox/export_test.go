@@ -1,6 +1,9 @@
 package sandbox
 
-import "os"
+import (
+	"os"
+	"sync"
+)
 
 // WorkerConfinement is what a worker says of its confinement.
 type WorkerConfinement = workerConfinement
@@ -40,7 +43,31 @@ func InstallSeccompFilter() error { return installSeccomp() }
 // change files of their own, not the host's /etc.
 func WatchFiles(opts Options, paths ...string) Options {
 	opts.watchPaths = paths
+	opts.watchObserve = &watchLog{}
 	return opts
+}
+
+// watchLog is what a test's file watch has read: how many events (whether
+// they mattered or not), and whether a round of replacements is due.
+type watchLog struct {
+	mu      sync.Mutex
+	events  int
+	pending bool
+}
+
+func (w *watchLog) note(read, pending bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if read {
+		w.events++
+	}
+	w.pending = pending
+}
+
+func (w *watchLog) state() (int, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.events, w.pending
 }
 
 // WatchState tells a test what p's file watch has done: whether it runs,
@@ -53,7 +80,9 @@ func WatchState(p *Pool) (watching bool, events int, pending bool, rounds uint64
 	if p.watch == nil {
 		return false, 0, false, rounds
 	}
-	events, pending = p.watch.state()
+	if w, ok := p.opts.watchObserve.(*watchLog); ok {
+		events, pending = w.state()
+	}
 	return true, events, pending, rounds
 }
 

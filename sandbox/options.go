@@ -88,6 +88,15 @@ type Options struct {
 	// means those of their Landlock rules (landlockWatched). Tests set it
 	// (WatchFiles), so as not to depend on the host's /etc.
 	watchPaths []string
+	// watchObserve is told of what the file watch reads (fileWatch.observe);
+	// only tests set it (WatchFiles).
+	watchObserve watchObserver
+}
+
+// watchObserver is told what a file watch reads: an event (read), and
+// whether a round of replacements is due.
+type watchObserver interface {
+	note(read, pending bool)
 }
 
 func (o Options) withDefaults() Options {

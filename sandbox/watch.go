@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -39,24 +38,23 @@ type fileWatch struct {
 	set      watchSet // replaced by arm, in the watching goroutine once it runs
 	failSaid bool     // the log has said a folder could not be watched
 
-	// What tests observe (WatchState), since "nothing happened" cannot be
-	// waited for.
-	mu      sync.Mutex
-	events  int  // events read, whether they matter or not
-	pending bool // a round of replacements is due when the debounce ends
+	// observe, when set (only tests set it: WatchFiles), is told of each
+	// event read and whether a round of replacements is due when the
+	// debounce ends, since "nothing happened" cannot be waited for.
+	observe watchObserver
 }
 
 // openFileWatch starts watching paths, or returns nil when it cannot (no
 // inotify, or its limits reached), said once in the log: workers then run as
 // before, and only replacing them (restarting the server) lets them read a
 // replaced file. It returns nil, silently, when none of paths exists.
-func openFileWatch(paths []string, log *slog.Logger) *fileWatch {
+func openFileWatch(paths []string, log *slog.Logger, observe watchObserver) *fileWatch {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		log.Warn("sandbox: cannot watch the files workers may read; restart the server after they are replaced", "err", err)
 		return nil
 	}
-	fw := &fileWatch{paths: paths, w: w, log: log}
+	fw := &fileWatch{paths: paths, w: w, log: log, observe: observe}
 	if fw.arm() == 0 {
 		w.Close()
 		return nil
@@ -95,24 +93,12 @@ func (fw *fileWatch) arm() int {
 	return len(fw.set.dirs) - len(failed)
 }
 
-// noteEvent records, for tests, an event read and whether a round is due.
-func (fw *fileWatch) noteEvent(pending bool) {
-	fw.mu.Lock()
-	defer fw.mu.Unlock()
-	fw.events++
-	fw.pending = pending
-}
-
-func (fw *fileWatch) notePending(pending bool) {
-	fw.mu.Lock()
-	defer fw.mu.Unlock()
-	fw.pending = pending
-}
-
-func (fw *fileWatch) state() (events int, pending bool) {
-	fw.mu.Lock()
-	defer fw.mu.Unlock()
-	return fw.events, fw.pending
+// note tells the observer, if any, of an event read (read) and whether a
+// round is due.
+func (fw *fileWatch) note(read, pending bool) {
+	if fw.observe != nil {
+		fw.observe.note(read, pending)
+	}
 }
 
 // watchFiles replaces the pool's workers once after each burst of changes
@@ -136,7 +122,7 @@ func (p *Pool) watchFiles(fw *fileWatch) {
 				changed = ev.Name
 				debounce.Reset(renewDebounce)
 			}
-			fw.noteEvent(changed != "")
+			fw.note(true, changed != "")
 		case err, ok := <-fw.w.Errors:
 			if !ok {
 				return
@@ -147,13 +133,13 @@ func (p *Pool) watchFiles(fw *fileWatch) {
 				// Events were lost: one of them may have mattered.
 				changed = "(inotify events lost)"
 				debounce.Reset(renewDebounce)
-				fw.notePending(true)
+				fw.note(false, true)
 			}
 		case <-debounce.C:
 			fw.arm()
 			p.renew("a file workers may read changed: " + changed)
 			changed = ""
-			fw.notePending(false)
+			fw.note(false, false)
 		}
 	}
 }
@@ -241,7 +227,7 @@ func (p *Pool) openWatch() *fileWatch {
 	if _, err := landlockABI(); err != nil {
 		return nil
 	}
-	return openFileWatch(p.opts.watchPaths, p.log)
+	return openFileWatch(p.opts.watchPaths, p.log, p.opts.watchObserve)
 }
 
 // startWatch acts on fw's events from now on if the workers that started are
