@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"adaptbot"
 	"adaptbot/contract"
 	"adaptbot/llm"
 )
@@ -71,6 +72,13 @@ func (g *Generator) Plan(ctx context.Context, request string) (*Plan, error) {
 	}
 	if err := contract.ValidName(p.Tool); err != nil {
 		return nil, fmt.Errorf("%q cannot name a tool: %w", d.Tool, err)
+	}
+	if p.Op != Delete {
+		// The words name a tool AdaptBot keeps the name of: the build
+		// would refuse it, so the plan says so first.
+		if err := adaptbot.ReservedName(p.Tool); err != nil {
+			return nil, err
+		}
 	}
 	return p, nil
 }
