@@ -15,7 +15,7 @@ import (
 
 // everyCommand is every command and subcommand a person can type.
 func everyCommand() [][]string {
-	cmds := [][]string{{"serve"}, {"config"}, {"route"}, {"route", "--eval", "nowhere"}, {"report"},
+	cmds := [][]string{{"serve"}, {"config"}, {"route"}, {"report"},
 		{"mcp"}, {"mcp", "validate"}, {"search"}, {"worker"}}
 	for _, sub := range cli.ToolsSubcommands() {
 		cmds = append(cmds, []string{"tools", sub})

@@ -182,7 +182,8 @@ func toolsOf(category string, tools []string) []string {
 	switch {
 	case len(tools) > 0:
 		return tools
-	case category == "", category == CategoryGeneral, category == CategoryNeedTool, isBuildCategory(category):
+	case category == "", category == CategoryGeneral, category == CategoryNeedTool, isBuildCategory(category),
+		strings.HasPrefix(category, "users_"): // a MANAGE row's
 		return nil
 	}
 	return []string{category}

@@ -2,6 +2,7 @@ package benchmarks
 
 import (
 	"testing"
+	"time"
 
 	"adaptbot"
 )
@@ -17,5 +18,22 @@ func TestCategoriesAreReserved(t *testing.T) {
 		if adaptbot.ReservedName(c) == nil {
 			t.Errorf("%q is a category or filter of the CSV, but adaptbot.ReservedName lets a tool take it", c)
 		}
+	}
+}
+
+// TestUsersCategoriesAreNotTools: a change to the users (a MANAGE row,
+// category users_<what>) is labelled as one, and its category is not taken
+// for a tool that ran.
+func TestUsersCategoriesAreNotTools(t *testing.T) {
+	s := NewStore()
+	s.Add(Row{Timestamp: time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC), Intent: IntentManage, Category: "users_add", RequestID: "u1"})
+	if got := PathLabel("users_add"); got != "a change to the users: add" {
+		t.Errorf("PathLabel(users_add) = %q", got)
+	}
+	if n := s.Query(Filter{Tool: "users_add"}).Requests; n != 0 {
+		t.Errorf("tool=users_add selects %d rows: the category taken for a tool", n)
+	}
+	if n := s.Query(Filter{Path: "users_add"}).Requests; n != 1 {
+		t.Errorf("path=users_add selects %d rows, want 1", n)
 	}
 }

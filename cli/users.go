@@ -82,6 +82,19 @@ func usersCommand(ctx context.Context, e Env, args []string) error {
 		if len(args) != n {
 			return UsageError(usersUsage, "users %s: want %s", sub, what)
 		}
+		// A NAME no user can have, or a ROLE there is not, is a bad value.
+		// (Only a new user's name is checked: sessions and the other
+		// changes name someone who is there, or who signed in.)
+		if sub == "add" {
+			if _, err := users.CleanName(args[0]); err != nil {
+				return UsageError(usersUsage, "users add: %v", err)
+			}
+		}
+		if sub == "role" {
+			if _, err := identity.ParseRole(args[1]); err != nil {
+				return UsageError(usersUsage, "users role: %v", err)
+			}
+		}
 		return nil
 	}
 	if sub == "sessions" {
@@ -98,6 +111,9 @@ func usersCommand(ctx context.Context, e Env, args []string) error {
 		}
 		if *role == "" {
 			return UsageError(usersUsage, "users add: --role is required: user, builder or admin")
+		}
+		if _, err := identity.ParseRole(*role); err != nil {
+			return UsageError(usersUsage, "users add: --role: %v", err)
 		}
 		op = usersOp{remote: func(c *api.Client) (*api.UserResult, error) {
 			return c.AddUser(ctx, api.UserRequest{Name: args[0], Role: api.Role(*role)})

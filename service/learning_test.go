@@ -208,11 +208,11 @@ func caseByArgs(rep *service.FailureReport, args string) (failures.Case, bool) {
 // a chat is kept, as invalid_arguments, and counts toward no repair.
 func TestFailuresFromEveryDoorBecomeCases(t *testing.T) {
 	w := newLearningWorld(t, &learner{}, service.Learning{})
-	panicked := w.run(t, as(bob), "")                              // panics
-	w.run(t, service.WithDoor(as(bob), benchmarks.DoorMCP), "")    // the same case, over MCP
-	w.run(t, as(bob), "bad")                                       // an error
-	w.run(t, as(bob), "fine words")                                // works: no case
-	w.run(t, as(alice), "")                                        // refused: the tool never ran
+	panicked := w.run(t, as(bob), "")                           // panics
+	w.run(t, service.WithDoor(as(bob), benchmarks.DoorMCP), "") // the same case, over MCP
+	w.run(t, as(bob), "bad")                                    // an error
+	w.run(t, as(bob), "fine words")                             // works: no case
+	w.run(t, as(alice), "")                                     // refused: the tool never ran
 	// Arguments the schema refuses, through every door of a direct run:
 	// the caller's mistake, no case.
 	for _, door := range []string{benchmarks.DoorHTTP, benchmarks.DoorCLI, benchmarks.DoorMCP} {
