@@ -46,6 +46,12 @@ that listens beyond loopback first starts. A folder a server holds, even
 one still starting, refuses them: run them again once it listens.
 `
 
+// UsersSubcommands are the subcommands of `adaptbot users`, in the order
+// its usage lists them.
+func UsersSubcommands() []string {
+	return []string{"add", "list", "role", "rotate", "remove", "sessions"}
+}
+
 // usersCommand is `adaptbot users ...`.
 func usersCommand(ctx context.Context, e Env, args []string) error {
 	cfg, stdout, stderr := e.Config, e.Stdout, e.Stderr
@@ -53,9 +59,7 @@ func usersCommand(ctx context.Context, e Env, args []string) error {
 		return UsageError(usersUsage, "users: which subcommand?")
 	}
 	sub, args := args[0], args[1:]
-	switch sub {
-	case "add", "list", "role", "rotate", "remove", "sessions":
-	default:
+	if !slices.Contains(UsersSubcommands(), sub) {
 		return UsageError(usersUsage, "users: unknown subcommand %q", sub)
 	}
 	fs := NewFlags("users " + sub)
