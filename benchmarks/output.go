@@ -85,7 +85,11 @@ func (f Filter) Describe() string {
 }
 
 func (s Summary) heading() string {
-	h := fmt.Sprintf("%d requests (%s)", s.Requests, s.Filter.Describe())
+	noun := "requests"
+	if s.Requests == 1 {
+		noun = "request"
+	}
+	h := fmt.Sprintf("%d %s (%s)", s.Requests, noun, s.Filter.Describe())
 	if s.From != nil {
 		h += fmt.Sprintf(", %s to %s UTC", s.From.Format(time.DateTime), s.To.Format(time.DateTime))
 	}
