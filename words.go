@@ -51,3 +51,12 @@ const (
 	// A skill proposed from a chain of tools that recurs in chats.
 	CategoryBuildSkill = "build_skill"
 )
+
+// The beginnings of categories that name a family of rows: every build_
+// category is work on a tool (those above, and any added later), every
+// users_ one a change to the server's users (users_add, users_role, ...,
+// an IntentManage row's).
+const (
+	CategoryBuildPrefix = "build_"
+	CategoryUsersPrefix = "users_"
+)

@@ -204,7 +204,7 @@ func TestHelpDoesNothingElse(t *testing.T) {
 	before := tree(t, dir)
 	commands := [][]string{
 		{}, {"serve"}, {"tools"}, {"route"}, {"report"}, {"config"}, {"mcp"}, {"mcp", "validate"}, {"search"},
-		{"report", "some.csv"}, {"route", "--eval", "nowhere"},
+		{"report", "some.csv"}, {"route", "some", "query"},
 	}
 	for _, sub := range cli.ToolsSubcommands() {
 		commands = append(commands, []string{"tools", sub}, []string{"tools", sub, "some_tool", "1"})

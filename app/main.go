@@ -77,6 +77,7 @@ Usage:
   adaptbot search QUERY                  search AdaptBot's and the MCP servers' tools
   adaptbot users add NAME --role ROLE    add a person; prints their API key once (through the server)
   adaptbot users list|role|rotate|remove the users, their roles and keys (through the server)
+  adaptbot users sessions NAME           a user's browser sign-ins; --end ends them (through the server)
   adaptbot config                        the settings in effect and where each came from
   adaptbot worker --nats URL             join the worker fleet: run tool calls for the replicas
   adaptbot worker                        (internal) a sandbox worker process

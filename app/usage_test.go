@@ -15,10 +15,13 @@ import (
 
 // everyCommand is every command and subcommand a person can type.
 func everyCommand() [][]string {
-	cmds := [][]string{{"serve"}, {"config"}, {"route"}, {"route", "--eval", "nowhere"}, {"report"},
+	cmds := [][]string{{"serve"}, {"config"}, {"route"}, {"report"},
 		{"mcp"}, {"mcp", "validate"}, {"search"}, {"worker"}}
 	for _, sub := range cli.ToolsSubcommands() {
 		cmds = append(cmds, []string{"tools", sub})
+	}
+	for _, sub := range cli.UsersSubcommands() {
+		cmds = append(cmds, []string{"users", sub})
 	}
 	return cmds
 }
@@ -44,9 +47,6 @@ func TestUnknownFlagIsAUsageError(t *testing.T) {
 		err := runWith(t.Context(), args, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errOut, testHooks(nil))
 		code := cli.ExitCode(err, &errOut)
 		name := strings.Join(cmd, " ")
-		if name == "route --eval nowhere" {
-			name = "route"
-		}
 		first, rest, _ := strings.Cut(errOut.String(), "\n")
 		if code != 2 {
 			t.Errorf("%s --no-such-flag: exit status %d, want 2 (%v)", name, code, err)
@@ -73,9 +73,12 @@ func TestUnknownFlagIsAUsageError(t *testing.T) {
 	}
 }
 
-// TestUsageAndDocsNameEveryFlag: each command's --help and docs/cli.md's
-// command block name every flag it takes, and the docs name no flag a
-// command does not take.
+// TestUsageAndDocsNameEveryFlag: docs/cli.md's command block and the
+// commands agree both ways. Each command and subcommand has a line there,
+// and the block has a line for no command that does not exist; each
+// command's --help and its line name every flag it takes, and its line
+// names no flag it does not take. `adaptbot help` names every command and
+// subcommand too.
 func TestUsageAndDocsNameEveryFlag(t *testing.T) {
 	seen := map[string]seenFlagSet{}
 	h := testHooks(nil)
@@ -86,10 +89,17 @@ func TestUsageAndDocsNameEveryFlag(t *testing.T) {
 		runWith(t.Context(), args, func(k string) string { return env[k] }, strings.NewReader(""), io.Discard, io.Discard, h)
 	}
 	block := cliDocBlock(t)
+	exists := map[string]bool{}
+	var top bytes.Buffer
+	if err := runWith(t.Context(), []string{"adaptbot", "help"}, func(k string) string { return env[k] }, nil, &top, io.Discard, hooks{}); err != nil {
+		t.Fatal(err)
+	}
 	for _, cmd := range everyCommand() {
 		name := strings.Join(cmd, " ")
-		if cmd[0] == "route" {
-			name = "route"
+		exists[name] = true
+		if !strings.Contains(top.String(), "adaptbot "+name) && !(name == "serve" && strings.Contains(top.String(), "adaptbot [serve]")) &&
+			!(cmd[0] == "users" && regexp.MustCompile(`adaptbot users [a-z|]*\b`+cmd[1]+`\b`).MatchString(top.String())) {
+			t.Errorf("adaptbot help does not name adaptbot %s", name)
 		}
 		s, ok := seen[name]
 		if !ok {
@@ -128,6 +138,11 @@ func TestUsageAndDocsNameEveryFlag(t *testing.T) {
 			}
 		}
 	}
+	for name := range block {
+		if !exists[name] {
+			t.Errorf("docs/cli.md's command block documents adaptbot %s, which is no command", name)
+		}
+	}
 }
 
 var flagToken = regexp.MustCompile(`(^|[\s\[|])(--?[a-z][a-z-]*)`)
@@ -162,8 +177,8 @@ func cliDocBlock(t *testing.T) map[string]string {
 	for _, line := range strings.Split(code, "\n") {
 		if rest, ok := strings.CutPrefix(line, "adaptbot "); ok {
 			f := strings.Fields(rest)
-			key = f[0]
-			if key == "tools" || (key == "mcp" && len(f) > 1 && f[1] == "validate") {
+			key = strings.Trim(f[0], "[]") // adaptbot [serve]
+			if key == "tools" || key == "users" || (key == "mcp" && len(f) > 1 && f[1] == "validate") {
 				key += " " + f[1]
 			}
 		} else if !strings.HasPrefix(line, " ") {

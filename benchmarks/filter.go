@@ -115,7 +115,8 @@ func toolsOf(category string, tools []string) []string {
 	switch {
 	case len(tools) > 0:
 		return tools
-	case category == "", category == adaptbot.CategoryGeneral, category == adaptbot.CategoryNeedTool, isBuildCategory(category):
+	case category == "", category == adaptbot.CategoryGeneral, category == adaptbot.CategoryNeedTool, isBuildCategory(category),
+		strings.HasPrefix(category, adaptbot.CategoryUsersPrefix): // a MANAGE row's
 		return nil
 	}
 	return []string{category}

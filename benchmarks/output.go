@@ -85,7 +85,11 @@ func Describe(f Filter) string {
 }
 
 func heading(s Summary) string {
-	h := fmt.Sprintf("%d requests (%s)", s.Requests, Describe(s.Filter))
+	noun := "requests"
+	if s.Requests == 1 {
+		noun = "request"
+	}
+	h := fmt.Sprintf("%d %s (%s)", s.Requests, noun, Describe(s.Filter))
 	if s.From != nil {
 		h += fmt.Sprintf(", %s to %s UTC", s.From.Format(time.DateTime), s.To.Format(time.DateTime))
 	}

@@ -73,6 +73,10 @@ func PathLabel(category string) string {
 	case adaptbot.CategoryBuildSkill:
 		return "a skill was proposed from a chain of tools that recurs in chats"
 	}
+	if what, ok := strings.CutPrefix(category, adaptbot.CategoryUsersPrefix); ok {
+		// A MANAGE row's (service.manage): users_add, users_role, ...
+		return "a change to the users: " + strings.ReplaceAll(what, "_", " ")
+	}
 	return "answered with a tool"
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -86,13 +87,16 @@ func searchCommand(ctx context.Context, e Env, args []string) error {
 	if strings.TrimSpace(query) == "" {
 		return UsageError(searchUsage, "search: what should it look for? Give a QUERY, e.g. adaptbot search weather (adaptbot tools list lists every tool)")
 	}
+	// A query its mode cannot read (a bad regular expression) is a bad
+	// value, refused before any server starts.
+	if _, err := catalog.Compile(query, opts); err != nil {
+		return UsageError(searchUsage, "search: %v (--mode substring looks for the text as it is)", err)
+	}
 	cat, closeHub, err := openCatalog(e, *path, *timeout)
 	if err != nil {
 		return err
 	}
 	defer closeHub()
-	// Search compiles the query (a bad regex fails here) before it starts
-	// any server.
 	results, errs, err := cat.Search(ctx, query, opts)
 	if err != nil {
 		return fmt.Errorf("search: %w", err)
@@ -133,6 +137,19 @@ func toolsList(ctx context.Context, e Env, args []string, usage string) error {
 		return err
 	}
 	defer closeHub()
+	if *server != "" && *server != catalog.Local {
+		var names []string
+		if cat.Hub != nil {
+			names = cat.Hub.Servers()
+		}
+		if !slices.Contains(names, *server) {
+			known := "it names none"
+			if len(names) > 0 {
+				known = "its servers are " + strings.Join(names, ", ")
+			}
+			return UsageError(usage, "tools list: --server %q is not an MCP server of %s (%s; --server local lists AdaptBot's own tools)", *server, cfgPath, known)
+		}
+	}
 	tools, errs := cat.List(ctx, *server)
 	if *server != "" && len(errs) > 0 {
 		return fmt.Errorf("tools list: %w", errs[0]) // the one server asked for failed

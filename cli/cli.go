@@ -20,10 +20,12 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"strings"
 
@@ -72,8 +74,20 @@ func Help(cmd string, args []string) (string, bool) {
 }
 
 // Run runs the command cmd (one Help knows, but config: see Config) with
-// its args.
+// its args. A value the server refuses as invalid (a tool's arguments that
+// break its schema, a case ID it does not know) is a bad value of the
+// command line like one the command refuses itself: exit status 2, with
+// the command's usage.
 func Run(ctx context.Context, cmd string, args []string, e Env) error {
+	err := run(ctx, cmd, args, e)
+	if se, ok := errors.AsType[*api.ServerError](err); ok && se.Status == http.StatusBadRequest {
+		usage, _ := Help(cmd, args)
+		return &ExitError{Code: 2, Err: err, Usage: usage}
+	}
+	return err
+}
+
+func run(ctx context.Context, cmd string, args []string, e Env) error {
 	switch cmd {
 	case "tools":
 		return toolsCommand(ctx, e, args)

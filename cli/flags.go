@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Every command parses its flags here, the one way: flags may come before
@@ -30,14 +31,14 @@ func (e Env) Parse(fs *flag.FlagSet, args []string, usage string) error {
 		e.Flags(fs, usage)
 	}
 	if err := parseInterspersed(fs, args); err != nil {
-		return UsageError(usage, "%s: %s", fs.Name(), flagProblem(err))
+		return UsageError(usage, "%s: %s", fs.Name(), flagProblem(fs, err))
 	}
 	return nil
 }
 
 // flagProblem says what the flag package found wrong in a user's terms,
 // with flags written as the usage writes them (--name).
-func flagProblem(err error) string {
+func flagProblem(fs *flag.FlagSet, err error) string {
 	msg := err.Error()
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
 		return "unknown flag " + dashes(name)
@@ -45,11 +46,20 @@ func flagProblem(err error) string {
 	if name, ok := strings.CutPrefix(msg, "flag needs an argument: "); ok {
 		return dashes(name) + " needs a value"
 	}
-	// invalid value "x" for flag -limit: parse error
+	// invalid value "x" for flag -limit: parse error; a flag of our own
+	// (--rename) says why after the colon.
 	if rest, ok := strings.CutPrefix(msg, "invalid value "); ok {
 		if value, name, ok := strings.Cut(rest, " for flag "); ok {
-			name, _, _ = strings.Cut(name, ":")
-			return fmt.Sprintf("%s: %s is not a valid value", dashes(name), value)
+			name, why, _ := strings.Cut(name, ": ")
+			switch {
+			case strings.HasPrefix(why, "parse error"), why == "":
+				why = wantOf(fs.Lookup(strings.TrimLeft(name, "-")))
+			case why == "value out of range":
+				why = ": it is out of range"
+			default:
+				why = ": " + why
+			}
+			return fmt.Sprintf("%s: %s is not a valid value%s", dashes(name), value, why)
 		}
 	}
 	if rest, ok := strings.CutPrefix(msg, "invalid boolean value "); ok {
@@ -59,6 +69,26 @@ func flagProblem(err error) string {
 		}
 	}
 	return msg
+}
+
+// wantOf says what a flag's value must be, for a value its type refused.
+func wantOf(f *flag.Flag) string {
+	if f == nil {
+		return ""
+	}
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return ""
+	}
+	switch g.Get().(type) {
+	case time.Duration:
+		return " (want a duration such as 30s, 2m or 1h30m)"
+	case int, int64, uint, uint64:
+		return " (want a whole number)"
+	case float64:
+		return " (want a number)"
+	}
+	return ""
 }
 
 // dashes writes a flag as the usage does: -c, --name.

@@ -28,13 +28,17 @@ Flags:
                              csv: the selected rows themselves, for pandas or DuckDB
   --since T, --until T       a time (2026-03-01T10:00:00Z or 2026-03-01) or a
                              duration before now (24h, 90m, 7d)
-  --intent CHAT|BUILD|RUN    one kind of request
+  --intent I                 one kind of request: CHAT, BUILD, RUN, FEEDBACK
+                             (a thumbs up or down) or MANAGE (a change to the
+                             users)
   --tool NAME                requests that ran the tool
   --path P                   one path: general, need_tool, a tool, one kind of
                              work on a tool (build_create, build_modify,
                              build_delete, build_rollback, build_approve,
-                             build_test, build_plan, build_import, build_skill), or build
-                             (any of them)
+                             build_test, build_plan, build_import, build_skill),
+                             build (any of them), or one change to the users
+                             (users_add, users_role, users_rotate,
+                             users_remove, users_end_sessions)
   --outcome O                ok (no error), error, or not_configured (refused
                              because no language model is configured; these
                              are counted apart, never as errors)
@@ -72,12 +76,24 @@ func reportCommand(e Env, args []string) error {
 		return UsageError(reportUsage, "report: %v", err)
 	}
 	path := cmp.Or(file, cfg.Benchmarks, benchmarks.DefaultPath)
+	if cfg.NATSURL == "" || file != "" {
+		// A CSV that is not there holds no requests, but it is not an
+		// empty one either: a mistyped name, or a server that never ran.
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			if file != "" {
+				return fmt.Errorf("report: there is no CSV %s", file)
+			}
+			return fmt.Errorf("report: there is no benchmarks CSV at %s yet: the server writes it, one row per request (start it with adaptbot serve), or name a CSV: adaptbot report FILE.csv", path)
+		} else if err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+	}
 
 	w := stdout
 	var outFile *os.File
 	if *out != "" {
 		if outFile, err = os.Create(*out); err != nil {
-			return fmt.Errorf("report: %w", err)
+			return fmt.Errorf("report: --out %s: cannot write it: %w", *out, errors.Unwrap(err))
 		}
 		defer outFile.Close()
 		w = outFile

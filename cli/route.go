@@ -4,26 +4,28 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
+	"adaptbot/clip"
 	"adaptbot/registry"
 	"adaptbot/router"
 )
 
 // routeUsage is the synopsis printed by --help.
 const routeUsage = `Usage: adaptbot route [--catalog FILE] [--top-k K] [--mode fused|flat|hierarchical] [--format text|json] [QUERY]
-       adaptbot route --eval DIR [--latency=false] [--flows]   (moved: see below)
 
 Routes QUERY to the tools best suited to it, best first. Without --catalog it
 routes over the local registry. Without QUERY it reads JSON lines
 {"id", "query"} from standard input and writes one JSON line per query:
 {"id", "tools": [{"server", "name", "score"}]}.
 
-The router's evaluation on a dataset is a program of its own, so the binary
-carries no test kit; --eval only says so. From the repository:
+The router's evaluation on a dataset is a program of its own, not part of
+the binary. From the repository:
 go run ./router/routereval/cmd/routeeval [--latency=false] [--flows] DIR.
 `
 
@@ -36,10 +38,6 @@ func routeCommand(ctx context.Context, e Env, args []string) error {
 	topK := fs.Int("top-k", 5, "number of tools to return")
 	format := formatFlag(fs, "text", "text", "json")
 	modeName := fs.String("mode", "fused", "ranking: fused, flat or hierarchical")
-	// --eval and its flags are still known, to say where the evaluation went.
-	evalDir := fs.String("eval", "", "moved: go run ./router/routereval/cmd/routeeval DIR")
-	fs.Bool("latency", true, "moved, with --eval")
-	fs.Bool("flows", false, "moved, with --eval")
 	if err := e.Parse(fs, args, routeUsage); err != nil {
 		return err
 	}
@@ -54,17 +52,15 @@ func routeCommand(ctx context.Context, e Env, args []string) error {
 	}
 	mode, err := router.ParseMode(*modeName)
 	if err != nil {
-		return UsageError(routeUsage, "route: %v", err)
-	}
-
-	if *evalDir != "" {
-		return UsageError(routeUsage, "route --eval: the evaluation is a program of its own now, so the binary carries no test kit; from the repository run: go run ./router/routereval/cmd/routeeval %s", *evalDir)
+		return UsageError(routeUsage, "route: --mode: %v", err)
 	}
 
 	var docs []router.Doc
 	if *catalog != "" {
-		if docs, err = router.LoadCatalog(*catalog); err != nil {
-			return fmt.Errorf("route: catalog: %w", err)
+		if docs, err = router.LoadCatalog(*catalog); errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("route: --catalog %s: there is no such file", *catalog)
+		} else if err != nil {
+			return fmt.Errorf("route: --catalog: %w", err)
 		}
 	} else if entries, err := registry.ReadEntries(cfg.Registry); err == nil {
 		for _, e := range entries {
@@ -109,7 +105,7 @@ func routeLines(ctx context.Context, ix *router.Index, r io.Reader, w io.Writer,
 			Query *string         `json:"query"`
 		}
 		if err := json.Unmarshal([]byte(line), &in); err != nil {
-			return fmt.Errorf("route: standard input line %d: %w", n, err)
+			return fmt.Errorf(`route: standard input line %d is not a JSON object {"id": ..., "query": "..."}: %s (give QUERY as an argument to route one query)`, n, clip.String(line, 60))
 		}
 		if in.Query == nil {
 			return fmt.Errorf("route: standard input line %d: no \"query\"", n)

@@ -81,7 +81,7 @@ func TestRouteErrors(t *testing.T) {
 		{"top-k not a number", "", []string{"--top-k", "five", "q"}, 2, `--top-k: "five" is not a valid value`},
 		{"bad format", "", []string{"--format", "xml", "q"}, 2, "--format must be text or json"},
 		{"bad mode", "", []string{"--mode", "best", "q"}, 2, "unknown mode"},
-		{"eval moved", "", []string{"--eval", dir}, 2, "routereval/cmd/routeeval"},
+		{"eval is gone", "", []string{"--eval", dir}, 2, "unknown flag --eval"},
 		{"missing catalog", "", []string{"--catalog", filepath.Join(dir, "missing.json"), "q"}, 1, "missing.json"},
 		{"catalog not an array", "", []string{"--catalog", badJSON, "q"}, 1, "bad.json"},
 		{"stdin not JSON", "{\"id\":1,\"query\":\"ok\"}\nnot json\n", []string{"--catalog", catalog}, 1, "line 2"},

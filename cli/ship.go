@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -35,7 +36,7 @@ func (r renames) String() string { return fmt.Sprint(map[string]string(r)) }
 func (r renames) Set(v string) error {
 	from, to, ok := strings.Cut(v, "=")
 	if !ok || from == "" || to == "" {
-		return fmt.Errorf("want OLD=NEW, not %q", v)
+		return errors.New("want OLD=NEW, the bundle's name and the one it takes here")
 	}
 	if _, dup := r[from]; dup {
 		return fmt.Errorf("%s is renamed twice", from)
@@ -65,6 +66,11 @@ func toolsExport(ctx context.Context, e Env, args []string, usage string) error 
 		return UsageError(usage, "tools export: give --out DIR or --bundle FILE, one of the two")
 	case *module != "" && *out == "":
 		return UsageError(usage, "tools export: --module goes with --out")
+	}
+	for _, name := range names {
+		if err := checkName(usage, "export", name); err != nil {
+			return err
+		}
 	}
 	reg, err := openReadOnly(ctx, e, slog.New(slog.DiscardHandler), nil)
 	if err != nil {
@@ -137,8 +143,11 @@ func toolsImport(ctx context.Context, e Env, args []string, usage string) error 
 		return UsageError(usage, "tools import: name one bundle")
 	}
 	data, err := os.ReadFile(fs.Arg(0))
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("tools import: there is no bundle %s (adaptbot tools export NAME --bundle FILE.tar.gz makes one)", fs.Arg(0))
+	}
 	if err != nil {
-		return err
+		return fmt.Errorf("tools import: cannot read the bundle: %w", err)
 	}
 	// Base64 in a JSON body: three bytes in four characters, within the
 	// server's body limit.

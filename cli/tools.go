@@ -14,6 +14,7 @@ import (
 
 	"adaptbot"
 	"adaptbot/api"
+	"adaptbot/contract"
 	"adaptbot/generator"
 	"adaptbot/identity"
 	"adaptbot/redact"
@@ -106,6 +107,10 @@ func toolsCommand(ctx context.Context, e Env, args []string) error {
 		if len(args) != n {
 			return UsageError(usage, "tools %s: want %s", sub, what)
 		}
+		// The NAME first: one no tool can have is a bad value.
+		if strings.HasPrefix(what, "NAME") && sub != "run" {
+			return checkName(usage, sub, args[0])
+		}
 		return nil
 	}
 	// show writes v as JSON, or text as it is.
@@ -141,8 +146,16 @@ func toolsCommand(ctx context.Context, e Env, args []string) error {
 		if len(args) < 1 || len(args) > 2 {
 			return want(2, "NAME [JSON-ARGS]")
 		}
+		if _, _, remote := toolbox.SplitName(args[0]); !remote {
+			if err := checkName(usage, sub, args[0]); err != nil {
+				return err
+			}
+		}
 		var input json.RawMessage
 		if len(args) == 2 {
+			if err := checkArgs(usage, args[0], args[1]); err != nil {
+				return err
+			}
 			input = json.RawMessage(args[1])
 		}
 		out, err := c.Run(ctx, args[0], input)
@@ -154,10 +167,16 @@ func toolsCommand(ctx context.Context, e Env, args []string) error {
 		if err := want(1, `"REQUEST"`); err != nil {
 			return err
 		}
+		if strings.TrimSpace(args[0]) == "" {
+			return UsageError(usage, `tools create: the REQUEST is empty: say what the tool should do, e.g. adaptbot tools create "a tool that converts roman numerals"`)
+		}
 		return build(adaptbot.BuildRequest{Text: args[0], Op: adaptbot.OpCreate})
 	case "modify":
 		if err := want(2, `NAME "REQUEST"`); err != nil {
 			return err
+		}
+		if strings.TrimSpace(args[1]) == "" {
+			return UsageError(usage, `tools modify: the REQUEST is empty: say what to change, e.g. adaptbot tools modify %s "also accept negative numbers"`, args[0])
 		}
 		return build(adaptbot.BuildRequest{Text: args[1], Op: adaptbot.OpModify, Tool: args[0]})
 	case "delete":
@@ -194,6 +213,9 @@ func toolsCommand(ctx context.Context, e Env, args []string) error {
 		if len(args) < 1 {
 			return want(1, "NAME [CASE...]")
 		}
+		if err := checkName(usage, sub, args[0]); err != nil {
+			return err
+		}
 		return toolsRepair(ctx, c, args[0], args[1:], format.value, stdout, stderr)
 	case "approve":
 		if err := want(1, "NAME"); err != nil {
@@ -206,6 +228,38 @@ func toolsCommand(ctx context.Context, e Env, args []string) error {
 		return show(out, args[0]+" approved: it serves now.\n")
 	}
 	return UsageError(toolsHelp(nil), "tools: unknown subcommand %q", sub)
+}
+
+// checkName is a usage error unless name can name a tool (a name a tool
+// has from before a word was reserved still can: it is only read, deleted
+// or rolled back).
+func checkName(usage, sub, name string) error {
+	if err := contract.ValidName(name); err != nil {
+		return UsageError(usage, "tools %s: %q cannot name a tool: a tool's name is lower case letters, digits and _, starting with a letter (at most 63)", sub, name)
+	}
+	return nil
+}
+
+// checkArgs is a usage error unless args, a tool's JSON-ARGS, is one JSON
+// object, saying what is wrong in words; the tool's schema is the
+// server's to check.
+func checkArgs(usage, tool, args string) error {
+	hint := fmt.Sprintf(`give the arguments as one JSON object in single quotes, e.g. '{"expression": "2+3"}' (adaptbot tools show %s lists its parameters)`, tool)
+	if strings.TrimSpace(args) == "" {
+		return nil // no arguments: {}
+	}
+	var v any
+	if err := json.Unmarshal([]byte(args), &v); err != nil {
+		where := ""
+		if se, ok := errors.AsType[*json.SyntaxError](err); ok {
+			where = fmt.Sprintf(" (it goes wrong at character %d)", se.Offset)
+		}
+		return UsageError(usage, "tools run: JSON-ARGS %q is not valid JSON%s: %s", args, where, hint)
+	}
+	if _, ok := v.(map[string]any); !ok && v != nil { // null, as nothing, is {}
+		return UsageError(usage, "tools run: JSON-ARGS %q is not a JSON object: %s", args, hint)
+	}
+	return nil
 }
 
 // toolsShow prints a tool's entry and source, from the server or, when

@@ -47,6 +47,12 @@ that listens beyond loopback first starts. A folder a server holds, even
 one still starting, refuses them: run them again once it listens.
 `
 
+// UsersSubcommands are the subcommands of `adaptbot users`, in the order
+// its usage lists them.
+func UsersSubcommands() []string {
+	return []string{"add", "list", "role", "rotate", "remove", "sessions"}
+}
+
 // usersCommand is `adaptbot users ...`.
 func usersCommand(ctx context.Context, e Env, args []string) error {
 	cfg, stdout, stderr := e.Config, e.Stdout, e.Stderr
@@ -54,9 +60,7 @@ func usersCommand(ctx context.Context, e Env, args []string) error {
 		return UsageError(usersUsage, "users: which subcommand?")
 	}
 	sub, args := args[0], args[1:]
-	switch sub {
-	case "add", "list", "role", "rotate", "remove", "sessions":
-	default:
+	if !slices.Contains(UsersSubcommands(), sub) {
 		return UsageError(usersUsage, "users: unknown subcommand %q", sub)
 	}
 	fs := NewFlags("users " + sub)
@@ -83,6 +87,19 @@ func usersCommand(ctx context.Context, e Env, args []string) error {
 		if len(args) != n {
 			return UsageError(usersUsage, "users %s: want %s", sub, what)
 		}
+		// A NAME no user can have, or a ROLE there is not, is a bad value.
+		// (Only a new user's name is checked: sessions and the other
+		// changes name someone who is there, or who signed in.)
+		if sub == "add" {
+			if _, err := users.CleanName(args[0]); err != nil {
+				return UsageError(usersUsage, "users add: %v", err)
+			}
+		}
+		if sub == "role" {
+			if _, err := identity.ParseRole(args[1]); err != nil {
+				return UsageError(usersUsage, "users role: %v", err)
+			}
+		}
 		return nil
 	}
 	if sub == "sessions" {
@@ -99,6 +116,9 @@ func usersCommand(ctx context.Context, e Env, args []string) error {
 		}
 		if *role == "" {
 			return UsageError(usersUsage, "users add: --role is required: user, builder or admin")
+		}
+		if _, err := identity.ParseRole(*role); err != nil {
+			return UsageError(usersUsage, "users add: --role: %v", err)
 		}
 		op = usersOp{remote: func(c adaptbot.UserService) (*adaptbot.UserResult, error) {
 			return c.AddUser(ctx, adaptbot.UserRequest{Name: args[0], Role: adaptbot.Role(*role)})

@@ -57,6 +57,9 @@ type verdict struct {
 // repair can fix them all at once. The error is for failures that are not the
 // candidate's: a cancelled build or an unavailable sandbox.
 func (g *Generator) gate(ctx context.Context, name string, c candidate, emit func(Event)) (v verdict, err error) {
+	if err := adaptbot.ReservedName(name); err != nil {
+		return verdict{}, err // no code can fix the name: the build stops
+	}
 	ctx, spans := telemetry.StartGate(ctx, name)
 	defer func() { spans.End(len(v.problems), err) }()
 	emit(Event{Stage: StageCheck, Message: "checking the code"})
@@ -127,9 +130,13 @@ func (g *Generator) checkSource(ctx context.Context, spans *telemetry.Gate, name
 // the sandbox, and every example run, its result held to the output schema.
 // It needs no model and saves nothing. problems lists what fails, one a
 // line, none when the tool passes; the error is for a failure that is not
-// the tool's (a cancelled context, a sandbox away).
+// the tool's (a cancelled context, a sandbox away), or a name no tool may
+// have (contract.ValidName, adaptbot.ReservedName).
 func (g *Generator) Check(ctx context.Context, name string, src []byte, examples []Example) (problems []string, err error) {
 	if err := contract.ValidName(name); err != nil {
+		return nil, err
+	}
+	if err := adaptbot.ReservedName(name); err != nil {
 		return nil, err
 	}
 	ctx, spans := telemetry.StartGate(ctx, name)

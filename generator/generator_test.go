@@ -298,6 +298,12 @@ func TestDecisionRefusals(t *testing.T) {
 		{"a name that is not one", Request{Text: "x"}, []llm.Response{decideReply("CREATE", "!!!", "x")}, "cannot name a tool"},
 		{"an operation that is not one", Request{Text: "x"}, []llm.Response{decideReply("RENAME", "roman_numerals", "x")}, "create, modify or delete"},
 		{"an empty request", Request{Text: "  "}, nil, "request is empty"},
+		// Names the chat and the CSV use for themselves, asked for or
+		// chosen by the model.
+		{"a reserved name asked for", Request{Text: "answer anything", Op: Create, Tool: "general"}, nil, `the name "general" is reserved`},
+		{"a reserved name the model chose", Request{Text: "x"}, []llm.Response{decideReply("CREATE", "Need Tool", "x")}, `the name "need_tool" is reserved`},
+		{"a build_ name", Request{Text: "x"}, []llm.Response{decideReply("CREATE", "build_report", "x")}, `the name "build_report" is reserved`},
+		{"a modify of a reserved name", Request{Text: "change it", Op: Modify, Tool: "request_tools"}, nil, "build it again under another name"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

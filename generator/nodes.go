@@ -69,6 +69,15 @@ func (g *Generator) decide(ctx context.Context, b *build) (*build, error) {
 		b.failure = fmt.Sprintf("I could not tell whether to create, modify or delete a tool (got %q); please rephrase the request.", b.op)
 		return b, nil
 	}
+	// A reserved name makes nothing; a tool that has one already (made
+	// before the word was reserved) may still be deleted.
+	if err := adaptbot.ReservedName(b.name); err != nil && b.op != Delete {
+		b.failure = err.Error() + ". Ask for the tool under another name."
+		if b.op == Modify {
+			b.failure = fmt.Sprintf("%v. The tool %s has it from before, so it does not serve and is not changed: build it again under another name, then delete %s.", err, b.name, b.name)
+		}
+		return b, nil
+	}
 	if b.req.Permit != nil {
 		if err := b.req.Permit(b.op, b.name); err != nil {
 			return b, err

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"adaptbot"
 	"adaptbot/sandbox"
 )
 
@@ -107,5 +108,9 @@ func TestCheckTakesTheSourceAsItIs(t *testing.T) {
 	}
 	if _, ok := f.reg.Entry("counter"); ok {
 		t.Error("Check saved the tool")
+	}
+	general := strings.ReplaceAll(counterSource, "counter", "general")
+	if _, err := f.gen.Check(ctx, "general", []byte(general), counterExamples); adaptbot.KindOf(err) != adaptbot.Invalid {
+		t.Errorf("Check(general) = %v, want the reserved name refused", err)
 	}
 }

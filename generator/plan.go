@@ -78,6 +78,11 @@ func (g *Generator) Plan(ctx context.Context, request string) (*Plan, error) {
 		return nil, fmt.Errorf("%q cannot name a tool: %w", d.Tool, err)
 	}
 	if p.Op != Delete {
+		// The words name a tool AdaptBot keeps the name of: the build
+		// would refuse it, so the plan says so first.
+		if err := adaptbot.ReservedName(p.Tool); err != nil {
+			return nil, err
+		}
 		p.Hosts, p.Secrets = plannedHosts(d.Hosts), plannedSecrets(d.Secrets)
 		need := make([]SecretInfo, len(p.Secrets))
 		for i, name := range p.Secrets {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
+	"adaptbot"
 	"adaptbot/llm"
 	"adaptbot/llm/llmtest"
 )
@@ -38,6 +40,12 @@ func TestPlanRefusesWhatCannotBeBuilt(t *testing.T) {
 	}})
 	if _, err := f.gen.Plan(t.Context(), "fly"); err == nil {
 		t.Error("a plan with an unknown op was accepted")
+	}
+	r := newFixture(t, &llmtest.Fake{GenerateFunc: func(context.Context, llm.Request) (llm.Response, error) {
+		return llm.Response{Calls: []llm.FunctionCall{{Name: decideName, Arguments: json.RawMessage(`{"op":"CREATE","tool":"general","summary":"answer anything"}`)}}}, nil
+	}})
+	if _, err := r.gen.Plan(t.Context(), "a tool called general"); adaptbot.KindOf(err) != adaptbot.Invalid || !strings.Contains(err.Error(), `"general" is reserved`) {
+		t.Errorf("a plan of a tool named general: %v, want the reserved name refused", err)
 	}
 	g := newFixture(t, nil)
 	if _, err := g.gen.Plan(t.Context(), "anything"); !errors.Is(err, llm.ErrNoModel) {

@@ -108,6 +108,14 @@ type record struct {
 	code  []byte // the serving source; nil while no version has passed
 }
 
+// serves reports whether the record's tool can be called: it has a
+// version that passed, and a name no one reserved (a tool named general
+// before the word was reserved keeps its entry, so it can be deleted, but
+// never runs).
+func (rec *record) serves() bool {
+	return rec.code != nil && adaptbot.ReservedName(rec.entry.Name) == nil
+}
+
 // ErrNotFound is the one error for a tool that does not exist or does not
 // serve, local or remote (toolbox re-exports it); NotFound wraps it so the
 // message names the tool.
@@ -291,7 +299,7 @@ func (r *Registry) Serving() []Tool {
 	defer r.mu.RUnlock()
 	out := make([]Tool, 0, len(r.tools))
 	for _, rec := range r.tools {
-		if rec.code != nil {
+		if rec.serves() {
 			out = append(out, Tool{Entry: rec.entry, Code: rec.code})
 		}
 	}
@@ -305,7 +313,7 @@ func (r *Registry) Len() int {
 	defer r.mu.RUnlock()
 	n := 0
 	for _, rec := range r.tools {
-		if rec.code != nil {
+		if rec.serves() {
 			n++
 		}
 	}
@@ -330,7 +338,7 @@ func (r *Registry) Tool(name string) (Tool, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	rec, ok := r.tools[name]
-	if !ok || rec.code == nil {
+	if !ok || !rec.serves() {
 		return Tool{}, false
 	}
 	return Tool{Entry: rec.entry, Code: rec.code}, true
@@ -401,6 +409,9 @@ func (r *Registry) syncLocked(ctx context.Context, name string, origin adaptbot.
 	}
 	if err != nil {
 		return nil, fmt.Errorf("registry: %w", err)
+	}
+	if msg := r.reservedProblem(name); msg != "" {
+		return r.reservedLocked(name, rec, msg), nil
 	}
 	sum := adaptbot.Digest(src)
 	if rec != nil && rec.entry.PendingSHA256 == sum {
@@ -525,10 +536,14 @@ func (r *Registry) applyLocked(name string, src []byte, spec *contract.Spec, ori
 	return &Event{Kind: kind, Entry: e}, nil
 }
 
-// check runs a new version's checks: the contract (its calls of other tools
+// check runs a new version's checks: a name no tool may have
+// (adaptbot.ReservedName), the contract (its calls of other tools
 // included), with callees that the tools it calls exist and close no cycle,
 // and a compile.
 func (r *Registry) check(ctx context.Context, name string, src []byte, callees bool) (*contract.Spec, error) {
+	if err := adaptbot.ReservedName(name); err != nil {
+		return nil, err
+	}
 	spec, err := contract.Parse(name, src)
 	if err != nil {
 		return nil, err

@@ -71,6 +71,10 @@ func (r *Registry) annotateLocked(entries []Entry) {
 		e := &entries[i]
 		e.Uses = slices.Clone(uses[e.Name])
 		e.UsedBy = slices.Sorted(slices.Values(usedBy[e.Name]))
+		if msg := r.reservedProblem(e.Name); msg != "" {
+			e.Status, e.LastError = Broken, msg
+			continue
+		}
 		if e.Status != OK {
 			continue
 		}
@@ -88,7 +92,7 @@ func (r *Registry) annotateLocked(entries []Entry) {
 // the registry's that serves, or one Options.Known knows. The caller holds
 // r.mu.
 func (r *Registry) servingLocked(name string) bool {
-	if rec := r.tools[name]; rec != nil && rec.code != nil {
+	if rec := r.tools[name]; rec != nil && rec.serves() {
 		return true
 	}
 	return r.opts.Known != nil && r.opts.Known(name)

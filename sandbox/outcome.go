@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
+	"strings"
 	"time"
 
 	"adaptbot"
@@ -131,10 +133,71 @@ func decodeInput(input []byte, v any) error {
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.DisallowUnknownFields()
 	if err := d.Decode(v); err != nil {
-		return err
+		return inputProblem(err)
 	}
 	if d.More() {
 		return errors.New("trailing data after the JSON object")
 	}
 	return nil
+}
+
+// inputProblem says why arguments did not decode into the tool's Input in
+// the caller's terms: the field as the arguments name it and what it must
+// be, never Go's struct and type names.
+func inputProblem(err error) error {
+	if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
+		where := "the arguments"
+		if te.Field != "" {
+			where = fmt.Sprintf("%q", te.Field)
+		}
+		got := map[string]string{"string": "text", "number": "a number", "bool": "true or false", "array": "a list", "object": "an object"}[te.Value]
+		if n, ok := strings.CutPrefix(te.Value, "number "); ok {
+			got = n
+		}
+		if got == "" {
+			got = te.Value
+		}
+		return fmt.Errorf("%s must be %s, not %s", where, kindWords(te.Type), got)
+	}
+	if se, ok := errors.AsType[*json.SyntaxError](err); ok {
+		return fmt.Errorf("not valid JSON: it goes wrong at character %d", se.Offset)
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return errors.New("not valid JSON: it ends too soon")
+	}
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+		return fmt.Errorf("%s is not a parameter of the tool", name)
+	}
+	return errors.New(strings.TrimPrefix(msg, "json: "))
+}
+
+// kindWords says what a Go type holds, in JSON's terms.
+func kindWords(t reflect.Type) string {
+	if t == nil {
+		return "another kind of value"
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "text (a JSON string)"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int64:
+		return "a whole number"
+	case reflect.Int8, reflect.Int16, reflect.Int32:
+		return fmt.Sprintf("a whole number from %d to %d", -(int64(1) << (t.Bits() - 1)), int64(1)<<(t.Bits()-1)-1)
+	case reflect.Uint, reflect.Uint64, reflect.Uintptr:
+		return "a whole number from 0"
+	case reflect.Uint8, reflect.Uint16, reflect.Uint32:
+		return fmt.Sprintf("a whole number from 0 to %d", uint64(1)<<t.Bits()-1)
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "a list (a JSON array)"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	case reflect.Pointer:
+		return kindWords(t.Elem())
+	}
+	return "another kind of value"
 }

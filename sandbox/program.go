@@ -63,7 +63,7 @@ func checkInput(tool string, input []byte) error {
 	}
 	var v json.RawMessage
 	if err := json.Unmarshal(input, &v); err != nil {
-		return &Error{Tool: tool, Kind: adaptbot.FailInvalidArgs, Msg: "arguments are not valid JSON: " + clip.String(err.Error(), 4096)}
+		return &Error{Tool: tool, Kind: adaptbot.FailInvalidArgs, Msg: "arguments are " + clip.String(inputProblem(err).Error(), 4096)}
 	}
 	return nil
 }

@@ -29,10 +29,10 @@ func TestRunnersCall(t *testing.T) {
 				{"json result", "calculator", calculator, `{"a":1,"b":2}`, `{"sum":3}`, "", ""},
 				{"string result as is", "echo", echo, `{"text":"hi"}`, "HI", "", ""},
 				{"tool error", "echo", echo, `{"text":""}`, "", adaptbot.FailError, "nothing to echo"},
-				{"unknown field", "calculator", calculator, `{"a":1,"c":2}`, "", adaptbot.FailInvalidArgs, `unknown field "c"`},
-				{"wrong type", "calculator", calculator, `{"a":"one"}`, "", adaptbot.FailInvalidArgs, "cannot unmarshal"},
+				{"unknown field", "calculator", calculator, `{"a":1,"c":2}`, "", adaptbot.FailInvalidArgs, `"c" is not a parameter of the tool`},
+				{"wrong type", "calculator", calculator, `{"a":"one"}`, "", adaptbot.FailInvalidArgs, `"a" must be a number, not text`},
 				{"two values", "calculator", calculator, `{"a":1} {}`, "", adaptbot.FailInvalidArgs, "not valid JSON"},
-				{"not an object", "calculator", calculator, `[1]`, "", adaptbot.FailInvalidArgs, "cannot unmarshal array"},
+				{"not an object", "calculator", calculator, `[1]`, "", adaptbot.FailInvalidArgs, "the arguments must be an object, not a list"},
 				{"no input", "calculator", calculator, ``, `{"sum":0}`, "", ""},
 			}
 			for _, tt := range tests {

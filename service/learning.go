@@ -122,9 +122,18 @@ func (s *Service) RecordFailure(f ToolFailure) {
 
 // observeCall records a failed call of a tool, from any door and at any
 // depth (a tool's call of another tool included): the toolbox's observer.
-// A call its caller gave up on is not the tool's failure.
+// A call its caller gave up on is not the tool's failure, and neither are
+// arguments a person sent that the tool's schema refused (a direct run:
+// the run form, the API, the CLI, an MCP call), which the tool never saw.
+// The schema's refusal of a model's arguments in a chat, or of a tool's
+// arguments to another tool, is kept as a case of kind invalid_arguments:
+// evidence that the schema may be unclear, for people to read; no repair
+// takes it, and it counts toward none (failures.Repairable).
 func (s *Service) observeCall(ctx context.Context, ev toolbox.CallEvent) {
 	if ev.Err == nil || ctx.Err() != nil {
+		return
+	}
+	if _, refused := errors.AsType[*toolbox.ArgsError](ev.Err); refused && ev.Depth == 0 && ctx.Value(directRun{}) != nil {
 		return
 	}
 	s.RecordFailure(ToolFailure{Tool: ev.Tool, Version: ev.Version, Args: ev.Args, Err: ev.Err, RequestID: ev.RequestID,

@@ -97,6 +97,9 @@ func (m *learner) Generate(ctx context.Context, r llm.Request) (llm.Response, er
 			text = ""
 		}
 		args, _ := json.Marshal(map[string]string{"text": text})
+		if text == "a number" {
+			args = json.RawMessage(`{"txt":1}`) // arguments the schema refuses
+		}
 		return llm.Response{Calls: []llm.FunctionCall{{Name: "first_word", Arguments: args}}}, nil
 	}
 	return llm.Response{Content: "Here it is."}, nil
@@ -201,15 +204,30 @@ func caseByArgs(rep *adaptbot.FailureReport, args string) (failures.Case, bool) 
 
 // TestFailuresFromEveryDoorBecomeCases: direct runs (API, MCP) and chats
 // that make first_word fail leave failure cases, counted once per way it
-// failed; successes and refusals leave none.
+// failed; successes and refusals leave none, and so do arguments a person
+// sent that the schema refused. The same refusal of a model's arguments in
+// a chat is kept, as invalid_arguments, and counts toward no repair.
 func TestFailuresFromEveryDoorBecomeCases(t *testing.T) {
 	w := newLearningWorld(t, &learner{}, service.Learning{})
-	panicked := w.run(t, as(bob), "")                              // panics
-	w.run(t, reqid.WithDoor(as(bob), adaptbot.DoorMCP), "")        // the same case, over MCP
-	w.run(t, as(bob), "bad")                                       // an error
-	w.run(t, as(bob), "fine words")                                // works: no case
-	w.run(t, as(alice), "")                                        // refused: the tool never ran
-	w.svc.Run(as(bob), "first_word", json.RawMessage(`{"txt":1}`)) //nolint:errcheck // invalid arguments
+	panicked := w.run(t, as(bob), "")                       // panics
+	w.run(t, reqid.WithDoor(as(bob), adaptbot.DoorMCP), "") // the same case, over MCP
+	w.run(t, as(bob), "bad")                                // an error
+	w.run(t, as(bob), "fine words")                         // works: no case
+	w.run(t, as(alice), "")                                 // refused: the tool never ran
+	// Arguments the schema refuses, through every door of a direct run:
+	// the caller's mistake, no case.
+	for _, door := range []string{adaptbot.DoorHTTP, adaptbot.DoorCLI, adaptbot.DoorMCP} {
+		if _, err := w.svc.Run(reqid.WithDoor(as(bob), door), "first_word", json.RawMessage(`{"text":1}`)); kind(err) != adaptbot.Invalid {
+			t.Errorf("a run over %s with arguments the schema refuses = %v, want Invalid", door, err)
+		}
+	}
+	if rep, _ := w.svc.Failures(as(admin), "first_word"); len(rep.Cases) != 2 {
+		t.Errorf("after the refused arguments: %d cases, want the panic's and the error's alone: %+v", len(rep.Cases), rep.Cases)
+	}
+	// The same refusal of a model's arguments in a chat: kept.
+	if _, err := w.svc.Chat(as(bob), adaptbot.ChatRequest{Message: "first of a number"}, adaptbot.Stream{}); err != nil {
+		t.Fatal(err)
+	}
 	res, err := w.svc.Chat(as(alice), adaptbot.ChatRequest{Message: "first of nothing"}, adaptbot.Stream{})
 	if err != nil || res.Execution == nil || *res.Execution {
 		t.Fatalf("chat = %+v, %v", res, err)
@@ -247,7 +265,10 @@ func TestFailuresFromEveryDoorBecomeCases(t *testing.T) {
 		t.Errorf("the bad text's case = %+v", bad)
 	}
 	if inv, ok := caseByArgs(rep, `{"txt":1}`); !ok || inv.Kind != adaptbot.FailInvalidArgs || inv.Repairable() {
-		t.Errorf("the invalid arguments' case = %+v", inv)
+		t.Errorf("the chat's invalid arguments' case = %+v", inv)
+	}
+	if rep.Auto.SinceChange != 2 {
+		t.Errorf("%d cases count toward an automatic repair, want 2: the invalid arguments' counts toward none", rep.Auto.SinceChange)
 	}
 	// alice made the empty text's case too (her chat): she reads its
 	// words; bob's two are his.
@@ -273,11 +294,13 @@ func TestFailuresFromEveryDoorBecomeCases(t *testing.T) {
 		t.Errorf("failures of a bad name = %v", err)
 	}
 	sum, _ := w.svc.FailureSummary(as(alice))
-	if fc := sum.Tools["first_word"]; fc.Open != 1 || fc.Errors != 1 || fc.Failures != 5 {
+	// Six failed calls: the panic's three, the error, and the chat's
+	// invalid arguments, sent and retried once (agent.execute).
+	if fc := sum.Tools["first_word"]; fc.Open != 1 || fc.Errors != 1 || fc.Failures != 6 {
 		t.Errorf("summary = %+v", sum)
 	}
-	// Reads write no rows: only the five runs and the chat did.
-	if n := len(w.rows.list()); n != 7 {
+	// Reads write no rows: only the eight runs and the two chats did.
+	if n := len(w.rows.list()); n != 10 {
 		t.Errorf("%d rows", n)
 	}
 }

@@ -25,7 +25,8 @@ import (
 // Run runs a tool directly, without a model: the page's run form, the API,
 // the command line and a tool call over MCP (whose door the context names).
 // The arguments are validated against the tool's schema first: bad ones are
-// an Invalid error carrying the schema, and the tool does not run. A tool
+// an Invalid error carrying the schema, the tool does not run, and no
+// failure case is kept: the caller's mistake is not the tool's. A tool
 // that fails is a Failed error with the sandbox's kind of failure.
 func (s *Service) Run(ctx context.Context, name string, args json.RawMessage) (*adaptbot.RunResult, error) {
 	args = bytes.TrimSpace(args)
@@ -45,7 +46,7 @@ func (s *Service) Run(ctx context.Context, name string, args json.RawMessage) (*
 	if err != nil {
 		return nil, o.finish(err)
 	}
-	ctx, calls := toolbox.WithCallLog(ctx)
+	ctx, calls := toolbox.WithCallLog(context.WithValue(ctx, directRun{}, true))
 	began := time.Now()
 	out, err := t.Call(ctx, args)
 	elapsed := time.Since(began)
@@ -74,6 +75,11 @@ func (s *Service) Run(ctx context.Context, name string, args json.RawMessage) (*
 	}
 	return res, nil
 }
+
+// directRun marks the context of a direct run, whose arguments a person
+// (or their client) sent: the schema's refusal of them is the caller's
+// mistake, not a failure case of the tool (observeCall).
+type directRun struct{}
 
 // runTrace is what a run's trace keeps as its result.
 type runTrace struct {

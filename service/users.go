@@ -31,7 +31,7 @@ var errNoUsers = &adaptbot.Error{Kind: adaptbot.NotConfigured, Msg: "this server
 // The row names the user by pseudonym, never by name.
 func (s *Service) manage(ctx context.Context, what, name string) (context.Context, *op, error) {
 	ctx, o, err := s.start(ctx, "users "+what, "", identity.Manage)
-	o.row.Intent, o.row.Category = adaptbot.IntentManage, "users_"+what
+	o.row.Intent, o.row.Category = adaptbot.IntentManage, adaptbot.CategoryUsersPrefix+what
 	o.row.Query = "users " + what
 	if err == nil && s.d.Users == nil {
 		err = errNoUsers

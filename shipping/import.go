@@ -138,12 +138,19 @@ func renamed(b *Bundle, rename map[string]string) ([]*importTool, error) {
 		if err := contract.ValidName(to); err != nil {
 			return nil, refuse(Malformed, from, "", "--rename %s=%s: %v", from, to, err)
 		}
+		if err := adaptbot.ReservedName(to); err != nil {
+			return nil, refuse(Malformed, from, "", "--rename %s=%s: %v; give it another", from, to, err)
+		}
 	}
 	var out []*importTool
 	for _, t := range b.Tools {
 		it := &importTool{name: t.Name, src: t.Source, rawEx: t.Examples, entry: t.Entry}
 		if to, ok := rename[t.Name]; ok && to != t.Name {
 			it.name, it.from = to, t.Name
+		}
+		if err := adaptbot.ReservedName(it.name); err != nil {
+			// A bundle from an AdaptBot that did not reserve the word yet.
+			return nil, refuse(Collision, t.Name, "", "the bundle's tool %s cannot keep its name here: %v. Import it under another name: --rename %s=NEW_NAME; nothing was imported", t.Name, err, t.Name)
 		}
 		if other, dup := taken[it.name]; dup {
 			return nil, refuse(Malformed, it.name, "", "%s and %s would both be called %s", other, t.Name, it.name)
