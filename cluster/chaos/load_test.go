@@ -261,7 +261,11 @@ func (l *load) do(r int, kind, method, path, body string, stream bool) *outcome 
 		return o
 	}
 	defer resp.Body.Close()
-	if f := l.onAnswer.Load(); f != nil {
+	// A whole answer: a JSON body is written once the operation is done
+	// and its row kept. An event stream's status goes out when the stream
+	// starts, long before its result, so a kill then cuts it off: that
+	// request was never answered.
+	if f := l.onAnswer.Load(); f != nil && !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		(*f)(r, resp.Header.Get("X-Request-Id"))
 	}
 	raw, err := io.ReadAll(resp.Body)
