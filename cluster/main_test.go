@@ -13,6 +13,7 @@ import (
 
 	"adaptbot/cluster"
 	"adaptbot/sandbox"
+	"adaptbot/sandbox/sandboxtest"
 )
 
 // fleetWorkerEnv makes the test binary a fleet worker process, connected to
@@ -24,13 +25,7 @@ const fleetWorkerEnv = "ADAPTBOT_CLUSTER_TEST_FLEET_WORKER"
 const sandboxWorkerEnv = "ADAPTBOT_CLUSTER_TEST_SANDBOX_WORKER"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(sandboxWorkerEnv) == "1" {
-		if err := sandbox.ServeWorker(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
+	sandboxtest.ServeWorkerIf(sandboxWorkerEnv)
 	if url := os.Getenv(fleetWorkerEnv); url != "" {
 		os.Exit(serveFleetProcess(url))
 	}

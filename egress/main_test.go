@@ -24,6 +24,7 @@ import (
 	"adaptbot/egress"
 	"adaptbot/identity"
 	"adaptbot/sandbox"
+	"adaptbot/sandbox/sandboxtest"
 	"adaptbot/secrets"
 	"adaptbot/toolkit"
 )
@@ -34,13 +35,7 @@ import (
 const workerEnv = "ADAPTBOT_EGRESS_TEST_WORKER"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(workerEnv) == "1" {
-		if err := sandbox.ServeWorker(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
+	sandboxtest.ServeWorkerIf(workerEnv)
 	os.Exit(m.Run())
 }
 

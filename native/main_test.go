@@ -2,7 +2,6 @@ package native
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"adaptbot/sandbox"
+	"adaptbot/sandbox/sandboxtest"
 )
 
 // workerEnv makes the test binary an interpreted sandbox worker: the
@@ -18,13 +18,7 @@ import (
 const workerEnv = "ADAPTBOT_NATIVE_TEST_WORKER"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(workerEnv) == "1" {
-		if err := sandbox.ServeWorker(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
+	sandboxtest.ServeWorkerIf(workerEnv)
 	code := m.Run()
 	if shared.dir != "" {
 		os.RemoveAll(shared.dir)

@@ -1,11 +1,10 @@
 package toolbox
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
-	"adaptbot/sandbox"
+	"adaptbot/sandbox/sandboxtest"
 )
 
 // workerEnv makes the test binary a sandbox worker: the pools of the
@@ -13,12 +12,6 @@ import (
 const workerEnv = "ADAPTBOT_TOOLBOX_TEST_WORKER"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(workerEnv) == "1" {
-		if err := sandbox.ServeWorker(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
+	sandboxtest.ServeWorkerIf(workerEnv)
 	os.Exit(m.Run())
 }

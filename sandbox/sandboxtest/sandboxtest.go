@@ -151,3 +151,19 @@ func Redirector() (toolkit.Options, func(), error) {
 	}
 	return opts, func() { srv.Close() }, nil
 }
+
+// ServeWorkerIf makes a test binary a sandbox worker when the environment
+// variable env is "1": the pools of a package's tests start their own test
+// binary with env set, so tools run as in a server, in a process of their
+// own. It serves and exits; otherwise it returns at once. Call it first in
+// TestMain.
+func ServeWorkerIf(env string) {
+	if os.Getenv(env) != "1" {
+		return
+	}
+	if err := sandbox.ServeWorker(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
