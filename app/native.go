@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"path/filepath"
+	"slices"
 
 	"adaptbot"
 	"adaptbot/config"
@@ -42,20 +43,12 @@ func (w *world) connectNative() {
 	if !ok {
 		return
 	}
-	tier.SetExamples(func(tool string, code []byte) []json.RawMessage {
-		var examples []struct {
-			Input json.RawMessage `json:"input"`
-		}
+	tier.SetExamples(func(tool string, code []byte) []adaptbot.Example {
+		var examples []adaptbot.Example
 		if json.Unmarshal(w.reg.Examples(tool), &examples) != nil {
 			return nil
 		}
-		var inputs []json.RawMessage
-		for _, e := range examples {
-			if len(e.Input) > 0 {
-				inputs = append(inputs, e.Input)
-			}
-		}
-		return inputs
+		return slices.DeleteFunc(examples, func(e adaptbot.Example) bool { return len(e.Input) == 0 })
 	})
 	tier.OnMismatch(func(m native.Mismatch) {
 		if w.learn == nil || w.learn.store == nil {

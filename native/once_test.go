@@ -4,6 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"adaptbot"
 	"adaptbot/sandbox"
 	"adaptbot/toolkit"
 )
@@ -61,7 +66,7 @@ func TestACallNeverRunsTwice(t *testing.T) {
 	preseed(t, dir, relay)
 	preseed(t, dir, calc)
 	tier, _ := newTier(t, Options{Go: g, Dir: dir, Pools: 1})
-	tier.SetExamples(func(tool string, code []byte) []json.RawMessage {
+	tier.SetExamples(func(tool string, code []byte) []adaptbot.Example {
 		if tool == "calculator" {
 			return calculatorExamples(tool, code)
 		}
@@ -210,5 +215,74 @@ func TestCacheTrimmed(t *testing.T) {
 		if gone := os.IsNotExist(err); gone != (i < 4) {
 			t.Errorf("file %d: gone %v, want the 4 oldest gone", i, gone)
 		}
+	}
+}
+
+// witness is a service outside that counts the requests it gets.
+type witness struct {
+	mu   sync.Mutex
+	sent []string
+}
+
+func (w *witness) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	w.mu.Lock()
+	w.sent = append(w.sent, r.URL.String())
+	w.mu.Unlock()
+	io.WriteString(rw, "pong") //nolint:errcheck
+}
+
+func (w *witness) count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.sent)
+}
+
+// TestTheCheckSendsNothing: the native build's differential check never
+// sends a request again, not even a GET (a GET may change something too:
+// the chaos suite's witness counted one call three times, once for the
+// call and twice for the check). A tool that reaches the network is
+// checked on the examples that carry their exchanges, answered from them;
+// without such an example it stays interpreted, and says why.
+func TestTheCheckSendsNothing(t *testing.T) {
+	g := goCmd(t)
+	src := Source{Tool: "pinger", Code: readTool(t, "testdata/pinger/pinger.go")}
+	for _, tc := range []struct {
+		name     string
+		examples []adaptbot.Example
+		want     string
+	}{
+		{"no exchanges", []adaptbot.Example{{Input: json.RawMessage(`{"text":"a"}`)}}, StateFailed},
+		{"with exchanges", []adaptbot.Example{{Input: json.RawMessage(`{"text":"a"}`), HTTP: []adaptbot.Exchange{{
+			Request:  adaptbot.ExchangeRequest{Method: "GET", URL: "https://witness.example/ping?text=a"},
+			Response: adaptbot.ExchangeResponse{Status: 200, Body: "pong"},
+		}}}}, StateNative},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &witness{}
+			srv := httptest.NewServer(w)
+			t.Cleanup(srv.Close)
+			dir := t.TempDir()
+			preseed(t, dir, src)
+			// The tool's GETs reach the witness, as a real one's would.
+			tier, _ := newTier(t, Options{Go: g, Dir: dir}, func(o *sandbox.Options) {
+				o.Toolkit = toolkit.Options{Rewrite: map[string]string{"witness.example": srv.URL},
+					Policy: toolkit.Policy{AllowNets: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}
+			})
+			tier.SetExamples(func(string, []byte) []adaptbot.Example { return tc.examples })
+			res, err := tier.Run(context.Background(), sandbox.Call{Tool: "pinger", Source: src.Code, Input: json.RawMessage(`{"text":"real"}`)})
+			if err != nil || res.Output != "PONG" {
+				t.Fatalf("the real call = %+v, %v", res, err)
+			}
+			s := waitState(t, tier, "pinger", src.Code, StateNative, StateFailed, StateDiffers)
+			if s.State != tc.want {
+				t.Errorf("state %s (%s), want %s", s.State, s.Reason, tc.want)
+			}
+			if tc.want == StateFailed && !strings.Contains(s.Reason, "network") {
+				t.Errorf("the reason does not say why: %s", s.Reason)
+			}
+			if n := w.count(); n != 1 {
+				t.Errorf("the witness got %d requests (%v), want the real call's alone", n, w.sent)
+			}
+		})
 	}
 }

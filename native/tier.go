@@ -14,8 +14,11 @@ import (
 
 	"adaptbot"
 	"adaptbot/clip"
+	"adaptbot/contract"
+	"adaptbot/egress"
 	"adaptbot/sandbox"
 	"adaptbot/telemetry"
+	"adaptbot/toolkit"
 )
 
 // The settings of ADAPTBOT_NATIVE.
@@ -165,7 +168,7 @@ type Tier struct {
 	opts   Options
 	slots  chan struct{}
 
-	examples atomicFunc[func(tool string, code []byte) []json.RawMessage]
+	examples atomicFunc[func(tool string, code []byte) []adaptbot.Example]
 	mismatch atomicFunc[func(Mismatch)]
 
 	ctx    context.Context
@@ -234,9 +237,9 @@ func New(interp sandbox.Runner, opts Options) *Tier {
 	return t
 }
 
-// SetExamples gives the tier each version's stored examples (their
-// inputs), for the differential check.
-func (t *Tier) SetExamples(f func(tool string, code []byte) []json.RawMessage) { t.examples.set(f) }
+// SetExamples gives the tier each version's stored examples, with the
+// exchanges they expect, for the differential check.
+func (t *Tier) SetExamples(f func(tool string, code []byte) []adaptbot.Example) { t.examples.set(f) }
 
 // OnMismatch sets what is done with a native build that differs from the
 // interpreter (record a failure case).
@@ -537,19 +540,42 @@ func (t *Tier) startPool(bin string) (*sandbox.Pool, error) {
 // differential runs v's examples and recent calls on both tiers. The build
 // serves only if every one gives the same output, or the same error. A
 // difference the interpreter also shows against itself (a clock, a random
-// number, the network) is not the build's: such a tool stays interpreted,
-// unsteady, and no case is recorded.
+// number) is not the build's: such a tool stays interpreted, unsteady, and
+// no case is recorded.
+//
+// The check sends nothing: it runs each input up to three times, and a
+// tool's request, GET or not, may change something outside (a message
+// posted, a counter bumped). A tool that reaches the network is checked on
+// its examples that carry their exchanges alone, each run answered from
+// them (egress.Replay); its recent calls, whose answers were not kept, are
+// not run again. Every other run is refused any request.
 func (t *Tier) differential(v *version, p *sandbox.Pool) (Status, *Mismatch) {
-	var inputs []json.RawMessage
+	spec, _ := contract.Parse(v.tool, v.code) // it compiled natively, so it parses
+	network := spec == nil || spec.Network || len(spec.Hosts) > 0
+	var runs []adaptbot.Example
 	if f := t.examples.get(); f != nil {
-		inputs = append(inputs, f(v.tool, v.code)...)
+		for _, e := range f(v.tool, v.code) {
+			if !network || len(e.HTTP) > 0 {
+				runs = append(runs, e)
+			}
+		}
 	}
-	t.mu.Lock()
-	inputs = append(inputs, v.recent...)
-	t.mu.Unlock()
+	if !network {
+		t.mu.Lock()
+		for _, in := range v.recent {
+			runs = append(runs, adaptbot.Example{Input: in})
+		}
+		t.mu.Unlock()
+	}
+	var hosts []string
+	if spec != nil {
+		hosts = spec.Hosts
+	}
+	tool := egress.Tool{Name: v.tool, Hosts: hosts}
 	seen := map[string]bool{}
 	checked := 0
-	for _, in := range inputs {
+	for _, e := range runs {
+		in := e.Input
 		if seen[string(in)] {
 			continue
 		}
@@ -557,23 +583,39 @@ func (t *Tier) differential(v *version, p *sandbox.Pool) (Status, *Mismatch) {
 		if t.ctx.Err() != nil {
 			return Status{Tier: Interpreted, State: StateWaiting, Reason: "the server is stopping"}, nil
 		}
-		c := sandbox.Call{Tool: v.tool, Source: v.code, Input: in}
-		nat := describe(p.Run(t.ctx, c))
-		in1 := describe(t.interp.Run(t.ctx, c))
+		// Each run gets the example's exchanges afresh, or no network.
+		run := func(r sandbox.Runner) string {
+			ctx := toolkit.WithSender(t.ctx, noNetwork{})
+			if len(e.HTTP) > 0 {
+				ctx = toolkit.WithSender(t.ctx, egress.NewReplay(e.HTTP).Sender(tool))
+			}
+			return describe(r.Run(ctx, sandbox.Call{Tool: v.tool, Source: v.code, Input: in}))
+		}
+		nat, in1 := run(p), run(t.interp)
 		if nat == in1 {
 			checked++
 			continue
 		}
-		if in2 := describe(t.interp.Run(t.ctx, c)); in2 != in1 {
+		if in2 := run(t.interp); in2 != in1 {
 			return Status{Tier: Interpreted, State: StateUnsteady, Reason: fmt.Sprintf("the interpreter gives different results run to run on %s, so the native build cannot be checked against it", clip.String(string(in), 200))}, nil
 		}
 		m := &Mismatch{Tool: v.tool, Digest: v.digest, Input: in, Interpreted: in1, Native: nat}
 		return Status{Tier: Interpreted, State: StateDiffers, Reason: m.Reason()}, m
 	}
+	if checked == 0 && network {
+		return Status{Tier: Interpreted, State: StateFailed, Reason: "it reaches the network, and none of its examples lists the exchanges it expects (\"http\"), so the native build cannot be checked without sending real requests; it stays interpreted"}, nil
+	}
 	if checked == 0 {
 		return Status{Tier: Interpreted, State: StateFailed, Reason: "no example or recent call to check the native build with"}, nil
 	}
 	return Status{Tier: Native, State: StateNative, Reason: fmt.Sprintf("its native build gave the interpreter's results on %d calls", checked)}, nil
+}
+
+// noNetwork refuses every request of the differential check's runs.
+type noNetwork struct{}
+
+func (noNetwork) Send(context.Context, toolkit.Request) (toolkit.Response, error) {
+	return toolkit.Response{}, errors.New("the native build's check sends no request; nothing was sent")
 }
 
 // describe is a call's result as the differential check compares it.

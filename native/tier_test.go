@@ -20,16 +20,19 @@ import (
 // name: the benchmarks' and the differential check's.
 func nativeTools(t testing.TB) []Source {
 	var out []Source
-	for _, name := range []string{"fib", "primes", "whoami", "relay"} {
+	for _, name := range []string{"fib", "primes", "whoami", "relay", "pinger"} {
 		out = append(out, Source{Tool: name, Code: readTool(t, filepath.Join("testdata", name, name+".go"))})
 	}
 	out = append(out, Source{Tool: "calculator", Code: readTool(t, "../tools/calculator/calculator.go")})
 	return append(out, corpusSources(t)...)
 }
 
-func newTier(t *testing.T, opts Options) (*Tier, sandbox.Runner) {
+func newTier(t *testing.T, opts Options, adjust ...func(*sandbox.Options)) (*Tier, sandbox.Runner) {
 	t.Helper()
 	so := sandboxOptions(t)
+	for _, f := range adjust {
+		f(&so)
+	}
 	interp, err := sandbox.NewPool(so)
 	if err != nil {
 		t.Fatal(err)
@@ -93,8 +96,8 @@ func result(t *testing.T, r sandbox.Runner, tool string, code []byte, input stri
 	return res
 }
 
-func calculatorExamples(tool string, code []byte) []json.RawMessage {
-	return []json.RawMessage{json.RawMessage(`{"expression":"(2 + 3) * sqrt(16) / 2^3"}`), json.RawMessage(`{"expression":"1/0"}`)}
+func calculatorExamples(tool string, code []byte) []adaptbot.Example {
+	return []adaptbot.Example{{Input: json.RawMessage(`{"expression":"(2 + 3) * sqrt(16) / 2^3"}`)}, {Input: json.RawMessage(`{"expression":"1/0"}`)}}
 }
 
 // TestServesNativelyOnceProven follows a tool from its first call to the
@@ -198,8 +201,8 @@ func TestDiffersNeverServesNatively(t *testing.T) {
 	src := Source{Tool: "whoami", Code: readTool(t, "testdata/whoami/whoami.go")}
 	preseed(t, dir, src)
 	tier, _ := newTier(t, Options{Go: g, Dir: dir})
-	tier.SetExamples(func(string, []byte) []json.RawMessage {
-		return []json.RawMessage{json.RawMessage(`{"text":"example"}`)}
+	tier.SetExamples(func(string, []byte) []adaptbot.Example {
+		return []adaptbot.Example{{Input: json.RawMessage(`{"text":"example"}`)}}
 	})
 	var mu sync.Mutex
 	var got []Mismatch
