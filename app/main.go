@@ -28,6 +28,7 @@ import (
 	"adaptbot/native"
 	"adaptbot/redact"
 	"adaptbot/sandbox"
+	"adaptbot/toolkit"
 	"adaptbot/web"
 )
 
@@ -124,6 +125,9 @@ func wantsHelp(args []string) bool {
 // command line's flags. The binary leaves them zero.
 type hooks struct {
 	toolkitHosts map[string]string
+	// toolkit, when set, adjusts the options of the clients that send
+	// tools' requests: the tests' resolver and TLS roots.
+	toolkit func(*toolkit.Options)
 	// flags sees each command's flag set and usage before it parses, so a
 	// test can check that the usage and docs/cli.md name every flag.
 	flags func(fs *flag.FlagSet, usage string)
@@ -266,6 +270,9 @@ func serve(ctx context.Context, cfg config.Config, h hooks, lock *homelock.Lock,
 		return err
 	}
 	defer ae.Close()
+	if w.vault, err = openVault(ae.vault, ae.store.Key(secretsKey)); err != nil {
+		return err
+	}
 	svc := w.service(bench, stats, ws, metrics, ae.store)
 	defer w.learn.start(svc, log)()
 	edge := web.NewAuth(ae.auth, authOptions(cfg), log)

@@ -124,7 +124,10 @@ func (s *Service) RecordFailure(f ToolFailure) {
 // depth (a tool's call of another tool included): the toolbox's observer.
 // A call its caller gave up on is not the tool's failure.
 func (s *Service) observeCall(ctx context.Context, ev toolbox.CallEvent) {
-	if ev.Err == nil || ctx.Err() != nil {
+	// A request its person denied, let expire or could not be asked
+	// about, or one naming a secret they have not set, is no fault of the
+	// tool's: no case, and nothing toward an automatic repair.
+	if ev.Err == nil || ctx.Err() != nil || ev.HeldBack {
 		return
 	}
 	s.RecordFailure(ToolFailure{Tool: ev.Tool, Version: ev.Version, Args: ev.Args, Err: ev.Err, RequestID: ev.RequestID,
