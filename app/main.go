@@ -78,6 +78,8 @@ Usage:
   adaptbot search QUERY                  search AdaptBot's and the MCP servers' tools
   adaptbot users add NAME --role ROLE    add a person; prints their API key once (through the server)
   adaptbot users list|role|rotate|remove the users, their roles and keys (through the server)
+  adaptbot secrets set NAME --host HOST  keep a secret, read from standard input (through the server)
+  adaptbot secrets list|delete           your secrets, never their values (through the server)
   adaptbot config                        the settings in effect and where each came from
   adaptbot worker --nats URL             join the worker fleet: run tool calls for the replicas
   adaptbot worker                        (internal) a sandbox worker process

@@ -20,6 +20,9 @@ func everyCommand() [][]string {
 	for _, sub := range cli.ToolsSubcommands() {
 		cmds = append(cmds, []string{"tools", sub})
 	}
+	for _, sub := range []string{"set", "list", "delete"} {
+		cmds = append(cmds, []string{"secrets", sub})
+	}
 	return cmds
 }
 
@@ -163,7 +166,7 @@ func cliDocBlock(t *testing.T) map[string]string {
 		if rest, ok := strings.CutPrefix(line, "adaptbot "); ok {
 			f := strings.Fields(rest)
 			key = f[0]
-			if key == "tools" || (key == "mcp" && len(f) > 1 && f[1] == "validate") {
+			if key == "tools" || key == "secrets" || (key == "mcp" && len(f) > 1 && f[1] == "validate") {
 				key += " " + f[1]
 			}
 		} else if !strings.HasPrefix(line, " ") {

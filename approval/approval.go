@@ -231,7 +231,7 @@ func (b *Broker) Ask(ctx context.Context, r Request) (Outcome, error) {
 		return Remembered, nil
 	}
 	if asker == nil {
-		return Refused, adaptbot.Errorf(adaptbot.Forbidden, "%s needs the approval of the person asking, and this way of asking cannot ask them (chat on the page, the CLI on a terminal, or an MCP client with elicitation can); nothing was sent", what)
+		return Refused, adaptbot.Errorf(adaptbot.Forbidden, "%s needs the approval of the person asking, and this way of asking cannot ask them (the chat page, `adaptbot tools run` on a terminal or with --yes, and an MCP client with elicitation can); nothing was sent", what)
 	}
 	expires := now.Add(b.opts.Timeout)
 	if dl, ok := ctx.Deadline(); ok && dl.Before(expires) {
