@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"github.com/gofiber/fiber/v2"
@@ -17,6 +18,15 @@ import (
 // answers to approvals, and the admins' trust of a tool's requests. The
 // service checks who may do what; these decode, call one operation and
 // encode, as every handler does.
+
+// handleSecretsPage is GET /secrets: where a person manages their own
+// secrets. Its script reads and changes them through the API; the page
+// holds none.
+func (s *Server) handleSecretsPage() fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		return page(c, "secrets.html", map[string]any{"Model": s.modelName()})
+	}
+}
 
 // handleSecretSet is PUT /api/secrets/NAME: {"value", "hosts", "shared"}.
 // Its answer, and any refusal, name the secret, never the value.
@@ -85,6 +95,42 @@ func (s *Server) handleUntrust() fiber.Handler {
 		}
 		return reply(c)(s.svc.UntrustTool(c.UserContext(), c.Params("name"), host))
 	}
+}
+
+// hostRow is one declared host of a tool, as its page shows it: whether
+// an admin trusts the serving version's requests to it, and a trust given
+// to an older version, which the next version undid.
+type hostRow struct {
+	Host    string
+	Trust   *adaptbot.Trust // the serving version's
+	Undone  *adaptbot.Trust // an older version's
+	Version int             // the serving version
+}
+
+// hostRows are e's declared hosts with their trusts; a trust is of a host
+// without its port.
+func hostRows(e adaptbot.Entry, trusts []adaptbot.Trust) []hostRow {
+	var rows []hostRow
+	for _, h := range e.Hosts {
+		name := h
+		if i := strings.LastIndexByte(h, ':'); i > 0 && !strings.Contains(h[i+1:], "]") {
+			name = h[:i]
+		}
+		r := hostRow{Host: name, Version: e.Version}
+		for i := range trusts {
+			t := &trusts[i]
+			if t.Host != name {
+				continue
+			}
+			if t.Version == e.Version && t.SHA256 == e.SHA256 {
+				r.Trust = t
+			} else {
+				r.Undone = t
+			}
+		}
+		rows = append(rows, r)
+	}
+	return rows
 }
 
 // presenter is an approval's way to a stream that opens after the

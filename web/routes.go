@@ -67,6 +67,7 @@ var table = []Route{
 	{Method: fiber.MethodGet, Path: "/tools", serve: (*Server).handleToolsPage},
 	{Method: fiber.MethodGet, Path: "/tools/:name", serve: (*Server).handleToolPage},
 	{Method: fiber.MethodGet, Path: "/dashboard", Need: identity.ReadAll, serve: (*Server).handleDashboard},
+	{Method: fiber.MethodGet, Path: "/secrets", Need: identity.Chat, serve: (*Server).handleSecretsPage},
 	{Method: fiber.MethodGet, Path: "/requests/:id", serve: (*Server).handleRequestPage},
 	{Method: fiber.MethodGet, Path: "/static/*", serve: (*Server).handleStatic},
 	{Method: fiber.MethodGet, Path: "/healthz", serve: (*Server).handleHealth},
