@@ -61,11 +61,11 @@ func TestACallNeverRunsTwice(t *testing.T) {
 	preseed(t, dir, relay)
 	preseed(t, dir, calc)
 	tier, _ := newTier(t, Options{Go: g, Dir: dir, Pools: 1})
-	tier.SetExamples(func(tool string, code []byte) []json.RawMessage {
+	tier.SetExamples(func(tool string, code []byte) Sample {
 		if tool == "calculator" {
 			return calculatorExamples(tool, code)
 		}
-		return nil
+		return Sample{}
 	})
 	host := &gateHost{hold: "once", release: make(chan struct{}), calls: map[string]int{}}
 	ctx := toolkit.WithCaller(context.Background(), host)
@@ -210,5 +210,67 @@ func TestCacheTrimmed(t *testing.T) {
 		if gone := os.IsNotExist(err); gone != (i < 4) {
 			t.Errorf("file %d: gone %v, want the 4 oldest gone", i, gone)
 		}
+	}
+}
+
+// countingSender answers every request of a tool with body, and counts
+// them: a real send where it stands for the server, a replayed exchange
+// where it stands for an example's.
+type countingSender struct {
+	body string
+	mu   sync.Mutex
+	sent []toolkit.Request
+}
+
+func (s *countingSender) Send(_ context.Context, req toolkit.Request) (toolkit.Response, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sent = append(s.sent, req)
+	return toolkit.Response{Status: 200, Body: s.body}, nil
+}
+
+func (s *countingSender) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.sent)
+}
+
+// TestCheckNeverActsAgain: the differential check of a tool that acts
+// (it declares hosts, it posts) never runs one of its real calls again,
+// which would send that request again: it runs the tool's examples alone,
+// each answered from its exchanges, on both tiers; with no example it
+// does not check, and the tool stays interpreted, saying why.
+func TestCheckNeverActsAgain(t *testing.T) {
+	g := goCmd(t)
+	hook := Source{Tool: "hook", Code: readTool(t, "testdata/hook/hook.go")}
+	for _, withExample := range []bool{true, false} {
+		dir := t.TempDir()
+		preseed(t, dir, hook)
+		tier, _ := newTier(t, Options{Go: g, Dir: dir})
+		replayed := &countingSender{body: "ok (replayed)"}
+		tier.SetExamples(func(string, []byte) Sample {
+			s := Sample{Acts: true}
+			if withExample {
+				s.Examples = []Probe{{Input: json.RawMessage(`{"text":"example"}`),
+					Bind: func(ctx context.Context) context.Context { return toolkit.WithSender(ctx, replayed) }}}
+			}
+			return s
+		})
+		real := &countingSender{body: "ok"}
+		res, err := tier.Run(toolkit.WithSender(context.Background(), real), sandbox.Call{Tool: "hook", Source: hook.Code, Input: json.RawMessage(`{"text":"deploy done"}`)})
+		if err != nil || res.Output != "posted deploy done: ok" || real.count() != 1 {
+			t.Fatalf("the real call = %+v, %v; %d sent", res, err, real.count())
+		}
+		s := waitState(t, tier, "hook", hook.Code, StateNative, StateFailed, StateDiffers, StateUnsteady)
+		if n := real.count(); n != 1 {
+			t.Errorf("with an example %v: the real request was sent %d times, want once", withExample, n)
+		}
+		switch {
+		case withExample && (s.State != StateNative || replayed.count() != 2):
+			t.Errorf("with an example: %+v after %d replayed requests, want native after 2 (one per tier)", s, replayed.count())
+		case !withExample && (s.State != StateFailed || !strings.Contains(s.Reason, "never run again")):
+			t.Errorf("without an example: %+v", s)
+		}
+		tier.Close()
 	}
 }

@@ -165,7 +165,7 @@ type Tier struct {
 	opts   Options
 	slots  chan struct{}
 
-	examples atomicFunc[func(tool string, code []byte) []json.RawMessage]
+	examples atomicFunc[func(tool string, code []byte) Sample]
 	mismatch atomicFunc[func(Mismatch)]
 
 	ctx    context.Context
@@ -234,9 +234,30 @@ func New(interp sandbox.Runner, opts Options) *Tier {
 	return t
 }
 
-// SetExamples gives the tier each version's stored examples (their
-// inputs), for the differential check.
-func (t *Tier) SetExamples(f func(tool string, code []byte) []json.RawMessage) { t.examples.set(f) }
+// Probe is one call the differential check makes of a version, on both
+// tiers.
+type Probe struct {
+	Input json.RawMessage
+	// Bind, when set, gives each run of the probe a context of its own:
+	// one in which an example's exchanges answer the tool's requests
+	// (egress.Replay), so that the check sends nothing.
+	Bind func(ctx context.Context) context.Context
+}
+
+// Sample is what the differential check may run of a version: its stored
+// examples, and whether its recent real calls may be run again.
+type Sample struct {
+	Examples []Probe
+	// Acts says the tool acts on people's systems (it declares hosts, or
+	// sends with toolkit.Do or PostJSON): its recent real calls are never
+	// run again, since each would send its requests again; it is checked
+	// on its examples alone, answered from their exchanges.
+	Acts bool
+}
+
+// SetExamples gives the tier each version's sample (its stored examples,
+// and whether it acts), for the differential check.
+func (t *Tier) SetExamples(f func(tool string, code []byte) Sample) { t.examples.set(f) }
 
 // OnMismatch sets what is done with a native build that differs from the
 // interpreter (record a failure case).
@@ -534,22 +555,29 @@ func (t *Tier) startPool(bin string) (*sandbox.Pool, error) {
 	return sandbox.NewPool(o)
 }
 
-// differential runs v's examples and recent calls on both tiers. The build
+// differential runs v's examples and recent calls on both tiers (a tool
+// that acts: its examples alone, never a real call again). The build
 // serves only if every one gives the same output, or the same error. A
 // difference the interpreter also shows against itself (a clock, a random
 // number, the network) is not the build's: such a tool stays interpreted,
 // unsteady, and no case is recorded.
 func (t *Tier) differential(v *version, p *sandbox.Pool) (Status, *Mismatch) {
-	var inputs []json.RawMessage
+	var sample Sample
 	if f := t.examples.get(); f != nil {
-		inputs = append(inputs, f(v.tool, v.code)...)
+		sample = f(v.tool, v.code)
 	}
-	t.mu.Lock()
-	inputs = append(inputs, v.recent...)
-	t.mu.Unlock()
+	probes := sample.Examples
+	if !sample.Acts {
+		t.mu.Lock()
+		for _, in := range v.recent {
+			probes = append(probes, Probe{Input: in})
+		}
+		t.mu.Unlock()
+	}
 	seen := map[string]bool{}
 	checked := 0
-	for _, in := range inputs {
+	for _, pr := range probes {
+		in := pr.Input
 		if seen[string(in)] {
 			continue
 		}
@@ -558,17 +586,27 @@ func (t *Tier) differential(v *version, p *sandbox.Pool) (Status, *Mismatch) {
 			return Status{Tier: Interpreted, State: StateWaiting, Reason: "the server is stopping"}, nil
 		}
 		c := sandbox.Call{Tool: v.tool, Source: v.code, Input: in}
-		nat := describe(p.Run(t.ctx, c))
-		in1 := describe(t.interp.Run(t.ctx, c))
+		run := func(r sandbox.Runner) string {
+			ctx := t.ctx
+			if pr.Bind != nil {
+				ctx = pr.Bind(ctx)
+			}
+			return describe(r.Run(ctx, c))
+		}
+		nat := run(p)
+		in1 := run(t.interp)
 		if nat == in1 {
 			checked++
 			continue
 		}
-		if in2 := describe(t.interp.Run(t.ctx, c)); in2 != in1 {
+		if in2 := run(t.interp); in2 != in1 {
 			return Status{Tier: Interpreted, State: StateUnsteady, Reason: fmt.Sprintf("the interpreter gives different results run to run on %s, so the native build cannot be checked against it", clip.String(string(in), 200))}, nil
 		}
 		m := &Mismatch{Tool: v.tool, Digest: v.digest, Input: in, Interpreted: in1, Native: nat}
 		return Status{Tier: Interpreted, State: StateDiffers, Reason: m.Reason()}, m
+	}
+	if checked == 0 && sample.Acts {
+		return Status{Tier: Interpreted, State: StateFailed, Reason: "it acts on people's systems, so its real calls are never run again to check the native build, and it has no example to check it with"}, nil
 	}
 	if checked == 0 {
 		return Status{Tier: Interpreted, State: StateFailed, Reason: "no example or recent call to check the native build with"}, nil

@@ -20,7 +20,7 @@ import (
 // name: the benchmarks' and the differential check's.
 func nativeTools(t testing.TB) []Source {
 	var out []Source
-	for _, name := range []string{"fib", "primes", "whoami", "relay"} {
+	for _, name := range []string{"fib", "primes", "whoami", "relay", "hook"} {
 		out = append(out, Source{Tool: name, Code: readTool(t, filepath.Join("testdata", name, name+".go"))})
 	}
 	out = append(out, Source{Tool: "calculator", Code: readTool(t, "../tools/calculator/calculator.go")})
@@ -93,8 +93,18 @@ func result(t *testing.T, r sandbox.Runner, tool string, code []byte, input stri
 	return res
 }
 
-func calculatorExamples(tool string, code []byte) []json.RawMessage {
-	return []json.RawMessage{json.RawMessage(`{"expression":"(2 + 3) * sqrt(16) / 2^3"}`), json.RawMessage(`{"expression":"1/0"}`)}
+func calculatorExamples(tool string, code []byte) Sample {
+	return inputs(`{"expression":"(2 + 3) * sqrt(16) / 2^3"}`, `{"expression":"1/0"}`)
+}
+
+// inputs is a sample of examples with these inputs, of a tool that does
+// not act.
+func inputs(in ...string) Sample {
+	var s Sample
+	for _, x := range in {
+		s.Examples = append(s.Examples, Probe{Input: json.RawMessage(x)})
+	}
+	return s
 }
 
 // TestServesNativelyOnceProven follows a tool from its first call to the
@@ -198,9 +208,7 @@ func TestDiffersNeverServesNatively(t *testing.T) {
 	src := Source{Tool: "whoami", Code: readTool(t, "testdata/whoami/whoami.go")}
 	preseed(t, dir, src)
 	tier, _ := newTier(t, Options{Go: g, Dir: dir})
-	tier.SetExamples(func(string, []byte) []json.RawMessage {
-		return []json.RawMessage{json.RawMessage(`{"text":"example"}`)}
-	})
+	tier.SetExamples(func(string, []byte) Sample { return inputs(`{"text":"example"}`) })
 	var mu sync.Mutex
 	var got []Mismatch
 	tier.OnMismatch(func(m Mismatch) { mu.Lock(); got = append(got, m); mu.Unlock() })
