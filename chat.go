@@ -65,6 +65,10 @@ type Usage struct {
 type ChatRequest struct {
 	Message string    `json:"message"`
 	History []Message `json:"history,omitempty"`
+	// Chat names the conversation, for the answer "allow for the rest of
+	// this chat" (its later messages ask no more of the same tool version
+	// and host); without it, that answer holds for this message alone.
+	Chat string `json:"chat,omitempty"`
 }
 
 // Conversation is a turn of a chat as a client that keeps the conversation
@@ -122,6 +126,9 @@ type Answer struct {
 	// Calls are the calls of the caller's client functions the model made:
 	// the caller runs them and goes on with their results.
 	Calls []FunctionCall `json:"client_calls,omitempty"`
+	// Approvals are the approvals the tools' requests asked for, each with
+	// its outcome and the request ID of its decision's row.
+	Approvals []ApprovalRecord `json:"approvals,omitempty"`
 }
 
 // ChatBuild is what a build a chat asked for did.

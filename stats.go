@@ -54,9 +54,9 @@ func ParseFilter(get func(name string) string, now time.Time) (Filter, error) {
 		return f, fmt.Errorf("until (%s) is not after since (%s)", f.Until.Format(time.RFC3339), f.Since.Format(time.RFC3339))
 	}
 	switch f.Intent = strings.ToUpper(strings.TrimSpace(get("intent"))); f.Intent {
-	case "", IntentChat, IntentBuild, IntentRun, IntentFeedback, IntentManage:
+	case "", IntentChat, IntentBuild, IntentRun, IntentFeedback, IntentManage, IntentApprove:
 	default:
-		return f, fmt.Errorf("intent %q is not CHAT, BUILD, RUN, FEEDBACK or MANAGE", get("intent"))
+		return f, fmt.Errorf("intent %q is not CHAT, BUILD, RUN, FEEDBACK, MANAGE or APPROVE", get("intent"))
 	}
 	switch f.Outcome = strings.ToLower(strings.TrimSpace(get("outcome"))); f.Outcome {
 	case "", OutcomeOK, OutcomeError, OutcomeNotConfigured:

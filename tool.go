@@ -172,6 +172,9 @@ type ToolInfo struct {
 	// Tier is the tier its serving version runs on, and why not the native
 	// one; absent where the server has no native tier.
 	Tier *TierStatus `json:"tier,omitempty"`
+	// Trusts are the admins' trusts of its requests to hosts (GET of one
+	// tool): those of an older version are undone.
+	Trusts []Trust `json:"trusts,omitempty"`
 }
 
 // toolInfoJSON is what ToolInfo adds to its entry, as it travels after
@@ -182,6 +185,7 @@ type toolInfoJSON struct {
 	PendingCode string          `json:"pending_code,omitempty"`
 	Examples    json.RawMessage `json:"examples,omitempty"`
 	Tier        *TierStatus     `json:"tier,omitempty"`
+	Trusts      []Trust         `json:"trusts,omitempty"`
 }
 
 // MarshalJSON writes t flat: the entry's keys (Entry.MarshalJSON), then
@@ -191,7 +195,7 @@ func (t ToolInfo) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	rest, err := json.Marshal(toolInfoJSON{Code: t.Code, Serving: t.Serving, PendingCode: t.PendingCode, Examples: t.Examples, Tier: t.Tier})
+	rest, err := json.Marshal(toolInfoJSON{Code: t.Code, Serving: t.Serving, PendingCode: t.PendingCode, Examples: t.Examples, Tier: t.Tier, Trusts: t.Trusts})
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +211,7 @@ func (t *ToolInfo) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &rest); err != nil {
 		return err
 	}
-	t.Code, t.Serving, t.PendingCode, t.Examples, t.Tier = rest.Code, rest.Serving, rest.PendingCode, rest.Examples, rest.Tier
+	t.Code, t.Serving, t.PendingCode, t.Examples, t.Tier, t.Trusts = rest.Code, rest.Serving, rest.PendingCode, rest.Examples, rest.Tier, rest.Trusts
 	return nil
 }
 
@@ -273,6 +277,8 @@ type RunResult struct {
 	Output    string  `json:"output"`
 	Ms        float64 `json:"ms"`
 	RequestID string  `json:"request_id"`
+	// Approvals are the approvals the tool's requests asked for.
+	Approvals []ApprovalRecord `json:"approvals,omitempty"`
 }
 
 // RemoteTools are the external MCP servers and their tools, as the hub

@@ -17,6 +17,13 @@ const (
 	// rotated user, a role, ended sessions); the category says which, and
 	// the query names the user by pseudonym only.
 	IntentManage = "MANAGE"
+	// IntentApprove is a person's decision on a tool's request that waited
+	// for their approval (allowed, allowed for the rest of the chat,
+	// denied), or its expiry: a row of its own, whose category is the
+	// outcome, whose tools column is the tool, whose query names the
+	// approval, the person asked (by pseudonym) and the request's digest,
+	// and whose rated_request is the chat or run that asked.
+	IntentApprove = "APPROVE"
 )
 
 // Doors: where a request came in (a row's door column).

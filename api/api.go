@@ -1,6 +1,7 @@
 // Package api is AdaptBot's HTTP API as its clients see it: a Client that
 // implements the root's operations (adaptbot.ToolService, BuildService,
-// LearningService, UserService and RequestService) over HTTP, one method
+// LearningService, UserService, RequestService, SecretService,
+// ApprovalService and TrustService) over HTTP, one method
 // per endpoint (JSON answers, and builds and repairs streamed as
 // Server-Sent Events). The bodies are the root's types, which the server
 // answers with, so nothing is copied and no field is lost. The command
@@ -150,6 +151,9 @@ var (
 	_ adaptbot.LearningService = (*Client)(nil)
 	_ adaptbot.UserService     = (*Client)(nil)
 	_ adaptbot.RequestService  = (*Client)(nil)
+	_ adaptbot.SecretService   = (*Client)(nil)
+	_ adaptbot.ApprovalService = (*Client)(nil)
+	_ adaptbot.TrustService    = (*Client)(nil)
 )
 
 // Tools is GET /api/tools: every local tool, serving or not.
@@ -185,12 +189,69 @@ func (c *Client) Diff(ctx context.Context, name string, from, to int) (*adaptbot
 }
 
 // Run is POST /api/tools/NAME/run: the tool run with args, a JSON object
-// sent as it is ({} when empty).
+// sent as it is ({} when empty). With an Asker in ctx
+// (adaptbot.WithAsker), the run is streamed, and each approval a request
+// of the tool's waits for is asked of it, its answer sent back (POST
+// /api/approvals/ID); without one, such a request is refused, with words
+// that say so.
 func (c *Client) Run(ctx context.Context, name string, args json.RawMessage) (*adaptbot.RunResult, error) {
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
+	if a := adaptbot.AskerFrom(ctx); a != nil {
+		return c.runAsking(ctx, name, args, a)
+	}
 	return answer[adaptbot.RunResult](ctx, c, http.MethodPost, toolPath(name, "/run"), []byte(args))
+}
+
+// runAsking is Run streamed: the server sends an "approval" event for each
+// request that waits, which a asks of its person before the client
+// answers it, then one "result" or "error" event. An error of a's ends
+// the run (the server gives the request up: nothing is sent).
+func (c *Client) runAsking(ctx context.Context, name string, args json.RawMessage, a adaptbot.Asker) (*adaptbot.RunResult, error) {
+	resp, err := c.request(ctx, http.MethodPost, toolPath(name, "/run"), []byte(args), "text/event-stream")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var res *adaptbot.RunResult
+	err = readEvents(resp.Body, func(event string, data []byte) error {
+		switch event {
+		case "approval":
+			var ap adaptbot.Approval
+			if err := json.Unmarshal(data, &ap); err != nil {
+				return fmt.Errorf("the server asked for an approval the client cannot read: %w", err)
+			}
+			actx, cancel := context.WithDeadline(ctx, ap.Expires)
+			ans, err := a.Ask(actx, ap)
+			cancel()
+			if err != nil {
+				return err
+			}
+			// An answer too late (410) or twice (409) is the server's to
+			// settle: the run's own result says what became of it.
+			if _, err := c.AnswerApproval(ctx, ap.ID, ans); err != nil {
+				if se, ok := errors.AsType[*ServerError](err); !ok || (se.Status != http.StatusGone && se.Status != http.StatusConflict) {
+					return err
+				}
+			}
+		case "result":
+			res = new(adaptbot.RunResult)
+			return json.Unmarshal(data, res)
+		case "error":
+			var e ErrorBody
+			json.Unmarshal(data, &e)
+			return &ServerError{Status: e.Status, Msg: e.Error, Kind: e.Kind}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if res == nil {
+		return nil, errors.New("the server ended the run without a result")
+	}
+	return res, nil
 }
 
 // Test is POST /api/tools/NAME/test: the tool's stored examples run again
@@ -265,6 +326,46 @@ func (c *Client) Requests(ctx context.Context, limit int) (*adaptbot.RequestList
 // Request is GET /api/requests/ID: one stored request.
 func (c *Client) Request(ctx context.Context, id string) (*adaptbot.Trace, error) {
 	return answer[adaptbot.Trace](ctx, c, http.MethodGet, "/api/requests/"+url.PathEscape(id), nil)
+}
+
+// Secrets is GET /api/secrets: the caller's secrets and the shared ones,
+// never a value.
+func (c *Client) Secrets(ctx context.Context) (*adaptbot.SecretList, error) {
+	return answer[adaptbot.SecretList](ctx, c, http.MethodGet, "/api/secrets", nil)
+}
+
+// SetSecret is PUT /api/secrets/NAME.
+func (c *Client) SetSecret(ctx context.Context, name string, req adaptbot.SecretRequest) (*adaptbot.Secret, error) {
+	return answer[adaptbot.Secret](ctx, c, http.MethodPut, "/api/secrets/"+url.PathEscape(name), req)
+}
+
+// DeleteSecret is DELETE /api/secrets/NAME (?shared=true for the team's).
+func (c *Client) DeleteSecret(ctx context.Context, name string, shared bool) (*adaptbot.Secret, error) {
+	path := "/api/secrets/" + url.PathEscape(name)
+	if shared {
+		path += "?shared=true"
+	}
+	return answer[adaptbot.Secret](ctx, c, http.MethodDelete, path, nil)
+}
+
+// Approvals is GET /api/approvals: what waits for the caller's answer.
+func (c *Client) Approvals(ctx context.Context) (*adaptbot.ApprovalList, error) {
+	return answer[adaptbot.ApprovalList](ctx, c, http.MethodGet, "/api/approvals", nil)
+}
+
+// AnswerApproval is POST /api/approvals/ID.
+func (c *Client) AnswerApproval(ctx context.Context, id string, a adaptbot.ApprovalAnswer) (*adaptbot.ApprovalRecord, error) {
+	return answer[adaptbot.ApprovalRecord](ctx, c, http.MethodPost, "/api/approvals/"+url.PathEscape(id), a)
+}
+
+// TrustTool is POST /api/tools/NAME/trust (admins).
+func (c *Client) TrustTool(ctx context.Context, tool string, req adaptbot.TrustRequest) (*adaptbot.TrustList, error) {
+	return answer[adaptbot.TrustList](ctx, c, http.MethodPost, toolPath(tool, "/trust"), req)
+}
+
+// UntrustTool is DELETE /api/tools/NAME/trust?host=HOST (admins).
+func (c *Client) UntrustTool(ctx context.Context, tool, host string) (*adaptbot.TrustList, error) {
+	return answer[adaptbot.TrustList](ctx, c, http.MethodDelete, toolPath(tool, "/trust")+"?host="+url.QueryEscape(host), nil)
 }
 
 // Users is GET /api/users.

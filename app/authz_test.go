@@ -32,6 +32,9 @@ var trialBodies = map[string]string{
 	"POST /v1/chat/completions":       `{"model": "adaptbot", "messages": [{"role": "user", "content": "hello"}]}`,
 	"POST /api/tools/:name/repair":    `{}`,
 	"POST /api/requests/:id/feedback": `{"score": 1}`,
+	"PUT /api/secrets/:name":          `{"value": "", "hosts": []}`,
+	"POST /api/approvals/:id":         `{"decision": "allow"}`,
+	"POST /api/tools/:name/trust":     `{"host": "hooks.example.org"}`,
 	"* /mcp":                          `{"jsonrpc":"2.0","id":1,"method":"ping"}`,
 }
 

@@ -28,6 +28,7 @@ import (
 	"adaptbot/native"
 	"adaptbot/redact"
 	"adaptbot/sandbox"
+	"adaptbot/toolkit"
 	"adaptbot/web"
 )
 
@@ -78,6 +79,8 @@ Usage:
   adaptbot users add NAME --role ROLE    add a person; prints their API key once (through the server)
   adaptbot users list|role|rotate|remove the users, their roles and keys (through the server)
   adaptbot users sessions NAME           a user's browser sign-ins; --end ends them (through the server)
+  adaptbot secrets set NAME --host HOST  keep a secret, read from standard input (through the server)
+  adaptbot secrets list|delete           your secrets, never their values (through the server)
   adaptbot config                        the settings in effect and where each came from
   adaptbot worker --nats URL             join the worker fleet: run tool calls for the replicas
   adaptbot worker                        (internal) a sandbox worker process
@@ -125,6 +128,9 @@ func wantsHelp(args []string) bool {
 // command line's flags. The binary leaves them zero.
 type hooks struct {
 	toolkitHosts map[string]string
+	// toolkit, when set, adjusts the options of the clients that send
+	// tools' requests: the tests' resolver and TLS roots.
+	toolkit func(*toolkit.Options)
 	// flags sees each command's flag set and usage before it parses, so a
 	// test can check that the usage and docs/cli.md name every flag.
 	flags func(fs *flag.FlagSet, usage string)
@@ -267,6 +273,9 @@ func serve(ctx context.Context, cfg config.Config, h hooks, lock *homelock.Lock,
 		return err
 	}
 	defer ae.Close()
+	if w.vault, err = openVault(ae.vault, ae.store.Key(secretsKey)); err != nil {
+		return err
+	}
 	svc := w.service(bench, stats, ws, metrics, ae.store)
 	defer w.learn.start(svc, log)()
 	edge := web.NewAuth(ae.auth, authOptions(cfg), log)

@@ -35,7 +35,7 @@ func serveMCP(ctx context.Context, cfg config.Config, h hooks, getenv func(strin
 		return err
 	}
 	defer stopTelemetry()
-	who, err := stdioCaller(ctx, cfg)
+	who, key, err := stdioCaller(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -57,6 +57,15 @@ func serveMCP(ctx context.Context, cfg config.Config, h hooks, getenv func(strin
 		}
 		ws = &Workspace{Traces: st, closer: st, stop: func() {}}
 		defer ws.Close()
+	}
+	// The secrets are the server's: the file beside the users, sealed
+	// under the key the server derives.
+	back, err := openSecretsFile(cfg)
+	if err != nil {
+		return err
+	}
+	if w.vault, err = openVault(back, key); err != nil {
+		return err
 	}
 	svc := w.service(bench, nil, ws, metrics, nil)
 	defer w.learn.start(svc, log)()
@@ -98,28 +107,30 @@ func serveMCP(ctx context.Context, cfg config.Config, h hooks, getenv func(strin
 // no one's is refused), else the local user, with the pseudonym the server
 // gives each. The users file is opened as the server opens it (its secret
 // made if it is not there yet); it cannot change while this process holds
-// the folder, so the caller stays who they are until it ends.
-func stdioCaller(ctx context.Context, cfg config.Config) (identity.Identity, error) {
+// the folder, so the caller stays who they are until it ends. key is what
+// the secrets' key is derived from, as the server derives it.
+func stdioCaller(ctx context.Context, cfg config.Config) (who identity.Identity, key []byte, err error) {
 	b, err := users.OpenFile(cfg.Identity.Users)
 	if errors.Is(err, users.ErrLocked) {
-		return identity.Identity{}, fmt.Errorf("%w: another AdaptBot holds it", err)
+		return identity.Identity{}, nil, fmt.Errorf("%w: another AdaptBot holds it", err)
 	}
 	if err != nil {
-		return identity.Identity{}, err
+		return identity.Identity{}, nil, err
 	}
 	defer b.Close()
 	store, err := users.Open(ctx, b)
 	if err != nil {
-		return identity.Identity{}, err
+		return identity.Identity{}, nil, err
 	}
-	if key := cfg.Identity.Key; key != "" {
-		u, ok := store.Verify(key)
+	key = store.Key(secretsKey)
+	if k := cfg.Identity.Key; k != "" {
+		u, ok := store.Verify(k)
 		if !ok {
-			return identity.Identity{}, fmt.Errorf("ADAPTBOT_KEY is not the key of any user in %s: set a user's key, or unset it to call as the local user", cfg.Identity.Users)
+			return identity.Identity{}, nil, fmt.Errorf("ADAPTBOT_KEY is not the key of any user in %s: set a user's key, or unset it to call as the local user", cfg.Identity.Users)
 		}
-		return identity.Identity{Name: u.Name, Role: u.Role, Pseudonym: u.Pseudonym, Method: identity.Key}, nil
+		return identity.Identity{Name: u.Name, Role: u.Role, Pseudonym: u.Pseudonym, Method: identity.Key}, key, nil
 	}
-	who := identity.Local
+	who = identity.Local
 	who.Pseudonym = store.Pseudonym(who.Name)
-	return who, nil
+	return who, key, nil
 }

@@ -23,6 +23,9 @@ func everyCommand() [][]string {
 	for _, sub := range cli.UsersSubcommands() {
 		cmds = append(cmds, []string{"users", sub})
 	}
+	for _, sub := range []string{"set", "list", "delete"} {
+		cmds = append(cmds, []string{"secrets", sub})
+	}
 	return cmds
 }
 
@@ -178,7 +181,7 @@ func cliDocBlock(t *testing.T) map[string]string {
 		if rest, ok := strings.CutPrefix(line, "adaptbot "); ok {
 			f := strings.Fields(rest)
 			key = strings.Trim(f[0], "[]") // adaptbot [serve]
-			if key == "tools" || key == "users" || (key == "mcp" && len(f) > 1 && f[1] == "validate") {
+			if key == "tools" || key == "users" || key == "secrets" || (key == "mcp" && len(f) > 1 && f[1] == "validate") {
 				key += " " + f[1]
 			}
 		} else if !strings.HasPrefix(line, " ") {

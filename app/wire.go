@@ -16,7 +16,6 @@ import (
 
 	"adaptbot"
 	"adaptbot/agent"
-	"adaptbot/auth"
 	"adaptbot/benchmarks"
 	"adaptbot/cluster"
 	"adaptbot/config"
@@ -33,10 +32,10 @@ import (
 	"adaptbot/registry"
 	"adaptbot/router"
 	"adaptbot/sandbox"
+	"adaptbot/secrets"
 	"adaptbot/service"
 	"adaptbot/telemetry"
 	"adaptbot/toolbox"
-	"adaptbot/toolkit"
 	"adaptbot/traces"
 )
 
@@ -55,13 +54,16 @@ type world struct {
 	hub    *mcpclient.Hub // nil without external MCP servers
 	link   *cluster.Link  // nil without ADAPTBOT_NATS_URL
 	learn  *learningParts // failure cases (learning.go); nil in tests that need none
+	hooks  hooks
+	names  *lateSecrets   // the generator's list of the caller's secrets (act.go)
+	vault  *secrets.Store // set once the users are open; nil keeps none
 }
 
 // openWorld wires AdaptBot, its sandbox started with h. With getenv set
 // (the server), it also connects to the external MCP servers of
 // ADAPTBOT_MCP_CONFIG, whose tools join the router and the agent.
 func openWorld(ctx context.Context, cfg config.Config, h hooks, getenv func(string) string, log *slog.Logger, m *telemetry.Metrics) (*world, error) {
-	w := &world{cfg: cfg, log: log}
+	w := &world{cfg: cfg, log: log, hooks: h, names: &lateSecrets{}}
 	model, err := provider.New(ctx, cfg.LLM)
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
@@ -138,7 +140,7 @@ func openWorld(ctx context.Context, cfg config.Config, h hooks, getenv func(stri
 	// It writes tools that may call the tools the router finds for the
 	// request, and runs their examples with the real callees.
 	w.gen, err = generator.New(generator.Options{Model: model, Registry: w.reg, Runner: w.runner, MaxAttempts: cfg.BuildAttempts,
-		Log: log, Claim: w.link.Lock, Tools: w.box, Finder: w.feed})
+		Log: log, Claim: w.link.Lock, Tools: w.box, Finder: w.feed, Secrets: w.names})
 	if err != nil {
 		return nil, fmt.Errorf("generator: %w", err)
 	}
@@ -167,7 +169,7 @@ func newRunner(cfg config.Config, h hooks, log *slog.Logger) (sandbox.Runner, er
 		Mode:        mode,
 		PoolSize:    cfg.Workers,
 		CallTimeout: cfg.ToolTimeout,
-		Toolkit:     toolkit.Options{Policy: cfg.Egress, Rewrite: h.toolkitHosts},
+		Toolkit:     toolkitOptions(cfg, h),
 		Landlock:    cfg.Landlock,
 		Log:         log,
 	}
@@ -301,7 +303,8 @@ func connectHub(ctx context.Context, hub *mcpclient.Hub, log *slog.Logger) {
 // parts: every door of the server goes through it.
 func (w *world) service(bench *benchmarks.Logger, stats *benchmarks.Store, ws *Workspace, m *telemetry.Metrics, people *users.Store) *service.Service {
 	d := service.Deps{Agent: w.agent, Tools: w.box, Registry: w.reg, Generator: w.gen, Log: w.log,
-		ToolTimeout: w.cfg.ToolTimeout, Review: w.cfg.Review, Learning: w.learn.learning(w.cfg)}
+		ToolTimeout: w.cfg.ToolTimeout, Review: w.cfg.Review, Learning: w.learn.learning(w.cfg),
+		Secrets: w.vault, ApprovalTimeout: w.cfg.ApprovalTimeout}
 	if m != nil {
 		d.Metrics = m
 	}
@@ -335,7 +338,9 @@ func (w *world) service(bench *benchmarks.Logger, stats *benchmarks.Store, ws *W
 	if w.hub != nil {
 		d.Remote = w.hub
 	}
-	return service.New(d)
+	svc := service.New(d)
+	w.act(w.vault, svc) // tools' requests go through the service's approvals
+	return svc
 }
 
 // mcpHTTPHandler is the /mcp endpoint: MCP's streamable HTTP transport for
@@ -503,131 +508,6 @@ func loadStats(bench *benchmarks.Logger, log *slog.Logger) *benchmarks.Store {
 		log.Info("benchmarks: dashboard aggregates built", "rows", n, "took", time.Since(start).Round(time.Millisecond))
 	}
 	return stats
-}
-
-// people are the users the server knows and the Authenticator over them.
-type people struct {
-	store *users.Store
-	auth  *auth.Authenticator
-	close func()
-}
-
-// Close stops following the cluster's users, or releases the users file.
-func (p *people) Close() {
-	if p != nil {
-		p.close()
-	}
-}
-
-// openAuth opens the users (from ADAPTBOT_USERS, or the cluster's bucket
-// when link is set) and the authenticator, and refuses a server that
-// listens beyond loopback where nobody could sign in. Call Close at
-// shutdown: it releases the users file.
-func openAuth(ctx context.Context, cfg config.Config, link *cluster.Link, log *slog.Logger) (*people, error) {
-	if cfg.Identity.Users == "" {
-		// Only a Config built by hand has none; config.Load has a default.
-		return nil, errors.New("ADAPTBOT_USERS is empty: say where the users file goes")
-	}
-	var backend users.Backend
-	if err := checkTokens(cfg); err != nil {
-		return nil, err
-	}
-	e := &people{close: func() {}}
-	if link != nil {
-		// The first replica seeds an empty bucket with its files' users
-		// and secret, which it only reads.
-		var seed cluster.UserSeed
-		seed.Users, _ = users.ReadFile(cfg.Identity.Users)
-		seed.Secret, _ = users.ReadSecret(filepath.Join(filepath.Dir(cfg.Identity.Users), users.SecretFile), false)
-		kv, err := cluster.OpenUsers(ctx, link.NC, seed, log)
-		if err != nil {
-			return nil, err
-		}
-		backend = kv
-	} else {
-		fb, err := users.OpenFile(cfg.Identity.Users)
-		if errors.Is(err, users.ErrLocked) {
-			return nil, fmt.Errorf("%w: is another AdaptBot serving this folder? (a users command that is running holds it for a moment too)", err)
-		}
-		if err != nil {
-			return nil, err
-		}
-		backend = fb
-		e.close = func() { fb.Close() }
-	}
-	store, err := users.Open(ctx, backend)
-	if err != nil {
-		e.close()
-		return nil, err
-	}
-	e.store = store
-	if link != nil {
-		fctx, stop := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			if err := store.Follow(fctx); err != nil && !errors.Is(err, context.Canceled) {
-				log.Error("cluster: stopped following the users", "err", err)
-			}
-		}()
-		e.close = func() { stop(); <-done }
-	}
-	settings := auth.Settings{Loopback: cfg.Loopback(), AdminToken: cfg.AdminToken, Users: store,
-		TrustedHeader: cfg.Identity.TrustedHeader, TrustedProxies: cfg.Identity.TrustedProxies, SessionTTL: cfg.Identity.SessionTTL}
-	if cfg.Identity.OIDCIssuer != "" {
-		settings.OIDC = &auth.OIDCSettings{Issuer: cfg.Identity.OIDCIssuer, ClientID: cfg.Identity.OIDCClientID,
-			ClientSecret: cfg.Identity.OIDCClientSecret, Roles: cfg.Identity.OIDCRoles}
-	}
-	if err := checkIdentity(cfg, settings); err != nil {
-		e.close()
-		return nil, err
-	}
-	if e.auth, err = auth.New(settings); err != nil {
-		e.close()
-		return nil, err
-	}
-	for _, p := range cfg.Identity.TrustedProxies {
-		if p.Bits() == 0 {
-			log.Warn("ADAPTBOT_TRUSTED_PROXIES holds "+p.String()+", every address: anyone who reaches the server can name themselves in "+
-				cfg.Identity.TrustedHeader+"; list only your auth proxy's addresses", "proxies", p.String())
-		}
-	}
-	return e, nil
-}
-
-// MinTokenLength is the shortest admin or metrics token a server beyond
-// loopback accepts: long enough that guessing it, even at the throttle's
-// pace from many addresses, is hopeless.
-const MinTokenLength = 16
-
-// checkTokens refuses, beyond loopback, an admin or metrics token short
-// enough to guess. On loopback, where only this machine reaches the
-// server, any token does.
-func checkTokens(cfg config.Config) error {
-	if cfg.Loopback() {
-		return nil
-	}
-	for _, t := range []struct{ name, value string }{{"ADAPTBOT_ADMIN_TOKEN", cfg.AdminToken}, {"ADAPTBOT_METRICS_TOKEN", cfg.MetricsToken}} {
-		if t.value != "" && len(t.value) < MinTokenLength {
-			return fmt.Errorf("%s is %d characters; a server that listens beyond loopback (%s) needs at least %d. Make one with: openssl rand -hex 24",
-				t.name, len(t.value), cfg.Addr, MinTokenLength)
-		}
-	}
-	return nil
-}
-
-// checkIdentity refuses to serve beyond loopback when nobody could prove
-// who they are: every caller would be anonymous, and refused.
-func checkIdentity(cfg config.Config, s auth.Settings) error {
-	if s.Loopback || s.Configured() {
-		return nil
-	}
-	return fmt.Errorf(`AdaptBot would listen on %s, beyond loopback, but no one could sign in. Set one of:
-  ADAPTBOT_ADMIN_TOKEN=<a long random string>   a key with the admin role
-  adaptbot users add NAME --role admin          (run it before starting) a person's own key
-  ADAPTBOT_OIDC_ISSUER, ADAPTBOT_OIDC_CLIENT_ID and ADAPTBOT_OIDC_CLIENT_SECRET   sign-in with your identity provider
-  ADAPTBOT_TRUSTED_HEADER and ADAPTBOT_TRUSTED_PROXIES   an auth proxy in front (oauth2-proxy, Authelia) names the user
-or listen on loopback (ADAPTBOT_ADDR=127.0.0.1:3000) for a single-user server`, cfg.Addr)
 }
 
 // Workspace is what the pages for people need beyond the API: the store of

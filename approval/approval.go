@@ -37,65 +37,48 @@ import (
 
 	"adaptbot"
 	"adaptbot/identity"
+	"adaptbot/reqid"
 )
 
 // DefaultTimeout is how long an approval waits for its answer unless
 // Options.Timeout says otherwise.
 const DefaultTimeout = 5 * time.Minute
 
-// Decision is a person's answer: Allow or Deny.
-type Decision string
+// The words of approvals are the root's (adaptbot.Approval and its
+// kin), which every door speaks: these are their names here.
+type (
+	// Decision is a person's answer: Allow or Deny.
+	Decision = adaptbot.Decision
+	// Answer is a person's answer to an approval, as POST
+	// /api/approvals/<id> carries it; ForChat, with Allow, lets the rest
+	// of this chat's requests of the same tool version to the same host go
+	// without asking.
+	Answer = adaptbot.ApprovalAnswer
+	// Outcome says what became of a request that needed approval.
+	Outcome = adaptbot.ApprovalOutcome
+	// Approval is what the person is shown and answers: the chat stream's
+	// approval event carries it as it is.
+	Approval = adaptbot.Approval
+	// Record is a settled approval, for the row each decision writes.
+	Record = adaptbot.ApprovalRecord
+)
 
 // The decisions a person may give.
 const (
-	Allow Decision = "allow"
-	Deny  Decision = "deny"
+	Allow = adaptbot.Allow
+	Deny  = adaptbot.Deny
 )
 
-// Answer is a person's answer to an approval, as POST
-// /api/approvals/<id> carries it.
-type Answer struct {
-	Decision Decision `json:"decision"`
-	// ForChat, with Allow, lets the rest of this chat's requests of the
-	// same tool version to the same host go without asking.
-	ForChat bool `json:"for_chat,omitempty"`
-}
-
-// Outcome says what became of a request that needed approval.
-type Outcome string
-
-// The outcomes of an approval.
+// The outcomes of an approval (adaptbot.ApprovalOutcome).
 const (
-	Allowed        Outcome = "allowed"
-	AllowedForChat Outcome = "allowed_for_chat"
-	Denied         Outcome = "denied"
-	// Expired: no answer came within the timeout. Not a denial: nobody
-	// said no.
-	Expired Outcome = "expired"
-	// Cancelled: the request was given up (its client went away, its
-	// call ended) before an answer.
-	Cancelled Outcome = "cancelled"
-	// Remembered: allowed earlier in the chat for the rest of it; nobody
-	// was asked.
-	Remembered Outcome = "remembered"
-	// Refused: nobody could be asked, so nothing was sent.
-	Refused Outcome = "refused"
+	Allowed        = adaptbot.ApprovalAllowed
+	AllowedForChat = adaptbot.ApprovalAllowedForChat
+	Denied         = adaptbot.ApprovalDenied
+	Expired        = adaptbot.ApprovalExpired
+	Cancelled      = adaptbot.ApprovalCancelled
+	Remembered     = adaptbot.ApprovalRemembered
+	Refused        = adaptbot.ApprovalRefused
 )
-
-// Sends reports whether the request goes.
-func (o Outcome) Sends() bool { return o == Allowed || o == AllowedForChat || o == Remembered }
-
-// Approval is what the person is shown and answers: the chat stream's
-// approval event carries it as it is.
-type Approval struct {
-	ID      string    `json:"id"`
-	Tool    string    `json:"tool"`
-	Version int       `json:"version"`
-	Method  string    `json:"method"`
-	URL     string    `json:"url"`
-	Body    string    `json:"body"`
-	Expires time.Time `json:"expires"`
-}
 
 // Request is a tool's request to be approved, exactly as it will be sent
 // but for its secrets, which are their placeholders.
@@ -115,49 +98,18 @@ type Request struct {
 	Digest string
 }
 
-// Record is a settled approval, for the row each decision writes.
-type Record struct {
-	Approval
-	Outcome Outcome `json:"outcome"`
-	// Asker is the pseudonym of the person asked; By of whoever answered
-	// (the person, an admin), empty when nobody did.
-	Asker string `json:"asker"`
-	By    string `json:"by,omitempty"`
-	// Digest is the request's (Request.Digest).
-	Digest  string    `json:"digest"`
-	Decided time.Time `json:"decided"`
-}
-
-// Asker presents an approval to the person behind a request and waits.
-// It returns their answer when it gets one itself (a terminal's y/N, an
-// MCP elicitation); a door whose answer comes another way (POST
-// /api/approvals/<id>, through Broker.Answer) presents it and waits for ctx
-// to end, which happens once it is answered, expires, or the request is
-// given up. An error while ctx runs says the person cannot be asked this
-// way; the request is then refused with that error's words.
-type Asker interface {
-	Ask(ctx context.Context, a Approval) (Answer, error)
-}
+// Asker presents an approval to the person behind a request and waits
+// (adaptbot.Asker).
+type Asker = adaptbot.Asker
 
 // AskerFunc is an Asker made of a function.
-type AskerFunc func(ctx context.Context, a Approval) (Answer, error)
+type AskerFunc = adaptbot.AskerFunc
 
-// Ask calls f.
-func (f AskerFunc) Ask(ctx context.Context, a Approval) (Answer, error) { return f(ctx, a) }
-
-// Hold is the Asker of a door that only holds its request open (the
-// chat stream once it has sent its event, a plain JSON chat): the answer
-// comes through Broker.Answer. present, when set, is told of each
-// approval first.
-func Hold(present func(Approval)) Asker {
-	return AskerFunc(func(ctx context.Context, a Approval) (Answer, error) {
-		if present != nil {
-			present(a)
-		}
-		<-ctx.Done()
-		return Answer{}, ctx.Err()
-	})
-}
+// Hold is the Asker of a door that only holds its request open (the chat
+// stream once it has sent its event, a plain JSON chat): the answer comes
+// through Broker.Answer. present, when set, is told of each approval
+// first.
+func Hold(present func(Approval)) Asker { return adaptbot.Hold(present) }
 
 type askerKey struct{}
 
@@ -185,7 +137,10 @@ type Options struct {
 	// 0 means DefaultTimeout.
 	Timeout time.Duration
 	// OnDecision, when set, hears each settled approval once: allowed,
-	// denied, expired or cancelled. The service writes its row.
+	// denied, expired or cancelled, with the context of the request that
+	// asked. The service writes its row; the Record's RequestID is that of
+	// the answer that settled it through Answer (which writes its own
+	// row), "" when it was settled any other way.
 	OnDecision func(ctx context.Context, r Record)
 	// Now is the clock (tests); nil is time.Now.
 	Now func() time.Time
@@ -209,6 +164,7 @@ type pending struct {
 	asker  identity.Identity
 	req    Request
 	chat   string
+	in     string      // the request ID of the request that asks
 	answer chan settle // buffered: Answer's settle, when Answer settles it
 	// done says it is settled, with outcome.
 	done    bool
@@ -218,6 +174,9 @@ type pending struct {
 type settle struct {
 	outcome Outcome
 	by      string
+	// request is the request ID of the answer that settled it through
+	// Answer; "" for any other way.
+	request string
 }
 
 type allowance struct {
@@ -272,7 +231,7 @@ func (b *Broker) Ask(ctx context.Context, r Request) (Outcome, error) {
 		return Remembered, nil
 	}
 	if asker == nil {
-		return Refused, adaptbot.Errorf(adaptbot.Forbidden, "%s needs the approval of the person asking, and this way of asking cannot ask them (chat on the page, the CLI on a terminal, or an MCP client with elicitation can); nothing was sent", what)
+		return Refused, adaptbot.Errorf(adaptbot.Forbidden, "%s needs the approval of the person asking, and this way of asking cannot ask them (the chat page, `adaptbot tools run` on a terminal or with --yes, and an MCP client with elicitation can); nothing was sent", what)
 	}
 	expires := now.Add(b.opts.Timeout)
 	if dl, ok := ctx.Deadline(); ok && dl.Before(expires) {
@@ -283,6 +242,7 @@ func (b *Broker) Ask(ctx context.Context, r Request) (Outcome, error) {
 		asker:  who,
 		req:    r,
 		chat:   chat,
+		in:     reqid.From(ctx),
 		answer: make(chan settle, 1),
 	}
 	b.mu.Lock()
@@ -382,7 +342,8 @@ func (b *Broker) claim(p *pending, o Outcome) bool {
 // allowance for the chat is kept, OnDecision hears of it.
 func (b *Broker) finish(ctx context.Context, p *pending, s settle) Record {
 	now := b.opts.Now()
-	rec := Record{Approval: p.a, Outcome: s.outcome, Asker: p.asker.Pseudonym, By: s.by, Digest: p.req.Digest, Decided: now.UTC()}
+	rec := Record{Approval: p.a, Outcome: s.outcome, Asker: p.asker.Pseudonym, By: s.by, Digest: p.req.Digest, Decided: now.UTC(),
+		RequestID: s.request, AskedIn: p.in}
 	b.mu.Lock()
 	p.done = true
 	delete(b.pending, p.a.ID)
@@ -446,8 +407,10 @@ func (b *Broker) Answer(ctx context.Context, id string, ans Answer) (Record, err
 	}
 	p.done, p.outcome = true, out
 	b.mu.Unlock()
-	p.answer <- settle{outcome: out, by: who.Pseudonym}
-	return Record{Approval: p.a, Outcome: out, Asker: p.asker.Pseudonym, By: who.Pseudonym, Digest: p.req.Digest, Decided: now.UTC()}, nil
+	rid := reqid.From(ctx)
+	p.answer <- settle{outcome: out, by: who.Pseudonym, request: rid}
+	return Record{Approval: p.a, Outcome: out, Asker: p.asker.Pseudonym, By: who.Pseudonym, Digest: p.req.Digest, Decided: now.UTC(),
+		RequestID: rid, AskedIn: p.in}, nil
 }
 
 // mayAnswer reports whether who may answer an approval asked of asker.

@@ -1,7 +1,7 @@
 // Package cli is AdaptBot's command line: every command but those that
 // run the server's own wiring (serve, and the fleet worker), which app
-// keeps. `adaptbot tools ...`, `users ...`, `route`, `report`, `mcp`,
-// `search` and `config` are here. Commands that change tools or users are
+// keeps. `adaptbot tools ...`, `users ...`, `secrets ...`, `route`,
+// `report`, `mcp`, `search` and `config` are here. Commands that change tools or users are
 // clients of the running server (package api), which alone writes tools/,
 // the registry, the users and the CSV; the others only read: the registry
 // opened read-only, the CSV, the MCP servers file. When no server runs,
@@ -69,7 +69,7 @@ func Help(cmd string, args []string) (string, bool) {
 		return mcpHelp(args), true
 	}
 	usage, ok := map[string]string{"report": reportUsage, "config": configUsage, "route": routeUsage,
-		"search": searchUsage, "users": usersUsage}[cmd]
+		"search": searchUsage, "users": usersUsage, "secrets": secretsUsage}[cmd]
 	return usage, ok
 }
 
@@ -101,6 +101,8 @@ func run(ctx context.Context, cmd string, args []string, e Env) error {
 		return searchCommand(ctx, e, args)
 	case "users":
 		return usersCommand(ctx, e, args)
+	case "secrets":
+		return secretsCommand(ctx, e, args)
 	}
 	return UsageError("", "no command %q", cmd)
 }

@@ -32,7 +32,7 @@ type toolUsage struct{ sub, usage string }
 var toolsUsages = []toolUsage{
 	{"list", "adaptbot tools list [-c|--config FILE] [--server local|NAME] [--format table|text|json] [--timeout 30s] [--strict]\n      AdaptBot's tools and the MCP servers' tools (-c: the MCP servers file; --timeout: per server;\n      --strict: fail when a server fails, instead of listing the others)"},
 	{"show", "adaptbot tools show NAME [--format text|json]\n      the tool's entry and source"},
-	{"run", "adaptbot tools run NAME [JSON-ARGS] [--format text|json]\n      run the tool directly, no model needed (through the server)"},
+	{"run", "adaptbot tools run NAME [JSON-ARGS] [--yes] [--format text|json]\n      run the tool directly, no model needed (through the server); a request of the tool's that\n      changes something asks [y/N] on a terminal first; --yes allows it without asking"},
 	{"create", "adaptbot tools create \"REQUEST\" [--format text|json]\n      build a new tool; progress goes to stderr (through the server)"},
 	{"modify", "adaptbot tools modify NAME \"REQUEST\" [--format text|json]\n      change a tool (through the server)"},
 	{"delete", "adaptbot tools delete NAME [--yes] [--force] [--format text|json]\n      delete a tool, after a confirmation on a terminal; --yes skips it; --force deletes a tool\n      other tools use, leaving them broken (through the server)"},
@@ -96,6 +96,9 @@ func toolsCommand(ctx context.Context, e Env, args []string) error {
 		fs.BoolVar(yes, "yes", false, "delete without asking")
 		fs.BoolVar(force, "force", false, "delete a tool other tools use, leaving them broken")
 	}
+	if sub == "run" {
+		fs.BoolVar(yes, "yes", false, "allow the tool's requests that change something without asking")
+	}
 	if err := e.Parse(fs, args, usage); err != nil {
 		return err
 	}
@@ -158,7 +161,7 @@ func toolsCommand(ctx context.Context, e Env, args []string) error {
 			}
 			input = json.RawMessage(args[1])
 		}
-		out, err := c.Run(ctx, args[0], input)
+		out, err := c.Run(runContext(ctx, e.Stdin, stderr, *yes), args[0], input)
 		if err != nil {
 			return err
 		}

@@ -92,6 +92,11 @@ type Event struct {
 	// Approval says how it was let go, or why not: an approval.Outcome,
 	// "trusted", or "" for a GET or HEAD.
 	Approval string `json:"approval,omitempty"`
+	// Held says the person behind the request, not the tool, kept it
+	// from going: they denied it or let it expire, could not be asked, or
+	// have no value for a secret it names. Such a failure is no fault of
+	// the tool's code (it makes no failure case).
+	Held bool `json:"held,omitempty"`
 	// Sent says it left the server; Status is the answer's.
 	Sent   bool   `json:"sent"`
 	Status int    `json:"status,omitempty"`
@@ -171,12 +176,14 @@ func (s *sender) Send(ctx context.Context, req toolkit.Request) (resp toolkit.Re
 
 	values, err := s.resolve(ctx, p)
 	if err != nil {
+		ev.Held = errors.Is(err, errNotSet)
 		return toolkit.Response{}, err
 	}
 	if p.changes() {
 		how, err := s.approve(ctx, p, ev.Digest)
 		ev.Approval = how
 		if err != nil {
+			ev.Held = true
 			return toolkit.Response{}, err
 		}
 	}
@@ -232,10 +239,16 @@ func (s *sender) plain(name string, u *url.URL) error {
 	return refuse("the secret %s goes only over HTTPS (or plain HTTP to a host ADAPTBOT_EGRESS_ALLOW names), and this request is http://%s", name, u.Host)
 }
 
-// notSet is the error for a secret the caller has no value of.
+// notSet is the error for a secret the caller has no value of; it wraps
+// errNotSet.
 func notSet(name, host string) error {
-	return refuse("the secret %s is not set for you: set it with `adaptbot secrets set %s --host %s` (it reads the value from standard input) or on the secrets page, then ask again", name, name, host)
+	r := refuse("the secret %s is not set for you: set it with `adaptbot secrets set %s --host %s` (it reads the value from standard input) or on the secrets page, then ask again", name, name, host).(*refusal)
+	r.cause = errNotSet
+	return r
 }
+
+// errNotSet says a request names a secret the caller has no value of.
+var errNotSet = errors.New("secret not set")
 
 // approve lets a request that changes something go: trusted by an admin,
 // or approved by the person behind it. It says how.

@@ -42,9 +42,14 @@ func (p *prepared) changes() bool {
 
 // refusal is a request refused before anything was sent (or, for a
 // redirect, before anything was sent where it points).
-type refusal struct{ msg, then string }
+type refusal struct {
+	msg, then string
+	cause     error // what kind of refusal, for errors.Is; nil for most
+}
 
 func (r *refusal) Error() string { return r.msg + r.then }
+
+func (r *refusal) Unwrap() error { return r.cause }
 
 func refuse(format string, args ...any) error {
 	return &refusal{msg: fmt.Sprintf(format, args...), then: "; nothing was sent"}

@@ -347,7 +347,7 @@ func (g *Generator) runExamples(ctx context.Context, name string, src []byte, ou
 			return nil, nil, fmt.Errorf("tool %s: output schema: %w", name, err)
 		}
 	}
-	replay, tool := replays(name, src, examples)
+	replay, tool := Replays(name, src, examples)
 	out := make([]ExampleResult, 0, len(examples))
 	carried := map[string][]string{} // the hosts the requests took each secret to
 	for i, e := range examples {
@@ -402,12 +402,14 @@ func (g *Generator) runExamples(ctx context.Context, name string, src []byte, ou
 	return out, carried, nil
 }
 
-// replays reports whether the examples of the tool name, whose source is
+// Replays reports whether the examples of the tool name, whose source is
 // src, answer its requests from their exchanges: when it declares hosts,
-// sends with Do or PostJSON, or any example has exchanges. A tool that
-// only reads (Get, GetJSON) and lists none still reaches the network, as
-// it always has. tool is the tool as its requests are checked.
-func replays(name string, src []byte, examples []Example) (bool, egress.Tool) {
+// sends with Do or PostJSON (it acts), or any example has exchanges. A
+// tool that only reads (Get, GetJSON) and lists none still reaches the
+// network, as it always has. tool is the tool as its requests are
+// checked. The native tier's differential check asks the same (its
+// examples alone, never a real call again, for a tool that acts).
+func Replays(name string, src []byte, examples []Example) (bool, egress.Tool) {
 	t := egress.Tool{Name: name, SHA256: adaptbot.Digest(src)}
 	spec, _ := contract.Parse(name, src)
 	acts := false

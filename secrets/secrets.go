@@ -40,29 +40,21 @@ import (
 	"adaptbot/identity"
 )
 
-// Scope says whose a secret is.
-type Scope string
+// Scope says whose a secret is (adaptbot.SecretScope).
+type Scope = adaptbot.SecretScope
 
 // The scopes of a secret.
 const (
 	// Personal: one person's, used only for their own requests.
-	Personal Scope = "personal"
+	Personal = adaptbot.SecretPersonal
 	// Shared: everyone's, set by an admin; used for whoever has no
 	// personal secret of that name.
-	Shared Scope = "shared"
+	Shared = adaptbot.SecretShared
 )
 
-// Info is what may be shown of a secret: everything but its value.
-type Info struct {
-	Name  string   `json:"name"`
-	Hosts []string `json:"hosts"`
-	Scope Scope    `json:"scope"`
-	// Owner is the pseudonym of the person whose secret it is, or, for a
-	// shared secret, of the admin who set it.
-	Owner    string    `json:"owner"`
-	Created  time.Time `json:"created"`
-	LastUsed time.Time `json:"last_used,omitzero"`
-}
+// Info is what may be shown of a secret: everything but its value
+// (adaptbot.Secret).
+type Info = adaptbot.Secret
 
 // Value is a secret as the server's sending of a request needs it.
 type Value struct {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"slices"
 	"strings"
-	"time"
 
 	"adaptbot"
 	"adaptbot/contract"
@@ -16,16 +15,9 @@ import (
 // Trust is an admin's word that one version of a tool may send its
 // requests to a host without asking anyone: a request other than GET or
 // HEAD then needs no approval. It holds for that version alone (its number
-// and its source's SHA-256), so the next version is asked about again.
-type Trust struct {
-	Tool    string `json:"tool"`
-	Version int    `json:"version"`
-	SHA256  string `json:"sha256"`
-	Host    string `json:"host"`
-	// By is the pseudonym of the admin who gave it, At when.
-	By string    `json:"by"`
-	At time.Time `json:"at"`
-}
+// and its source's SHA-256), so the next version is asked about again
+// (adaptbot.Trust).
+type Trust = adaptbot.Trust
 
 const trustPrefix = "trust/"
 

@@ -36,6 +36,7 @@ func (s *Service) PrepareChat(ctx context.Context, req adaptbot.ChatRequest) (ad
 	if err == nil {
 		err = checkChat(req)
 	}
+	o.inChat(req.Chat)
 	return prepare(o, err, func(ctx context.Context, st adaptbot.Stream) (*adaptbot.ChatResult, error) {
 		if s.d.Agent == nil {
 			return nil, o.finish(llm.ErrNoModel)
@@ -48,6 +49,7 @@ func (s *Service) PrepareChat(ctx context.Context, req adaptbot.ChatRequest) (ad
 		if res == nil {
 			return nil, o.finish(err)
 		}
+		res.Approvals = o.asks.records()
 		out := &adaptbot.ChatResult{Answer: res, RequestID: o.id}
 		o.rec.Tool = res.Tool
 		o.rec.Result = marshal(out)

@@ -99,6 +99,7 @@ func (s *Service) converse(ctx context.Context, o *op, t turn, st adaptbot.Strea
 	}
 	out.finish(res.Response)
 	res.Response = out.text(res.Response)
+	res.Approvals = o.asks.records()
 	result := &adaptbot.ChatResult{Answer: res, RequestID: o.id}
 	o.rec.Tool = res.Tool
 	o.rec.Result = marshal(result)

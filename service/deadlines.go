@@ -3,6 +3,7 @@ package service
 import (
 	"time"
 
+	"adaptbot/approval"
 	"adaptbot/llm"
 	"adaptbot/sandbox"
 )
@@ -42,7 +43,8 @@ func (d Deadlines) orDefaults() Deadlines {
 // deadlines asks each part how much work it may take, and derives the
 // bounds: the agent (model calls and rounds of tool calls per message), the
 // generator (model calls and example runs per build), the model (one try,
-// one call with retries) and the sandbox (d.ToolTimeout, one tool call). A
+// one call with retries), the sandbox (d.ToolTimeout, one tool call) and
+// the approvals (d.ApprovalTimeout, one wait for a person per round). A
 // bound it cannot derive is left zero, for orDefaults.
 func deadlines(d Deps) Deadlines {
 	try, call := defaultModelTry, defaultModelTry
@@ -66,7 +68,13 @@ func deadlines(d Deps) Deadlines {
 	out := Deadlines{Build: build}
 	if d.Agent != nil {
 		calls, rounds := d.Agent.Budget()
-		chat := time.Duration(calls)*try + time.Duration(rounds)*toolLimit + retries
+		// Each round's tools may wait for a person's approval (their own
+		// clocks stop meanwhile; the chat's is only a backstop).
+		wait := d.ApprovalTimeout
+		if wait <= 0 {
+			wait = approval.DefaultTimeout
+		}
+		chat := time.Duration(calls)*try + time.Duration(rounds)*(toolLimit+wait) + retries
 		// A chat may also decide on a build and run it.
 		out.Chat = max(chat, try+build)
 	}

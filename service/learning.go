@@ -130,7 +130,10 @@ func (s *Service) RecordFailure(f ToolFailure) {
 // evidence that the schema may be unclear, for people to read; no repair
 // takes it, and it counts toward none (failures.Repairable).
 func (s *Service) observeCall(ctx context.Context, ev toolbox.CallEvent) {
-	if ev.Err == nil || ctx.Err() != nil {
+	// A request its person denied, let expire or could not be asked
+	// about, or one naming a secret they have not set, is no fault of the
+	// tool's: no case, and nothing toward an automatic repair.
+	if ev.Err == nil || ctx.Err() != nil || ev.HeldBack {
 		return
 	}
 	if _, refused := errors.AsType[*toolbox.ArgsError](ev.Err); refused && ev.Depth == 0 && ctx.Value(directRun{}) != nil {

@@ -10,6 +10,7 @@ import (
 
 	"adaptbot"
 	"adaptbot/agent"
+	"adaptbot/approval"
 	"adaptbot/benchmarks"
 	"adaptbot/generator"
 	"adaptbot/identity"
@@ -17,6 +18,7 @@ import (
 	"adaptbot/native"
 	"adaptbot/registry"
 	"adaptbot/reqid"
+	"adaptbot/secrets"
 	"adaptbot/telemetry"
 	"adaptbot/toolbox"
 	"adaptbot/traces"
@@ -90,6 +92,12 @@ type Deps struct {
 	// Model checks the chat model's reachability, for /healthz; nil: no
 	// check runs here.
 	Model ModelCheck
+	// Secrets keeps the secrets tools' requests carry and the admins'
+	// trusts (acting.go); nil: this server keeps none.
+	Secrets *secrets.Store
+	// ApprovalTimeout is how long a tool's request waits for its person's
+	// approval (ADAPTBOT_APPROVAL_TIMEOUT); 0 is approval.DefaultTimeout.
+	ApprovalTimeout time.Duration
 }
 
 // Tiers is the native tier as the service asks it.
@@ -104,8 +112,9 @@ type callObserver interface {
 
 // Service carries out requests. It is safe for concurrent use.
 type Service struct {
-	d     Deps
-	learn *learning
+	d         Deps
+	learn     *learning
+	approvals *approval.Broker
 }
 
 // New returns the service over d.
@@ -118,6 +127,7 @@ func New(d Deps) *Service {
 	}
 	d.Deadlines = d.Deadlines.orDefaults()
 	s := &Service{d: d, learn: newLearning(d.Learning)}
+	s.approvals = approval.New(approval.Options{Timeout: d.ApprovalTimeout, OnDecision: s.decided, Log: d.Log})
 	if o, ok := d.Tools.(callObserver); ok {
 		o.OnCall(s.observeCall) // failure cases, from every door and depth
 	}
@@ -153,6 +163,8 @@ type op struct {
 	// calls records every tool call the request makes, by any path, for
 	// the row's tier column.
 	calls *toolbox.CallLog
+	// asks records what its tools' requests asked of people (approvals.go).
+	asks *askLog
 }
 
 // start begins an operation: it stamps the request ID (keeping one the
@@ -175,6 +187,7 @@ func (s *Service) start(ctx context.Context, operation, tool string, action iden
 		ctx, o.span = telemetry.StartOperation(ctx, operation, tool, id, o.door)
 	}
 	ctx, o.calls = toolbox.WithCallLog(ctx)
+	ctx, o.asks = asking(ctx, "request:"+id)
 	o.ctx = ctx
 	o.row = benchmarks.Row{RequestID: id}
 	o.rec = traces.Record{ID: id}

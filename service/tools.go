@@ -58,8 +58,8 @@ func (s *Service) Run(ctx context.Context, name string, args json.RawMessage) (*
 			o.row.Tools = append(o.row.Tools, c.Tool)
 		}
 	}
-	res := &adaptbot.RunResult{Tool: name, Version: t.Spec().Version, Output: out, Ms: traces.Millis(elapsed), RequestID: o.id}
-	kept := runTrace{Tool: name, Ms: res.Ms, RequestID: o.id, Calls: nested}
+	res := &adaptbot.RunResult{Tool: name, Version: t.Spec().Version, Output: out, Ms: traces.Millis(elapsed), RequestID: o.id, Approvals: o.asks.records()}
+	kept := runTrace{Tool: name, Ms: res.Ms, RequestID: o.id, Calls: nested, Approvals: res.Approvals}
 	if json.Valid(args) {
 		kept.Arguments = json.RawMessage(args)
 	}
@@ -70,6 +70,9 @@ func (s *Service) Run(ctx context.Context, name string, args json.RawMessage) (*
 	if err := o.finish(err); err != nil {
 		if e, ok := errors.AsType[*adaptbot.Error](err); ok && e.Kind == adaptbot.Failed {
 			e.Extra = merge(e.Extra, map[string]any{"tool": name, "ms": res.Ms, "request_id": o.id})
+			if len(res.Approvals) > 0 {
+				e.Extra["approvals"] = res.Approvals
+			}
 		}
 		return nil, err
 	}
@@ -91,6 +94,8 @@ type runTrace struct {
 	// Calls are the tools it called, each with its arguments, output, time
 	// and depth.
 	Calls []toolbox.CallRecord `json:"calls,omitempty"`
+	// Approvals are those its requests asked for, each with its outcome.
+	Approvals []adaptbot.ApprovalRecord `json:"approvals,omitempty"`
 }
 
 // serving returns the tool named name that serves, local or external.
@@ -290,7 +295,7 @@ func (s *Service) Tools(ctx context.Context) (*adaptbot.ToolList, error) {
 
 // Tool returns one tool with its source and examples.
 func (s *Service) Tool(ctx context.Context, name string) (*adaptbot.ToolInfo, error) {
-	_, o, err := s.read(ctx, "get tool", identity.ReadTools)
+	ctx, o, err := s.read(ctx, "get tool", identity.ReadTools)
 	var e registry.Entry
 	if err == nil {
 		e, err = s.entry(name)
@@ -318,6 +323,11 @@ func (s *Service) Tool(ctx context.Context, name string) (*adaptbot.ToolInfo, er
 	}
 	if ex := s.d.Registry.Examples(e.Name); json.Valid(ex) {
 		v.Examples = ex
+	}
+	if s.d.Secrets != nil {
+		if ts, err := s.d.Secrets.Trusts(ctx, e.Name); err == nil {
+			v.Trusts = ts
+		}
 	}
 	return v, o.finish(nil)
 }

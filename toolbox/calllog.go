@@ -41,6 +41,9 @@ type CallEvent struct {
 	Caller string
 	// RequestID is the request's ID (reqid) when its context has one.
 	RequestID string
+	// HeldBack says the person behind the request held one of the call's
+	// requests back (HeldBack): a failure then is no fault of the tool.
+	HeldBack bool
 }
 
 // OnCall registers fn, called after every call made through the Set,
@@ -192,7 +195,7 @@ func (s *Set) invoke(ctx context.Context, spec Spec, args json.RawMessage, run f
 	observers := s.observers
 	s.omu.RUnlock()
 	if len(observers) > 0 {
-		ev := CallEvent{Tool: spec.Name, Version: spec.Version, Args: args, Err: err, Depth: f.depth, RequestID: reqid.From(ctx)}
+		ev := CallEvent{Tool: spec.Name, Version: spec.Version, Args: args, Err: err, Depth: f.depth, RequestID: reqid.From(ctx), HeldBack: f.held.Load()}
 		if parent != nil {
 			ev.Caller = parent.tool
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"adaptbot"
 	"adaptbot/registry"
@@ -71,6 +72,19 @@ type frame struct {
 	depth  int
 	parent *frame
 	call   *call // its entry in the call logs; nil for a source run outside the toolbox (Calling)
+	held   atomic.Bool
+}
+
+// HeldBack marks the call whose context ctx is (or descends from), and
+// the calls waiting for it, as held back by the person behind the
+// request: a request of the tool's was denied, expired, could not be
+// asked about, or named a secret the person has not set. A failure of
+// such a call is no fault of the tools' code; its observers hear so
+// (CallEvent.HeldBack).
+func HeldBack(ctx context.Context) {
+	for f := frameFrom(ctx); f != nil; f = f.parent {
+		f.held.Store(true)
+	}
 }
 
 type frameKey struct{}

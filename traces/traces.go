@@ -35,6 +35,9 @@ const (
 	Change = "change"
 	// Feedback is a person's thumbs up or down on an answer.
 	Feedback = "feedback"
+	// Approval is a person's decision on a tool's request that waited for
+	// them, or its expiry.
+	Approval = "approval"
 )
 
 // Record is one request (adaptbot.Trace).

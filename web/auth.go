@@ -353,7 +353,7 @@ func (e *Auth) handleLogoutPage() fiber.Handler {
 // handleMe is GET /api/me: who the caller is, and what they may do.
 func (e *Auth) handleMe() fiber.Handler {
 	actions := []identity.Action{identity.Chat, identity.ReadTools, identity.ReadOwn, identity.RunTool,
-		identity.Build, identity.Delete, identity.Manage, identity.ReadAll}
+		identity.Build, identity.Delete, identity.Manage, identity.ReadAll, identity.ShareSecret, identity.TrustTool, identity.AnswerAny}
 	return func(c *fiber.Ctx) error {
 		id := identity.From(c.UserContext())
 		can := []identity.Action{}

@@ -72,7 +72,7 @@ func (s *Server) handleDashboard() fiber.Handler {
 		}
 		data["SinceOptions"] = sinceOpts
 		var intentOpts []option
-		for _, v := range []string{"", adaptbot.IntentChat, adaptbot.IntentBuild, adaptbot.IntentRun, adaptbot.IntentFeedback, adaptbot.IntentManage} {
+		for _, v := range []string{"", adaptbot.IntentChat, adaptbot.IntentBuild, adaptbot.IntentRun, adaptbot.IntentFeedback, adaptbot.IntentManage, adaptbot.IntentApprove} {
 			intentOpts = append(intentOpts, option{Value: v, Label: cmp.Or(v, "any"), Selected: v == f.Intent})
 		}
 		data["IntentOptions"] = intentOpts

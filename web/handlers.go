@@ -80,15 +80,22 @@ func (s *Server) handleChat() fiber.Handler {
 			return err
 		}
 		if !acceptsEvents(c) {
-			return reply(c)(s.svc.Chat(c.UserContext(), req, adaptbot.Stream{}))
+			// A tool's request that needs approval holds the answer until
+			// the person decides (POST /api/approvals/ID; GET
+			// /api/approvals lists what waits for them).
+			ctx := adaptbot.WithAsker(c.UserContext(), adaptbot.Hold(nil))
+			return reply(c)(s.svc.Chat(ctx, req, adaptbot.Stream{}))
 		}
 		// Refusals before any event, so that a client that streams gets a
-		// status.
-		chat, err := s.svc.PrepareChat(c.UserContext(), req)
+		// status. An approval is an "approval" event, and the stream waits
+		// for its answer.
+		var p presenter
+		chat, err := s.svc.PrepareChat(adaptbot.WithAsker(c.UserContext(), p.asker()), req)
 		if err != nil {
 			return err
 		}
 		s.streamEvents(c, func(ctx context.Context, send func(event string, v any)) (any, error) {
+			p.to(send)
 			return chat.Run(ctx, adaptbot.Stream{
 				Progress: func(ev adaptbot.Event) { send("progress", ev) },
 				Text:     func(text string) { send("token", tokenEvent{Text: text}) },
@@ -184,9 +191,24 @@ func decodeJSON(body []byte, v any, strict bool) error {
 	return nil
 }
 
+// handleToolRun runs a tool directly. A client that accepts
+// text/event-stream is asked for the approvals its tool's requests need:
+// an "approval" event for each, the stream waiting for its answer (POST
+// /api/approvals/ID: the command line asks y/N, the tool page shows a
+// card), then one "result" or "error" event. A plain JSON run cannot ask:
+// such a request is refused, in words that say so, and nothing is sent.
 func (s *Server) handleToolRun() fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		return reply(c)(s.svc.Run(c.UserContext(), c.Params("name"), c.Body()))
+		name, args := c.Params("name"), c.Body()
+		if !acceptsEvents(c) {
+			return reply(c)(s.svc.Run(c.UserContext(), name, args))
+		}
+		var p presenter
+		s.streamEvents(c, func(ctx context.Context, send func(event string, v any)) (any, error) {
+			p.to(send)
+			return s.svc.Run(adaptbot.WithAsker(ctx, p.asker()), name, args)
+		})
+		return nil
 	}
 }
 

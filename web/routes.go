@@ -20,8 +20,9 @@ import (
 type Route struct {
 	// Method is an HTTP method, or "*" for every method (/mcp).
 	Method string
-	// Path is Fiber's: ":name" is a tool's or a user's name, ":id" a
-	// request's or a case's ID, "*" the rest of the path.
+	// Path is Fiber's: ":name" is a tool's, a user's or a secret's name,
+	// ":id" a request's, a case's or an approval's ID, "*" the rest of the
+	// path.
 	Path string
 	// Need is the action the edge checks before anything is decoded; ""
 	// when the route's operation checks alone (reads, chats), the route is
@@ -66,6 +67,7 @@ var table = []Route{
 	{Method: fiber.MethodGet, Path: "/tools", serve: (*Server).handleToolsPage},
 	{Method: fiber.MethodGet, Path: "/tools/:name", serve: (*Server).handleToolPage},
 	{Method: fiber.MethodGet, Path: "/dashboard", Need: identity.ReadAll, serve: (*Server).handleDashboard},
+	{Method: fiber.MethodGet, Path: "/secrets", Need: identity.Chat, serve: (*Server).handleSecretsPage},
 	{Method: fiber.MethodGet, Path: "/requests/:id", serve: (*Server).handleRequestPage},
 	{Method: fiber.MethodGet, Path: "/static/*", serve: (*Server).handleStatic},
 	{Method: fiber.MethodGet, Path: "/healthz", serve: (*Server).handleHealth},
@@ -122,6 +124,19 @@ var table = []Route{
 		Op: &Operation{Intent: adaptbot.IntentBuild, Category: adaptbot.CategoryBuildModify, Tool: true}, serve: (*Server).handleToolRepair},
 	{Method: fiber.MethodPost, Path: "/api/requests/:id/feedback", Op: &Operation{Intent: adaptbot.IntentFeedback}, serve: (*Server).handleFeedback},
 	{Method: fiber.MethodGet, Path: "/api/skills", serve: read(Service.Skills)},
+
+	// Tools that act (acting.go): a person's secrets and answers to
+	// approvals, checked by the service; an admin's trust of a tool's
+	// requests to a host.
+	{Method: fiber.MethodGet, Path: "/api/secrets", serve: read(Service.Secrets)},
+	{Method: fiber.MethodPut, Path: "/api/secrets/:name", Op: &Operation{Intent: adaptbot.IntentManage, Category: "secrets_set"}, serve: (*Server).handleSecretSet},
+	{Method: fiber.MethodDelete, Path: "/api/secrets/:name", Op: &Operation{Intent: adaptbot.IntentManage, Category: "secrets_delete"}, serve: (*Server).handleSecretDelete},
+	{Method: fiber.MethodGet, Path: "/api/approvals", serve: read(Service.Approvals)},
+	{Method: fiber.MethodPost, Path: "/api/approvals/:id", Op: &Operation{Intent: adaptbot.IntentApprove, Category: "answer"}, serve: (*Server).handleApprovalAnswer},
+	{Method: fiber.MethodPost, Path: "/api/tools/:name/trust", Need: identity.TrustTool,
+		Op: &Operation{Intent: adaptbot.IntentManage, Category: "tool_trust", Tool: true}, serve: namedBody(Service.TrustTool)},
+	{Method: fiber.MethodDelete, Path: "/api/tools/:name/trust", Need: identity.TrustTool,
+		Op: &Operation{Intent: adaptbot.IntentManage, Category: "tool_untrust", Tool: true}, serve: (*Server).handleUntrust},
 
 	// Analytics and traces.
 	{Method: fiber.MethodGet, Path: "/api/benchmarks", Need: identity.ReadAll, serve: (*Server).handleBenchmarks},

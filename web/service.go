@@ -20,6 +20,9 @@ type Service interface {
 	adaptbot.LearningService
 	adaptbot.UserService
 	adaptbot.StatsService
+	adaptbot.SecretService
+	adaptbot.ApprovalService
+	adaptbot.TrustService
 	adaptbot.Refuser
 
 	// RemoteTools lists the external MCP servers and their tools, for the

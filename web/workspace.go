@@ -7,6 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"adaptbot"
+	"adaptbot/identity"
 	"adaptbot/templates"
 )
 
@@ -93,6 +94,9 @@ func (s *Server) handleToolPage() fiber.Handler {
 			data["Serving"] = true
 			data["Tier"] = t.Tier
 		}
+		// The hosts it reaches, and which of them an admin trusts.
+		data["Hosts"] = hostRows(e, t.Trusts)
+		data["Trusting"] = identity.From(c.UserContext()).Can(identity.TrustTool)
 		if t.Code != "" {
 			data["Code"] = templates.Highlight([]byte(t.Code))
 		}

@@ -52,6 +52,11 @@ type Forwarder struct {
 
 	syncMu    sync.Mutex        // guards srv's tools, and published
 	published map[string]string // tool name → the tool as listed, in JSON
+
+	// The calls parked between the rounds of the stdio client's requests,
+	// and the server's questions waiting for one of their rounds.
+	parked    parking
+	questions chan question
 }
 
 // ErrRefused is Dial's error when the server refused the caller's
@@ -68,7 +73,7 @@ func Dial(ctx context.Context, opts ForwardOptions) (*Forwarder, error) {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	f := &Forwarder{opts: opts, log: opts.Log, published: map[string]string{}}
+	f := &Forwarder{opts: opts, log: opts.Log, published: map[string]string{}, questions: make(chan question)}
 	f.client = sdk.NewClient(&sdk.Implementation{Name: "adaptbot-mcp", Version: "dev"}, &sdk.ClientOptions{
 		KeepAlive: opts.KeepAlive,
 		// Off the session's own goroutine: listing is a request of its
@@ -76,6 +81,14 @@ func Dial(ctx context.Context, opts ForwardOptions) (*Forwarder, error) {
 		ToolListChangedHandler: func(_ context.Context, req *sdk.ToolListChangedRequest) {
 			go f.sync(context.Background(), req.Session)
 		},
+		// The server asks for a person's approval of a tool's request in
+		// rounds of the call (forward passes them on to the stdio client);
+		// a server that asks within the call is answered by the stdio
+		// client, if it can.
+		ElicitationHandler: func(ctx context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+			return f.elicit(ctx, req.Params)
+		},
+		MultiRoundTrip: &sdk.MultiRoundTripOptions{Disabled: true},
 	})
 	cs, err := f.connect(ctx)
 	if err != nil {
@@ -217,34 +230,117 @@ func isObjectSchema(schema any) bool {
 
 // forward is the handler of the tool named name: the call goes to the
 // server, and its result, an error result included, comes back as the
-// server sent it.
+// server sent it. The server's questions (a tool's request waits for
+// approval) go to the stdio client: within the call, or, for a client
+// asked in rounds, in rounds of the call, which runs on parked between
+// them (approve.go).
 func (f *Forwarder) forward(name string) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-		params := &sdk.CallToolParams{Name: name}
-		if req != nil && req.Params != nil && len(req.Params.Arguments) > 0 {
-			params.Arguments = req.Params.Arguments
+		var args any
+		var ss *sdk.ServerSession
+		var state string
+		var responses sdk.InputResponseMap
+		if req != nil {
+			ss = req.Session
+			if req.Params != nil {
+				state, responses = req.Params.RequestState, req.Params.InputResponses
+				if len(req.Params.Arguments) > 0 {
+					args = req.Params.Arguments
+				}
+			}
 		}
-		for attempt := 0; ; attempt++ {
-			cs, err := f.session(ctx)
-			if err != nil {
-				return toolError(err), nil
+		if multiRound(ss) {
+			return f.parked.rounds(ctx, ss, state, responses, f.questions, func(ctx context.Context) *sdk.CallToolResult {
+				return f.call(ctx, ss, name, args)
+			}), nil
+		}
+		return f.call(ctx, ss, name, args), nil
+	}
+}
+
+// call carries one call of the tool name to the server, and answers the
+// questions the server asks meanwhile through the stdio client of ss.
+func (f *Forwarder) call(ctx context.Context, ss *sdk.ServerSession, name string, args any) *sdk.CallToolResult {
+	params := &sdk.CallToolParams{Name: name, Arguments: args}
+	for attempt := 0; ; attempt++ {
+		cs, err := f.session(ctx)
+		if err != nil {
+			return toolError(err)
+		}
+		res, err := cs.CallTool(ctx, params)
+		switch {
+		case err == nil && len(res.InputRequests) > 0:
+			// A server that asks in rounds: the stdio client answers, and
+			// the call goes on with the answers.
+			if params.InputResponses, err = f.answer(ctx, ss, res.InputRequests); err != nil {
+				return toolError(fmt.Errorf("tool %s: %w; nothing was sent", name, err))
 			}
-			res, err := cs.CallTool(ctx, params)
-			switch {
-			case err == nil:
-				return res, nil
-			case errors.Is(err, sdk.ErrSessionMissing) && attempt == 0:
-				// The server had ended the session: the call never ran
-				// there, so it goes again on a new one.
-				f.drop(cs)
-				continue
-			case errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, io.EOF):
-				f.drop(cs)
-				return toolError(fmt.Errorf("tool %s: the connection to the AdaptBot server at %s was lost; the call may or may not have run", name, f.opts.URL)), nil
-			}
+			params.RequestState = res.RequestState
+			attempt = -1 // a new round, on the same session
+			continue
+		case err == nil:
+			return res
+		case errors.Is(err, sdk.ErrSessionMissing) && attempt == 0:
+			// The server had ended the session: the call never ran
+			// there, so it goes again on a new one.
+			f.drop(cs)
+			continue
+		case errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, io.EOF):
+			f.drop(cs)
+			return toolError(fmt.Errorf("tool %s: the connection to the AdaptBot server at %s was lost; the call may or may not have run", name, f.opts.URL))
+		}
+		return toolError(err)
+	}
+}
+
+// answer has the stdio client of ss answer the server's questions.
+func (f *Forwarder) answer(ctx context.Context, ss *sdk.ServerSession, questions sdk.InputRequestMap) (sdk.InputResponseMap, error) {
+	out := sdk.InputResponseMap{}
+	for id, q := range questions {
+		p, ok := q.(*sdk.ElicitParams)
+		if !ok {
+			return nil, fmt.Errorf("the server asked what this client cannot answer (%T)", q)
+		}
+		res, err := f.ask(ctx, ss, p)
+		if err != nil {
 			return nil, err
 		}
+		out[id] = res
 	}
+	return out, nil
+}
+
+// ask has the stdio client of ss answer one question: within its call, or
+// in the next round of it.
+func (f *Forwarder) ask(ctx context.Context, ss *sdk.ServerSession, p *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+	if ss == nil || ss.InitializeParams() == nil || ss.InitializeParams().Capabilities == nil || ss.InitializeParams().Capabilities.Elicitation == nil {
+		return nil, errors.New("the tool's request needs your approval, and this MCP client cannot ask you (it has no elicitation)")
+	}
+	var res *sdk.ElicitResult
+	var err error
+	if multiRound(ss) {
+		res, err = ask(ctx, f.questions, p)
+	} else {
+		res, err = ss.Elicit(ctx, p)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the MCP client could not ask: %w", err)
+	}
+	return res, nil
+}
+
+// elicit passes a question the server asks within a call on to the
+// stdio client: its one session.
+func (f *Forwarder) elicit(ctx context.Context, p *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+	f.syncMu.Lock()
+	srv := f.srv
+	f.syncMu.Unlock()
+	if srv != nil {
+		for ss := range srv.Sessions() {
+			return f.ask(ctx, ss, p)
+		}
+	}
+	return nil, errors.New("no MCP client is connected to ask")
 }
 
 // ServeStdio serves one session over in and out, as Server.ServeStdio

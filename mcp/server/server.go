@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"adaptbot"
 	"adaptbot/toolbox"
 )
 
@@ -77,6 +78,7 @@ type Server struct {
 	published map[string]string // tool name → fingerprint of what clients see
 
 	requests requests // the POSTs under way on /mcp, for their calls
+	parked   parking  // calls waiting between the rounds of a multi round-trip request
 }
 
 // New returns a Server for the local tools of tools. It publishes the
@@ -243,30 +245,52 @@ func (s *Server) handler(name string) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		var args json.RawMessage
 		var extra *sdk.RequestExtra
+		var session *sdk.ServerSession
+		var state string
+		var responses sdk.InputResponseMap
 		if req != nil {
-			extra = req.Extra
+			extra, session = req.Extra, req.Session
 			if req.Params != nil {
-				args = req.Params.Arguments
+				args, state, responses = req.Params.Arguments, req.Params.RequestState, req.Params.InputResponses
 			}
 		}
 		ctx, cancel := s.requests.bind(ctx, extra)
 		defer cancel()
-		t, err := s.local(name)
-		var out string
-		if err == nil {
-			out, err = s.run(ctx, t, args)
-		} else if s.refuse != nil {
-			s.refuse(ctx, name, args, err) // gone since it was listed
+		// The tool's requests that need approval ask by elicitation, where
+		// this client can (approve.go): within the call on older protocol
+		// versions, in rounds of the call (a multi round-trip request) on
+		// newer ones.
+		if multiRound(session) {
+			asks := make(chan question)
+			return s.parked.rounds(ctx, session, state, responses, asks, func(ctx context.Context) *sdk.CallToolResult {
+				return s.callTool(adaptbot.WithAsker(ctx, roundAsker(asks)), name, args)
+			}), nil
 		}
-		if err == nil {
-			var res *sdk.CallToolResult
-			if res, err = s.result(t, out); err == nil {
-				return res, nil
-			}
+		if a := asker(session); a != nil {
+			ctx = adaptbot.WithAsker(ctx, a)
 		}
-		s.log.Info("mcp: tool call failed", "tool", name, "err", err)
-		return toolError(err), nil
+		return s.callTool(ctx, name, args), nil
 	}
+}
+
+// callTool runs one call of the tool named name and returns its result, or
+// its failure as a result the model can read.
+func (s *Server) callTool(ctx context.Context, name string, args json.RawMessage) *sdk.CallToolResult {
+	t, err := s.local(name)
+	var out string
+	if err == nil {
+		out, err = s.run(ctx, t, args)
+	} else if s.refuse != nil {
+		s.refuse(ctx, name, args, err) // gone since it was listed
+	}
+	if err == nil {
+		var res *sdk.CallToolResult
+		if res, err = s.result(t, out); err == nil {
+			return res
+		}
+	}
+	s.log.Info("mcp: tool call failed", "tool", name, "err", err)
+	return toolError(err)
 }
 
 // unknownTools tells Options.Refuse of a tools/call of a tool this server

@@ -1,10 +1,14 @@
 // The chat page. Answers are Markdown, rendered by marked and sanitized by
 // DOMPurify before they reach the DOM, so HTML in an answer never runs. They
 // stream in as "token" events arrive. The conversation is kept in this
-// browser (localStorage) until New chat.
+// browser (localStorage) until New chat. A tool's request that changes
+// something arrives as an "approval" event: a card (approval.js) that the
+// person answers while the stream waits. Approvals asked through other
+// doors that wait for this person (a plain JSON chat) show above the chat.
 'use strict';
 (function () {
   const STORE = 'adaptbot.chat';
+  const CHAT_ID = 'adaptbot.chat.id';
   const KEEP = 60; // messages kept in the browser
   const log = document.getElementById('log');
   const form = document.getElementById('chat');
@@ -12,6 +16,9 @@
   const send = document.getElementById('send');
   let conv = load();
   let busy = false;
+  let chatId = loadChatId(false);
+  const shown = new Set(); // the approvals with a card on the page
+  const waiting = document.getElementById('waiting');
 
   if (window.marked) marked.setOptions({gfm: true, breaks: true});
 
@@ -25,6 +32,20 @@
     }
   }
 
+  // loadChatId names this conversation for "allow for the rest of this
+  // chat"; a new chat gets a new name.
+  function loadChatId(fresh) {
+    let id = '';
+    try { id = fresh ? '' : (localStorage.getItem(CHAT_ID) || ''); } catch (e) { /* no storage */ }
+    if (!id) {
+      const b = new Uint8Array(12);
+      crypto.getRandomValues(b);
+      id = Array.from(b, x => x.toString(16).padStart(2, '0')).join('');
+      try { localStorage.setItem(CHAT_ID, id); } catch (e) { /* kept for this page only */ }
+    }
+    return id;
+  }
+
   function load() {
     try { const c = JSON.parse(localStorage.getItem(STORE) || '[]'); return Array.isArray(c) ? c : []; } catch (e) { return []; }
   }
@@ -36,7 +57,7 @@
   // keep is the part of a chat result the page needs again after a reload.
   function keep(r) {
     const k = {};
-    for (const f of ['intent', 'path', 'need_tool', 'original_question', 'trace', 'total_ms', 'request_id', 'tool', 'arguments', 'llm_calls', 'usage', 'tools', 'error', 'tool_build', 'discovery']) {
+    for (const f of ['intent', 'path', 'need_tool', 'original_question', 'trace', 'total_ms', 'request_id', 'tool', 'arguments', 'llm_calls', 'usage', 'tools', 'error', 'tool_build', 'discovery', 'approvals']) {
       if (r[f] !== undefined && r[f] !== null) k[f] = r[f];
     }
     return k;
@@ -73,6 +94,7 @@
   function renderBot(m, entry) {
     m.classList.toggle('error', !!entry.error);
     markdown(m.querySelector('.md'), entry.text);
+    if (entry.result && entry.result.approvals) m.appendChild(approvalSummary(entry.result.approvals));
     if (entry.result) describe(m, entry.result);
     if (entry.result) feedbackControls(m, entry, save);
     if (entry.failed) retryButton(m, entry.failed);
@@ -241,7 +263,7 @@
     try {
       const resp = await fetch('/chat', {method: 'POST',
         headers: {'Content-Type': 'application/json', 'Accept': 'text/event-stream'},
-        body: JSON.stringify({message: text, history: history()})});
+        body: JSON.stringify({message: text, history: history(), chat: chatId})});
       if (!resp.ok || !(resp.headers.get('Content-Type') || '').includes('text/event-stream')) {
         const e = await resp.json().catch(() => ({}));
         failure = e.error || ('The server answered ' + resp.status + '.');
@@ -253,6 +275,13 @@
           } else if (event === 'progress') {
             if (!list) { if (!streamed) md.textContent = 'Building a tool…'; list = progressList(m); }
             addStep(list, p);
+          } else if (event === 'approval') {
+            // The tool waits for this person: the stream holds until the
+            // card is answered, or the approval expires.
+            shown.add(p.id);
+            if (!streamed) md.textContent = 'A tool asks to send a request: it waits for your answer.';
+            m.appendChild(approvalCard(p, {forChat: true}));
+            scrollDown();
           } else if (event === 'result') result = p;
           else if (event === 'error') failure = p.error || 'The request failed.';
         });
@@ -262,6 +291,12 @@
     }
     if (frame) cancelAnimationFrame(frame);
     m.classList.remove('pending');
+    // Cards answered elsewhere (another tab, an admin) say what became of
+    // them; the answer lists every approval it asked for.
+    for (const card of m.querySelectorAll('.approval')) {
+      const rec = ((result && result.approvals) || []).find(r => r.id === card.dataset.approval);
+      card.settleAs(rec ? rec.outcome : 'cancelled');
+    }
     if (!result && !failure) failure = 'The server closed the answer early.';
     if (failure) {
       entry.text = failure;
@@ -400,8 +435,28 @@
     ask(text, true);
   });
 
+  // pollWaiting shows the approvals that wait for this person and have no
+  // card here yet: asked through another door (a plain JSON chat) or
+  // another tab.
+  async function pollWaiting() {
+    if (document.hidden || !waiting) return;
+    const r = await api('GET', '/api/approvals');
+    if (!r.ok) return;
+    for (const a of r.body.approvals || []) {
+      if (shown.has(a.id)) continue;
+      shown.add(a.id);
+      waiting.appendChild(approvalCard(a, {forChat: false, onSettled: () => setTimeout(tidyWaiting, 8000)}));
+    }
+    waiting.hidden = !waiting.querySelector('.approval');
+  }
+  function tidyWaiting() {
+    for (const card of waiting.querySelectorAll('.approval.settled')) card.remove();
+    waiting.hidden = !waiting.querySelector('.approval');
+  }
+
   document.getElementById('new-chat').addEventListener('click', () => {
     if (busy) return;
+    chatId = loadChatId(true);
     conv = [];
     save();
     render();
@@ -411,4 +466,6 @@
   render();
   refreshCount();
   setInterval(refreshCount, 60000);
+  pollWaiting();
+  setInterval(pollWaiting, 15000);
 })();

@@ -30,7 +30,7 @@
       const button = document.getElementById('run');
       button.disabled = true;
       show(out, 'Running…');
-      const r = await api('POST', base + '/run', args);
+      const r = await runAsking(args, out);
       button.disabled = false;
       const meta = document.getElementById('run-meta');
       meta.textContent = r.body.ms !== undefined ? r.body.ms.toFixed(1) + ' ms' : '';
@@ -41,11 +41,77 @@
       }
       if (r.ok) show(out, pretty(r.body.output), false);
       else show(out, (r.body.error || 'Error ' + r.status) + (r.body.parameters ? '\n\nparameters: ' + JSON.stringify(r.body.parameters, null, 2) : ''), true);
+      if (r.cards) out.prepend(r.cards);
     });
+  }
+
+  // runAsking runs the tool as a stream: a request of the tool's that
+  // changes something shows its approval card in out, and the run waits
+  // for the answer. It returns what api() would.
+  async function runAsking(args, out) {
+    let resp;
+    try {
+      resp = await fetch(base + '/run', {method: 'POST', headers: {'Content-Type': 'application/json', 'Accept': 'text/event-stream'}, body: JSON.stringify(args)});
+    } catch (e) {
+      return {ok: false, status: 0, body: {error: 'The server did not answer: ' + e.message}};
+    }
+    if (!(resp.headers.get('Content-Type') || '').includes('text/event-stream')) {
+      const body = await resp.json().catch(() => ({error: 'The server answered ' + resp.status + '.'}));
+      if (resp.status === 401) signIn();
+      return {ok: resp.ok, status: resp.status, body};
+    }
+    const cards = el('div', 'approvals');
+    let res = {ok: false, status: 0, body: {error: 'The server closed the run early.'}};
+    const reader = resp.body.getReader();
+    const decoder = new TextDecoder();
+    let buf = '';
+    for (;;) {
+      const {value, done} = await reader.read();
+      if (done) break;
+      buf += decoder.decode(value, {stream: true});
+      let i;
+      while ((i = buf.indexOf('\n\n')) >= 0) {
+        const frame = buf.slice(0, i); buf = buf.slice(i + 2);
+        let event = '', data = '';
+        for (const line of frame.split('\n')) {
+          if (line.startsWith('event: ')) event = line.slice(7);
+          else if (line.startsWith('data: ')) data += line.slice(6);
+        }
+        let p = {};
+        try { p = JSON.parse(data); } catch (e) { continue; }
+        if (event === 'approval') {
+          out.replaceChildren(cards);
+          cards.appendChild(approvalCard(p, {forChat: false}));
+        } else if (event === 'result') res = {ok: true, status: 200, body: p};
+        else if (event === 'error') res = {ok: false, status: p.status || 500, body: p};
+      }
+    }
+    for (const card of cards.querySelectorAll('.approval')) {
+      const rec = (res.body.approvals || []).find(a => a.id === card.dataset.approval);
+      card.settleAs(rec ? rec.outcome : 'cancelled');
+    }
+    if (cards.firstChild) res.cards = cards;
+    return res;
   }
 
   function pretty(s) {
     try { return JSON.stringify(JSON.parse(s), null, 2); } catch (e) { return s; }
+  }
+
+  // Trust: an admin lets the serving version's requests to a host go
+  // without asking, or asks again.
+  for (const b of document.querySelectorAll('#hosts button.trust, #hosts button.untrust')) {
+    b.addEventListener('click', async () => {
+      b.disabled = true;
+      const host = b.dataset.host;
+      const r = b.classList.contains('trust')
+        ? await api('POST', base + '/trust', {host, version: Number(b.dataset.version)})
+        : await api('DELETE', base + '/trust?host=' + encodeURIComponent(host));
+      const out = document.getElementById('trust-out');
+      if (!r.ok) { b.disabled = false; show(out, r.body.error || 'Error ' + r.status, true); return; }
+      show(out, (b.classList.contains('trust') ? 'Trusted: version ' + r.body.version + '\'s requests to ' + host + ' go without asking.' : host + ' asks first again.') + ' Reloading…', false);
+      setTimeout(() => location.reload(), 600);
+    });
   }
 
   // Test: re-run the stored examples.
