@@ -214,8 +214,7 @@ func (c *Client) runAsking(ctx context.Context, name string, args json.RawMessag
 		return nil, err
 	}
 	defer resp.Body.Close()
-	var res *adaptbot.RunResult
-	err = readEvents(resp.Body, func(event string, data []byte) error {
+	return readResult[adaptbot.RunResult](resp.Body, "run", func(event string, data []byte) error {
 		switch event {
 		case "approval":
 			var ap adaptbot.Approval
@@ -235,23 +234,9 @@ func (c *Client) runAsking(ctx context.Context, name string, args json.RawMessag
 					return err
 				}
 			}
-		case "result":
-			res = new(adaptbot.RunResult)
-			return json.Unmarshal(data, res)
-		case "error":
-			var e ErrorBody
-			json.Unmarshal(data, &e)
-			return &ServerError{Status: e.Status, Msg: e.Error, Kind: e.Kind}
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	if res == nil {
-		return nil, errors.New("the server ended the run without a result")
-	}
-	return res, nil
 }
 
 // Test is POST /api/tools/NAME/test: the tool's stored examples run again
@@ -452,29 +437,39 @@ func (c *Client) stream(ctx context.Context, path string, body any, progress fun
 		return nil, err
 	}
 	defer resp.Body.Close()
-	var res *adaptbot.BuildResult
-	err = readEvents(resp.Body, func(event string, data []byte) error {
-		switch event {
-		case "progress":
+	return readResult[adaptbot.BuildResult](resp.Body, "build", func(event string, data []byte) error {
+		if event == "progress" && progress != nil {
 			var ev adaptbot.Event
-			if err := json.Unmarshal(data, &ev); err == nil && progress != nil {
+			if json.Unmarshal(data, &ev) == nil {
 				progress(ev)
 			}
+		}
+		return nil
+	})
+}
+
+// readResult reads a stream that ends in one "result" event (a T) or one
+// "error" event, handing every other event to on. what names the
+// operation, for a stream that ends with neither.
+func readResult[T any](r io.Reader, what string, on func(event string, data []byte) error) (*T, error) {
+	var res *T
+	err := readEvents(r, func(event string, data []byte) error {
+		switch event {
 		case "result":
-			res = new(adaptbot.BuildResult)
+			res = new(T)
 			return json.Unmarshal(data, res)
 		case "error":
 			var e ErrorBody
-			json.Unmarshal(data, &e)
+			json.Unmarshal(data, &e) //nolint:errcheck // an unreadable error event still ends the stream as one
 			return &ServerError{Status: e.Status, Msg: e.Error, Kind: e.Kind}
 		}
-		return nil
+		return on(event, data)
 	})
 	if err != nil {
 		return nil, err
 	}
 	if res == nil {
-		return nil, errors.New("the server ended the build without a result")
+		return nil, fmt.Errorf("the server ended the %s without a result", what)
 	}
 	return res, nil
 }
