@@ -105,7 +105,7 @@ func TestBadValuesExitTwo(t *testing.T) {
 		// report
 		{[]string{"report", "--since", "yesterday"}, `"yesterday" is not a time`, 2},
 		{[]string{"report", "--until", "-3h"}, "is not a time", 2},
-		{[]string{"report", "--intent", "chatting"}, `intent "chatting" is not CHAT, BUILD, RUN, FEEDBACK or MANAGE`, 2},
+		{[]string{"report", "--intent", "chatting"}, `intent "chatting" is not CHAT, BUILD, RUN, FEEDBACK, MANAGE or APPROVE`, 2},
 		{[]string{"report", "--outcome", "meh"}, `outcome "meh" is not ok, error or not_configured`, 2},
 		{[]string{"report", "--format", "yaml"}, `--format "yaml" is not text, md, json or csv`, 2},
 		{[]string{"report", "a.csv", "b.csv"}, "one CSV at most", 2},

@@ -80,7 +80,8 @@ Usage:
   adaptbot users list|role|rotate|remove the users, their roles and keys (through the server)
   adaptbot users sessions NAME           a user's browser sign-ins; --end ends them (through the server)
   adaptbot secrets set NAME --host HOST  keep a secret, read from standard input (through the server)
-  adaptbot secrets list|delete           your secrets, never their values (through the server)
+  adaptbot secrets list                  your secrets and the shared ones, never a value (through the server)
+  adaptbot secrets delete NAME           forget your secret; --shared the team's (through the server)
   adaptbot config                        the settings in effect and where each came from
   adaptbot worker --nats URL             join the worker fleet: run tool calls for the replicas
   adaptbot worker                        (internal) a sandbox worker process

@@ -65,7 +65,10 @@ func TestACallNeverRunsTwice(t *testing.T) {
 	calc := Source{Tool: "calculator", Code: readTool(t, "../tools/calculator/calculator.go")}
 	preseed(t, dir, relay)
 	preseed(t, dir, calc)
-	tier, _ := newTier(t, Options{Go: g, Dir: dir, Pools: 1})
+	// The held call waits on the host while the calculator is built and
+	// proven, which on a loaded machine takes longer than the tests' usual
+	// 3 s call limit: its limit must not end it first.
+	tier, _ := newTier(t, Options{Go: g, Dir: dir, Pools: 1}, func(o *sandbox.Options) { o.CallTimeout = time.Minute })
 	tier.SetExamples(func(tool string, code []byte) []adaptbot.Example {
 		if tool == "calculator" {
 			return calculatorExamples(tool, code)
