@@ -22,6 +22,7 @@ import (
 // page, a run's card denied sends nothing. Screenshots at 1280 and 390 px
 // with ADAPTBOT_SCREENSHOT_DIR.
 func TestBrowserSecretsAndApprovals(t *testing.T) {
+	t.Parallel()
 	chrome := browserPath(t)
 	h := startHook(t)
 	const canary = "browser-canary-9d2f61"

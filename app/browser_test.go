@@ -70,6 +70,7 @@ func browserPath(t *testing.T) string {
 // question no tool can answer, Create Tool, live progress, then the answer
 // from the tool that did not exist a moment before.
 func TestBrowserCreateToolFlow(t *testing.T) {
+	t.Parallel()
 	chrome := browserPath(t)
 	writeToolArgs, _ := json.Marshal(map[string]any{
 		"source":      "Here is the tool:\n```go\n" + romanTool + "```\nIt handles 1 to 3999.",
@@ -189,6 +190,10 @@ func TestBrowserCreateToolFlow(t *testing.T) {
 
 // browse starts a headless Chromium for the test and returns its context,
 // bounded to 90 s.
+//
+// The browser tests run in parallel with one another (t.Parallel): each has
+// its own server, folder and browser, and spends most of its time waiting
+// on Chromium, so two at a time shorten the app package's run by a minute.
 func browse(t *testing.T, chrome string) context.Context {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
@@ -215,6 +220,7 @@ func browse(t *testing.T, chrome string) context.Context {
 // TestBrowserChatBuild asks for a tool in the chat box and checks that the
 // build's steps show as they happen and the tool count goes up.
 func TestBrowserChatBuild(t *testing.T) {
+	t.Parallel()
 	chrome := browserPath(t)
 	in := start(t, modelEnv(llmtest.New(t, romanScript(t))))
 	ctx := browse(t, chrome)

@@ -76,6 +76,7 @@ var timeCharts = []string{"chart-requests", "chart-latency", "chart-tokens", "ch
 // desktop width and at 390 px: with data every chart is drawn, without data
 // every chart says so and no figure reads 0.000.
 func TestBrowserDashboard(t *testing.T) {
+	t.Parallel()
 	chrome := browserPath(t)
 
 	t.Run("with data", func(t *testing.T) {

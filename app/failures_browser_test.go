@@ -18,6 +18,7 @@ import (
 // failure cases on the list of tools and the satisfaction on the
 // dashboard; every page at 390 px.
 func TestBrowserFeedbackFailuresAndRepair(t *testing.T) {
+	t.Parallel()
 	chrome := browserPath(t)
 	var repairs atomic.Int32
 	env := modelEnv(llmtest.New(t, repairModel(&repairs)))

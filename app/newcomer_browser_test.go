@@ -16,6 +16,7 @@ import (
 // steps the chat shows under the answer's badge, at desktop width and on a
 // phone.
 func TestBrowserDashboardTraceLinkOpensTheTraceView(t *testing.T) {
+	t.Parallel()
 	chrome := browserPath(t)
 	llmSrv := llmtest.New(t, func(r llmtest.Request) llmtest.Reply {
 		switch {
@@ -101,11 +102,12 @@ const fitReport = `(() => {
 // no field's placeholder is cut (issue 41 found "make a tool th"), and the
 // dashboard's filter labels sit on one baseline.
 func TestBrowserPlaceholdersFitAndLabelsLineUp(t *testing.T) {
+	t.Parallel()
 	chrome := browserPath(t)
 	in := start(t, nil)
+	ctx := browse(t, chrome) // one browser for every page: each launch costs seconds
 	for _, width := range []int64{1280, 390} {
 		for _, path := range []string{"/", "/tools", "/dashboard", "/tools/calculator"} {
-			ctx := browse(t, chrome)
 			err := chromedp.Do(ctx,
 				chromedp.EmulateViewport(width, 900),
 				chromedp.Navigate(in.url+path),

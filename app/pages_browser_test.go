@@ -15,6 +15,7 @@ import (
 // TestBrowserPathBadgeNamesEveryTool: an answer that used two tools names
 // both on its path badge, in the order they ran.
 func TestBrowserPathBadgeNamesEveryTool(t *testing.T) {
+	t.Parallel()
 	chrome := browserPath(t)
 	const twoTools = "convert 5 miles to km, then multiply by 3"
 	script := newScript(map[string]string{twoTools: "unit_converter"}, map[string]string{twoTools: `{"value": 5, "from": "miles", "to": "km"}`})

@@ -13,6 +13,7 @@ import (
 // count), with that person's input replaced by a word saying whose it is,
 // and none of their words anywhere on the page; at 390 px too.
 func TestBrowserFailuresOfOthersAreWithheld(t *testing.T) {
+	t.Parallel()
 	chrome := browserPath(t)
 	in := start(t, map[string]string{"ADAPTBOT_ADDR": "0.0.0.0:0", "ADAPTBOT_ADMIN_TOKEN": "s3cret-admin-token"})
 	in.url = "http://127.0.0.1:" + in.url[strings.LastIndex(in.url, ":")+1:]

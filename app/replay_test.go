@@ -189,6 +189,7 @@ func replayCases(t *testing.T) []replayCase {
 func TestReplayedProviders(t *testing.T) {
 	for _, c := range replayCases(t) {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // each case has its own server and recording
 			srv := replay.New(t, c.exchange...)
 			in := start(t, c.env(srv.URL), func(dir string) {
 				for name, spec := range replayTools {

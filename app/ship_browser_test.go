@@ -12,6 +12,7 @@ import (
 // TestBrowserImportBundle imports a bundle from the tools page: a tampered
 // one is refused with the file named, a good one adds its tools to the list.
 func TestBrowserImportBundle(t *testing.T) {
+	t.Parallel()
 	chrome := browserPath(t)
 	from := toolsHome(t, "calculator", "text_stats")
 	bundle := filepath.Join(t.TempDir(), "tools.tar.gz")

@@ -15,6 +15,7 @@ import (
 // for them, and they chat; the header says who they are, and the CSV row
 // of their chat carries their pseudonym, never their name or key.
 func TestBrowserSignsInAndChats(t *testing.T) {
+	t.Parallel()
 	chrome := browserPath(t)
 	llmSrv := llmtest.New(t, func(r llmtest.Request) llmtest.Reply { return llmtest.Say("Hello, Dana. How can I help?") })
 	env := modelEnv(llmSrv)

@@ -16,6 +16,7 @@ import (
 // proposed from traffic, with its chain, its status and the chats it came
 // from, linked to their traces.
 func TestBrowserToolsPageListsProposedSkills(t *testing.T) {
+	t.Parallel()
 	chrome := browserPath(t)
 	in := start(t, modelEnv(llmtest.New(t, chainModel)))
 	for _, a := range [][2]string{{"5", "3"}, {"10", "2"}, {"7", "4"}} {

@@ -74,6 +74,7 @@ func fits390(t *testing.T, ctx context.Context, base string, paths ...string) {
 // new version with the one before. No model is configured: the tools page
 // works without one.
 func TestBrowserToolsWorkspace(t *testing.T) {
+	t.Parallel()
 	chrome := browserPath(t)
 	in := start(t, nil, withExamples("calculator"))
 	ctx := browse(t, chrome)
@@ -172,6 +173,7 @@ func TestBrowserToolsWorkspace(t *testing.T) {
 // Markdown, opens its trace, sends an answer carrying HTML that would run
 // script, and reloads: the conversation is still there.
 func TestBrowserChatMarkdownTraceAndReload(t *testing.T) {
+	t.Parallel()
 	chrome := browserPath(t)
 	llmSrv := llmtest.New(t, func(r llmtest.Request) llmtest.Reply {
 		switch f := r.Forced(); f {
@@ -268,6 +270,7 @@ func TestBrowserChatMarkdownTraceAndReload(t *testing.T) {
 // TestBrowserModelDownBanner: with a model that does not answer, the chat
 // page says so and names the URL the server tried.
 func TestBrowserModelDownBanner(t *testing.T) {
+	t.Parallel()
 	chrome := browserPath(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -324,6 +327,7 @@ const fakeChatStream = `(() => {
 // arrive, Send stays disabled until the answer ends, and an error offers
 // Retry, which asks again.
 func TestBrowserChatStreamsRetriesAndDisablesSend(t *testing.T) {
+	t.Parallel()
 	chrome := browserPath(t)
 	in := start(t, nil)
 	ctx := browse(t, chrome)
