@@ -47,6 +47,7 @@ type instance struct {
 	dir   string
 	env   map[string]string
 	out   *syncBuffer
+	log   *syncBuffer // the server's log: what it writes to stderr
 	stop  func()
 	ended chan error
 }
@@ -131,7 +132,7 @@ func startWith(t *testing.T, env map[string]string, h hooks, prepare ...func(dir
 		full[k] = v
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	in := &instance{dir: dir, env: full, out: &syncBuffer{}, ended: make(chan error, 1)}
+	in := &instance{dir: dir, env: full, out: &syncBuffer{}, log: &syncBuffer{}, ended: make(chan error, 1)}
 	in.stop = sync.OnceFunc(func() {
 		cancel()
 		select {
@@ -144,7 +145,7 @@ func startWith(t *testing.T, env map[string]string, h hooks, prepare ...func(dir
 		}
 	})
 	t.Cleanup(in.stop)
-	stderr := &syncBuffer{}
+	stderr := in.log
 	go func() {
 		in.ended <- runWith(ctx, []string{"adaptbot"}, func(k string) string { return full[k] }, strings.NewReader(""), in.out, stderr, h)
 	}()
