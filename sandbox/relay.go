@@ -135,6 +135,13 @@ func (p *Pool) roundTrip(ctx context.Context, w *proc, req request, source []byt
 			nested = nil
 			stopNested()
 			stopNested = nil
+			if context.Cause(callCtx) == errCallTimeout {
+				// The call's limit ended the request, here a moment before
+				// the worker's own clock ends the call: handing the tool
+				// "context canceled" now would let it return that as its
+				// own error before its clock says timeout.
+				continue
+			}
 			w.send(request{ID: req.ID, Op: opReturn, Return: &ret}) //nolint:errcheck // a dead worker is seen above
 		case <-afterCancel:
 			w.kill()
