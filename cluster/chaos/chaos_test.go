@@ -340,6 +340,13 @@ func (h *harness) judge(f *faultCtx, outs []*outcome, conv float64) result {
 				default:
 					bad = append(bad, fmt.Sprintf("%s %s on %s, sent %v before the worker died, was lost with it: it waited there", o.kind, o.id, h.replicas[o.replica].id, f.workerKilledAt.Sub(o.began).Round(time.Millisecond)))
 				}
+			case o.replica == fleetReplica && o.status == 503 && strings.Contains(o.err, "every fleet worker was busy") &&
+				o.began.After(f.workerKilledAt.Add(-time.Second)):
+				// Sent in the instant the worker died, while its pool was
+				// full: its "busy" was the last answer the replica heard,
+				// and the call never started (the words blame load, not the
+				// death: see docs/cluster.md).
+				unstarted++
 			case strings.HasPrefix(o.kind, "change-") && (o.status == 404 || o.status == 409):
 			default:
 				bad = append(bad, fmt.Sprintf("%s on %s failed while only a worker died: %d %s", o.kind, h.replicas[o.replica].id, o.status, o.err))
