@@ -135,7 +135,11 @@ func startCluster(t *testing.T) *harness {
 		id := fmt.Sprintf("w%d", i+1)
 		w := &worker{id: id, bin: h.bin, logPath: filepath.Join(dir, id+".log"),
 			args: []string{"worker", "--nats", h.nats.URL(), "--id", id},
-			env:  []string{"HOME=" + dir, "ADAPTBOT_WORKERS=2", "ADAPTBOT_TOOL_TIMEOUT=10s", "ADAPTBOT_EGRESS_ALLOW=127.0.0.1"}}
+			// Its own tools folder: a worker keeps its native builds under
+			// it, and the default (tools/ in the working folder) is this
+			// package's source folder.
+			env: []string{"HOME=" + dir, "ADAPTBOT_TOOLS_DIR=" + filepath.Join(dir, id, "tools"),
+				"ADAPTBOT_WORKERS=2", "ADAPTBOT_TOOL_TIMEOUT=10s", "ADAPTBOT_EGRESS_ALLOW=127.0.0.1"}}
 		if err := w.start(); err != nil {
 			t.Fatal(err)
 		}
