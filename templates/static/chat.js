@@ -199,31 +199,6 @@
     return s.length > 140 ? s.slice(0, 137) + '…' : s;
   }
 
-  // readEvents reads a Server-Sent Events response, calling on(event,
-  // payload) as each arrives.
-  async function readEvents(resp, on) {
-    const reader = resp.body.getReader();
-    const decoder = new TextDecoder();
-    let buf = '';
-    for (;;) {
-      const {value, done} = await reader.read();
-      if (done) break;
-      buf += decoder.decode(value, {stream: true});
-      let i;
-      while ((i = buf.indexOf('\n\n')) >= 0) {
-        const frame = buf.slice(0, i); buf = buf.slice(i + 2);
-        let event = 'message', data = '';
-        for (const line of frame.split('\n')) {
-          if (line.startsWith('event: ')) event = line.slice(7);
-          else if (line.startsWith('data: ')) data += line.slice(6);
-        }
-        let payload = {};
-        try { payload = data ? JSON.parse(data) : {}; } catch (e) { continue; }
-        on(event, payload);
-      }
-    }
-  }
-
   function setBusy(on) {
     busy = on;
     send.disabled = on;

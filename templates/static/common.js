@@ -92,3 +92,29 @@ document.addEventListener('DOMContentLoaded', async () => {
   }
   header.append(who);
 });
+
+// readEvents reads a Server-Sent Events response, calling on(event,
+// payload) as each arrives (payload is the event's JSON data). Shared by
+// the chat page and the tool page.
+async function readEvents(resp, on) {
+  const reader = resp.body.getReader();
+  const decoder = new TextDecoder();
+  let buf = '';
+  for (;;) {
+    const {value, done} = await reader.read();
+    if (done) break;
+    buf += decoder.decode(value, {stream: true});
+    let i;
+    while ((i = buf.indexOf('\n\n')) >= 0) {
+      const frame = buf.slice(0, i); buf = buf.slice(i + 2);
+      let event = 'message', data = '';
+      for (const line of frame.split('\n')) {
+        if (line.startsWith('event: ')) event = line.slice(7);
+        else if (line.startsWith('data: ')) data += line.slice(6);
+      }
+      let payload = {};
+      try { payload = data ? JSON.parse(data) : {}; } catch (e) { continue; }
+      on(event, payload);
+    }
+  }
+}

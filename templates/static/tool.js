@@ -62,30 +62,13 @@
     }
     const cards = el('div', 'approvals');
     let res = {ok: false, status: 0, body: {error: 'The server closed the run early.'}};
-    const reader = resp.body.getReader();
-    const decoder = new TextDecoder();
-    let buf = '';
-    for (;;) {
-      const {value, done} = await reader.read();
-      if (done) break;
-      buf += decoder.decode(value, {stream: true});
-      let i;
-      while ((i = buf.indexOf('\n\n')) >= 0) {
-        const frame = buf.slice(0, i); buf = buf.slice(i + 2);
-        let event = '', data = '';
-        for (const line of frame.split('\n')) {
-          if (line.startsWith('event: ')) event = line.slice(7);
-          else if (line.startsWith('data: ')) data += line.slice(6);
-        }
-        let p = {};
-        try { p = JSON.parse(data); } catch (e) { continue; }
-        if (event === 'approval') {
-          out.replaceChildren(cards);
-          cards.appendChild(approvalCard(p, {forChat: false}));
-        } else if (event === 'result') res = {ok: true, status: 200, body: p};
-        else if (event === 'error') res = {ok: false, status: p.status || 500, body: p};
-      }
-    }
+    await readEvents(resp, (event, p) => {
+      if (event === 'approval') {
+        out.replaceChildren(cards);
+        cards.appendChild(approvalCard(p, {forChat: false}));
+      } else if (event === 'result') res = {ok: true, status: 200, body: p};
+      else if (event === 'error') res = {ok: false, status: p.status || 500, body: p};
+    });
     for (const card of cards.querySelectorAll('.approval')) {
       const rec = (res.body.approvals || []).find(a => a.id === card.dataset.approval);
       card.settleAs(rec ? rec.outcome : 'cancelled');
